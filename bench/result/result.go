@@ -1,0 +1,214 @@
+// Package result defines servebench's saved outputs: results.json (schema
+// "servebench/v1") and the lines of requests.jsonl. bench writes them,
+// report and compare read them. JSON keys are a contract users script
+// against: add fields, never rename.
+package result
+
+import (
+	"time"
+
+	"github.com/servebench/servebench/report/stats"
+)
+
+// Schema is the value of Results.Schema.
+const Schema = "servebench/v1"
+
+// File names inside a results directory.
+const (
+	ResultsFile  = "results.json"
+	RequestsFile = "requests.jsonl"
+	ServerLog    = "server.log"
+	ReportFile   = "report.md"
+)
+
+// Results is the whole of results.json.
+type Results struct {
+	Schema   string   `json:"schema"`
+	Manifest Manifest `json:"manifest"`
+	Server   Server   `json:"server"`
+	Runs     []Run    `json:"runs"`
+	Warnings []string `json:"warnings"`
+}
+
+// Manifest says what produced the results, so two result sets can be compared knowingly.
+type Manifest struct {
+	Version     string    `json:"servebench_version"`
+	CommandLine []string  `json:"command_line"` // secrets redacted
+	StartedAt   time.Time `json:"started_at"`
+	Host        Host      `json:"host"`
+}
+
+// Host facts of the machine that ran the client.
+type Host struct {
+	CPUs      int    `json:"cpus"`
+	GoVersion string `json:"go_version"`
+	OS        string `json:"os"`
+	Arch      string `json:"arch"`
+	Hostname  string `json:"hostname,omitempty"`
+}
+
+// Server describes the server under test.
+type Server struct {
+	BaseURL    string   `json:"base_url"`
+	MetricsURL []string `json:"metrics_urls,omitempty"`
+	Model      string   `json:"model"`
+	Dialect    string   `json:"dialect"`           // scrape dialect: vllm, sglang, tgi, llamacpp, none
+	Command    string   `json:"command,omitempty"` // server command line when servebench started it
+	Preset     string   `json:"preset,omitempty"`
+	Version    string   `json:"version,omitempty"` // from GET /version when the server has one
+	// Bundled is set when the server is servebench's bundled engine.
+	Bundled *Bundled `json:"bundled,omitempty"`
+	// Startup is set whenever servebench started the server itself.
+	Startup *Startup `json:"startup,omitempty"`
+}
+
+// Bundled describes a bundled-engine server: what it emulates and how fast.
+type Bundled struct {
+	GPU     string   `json:"gpu"`
+	Model   string   `json:"model"`
+	Speedup float64  `json:"speedup"`
+	Seed    int64    `json:"seed"`
+	Args    []string `json:"args,omitempty"`
+}
+
+// Startup is the start-up measurement (issue 4). Times are seconds since the
+// process was spawned unless the name says otherwise; nil means unknown.
+type Startup struct {
+	PortOpenS            *float64 `json:"port_open_s,omitempty"`
+	HealthOKS            *float64 `json:"health_ok_s,omitempty"`
+	ModelListedS         *float64 `json:"model_listed_s,omitempty"`
+	FirstTokenS          *float64 `json:"first_token_s,omitempty"`
+	WeightsLoadS         *float64 `json:"weights_load_s,omitempty"` // a duration, from the log
+	WeightsLoadedAtS     *float64 `json:"weights_loaded_at_s,omitempty"`
+	ModelGiB             *float64 `json:"model_gib,omitempty"`
+	InitEngineS          *float64 `json:"init_engine_s,omitempty"` // a duration, from the log
+	KVCacheTokens        *int64   `json:"kv_cache_tokens,omitempty"`
+	MaxConcurrency       *float64 `json:"max_concurrency,omitempty"`
+	MaxConcurrencyTokens *int64   `json:"max_concurrency_tokens,omitempty"`
+	PollIntervalS        *float64 `json:"poll_interval_s,omitempty"`
+}
+
+// Workload is what a run asked of the server. compare refuses to compare
+// runs whose workloads differ.
+type Workload struct {
+	Mode         string  `json:"mode"` // sequential | concurrent | rate
+	Concurrency  int     `json:"concurrency,omitempty"`
+	Rate         float64 `json:"rate,omitempty"`    // requests/s for mode rate
+	Arrival      string  `json:"arrival,omitempty"` // constant | poisson | gamma
+	Burstiness   float64 `json:"burstiness,omitempty"`
+	Requests     int     `json:"requests,omitempty"`
+	DurationS    float64 `json:"duration_s,omitempty"`
+	Warmup       int     `json:"warmup"`
+	Stream       bool    `json:"stream"`
+	Endpoint     string  `json:"endpoint"` // chat | completions
+	Model        string  `json:"model"`
+	MaxTokens    int     `json:"max_tokens"`
+	ExactLength  bool    `json:"exact_length"` // ignore_eos + min_tokens sent
+	PromptKind   string  `json:"prompt_kind"`  // fixed | synthetic | file
+	PromptTokens int     `json:"prompt_tokens,omitempty"`
+	PromptFile   string  `json:"prompt_file,omitempty"`
+}
+
+// Run is one named run (e.g. "streaming", "non-streaming", "c=16").
+type Run struct {
+	Name       string         `json:"name"`
+	Stream     bool           `json:"stream"`
+	Workload   Workload       `json:"workload"`
+	Requests   int            `json:"requests"` // measured requests sent (warm-up excluded)
+	OK         int            `json:"ok"`
+	Errors     map[string]int `json:"errors"` // by client.ErrorClass
+	Retries    int            `json:"retries,omitempty"`
+	StartedAt  time.Time      `json:"started_at"`
+	DurationS  float64        `json:"duration_s"`
+	Throughput Throughput     `json:"throughput"`
+	Client     ClientStats    `json:"client"`
+	Engine     EngineStats    `json:"engine"`
+	Rate       *RateStats     `json:"rate,omitempty"` // open-loop runs only
+	Warnings   []string       `json:"warnings,omitempty"`
+}
+
+// Throughput over the measured part of a run.
+type Throughput struct {
+	RequestsPerS     float64 `json:"requests_per_s"`
+	OutputTokensPerS float64 `json:"output_tokens_per_s"`
+}
+
+// ClientStats are client-clock figures over successful requests.
+type ClientStats struct {
+	FirstVisibleS *stats.Summary `json:"first_visible_s,omitempty"`
+	FirstTokenS   *stats.Summary `json:"first_token_s,omitempty"`
+	E2ES          *stats.Summary `json:"e2e_s,omitempty"`
+	TTFBS         *stats.Summary `json:"ttfb_s,omitempty"`
+	ITLS          *stats.Summary `json:"itl_s,omitempty"`
+	TPOTS         *stats.Summary `json:"tpot_s,omitempty"`
+	OutputTokens  *stats.Summary `json:"output_tokens,omitempty"`
+	// Measured from the intended send time (open loop): no coordinated omission.
+	FirstVisibleFromIntendedS *stats.Summary `json:"first_visible_from_intended_s,omitempty"`
+	E2EFromIntendedS          *stats.Summary `json:"e2e_from_intended_s,omitempty"`
+}
+
+// EngineStats are engine-clock figures from /metrics deltas over the run.
+// A quantity the server does not export is nil (absent), never zero.
+type EngineStats struct {
+	TTFTS          *Hist           `json:"ttft_s,omitempty"`
+	E2ES           *Hist           `json:"e2e_s,omitempty"`
+	QueueS         *Hist           `json:"queue_s,omitempty"`
+	PrefillS       *Hist           `json:"prefill_s,omitempty"`
+	DecodeS        *Hist           `json:"decode_s,omitempty"`
+	ITLS           *Hist           `json:"itl_s,omitempty"`
+	Reconciliation *Reconciliation `json:"reconciliation,omitempty"`
+}
+
+// Hist is a histogram delta: the mean is exact (delta sum / delta count);
+// the quantiles are estimated from bucket deltas by linear interpolation.
+type Hist struct {
+	Mean   float64 `json:"mean"`
+	Count  float64 `json:"count"`
+	P50Est float64 `json:"p50_est"`
+	P90Est float64 `json:"p90_est"`
+	P99Est float64 `json:"p99_est"`
+}
+
+// Reconciliation compares what the client sent with what the engine counted.
+type Reconciliation struct {
+	Sent        int     `json:"sent"`      // including warm-up, which the engine also sees
+	Completed   int     `json:"completed"` // client saw a response end (ok or error)
+	EngineCount float64 `json:"engine_count"`
+	WaitedS     float64 `json:"waited_s"` // how long we waited for the engine count to catch up
+	Foreign     bool    `json:"foreign_traffic"`
+	Note        string  `json:"note,omitempty"`
+}
+
+// RateStats describe how well an open-loop run kept its schedule.
+type RateStats struct {
+	TargetPerS   float64        `json:"target_per_s"`
+	AchievedPerS float64        `json:"achieved_per_s"`
+	LateSends    int            `json:"late_sends"` // sent more than 1 ms after the intended time
+	SendLagS     *stats.Summary `json:"send_lag_s,omitempty"`
+}
+
+// Record is one line of requests.jsonl, written as each request completes.
+// Offsets are seconds from the request's start; 0/absent means not reached.
+type Record struct {
+	Run           string       `json:"run"`
+	Index         int          `json:"index"`
+	Warmup        bool         `json:"warmup,omitempty"`
+	Stream        bool         `json:"stream"`
+	Start         time.Time    `json:"start"`
+	IntendedLagS  float64      `json:"intended_lag_s,omitempty"` // start - intended send time (open loop)
+	WrittenS      float64      `json:"written_s,omitempty"`
+	TTFBS         float64      `json:"ttfb_s,omitempty"`
+	FirstTokenS   float64      `json:"first_token_s,omitempty"`
+	FirstVisibleS float64      `json:"first_visible_s,omitempty"`
+	E2ES          float64      `json:"e2e_s,omitempty"`
+	Status        int          `json:"status,omitempty"`
+	PromptTokens  int          `json:"prompt_tokens,omitempty"`
+	OutputTokens  int          `json:"output_tokens"`
+	TokensFrom    string       `json:"tokens_from,omitempty"`
+	FinishReason  string       `json:"finish_reason,omitempty"`
+	Error         string       `json:"error,omitempty"`
+	ErrorText     string       `json:"error_text,omitempty"`
+	Attempt       int          `json:"attempt,omitempty"` // retries: 1-based attempt number when > 1
+	Events        [][2]float64 `json:"events,omitempty"`  // [seconds from start, tokens] per content event
+	EventsDropped int          `json:"events_dropped,omitempty"`
+}

@@ -1,0 +1,57 @@
+package client
+
+import "time"
+
+// ErrorClass names why a request failed. The empty class means success.
+type ErrorClass string
+
+// Error classes recorded on a Trace. They are part of results.json and
+// requests.jsonl: add, never rename.
+const (
+	ErrNone        ErrorClass = ""
+	ErrConnect     ErrorClass = "connect"      // dial / connection refused / reset before response
+	ErrHTTPStatus  ErrorClass = "http_status"  // non-2xx status (Trace.Status says which)
+	ErrStreamError ErrorClass = "stream_error" // mid-stream `data: {"error":...}` event
+	ErrMalformed   ErrorClass = "malformed"    // unparseable event or body
+	ErrTruncated   ErrorClass = "truncated"    // stream ended without [DONE] / body cut short
+	ErrTimeout     ErrorClass = "timeout"      // request or stall timeout
+	ErrCanceled    ErrorClass = "canceled"     // caller canceled (Ctrl-C, run stopped)
+)
+
+// MaxEvents caps Trace.Events so a very long answer cannot grow memory
+// without bound; EventsDropped counts what the cap left out. Statistics
+// that need every gap (ITL) are computed from the kept events only and say so.
+const MaxEvents = 8192
+
+// Event is one content-carrying SSE event: when it arrived (offset from
+// Trace start) and how many tokens it carried.
+type Event struct {
+	At     time.Duration
+	Tokens int
+}
+
+// Trace is the client's record of one request. All offsets are measured
+// from Start on the monotonic clock; a zero offset means "did not happen".
+type Trace struct {
+	Start        time.Time     // when the request was handed to the transport
+	Written      time.Duration // request fully written (httptrace WroteRequest)
+	FirstByte    time.Duration // first response byte (httptrace GotFirstResponseByte)
+	FirstToken   time.Duration // first event carrying any generated token (content or reasoning)
+	FirstVisible time.Duration // first non-empty delta.content; non-streaming: whole body parsed
+	Done         time.Duration // [DONE] / end of body, or when the failure was seen
+
+	Stream        bool
+	Status        int    // HTTP status, 0 if none was received
+	PromptTokens  int    // from usage; 0 if unknown
+	OutputTokens  int    // from usage if present, else counted from events
+	TokensFrom    string // "usage" or "events"
+	FinishReason  string
+	Events        []Event // content events, capped at MaxEvents
+	EventsDropped int
+
+	Error     ErrorClass
+	ErrorText string // short human-readable detail; never contains the API key
+}
+
+// OK reports whether the request succeeded.
+func (t *Trace) OK() bool { return t.Error == ErrNone }

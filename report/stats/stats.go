@@ -1,0 +1,39 @@
+// Package stats holds servebench's descriptive statistics. Every call into
+// github.com/montanaflynn/stats lives in package report or here, so all
+// figures are computed one way.
+package stats
+
+import (
+	mstats "github.com/montanaflynn/stats"
+)
+
+// Summary describes one quantity over a run's successful requests. It is
+// part of results.json ("servebench/v1"): add fields, never rename.
+type Summary struct {
+	Mean   float64 `json:"mean"`
+	Median float64 `json:"median"`
+	P90    float64 `json:"p90"`
+	P99    float64 `json:"p99"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+	N      int     `json:"n"`
+}
+
+// Summarize returns the summary of xs, or nil when xs is empty (a quantity
+// with no samples is absent, not zero). Percentiles use the nearest-rank
+// method on the sorted samples so every figure is one that was observed,
+// except the median, which averages the middle two for even n.
+func Summarize(xs []float64) *Summary {
+	if len(xs) == 0 {
+		return nil
+	}
+	data := mstats.Float64Data(xs)
+	s := &Summary{N: len(xs)}
+	s.Mean, _ = data.Mean()
+	s.Median, _ = data.Median()
+	s.P90, _ = data.PercentileNearestRank(90)
+	s.P99, _ = data.PercentileNearestRank(99)
+	s.Min, _ = data.Min()
+	s.Max, _ = data.Max()
+	return s
+}
