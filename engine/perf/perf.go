@@ -1,31 +1,17 @@
-// Package perf is the bundled engine's physics: GPU and model profiles (data)
-// and a performance model that turns them into KV cache capacity, start-up
-// phase durations and per-step times. One set of efficiency constants is
-// shared by every profile. The scheduler in engine/sim asks it how long each
-// step takes; it never sleeps itself.
-//
-// CONTRACT (used by engine/sim; keep these signatures):
-//
-//	Lookup(gpu, model string) (GPU, Model, error)
-//	New(gpu GPU, model Model, cfg Config) (*Perf, error)   // error when the model does not fit
-//	(*Perf).KVCacheTokens() int; NumGPUBlocks() int; BlockSize() int
-//	(*Perf).MaxConcurrency(tokensPerRequest int) float64
-//	(*Perf).StepTime(Step) time.Duration
-//	(*Perf).Startup() Startup
-//	GPUs() []GPU; Models() []Model
 package perf
 
 import (
+	"errors"
 	"fmt"
-	"time"
+	"math"
 )
 
 // GPU is a GPU's public physical specs.
 type GPU struct {
 	Name         string  // profile name, e.g. "rtx3060-12gb"
-	MemoryGiB    float64 // device memory
+	MemoryGiB    float64 // device memory the framework sees (torch total), GiB
 	BandwidthGBs float64 // HBM/GDDR bandwidth, GB/s
-	TFLOPs       float64 // dense bf16/fp16 tensor TFLOP/s
+	TFLOPs       float64 // dense bf16/fp16 tensor TFLOP/s (fp32 accumulate)
 	LoadGBs      float64 // effective weight-load bandwidth from disk/host, GB/s
 }
 
@@ -34,42 +20,41 @@ type Model struct {
 	Name           string  // profile name, e.g. "qwen2.5-7b-instruct-awq"
 	ServedName     string  // name listed in /v1/models, e.g. "Qwen/Qwen2.5-7B-Instruct-AWQ"
 	ParamsB        float64 // parameters, billions
-	BytesPerWeight float64 // 2 for bf16, ~0.5+ for AWQ int4
+	BytesPerWeight float64 // of the linear layers: 2 for bf16, ~0.52 for AWQ int4 (scales, zeros)
+	Quantization   string  // "" (bf16) or the vLLM quantization method, e.g. "awq_marlin"
 	Layers         int
+	Hidden         int // hidden_size
+	Intermediate   int // intermediate_size (MLP)
+	Heads          int // num_attention_heads (query heads)
 	KVHeads        int
 	HeadDim        int
 	Vocab          int
-	MaxContext     int // max_position_embeddings
+	MaxContext     int  // max_position_embeddings
+	QKVBias        bool // q/k/v projections have biases (Qwen2)
+	TiedEmbeddings bool // lm_head shares the embedding matrix
 }
 
-// Config is the engine's serving configuration (vLLM flag names).
+// Config is the engine's serving configuration (vLLM flag names). Zero
+// fields take vLLM's defaults (see DefaultConfig), except
+// GPUMemoryUtilization, which must be set.
 type Config struct {
-	MaxModelLen          int     // --max-model-len
-	GPUMemoryUtilization float64 // --gpu-memory-utilization
+	MaxModelLen          int     // --max-model-len (0: the model's MaxContext)
+	GPUMemoryUtilization float64 // --gpu-memory-utilization, in (0, 1]
 	BlockSize            int     // KV block size in tokens (16)
+	MaxNumSeqs           int     // --max-num-seqs (256); sizes the profiling run and graph capture
+	MaxNumBatchedTokens  int     // --max-num-batched-tokens (2048); sizes the profiling run
 }
 
-// Step describes one scheduler step: the tokens prefilled this step (new
-// prompt tokens, possibly a chunk), the sequences decoding one token, and the
-// KV tokens those sequences attend over (read from memory).
-type Step struct {
-	PrefillTokens int
-	PrefillSeqs   int
-	DecodeSeqs    int
-	ContextTokens int // total KV tokens read by all sequences in the step
+// DefaultConfig is the seed's `vllm serve` configuration: --max-model-len
+// 4096 --gpu-memory-utilization 0.9, with vLLM V1 defaults otherwise.
+func DefaultConfig() Config {
+	return Config{MaxModelLen: 4096, GPUMemoryUtilization: 0.9, BlockSize: 16,
+		MaxNumSeqs: 256, MaxNumBatchedTokens: 2048}
 }
 
-// Startup holds modelled start-up phase durations (before --speedup).
-type Startup struct {
-	WeightsLoad  time.Duration // "Loading weights took"
-	ModelLoad    time.Duration // "Model loading took ... and %f seconds" (>= WeightsLoad)
-	ModelGiB     float64       // weights in GiB
-	Profile      time.Duration // memory profiling + KV cache reservation
-	Compile      time.Duration // torch.compile
-	GraphCapture time.Duration // CUDA graph capture
-	APIStart     time.Duration // API server start after engine init
-	PreLoad      time.Duration // process start, imports, config, before weight load
-}
+// ErrDoesNotFit is wrapped by New's error when the weights and the
+// activation reserve leave no room for a KV cache that holds one request.
+var ErrDoesNotFit = errors.New("model does not fit the GPU")
 
 // Perf is the performance model for one GPU, model and config. It is
 // immutable and safe for concurrent use.
@@ -77,9 +62,123 @@ type Perf struct {
 	gpu   GPU
 	model Model
 	cfg   Config
+
+	kvBlocks int     // whole KV blocks that fit
+	kvBytes  float64 // bytes available to the KV cache before rounding
 }
 
-// New builds the model, refusing a model that does not fit the GPU.
+const gib = 1 << 30
+
+// New builds the model, refusing a bad config and a model that does not
+// fit the GPU. Errors name the value, the GPU and the model.
 func New(gpu GPU, model Model, cfg Config) (*Perf, error) {
-	return nil, fmt.Errorf("perf: not implemented")
+	cfg = withDefaults(cfg, model)
+	if err := validate(gpu, model, cfg); err != nil {
+		return nil, err
+	}
+	p := &Perf{gpu: gpu, model: model, cfg: cfg}
+	budget := gpu.MemoryGiB * gib * cfg.GPUMemoryUtilization
+	need := model.WeightBytes() + p.reserveBytes()
+	if need >= budget {
+		return nil, fmt.Errorf("perf: %w: %s on %s needs %.2f GiB (%.2f GiB weights + %.2f GiB activation and runtime reserve) "+
+			"but --gpu-memory-utilization %.2f of %.2f GiB gives %.2f GiB; use a larger GPU or a quantized model",
+			ErrDoesNotFit, model.Name, gpu.Name, need/gib, model.WeightBytes()/gib, p.reserveBytes()/gib,
+			cfg.GPUMemoryUtilization, gpu.MemoryGiB, budget/gib)
+	}
+	p.kvBytes = budget - need
+	// vLLM: num_gpu_blocks = available // (block_size * bytes per token, all layers).
+	p.kvBlocks = int(p.kvBytes / float64(cfg.BlockSize*model.KVBytesPerToken()))
+	if p.KVCacheTokens() < cfg.MaxModelLen {
+		return nil, fmt.Errorf("perf: %w: --max-model-len %d needs %.2f GiB of KV cache for one request, "+
+			"but %s on %s leaves %.2f GiB (%d tokens); lower --max-model-len or raise --gpu-memory-utilization",
+			ErrDoesNotFit, cfg.MaxModelLen, float64(cfg.MaxModelLen*model.KVBytesPerToken())/gib,
+			model.Name, gpu.Name, p.kvBytes/gib, p.KVCacheTokens())
+	}
+	return p, nil
+}
+
+func withDefaults(cfg Config, m Model) Config {
+	d := DefaultConfig()
+	if cfg.MaxModelLen == 0 {
+		cfg.MaxModelLen = m.MaxContext
+	}
+	if cfg.BlockSize == 0 {
+		cfg.BlockSize = d.BlockSize
+	}
+	if cfg.MaxNumSeqs == 0 {
+		cfg.MaxNumSeqs = d.MaxNumSeqs
+	}
+	if cfg.MaxNumBatchedTokens == 0 {
+		cfg.MaxNumBatchedTokens = d.MaxNumBatchedTokens
+	}
+	return cfg
+}
+
+func validate(g GPU, m Model, cfg Config) error {
+	switch {
+	case g.MemoryGiB <= 0 || g.BandwidthGBs <= 0 || g.TFLOPs <= 0 || g.LoadGBs <= 0:
+		return fmt.Errorf("perf: GPU profile %q has a non-positive spec: %+v", g.Name, g)
+	case m.ParamsB <= 0 || m.BytesPerWeight <= 0 || m.Layers <= 0 || m.KVHeads <= 0 || m.HeadDim <= 0 ||
+		m.Hidden <= 0 || m.Vocab <= 0 || m.MaxContext <= 0:
+		return fmt.Errorf("perf: model profile %q has a non-positive field: %+v", m.Name, m)
+	case math.IsNaN(cfg.GPUMemoryUtilization) || cfg.GPUMemoryUtilization <= 0 || cfg.GPUMemoryUtilization > 1:
+		return fmt.Errorf("perf: --gpu-memory-utilization %g: expected a fraction in (0, 1]", cfg.GPUMemoryUtilization)
+	case cfg.MaxModelLen < 0:
+		return fmt.Errorf("perf: --max-model-len %d: expected a positive number of tokens", cfg.MaxModelLen)
+	case cfg.MaxModelLen > m.MaxContext:
+		return fmt.Errorf("perf: --max-model-len %d is larger than %s's max_position_embeddings %d",
+			cfg.MaxModelLen, m.Name, m.MaxContext)
+	case cfg.BlockSize < 1:
+		return fmt.Errorf("perf: block size %d: expected a positive number of tokens", cfg.BlockSize)
+	case cfg.MaxNumSeqs < 1:
+		return fmt.Errorf("perf: --max-num-seqs %d: expected at least 1", cfg.MaxNumSeqs)
+	case cfg.MaxNumBatchedTokens < cfg.MaxNumSeqs:
+		return fmt.Errorf("perf: --max-num-batched-tokens %d: expected at least --max-num-seqs (%d)",
+			cfg.MaxNumBatchedTokens, cfg.MaxNumSeqs)
+	}
+	return nil
+}
+
+// GPU returns the GPU profile.
+func (p *Perf) GPU() GPU { return p.gpu }
+
+// Model returns the model profile.
+func (p *Perf) Model() Model { return p.model }
+
+// Config returns the configuration with defaults filled in.
+func (p *Perf) Config() Config { return p.cfg }
+
+// BlockSize is the KV block size in tokens.
+func (p *Perf) BlockSize() int { return p.cfg.BlockSize }
+
+// NumGPUBlocks is the number of KV cache blocks (vLLM's num_gpu_blocks).
+func (p *Perf) NumGPUBlocks() int { return p.kvBlocks }
+
+// KVCacheTokens is the KV cache capacity in tokens, as vLLM logs it
+// ("GPU KV cache size: N tokens"): NumGPUBlocks * BlockSize.
+func (p *Perf) KVCacheTokens() int { return p.kvBlocks * p.cfg.BlockSize }
+
+// KVCacheGiB is the memory left for the KV cache ("Available KV cache
+// memory: X GiB").
+func (p *Perf) KVCacheGiB() float64 { return p.kvBytes / gib }
+
+// WeightsGiB is the memory the weights take ("Model loading took X GiB").
+func (p *Perf) WeightsGiB() float64 { return p.model.WeightBytes() / gib }
+
+// MaxConcurrency is how many requests of tokensPerRequest tokens the KV
+// cache holds at once ("Maximum concurrency for N tokens per request: Xx"),
+// counting whole blocks per request as vLLM does.
+func (p *Perf) MaxConcurrency(tokensPerRequest int) float64 {
+	if tokensPerRequest <= 0 {
+		return 0
+	}
+	bs := p.cfg.BlockSize
+	blocks := (tokensPerRequest + bs - 1) / bs
+	return float64(p.kvBlocks) / float64(blocks)
+}
+
+// KVBlocksFor is the number of KV blocks a sequence of n tokens holds.
+func (p *Perf) KVBlocksFor(n int) int {
+	bs := p.cfg.BlockSize
+	return (n + bs - 1) / bs
 }

@@ -1,0 +1,181 @@
+package perf
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Default profile names: the seed lesson's real-hardware setup, which the
+// model is calibrated against.
+const (
+	DefaultGPU   = "rtx3060-12gb"
+	DefaultModel = "qwen2.5-7b-instruct-awq"
+)
+
+// awqBytesPerWeight is what one quantized linear weight costs in an AWQ
+// int4 checkpoint with group size 128, as vLLM holds it (Marlin repacks
+// without changing the size): 4 bits of weight (0.5 byte), plus per group of
+// 128 weights one fp16 scale (2 bytes) and one packed 4-bit zero point
+// (0.5 byte): 0.5 + 2.5/128 = 0.51953125. Embeddings and lm_head are not
+// quantized by AWQ and stay at 2 bytes (see Model.WeightBytes).
+const awqBytesPerWeight = 0.5 + 2.5/128
+
+// gpus holds public specs. MemoryGiB is the capacity the driver exposes to
+// the framework (what torch.cuda.mem_get_info reports as total), a little
+// under the marketing figure, because vLLM's utilization applies to that.
+// TFLOPs is dense fp16/bf16 tensor throughput with fp32 accumulation (what
+// PyTorch and Marlin kernels use; GeForce parts run that at half the
+// fp16-accumulate rate). LoadGBs is the effective rate at which the host
+// such a GPU usually sits in gets safetensors from disk into GPU memory:
+// the 3060 figure is the seed's consumer desktop (cold page cache), the
+// data-centre figures assume local NVMe.
+var gpus = []GPU{
+	{Name: "rtx3060-12gb", MemoryGiB: 11.76, BandwidthGBs: 360, TFLOPs: 25.5, LoadGBs: 0.25},
+	{Name: "a10g-24gb", MemoryGiB: 22.19, BandwidthGBs: 600, TFLOPs: 70, LoadGBs: 0.6},
+	{Name: "l4-24gb", MemoryGiB: 22.03, BandwidthGBs: 300, TFLOPs: 121, LoadGBs: 0.6},
+	{Name: "a100-40gb", MemoryGiB: 39.39, BandwidthGBs: 1555, TFLOPs: 312, LoadGBs: 1.5},
+	{Name: "a100-80gb", MemoryGiB: 79.15, BandwidthGBs: 2039, TFLOPs: 312, LoadGBs: 2.0},
+	{Name: "h100-80gb", MemoryGiB: 79.11, BandwidthGBs: 3350, TFLOPs: 989, LoadGBs: 2.5},
+	{Name: "h200-141gb", MemoryGiB: 139.8, BandwidthGBs: 4800, TFLOPs: 989, LoadGBs: 3.0},
+}
+
+// models holds architecture facts from each model's config.json
+// (hidden_size, intermediate_size, num_hidden_layers, num_attention_heads,
+// num_key_value_heads, vocab_size, max_position_embeddings,
+// tie_word_embeddings) and the published parameter counts, which the
+// tests check against the architecture.
+var models = []Model{
+	{
+		Name: "qwen2.5-7b-instruct-awq", ServedName: "Qwen/Qwen2.5-7B-Instruct-AWQ",
+		ParamsB: 7.615616512, BytesPerWeight: awqBytesPerWeight, Quantization: "awq_marlin",
+		Layers: 28, Hidden: 3584, Intermediate: 18944, Heads: 28, KVHeads: 4, HeadDim: 128,
+		Vocab: 152064, MaxContext: 32768, QKVBias: true,
+	},
+	{
+		Name: "qwen2.5-7b-instruct", ServedName: "Qwen/Qwen2.5-7B-Instruct",
+		ParamsB: 7.615616512, BytesPerWeight: 2,
+		Layers: 28, Hidden: 3584, Intermediate: 18944, Heads: 28, KVHeads: 4, HeadDim: 128,
+		Vocab: 152064, MaxContext: 32768, QKVBias: true,
+	},
+	{
+		Name: "llama-3.1-8b-instruct", ServedName: "meta-llama/Llama-3.1-8B-Instruct",
+		ParamsB: 8.030261248, BytesPerWeight: 2,
+		Layers: 32, Hidden: 4096, Intermediate: 14336, Heads: 32, KVHeads: 8, HeadDim: 128,
+		Vocab: 128256, MaxContext: 131072,
+	},
+}
+
+// GPUs returns the GPU profiles, in table order (smallest first). The
+// slice is a copy.
+func GPUs() []GPU { return append([]GPU(nil), gpus...) }
+
+// Models returns the model profiles, in table order. The slice is a copy.
+func Models() []Model { return append([]Model(nil), models...) }
+
+// LookupGPU finds a GPU profile by name (case-insensitive).
+func LookupGPU(name string) (GPU, error) {
+	for _, g := range gpus {
+		if strings.EqualFold(g.Name, name) {
+			return g, nil
+		}
+	}
+	return GPU{}, fmt.Errorf("perf: unknown GPU profile %q (expected one of %s)", name, gpuNames())
+}
+
+// LookupModel finds a model profile by profile name or served name
+// (case-insensitive), so "Qwen/Qwen2.5-7B-Instruct-AWQ" works too.
+func LookupModel(name string) (Model, error) {
+	for _, m := range models {
+		if strings.EqualFold(m.Name, name) || strings.EqualFold(m.ServedName, name) {
+			return m, nil
+		}
+	}
+	return Model{}, fmt.Errorf("perf: unknown model profile %q (expected one of %s)", name, modelNames())
+}
+
+// Lookup finds a GPU and a model profile by name; the error names the bad
+// value and lists the valid ones.
+func Lookup(gpu, model string) (GPU, Model, error) {
+	g, err := LookupGPU(gpu)
+	if err != nil {
+		return GPU{}, Model{}, err
+	}
+	m, err := LookupModel(model)
+	if err != nil {
+		return GPU{}, Model{}, err
+	}
+	return g, m, nil
+}
+
+func gpuNames() string {
+	names := make([]string, len(gpus))
+	for i, g := range gpus {
+		names[i] = g.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+func modelNames() string {
+	names := make([]string, len(models))
+	for i, m := range models {
+		names[i] = m.Name
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}
+
+// EmbeddingParams is the number of parameters in the input embedding and,
+// unless tied, the lm_head (vocab x hidden each).
+func (m Model) EmbeddingParams() float64 {
+	n := float64(m.Vocab) * float64(m.Hidden)
+	if m.TiedEmbeddings {
+		return n
+	}
+	return 2 * n
+}
+
+// LinearParams is the number of parameters outside the embeddings and
+// lm_head: the transformer layers (what AWQ quantizes; the few norm and
+// bias parameters are counted here too, a negligible error).
+func (m Model) LinearParams() float64 { return m.ParamsB*1e9 - m.EmbeddingParams() }
+
+// ArchParams counts parameters from the architecture alone (attention,
+// MLP, norms, biases, embeddings), to check ParamsB against.
+func (m Model) ArchParams() float64 {
+	h, kv := float64(m.Hidden), float64(m.KVHeads*m.HeadDim)
+	q := float64(m.Heads * m.HeadDim)
+	attn := h*q + 2*h*kv + q*h
+	if m.QKVBias {
+		attn += q + 2*kv
+	}
+	mlp := 3 * h * float64(m.Intermediate)
+	perLayer := attn + mlp + 2*h // two RMSNorms
+	return float64(m.Layers)*perLayer + h + m.EmbeddingParams()
+}
+
+// WeightBytes is the size of the weights in GPU memory: the linear layers
+// at BytesPerWeight, embeddings and lm_head at 2 bytes (AWQ leaves them in
+// fp16, which is why a 7B AWQ model holds ~5.2 GiB, not 7.6e9*0.5).
+func (m Model) WeightBytes() float64 {
+	return m.LinearParams()*m.BytesPerWeight + m.EmbeddingParams()*2
+}
+
+// DecodeReadBytes is the weight bytes a forward pass streams from memory:
+// every linear layer and the lm_head, but only the gathered rows of the
+// input embedding, so an untied embedding table is not read.
+func (m Model) DecodeReadBytes() float64 {
+	read := m.LinearParams() * m.BytesPerWeight
+	lmHead := float64(m.Vocab) * float64(m.Hidden)
+	return read + lmHead*2
+}
+
+// KVBytesPerToken is the KV cache size of one token in all layers:
+// K and V, each KVHeads x HeadDim, at 2 bytes (the fp16/bf16 KV cache
+// vLLM uses by default).
+func (m Model) KVBytesPerToken() int {
+	return 2 * m.Layers * m.KVHeads * m.HeadDim * kvBytes
+}
+
+// kvBytes is the KV cache element size (auto = model dtype, 2 bytes).
+const kvBytes = 2
