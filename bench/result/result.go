@@ -171,8 +171,9 @@ type Hist struct {
 
 // Reconciliation compares what the client sent with what the engine counted.
 type Reconciliation struct {
-	Sent        int     `json:"sent"`      // including warm-up, which the engine also sees
-	Completed   int     `json:"completed"` // client saw a response end (ok or error)
+	Sent        int     `json:"sent"`      // measured requests sent, retries included (warm-up is scraped apart)
+	OK          int     `json:"ok"`        // of which succeeded: the engine must count at least these
+	Completed   int     `json:"completed"` // client saw an HTTP response (ok or error)
 	EngineCount float64 `json:"engine_count"`
 	WaitedS     float64 `json:"waited_s"` // how long we waited for the engine count to catch up
 	Foreign     bool    `json:"foreign_traffic"`
@@ -190,25 +191,28 @@ type RateStats struct {
 // Record is one line of requests.jsonl, written as each request completes.
 // Offsets are seconds from the request's start; 0/absent means not reached.
 type Record struct {
-	Run           string       `json:"run"`
-	Index         int          `json:"index"`
-	Warmup        bool         `json:"warmup,omitempty"`
-	Stream        bool         `json:"stream"`
-	Start         time.Time    `json:"start"`
-	IntendedLagS  float64      `json:"intended_lag_s,omitempty"` // start - intended send time (open loop)
-	WrittenS      float64      `json:"written_s,omitempty"`
-	TTFBS         float64      `json:"ttfb_s,omitempty"`
-	FirstTokenS   float64      `json:"first_token_s,omitempty"`
-	FirstVisibleS float64      `json:"first_visible_s,omitempty"`
-	E2ES          float64      `json:"e2e_s,omitempty"`
-	Status        int          `json:"status,omitempty"`
-	PromptTokens  int          `json:"prompt_tokens,omitempty"`
-	OutputTokens  int          `json:"output_tokens"`
-	TokensFrom    string       `json:"tokens_from,omitempty"`
-	FinishReason  string       `json:"finish_reason,omitempty"`
-	Error         string       `json:"error,omitempty"`
-	ErrorText     string       `json:"error_text,omitempty"`
-	Attempt       int          `json:"attempt,omitempty"` // retries: 1-based attempt number when > 1
-	Events        [][2]float64 `json:"events,omitempty"`  // [seconds from start, tokens] per content event
+	Run           string    `json:"run"`
+	Index         int       `json:"index"`
+	Warmup        bool      `json:"warmup,omitempty"`
+	Stream        bool      `json:"stream"`
+	Start         time.Time `json:"start"`
+	IntendedLagS  float64   `json:"intended_lag_s,omitempty"` // start - intended send time (open loop)
+	WrittenS      float64   `json:"written_s,omitempty"`
+	TTFBS         float64   `json:"ttfb_s,omitempty"`
+	FirstTokenS   float64   `json:"first_token_s,omitempty"`
+	FirstVisibleS float64   `json:"first_visible_s,omitempty"`
+	E2ES          float64   `json:"e2e_s,omitempty"`
+	Status        int       `json:"status,omitempty"`
+	PromptTokens  int       `json:"prompt_tokens,omitempty"`
+	OutputTokens  int       `json:"output_tokens"`
+	TokensFrom    string    `json:"tokens_from,omitempty"`
+	FinishReason  string    `json:"finish_reason,omitempty"`
+	Error         string    `json:"error,omitempty"`
+	ErrorText     string    `json:"error_text,omitempty"`
+	Attempt       int       `json:"attempt,omitempty"` // retries: 1-based attempt number when > 1
+	// Retried marks an attempt that got 429/503 and was retried (--retries):
+	// kept as data, counted in Run.Retries, not as the request's outcome.
+	Retried       bool         `json:"retried,omitempty"`
+	Events        [][2]float64 `json:"events,omitempty"` // [seconds from start, tokens] per content event
 	EventsDropped int          `json:"events_dropped,omitempty"`
 }

@@ -1,0 +1,166 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/report/stats"
+	"github.com/servebench/servebench/scrape"
+)
+
+// Metrics says where and how to scrape the engine's /metrics. Several URLs
+// (replicas behind one endpoint) are summed by scrape.FetchAll.
+type Metrics struct {
+	HTTP    *http.Client
+	URLs    []string
+	Dialect *scrape.Dialect // nil: detected from the first snapshot
+	Filter  scrape.Filter   // model_name filter ("" = all)
+	Timeout time.Duration   // per scrape (default 5 s)
+}
+
+type snapshotResult struct {
+	snap *scrape.Snapshot
+	err  error
+}
+
+func (m *Metrics) snapshot(ctx context.Context) snapshotResult {
+	t := m.Timeout
+	if t <= 0 {
+		t = 5 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, t)
+	defer cancel()
+	hc := m.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	s, err := scrape.FetchAll(ctx, hc, m.URLs)
+	if err == nil && m.Dialect == nil {
+		if d, ok := scrape.Detect(s); ok {
+			m.Dialect = d
+		}
+	}
+	return snapshotResult{snap: s, err: err}
+}
+
+// reconcilePoll is how often the after-run scrape is retried while the
+// engine's finished-request count catches up.
+const reconcilePoll = 50 * time.Millisecond
+
+// engineFigures takes the after-run snapshot, waiting (bounded by
+// ReconcileWait) until the engine has counted at least the requests the
+// client saw succeed, then fills run.Engine from the delta, with warnings
+// whenever the figures cannot be trusted (no /metrics, unknown dialect,
+// counter reset, foreign traffic).
+func (r *Runner) engineFigures(ctx context.Context, run *result.Run, before snapshotResult, sent int, recs []result.Record) {
+	m := r.Metrics
+	rec := &result.Reconciliation{Sent: sent, OK: run.OK}
+	for i := range recs {
+		if recs[i].Status != 0 {
+			rec.Completed++
+		}
+	}
+	run.Engine.Reconciliation = rec
+	if before.err != nil || before.snap == nil {
+		why := "not scraped"
+		if before.err != nil {
+			why = before.err.Error()
+		}
+		run.Warnings = append(run.Warnings, "engine figures absent: /metrics before the run: "+why)
+		return
+	}
+	// Ctrl-C must not stop the after-run scrape: the delta is part of what
+	// was measured. It stays bounded by ReconcileWait and the scrape timeout.
+	ctx = context.WithoutCancel(ctx)
+	start := time.Now()
+	var delta *scrape.Delta
+	for {
+		after := m.snapshot(ctx)
+		if after.err != nil {
+			run.Warnings = append(run.Warnings, "engine figures absent: /metrics after the run: "+after.err.Error())
+			return
+		}
+		if m.Dialect == nil {
+			run.Warnings = append(run.Warnings, "engine figures absent: /metrics has no metric family servebench knows (vLLM, SGLang, TGI, llama.cpp)")
+			return
+		}
+		delta = scrape.Diff(before.snap, after.snap, m.Dialect, m.Filter)
+		n, ok := delta.Counter(scrape.EngineRequests)
+		if ok {
+			rec.EngineCount = n
+		}
+		if !ok || n >= float64(run.OK) || time.Since(start) >= r.ReconcileWait {
+			break
+		}
+		time.Sleep(reconcilePoll)
+	}
+	rec.WaitedS = time.Since(start).Seconds()
+	if ws := delta.Warnings(); len(ws) > 0 {
+		for _, w := range ws {
+			run.Warnings = append(run.Warnings, "engine figures absent: "+w)
+		}
+		rec.Note = "counter reset during the run: engine figures left out"
+		return
+	}
+	run.Engine = EngineSummary(delta)
+	run.Engine.Reconciliation = rec
+	reconcileNote(run, rec)
+}
+
+// reconcileNote explains a mismatch between the client's and the engine's
+// request counts.
+func reconcileNote(run *result.Run, rec *result.Reconciliation) {
+	switch {
+	case rec.EngineCount > float64(rec.Sent):
+		rec.Foreign = true
+		rec.Note = fmt.Sprintf("engine finished %.0f requests, servebench sent %d: foreign traffic; engine figures mix in other clients' requests", rec.EngineCount, rec.Sent)
+		run.Warnings = append(run.Warnings, rec.Note)
+	case rec.EngineCount < float64(rec.OK):
+		rec.Note = fmt.Sprintf("engine counted %.0f finished requests after %.1f s, the client saw %d succeed: engine figures cover only part of the run", rec.EngineCount, rec.WaitedS, rec.OK)
+		run.Warnings = append(run.Warnings, rec.Note)
+	case rec.EngineCount < float64(rec.Sent):
+		rec.Note = fmt.Sprintf("engine counted %.0f of %d requests sent; the others failed before the engine finished them", rec.EngineCount, rec.Sent)
+	}
+}
+
+// fillThroughput sets the run's request and output-token rates over its
+// measured duration.
+func fillThroughput(run *result.Run, recs []result.Record) {
+	if run.DurationS <= 0 {
+		return
+	}
+	tokens := 0
+	for i := range recs {
+		if recs[i].Error == "" && !recs[i].Retried {
+			tokens += recs[i].OutputTokens
+		}
+	}
+	run.Throughput = result.Throughput{
+		RequestsPerS:     float64(run.OK) / run.DurationS,
+		OutputTokensPerS: float64(tokens) / run.DurationS,
+	}
+}
+
+// rateStats says how well an open-loop run kept its schedule: the achieved
+// send rate over the send phase and the sends that started more than 1 ms
+// after their intended time.
+func rateStats(st *runState, target float64) *result.RateStats {
+	rs := &result.RateStats{TargetPerS: target}
+	n := len(st.lags)
+	if n == 0 {
+		return rs
+	}
+	if span := st.last.Sub(st.first).Seconds(); n > 1 && span > 0 {
+		rs.AchievedPerS = float64(n-1) / span
+	}
+	for _, l := range st.lags {
+		if l > 0.001 {
+			rs.LateSends++
+		}
+	}
+	rs.SendLagS = stats.Summarize(st.lags)
+	return rs
+}

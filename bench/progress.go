@@ -1,0 +1,110 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/report/stats"
+)
+
+// progress shows start-up phases and a bar per run on a terminal. A nil
+// writer makes every method a no-op (--quiet, or stderr not a terminal:
+// cmd decides, since only it may look at the process's files).
+type progress struct {
+	w io.Writer
+}
+
+func newProgress(w io.Writer) *progress { return &progress{w: w} }
+
+func (p *progress) printf(format string, a ...any) {
+	if p.w != nil {
+		fmt.Fprintf(p.w, format, a...)
+	}
+}
+
+// phase prints one start-up phase as it passes.
+func (p *progress) phase(name string, at time.Duration) {
+	p.printf("  %-22s %7.2f s\n", name, at.Seconds())
+}
+
+// runBar is the bar of one run: requests done, with live medians of the
+// client's first-visible output and E2E. Its methods are called with the
+// Runner's record lock held, so they need no lock of their own beyond mu for
+// finish.
+type runBar struct {
+	mu       sync.Mutex
+	bar      *progressbar.ProgressBar
+	name     string
+	fv, e2e  []float64
+	failed   int
+	lastDesc time.Time
+}
+
+// start returns the bar for spec (a no-op bar when quiet).
+func (p *progress) start(spec RunSpec) *runBar {
+	if p.w == nil {
+		return nil
+	}
+	max := int64(spec.Workload.Requests + spec.Workload.Warmup)
+	if spec.Workload.Requests == 0 {
+		max = -1 // duration-bounded: a spinner
+	}
+	b := &runBar{name: spec.Name}
+	b.bar = progressbar.NewOptions64(max,
+		progressbar.OptionSetWriter(p.w),
+		progressbar.OptionSetDescription(spec.Name),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetWidth(24),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionSetElapsedTime(true),
+		progressbar.OptionOnCompletion(func() { fmt.Fprintln(p.w) }),
+	)
+	return b
+}
+
+// add counts one finished request (a record) on the bar.
+func (b *runBar) add(rec result.Record) {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if rec.Error != "" {
+		b.failed++
+	} else if !rec.Warmup {
+		b.fv = append(b.fv, rec.FirstVisibleS)
+		b.e2e = append(b.e2e, rec.E2ES)
+	}
+	if now := time.Now(); now.Sub(b.lastDesc) > 250*time.Millisecond {
+		b.lastDesc = now
+		b.bar.Describe(b.describe())
+	}
+	_ = b.bar.Add(1)
+}
+
+func (b *runBar) describe() string {
+	d := b.name
+	if fv, e := stats.Summarize(b.fv), stats.Summarize(b.e2e); fv != nil && e != nil {
+		d += fmt.Sprintf("  first visible p50 %.3fs  e2e p50 %.3fs", fv.Median, e.Median)
+	}
+	if b.failed > 0 {
+		d += fmt.Sprintf("  failed %d", b.failed)
+	}
+	return d
+}
+
+// finish completes the bar with the final description.
+func (b *runBar) finish() {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.bar.Describe(b.describe())
+	_ = b.bar.Finish()
+}

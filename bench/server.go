@@ -1,0 +1,264 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/client"
+	"github.com/servebench/servebench/engine/launch"
+)
+
+// PresetBundled is engine/launch's preset for servebench's bundled engine.
+const PresetBundled = "bundled"
+
+// DefaultServerCmdURL is where a --server-cmd server is reached without
+// --base-url: vLLM's default port, which the bundled engine also uses.
+const DefaultServerCmdURL = "http://127.0.0.1:8000"
+
+// ServerOptions says which server to benchmark. At most one of BaseURL
+// (without ServerCmd: already running), ServerCmd and Preset is the source;
+// none means the bundled engine on its default profile.
+type ServerOptions struct {
+	BaseURL     string   // already running server, or where ServerCmd's server listens
+	ServerCmd   string   // shell command line that starts a server
+	Preset      string   // engine/launch preset: vllm, sglang, tgi, llamacpp, bundled
+	Self        string   // path of the servebench binary, for the bundled preset
+	EngineArgs  []string // extra arguments for the bundled engine (e.g. --speedup 10)
+	Speedup     float64  // bundled engine --speedup (0: the engine's default, 1)
+	Dir         string   // results directory: server.log goes there
+	MetricsURLs []string // default: BaseURL + "/metrics"
+	Model       string   // default: the first model /v1/models lists
+	APIKey      string
+	// ReadyTimeout bounds start-up (0: the launcher's default, 15 min).
+	ReadyTimeout time.Duration
+	// Phase is told each start-up phase as it passes (progress); may be nil.
+	Phase func(phase string, at time.Duration)
+}
+
+// Server is the server under test, started by servebench or not.
+type Server struct {
+	BaseURL     string
+	MetricsURLs []string
+	Model       string
+	Info        result.Server
+	proc        *launch.Server // nil when servebench did not start it
+}
+
+// Exited is closed when a server servebench started exits; nil otherwise
+// (a nil channel never fires).
+func (s *Server) Exited() <-chan struct{} {
+	if s.proc == nil {
+		return nil
+	}
+	return s.proc.Exited()
+}
+
+// ExitErr is why a started server exited (nil while it runs).
+func (s *Server) ExitErr() error {
+	if s.proc == nil {
+		return nil
+	}
+	return s.proc.ExitErr()
+}
+
+// LogTail returns the last n lines of a started server's log.
+func (s *Server) LogTail(n int) []string {
+	if s.proc == nil {
+		return nil
+	}
+	return s.proc.LogTail(n)
+}
+
+// Stop stops a server servebench started; it is a no-op otherwise.
+func (s *Server) Stop() error {
+	if s == nil || s.proc == nil {
+		return nil
+	}
+	return s.proc.Stop()
+}
+
+// StartServer starts (or connects to) the server opts describes, waits until
+// it is ready, and learns its model and version. A server that fails to
+// start returns an error wrapping launch.ErrExited or launch.ErrNotReady.
+func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
+	spec, started, err := serverSpec(opts)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{}
+	if !started {
+		s.BaseURL = strings.TrimRight(opts.BaseURL, "/")
+		s.Info.BaseURL = s.BaseURL
+	} else {
+		proc, err := launch.Start(ctx, spec)
+		if err != nil {
+			return nil, fmt.Errorf("starting the server: %w", err)
+		}
+		s.proc = proc
+		st, err := proc.WaitReady(ctx, opts.Phase)
+		if err != nil {
+			_ = proc.Stop()
+			return nil, fmt.Errorf("waiting for the server to be ready: %w", err)
+		}
+		s.BaseURL = strings.TrimRight(proc.BaseURL(), "/")
+		s.Info = result.Server{BaseURL: s.BaseURL, Command: strings.Join(spec.Command, " "),
+			Preset: opts.Preset, Startup: st}
+		if opts.Preset == "" && opts.ServerCmd == "" {
+			s.Info.Preset = PresetBundled
+		}
+		if s.Info.Preset == PresetBundled {
+			s.Info.Bundled = bundledInfo(spec.Command)
+		}
+	}
+	s.MetricsURLs = opts.MetricsURLs
+	if len(s.MetricsURLs) == 0 {
+		s.MetricsURLs = []string{s.BaseURL + "/metrics"}
+	}
+	s.Info.MetricsURL = s.MetricsURLs
+	if err := s.learn(ctx, opts); err != nil {
+		_ = s.Stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+// serverSpec builds the launch spec; started is false for an already
+// running server (BaseURL alone).
+func serverSpec(opts ServerOptions) (launch.Spec, bool, error) {
+	var spec launch.Spec
+	var err error
+	switch {
+	case opts.ServerCmd != "" && opts.Preset != "":
+		return spec, false, errors.New("--server-cmd and --server: expected one of them")
+	case opts.ServerCmd != "":
+		spec = launch.Spec{Command: []string{"/bin/sh", "-c", "exec " + opts.ServerCmd}, BaseURL: opts.BaseURL}
+		if spec.BaseURL == "" {
+			spec.BaseURL = DefaultServerCmdURL
+		}
+	case opts.Preset != "" || opts.BaseURL == "":
+		name := opts.Preset
+		if name == "" {
+			name = PresetBundled
+		}
+		if spec, err = launch.PresetSpec(name, opts.Self); err != nil {
+			return spec, false, fmt.Errorf("--server %q: %w", name, err)
+		}
+		if opts.BaseURL != "" {
+			spec.BaseURL = opts.BaseURL
+		}
+	default:
+		if _, err := parseHTTPURL(opts.BaseURL); err != nil {
+			return spec, false, fmt.Errorf("--base-url %q: %w", opts.BaseURL, err)
+		}
+		return spec, false, nil
+	}
+	bundled := opts.Preset == PresetBundled || (opts.Preset == "" && opts.ServerCmd == "")
+	if !bundled && (opts.Speedup != 0 || len(opts.EngineArgs) > 0) {
+		return spec, false, errors.New("--speedup: only for the bundled engine (no --server-cmd, --server or --base-url)")
+	}
+	if bundled {
+		if opts.Speedup != 0 {
+			spec.Command = append(spec.Command, "--speedup", strconv.FormatFloat(opts.Speedup, 'g', -1, 64))
+		}
+		spec.Command = append(spec.Command, opts.EngineArgs...)
+	}
+	if opts.Dir != "" {
+		spec.LogPath = filepath.Join(opts.Dir, result.ServerLog)
+	}
+	if opts.ReadyTimeout > 0 {
+		spec.ReadyTimeout = opts.ReadyTimeout
+	}
+	spec.Model = opts.Model
+	return spec, true, nil
+}
+
+func parseHTTPURL(s string) (*url.URL, error) {
+	u, err := url.Parse(s)
+	if err != nil {
+		return nil, err
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, errors.New("expected an http:// or https:// URL with a host")
+	}
+	return u, nil
+}
+
+// bundledInfo reads the bundled engine's flags back from its command line.
+func bundledInfo(cmd []string) *result.Bundled {
+	b := &result.Bundled{GPU: "rtx3060-12gb", Model: "qwen2.5-7b-instruct-awq", Speedup: 1}
+	for i := 0; i+1 < len(cmd); i++ {
+		v := cmd[i+1]
+		switch cmd[i] {
+		case "--gpu":
+			b.GPU = v
+		case "--model":
+			b.Model = v
+		case "--speedup":
+			b.Speedup, _ = strconv.ParseFloat(v, 64)
+		case "--seed":
+			b.Seed, _ = strconv.ParseInt(v, 10, 64)
+		}
+	}
+	for i, a := range cmd {
+		if a == "engine" {
+			b.Args = append([]string(nil), cmd[i+1:]...)
+			break
+		}
+	}
+	return b
+}
+
+// learn asks the server for its model (unless given) and version.
+func (s *Server) learn(ctx context.Context, opts ServerOptions) error {
+	s.Model = opts.Model
+	if s.Model == "" {
+		c := client.New(client.Options{BaseURL: s.BaseURL, APIKey: opts.APIKey, RequestTimeout: 30 * time.Second})
+		ms, err := c.Models(ctx)
+		if err != nil {
+			return fmt.Errorf("listing models at %s/v1/models (pass --model to skip): %w", s.BaseURL, err)
+		}
+		if len(ms) == 0 {
+			return fmt.Errorf("%s/v1/models lists no model: pass --model", s.BaseURL)
+		}
+		s.Model = ms[0].ID
+	}
+	s.Info.Model = s.Model
+	s.Info.Version = serverVersion(ctx, s.BaseURL)
+	return nil
+}
+
+// serverVersion returns GET /version's "version" (vLLM, the bundled engine),
+// or "" when the server has none.
+func serverVersion(ctx context.Context, base string) string {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/version", nil)
+	if err != nil {
+		return ""
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return ""
+	}
+	var v struct {
+		Version string `json:"version"`
+	}
+	if json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&v) != nil {
+		return ""
+	}
+	return v.Version
+}

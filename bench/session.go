@@ -1,0 +1,278 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/client"
+	"github.com/servebench/servebench/scrape"
+)
+
+// Config is a whole benchmark session: one server, one or more runs, one
+// results directory. table, run and sweep each build one.
+type Config struct {
+	Server   ServerOptions
+	Runs     []RunSpec
+	Dir      string   // results directory (created)
+	Args     []string // command line, redacted before it is written
+	Version  string   // servebench version
+	Progress io.Writer
+
+	RequestTimeout time.Duration
+	StallTimeout   time.Duration
+	Retries        int
+	// FailOnErrorRate, in percent (0-100), makes a run with more failed
+	// requests than that invalid; negative disables the check.
+	FailOnErrorRate float64
+	// StopAfter, when set, is asked after each run whether to skip the rest
+	// (sweep's early stop); a non-empty reason stops and is kept as a warning.
+	StopAfter func(run *result.Run) string
+	// Client replaces the HTTP client (tests); nil builds a client.Client.
+	Client Doer
+	// Grace and ReconcileWait pass through to the Runner (0: defaults).
+	Grace, ReconcileWait time.Duration
+}
+
+// Execute starts the server, runs every RunSpec, writes requests.jsonl as it
+// goes and results.json at the end (also when interrupted or the server
+// died), stops the server and returns what was measured. Errors: usage
+// errors before anything ran; ErrInterrupted; ErrServerExited;
+// ErrInvalidRun (every request failed, or the error rate passed
+// FailOnErrorRate); launch errors when the server did not start.
+func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record, error) {
+	maxConns, err := validateRuns(cfg.Runs)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return nil, nil, fmt.Errorf("creating results directory: %w", err)
+	}
+	res := &result.Results{Schema: result.Schema, Manifest: NewManifest(cfg.Version, cfg.Args), Runs: []result.Run{}, Warnings: []string{}}
+	prog := newProgress(cfg.Progress)
+	so := cfg.Server
+	so.Dir = cfg.Dir
+	so.Phase = prog.phase
+	srv, err := StartServer(ctx, so)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer srv.Stop()
+	res.Server = srv.Info
+	prog.printf("server ready: %s, model %s\n", srv.BaseURL, srv.Model)
+
+	rw, err := CreateRecordFile(filepath.Join(cfg.Dir, result.RequestsFile))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rw.Close()
+	runner := &Runner{
+		Client:        cfg.Client,
+		Records:       rw,
+		ServerExited:  srv.Exited(),
+		Retries:       cfg.Retries,
+		Grace:         cfg.Grace,
+		ReconcileWait: cfg.ReconcileWait,
+		Metrics:       &Metrics{HTTP: &http.Client{Timeout: 10 * time.Second}, URLs: srv.MetricsURLs, Filter: scrape.Filter{Model: cfg.Server.Model}},
+	}
+	if runner.Client == nil {
+		runner.Client = client.New(client.Options{BaseURL: srv.BaseURL, APIKey: cfg.Server.APIKey, MaxConns: maxConns,
+			RequestTimeout: cfg.RequestTimeout, StallTimeout: cfg.StallTimeout})
+	}
+	res.Server.Dialect = detectDialect(ctx, runner.Metrics, res)
+	var recs []result.Record
+	runErr := runAll(ctx, cfg, srv, runner, prog, res, &recs)
+	if err := rw.Err(); err != nil {
+		res.Warnings = append(res.Warnings, err.Error())
+	}
+	if err := WriteResults(cfg.Dir, res); err != nil {
+		return res, recs, errors.Join(runErr, err)
+	}
+	if runErr != nil {
+		return res, recs, runErr
+	}
+	return res, recs, Validate(res, cfg.FailOnErrorRate)
+}
+
+// validateRuns checks every spec and returns the most requests any run keeps
+// in flight, to size the client's connection pool.
+func validateRuns(runs []RunSpec) (int, error) {
+	if len(runs) == 0 {
+		return 0, errors.New("no runs to do")
+	}
+	maxConns := 1
+	for i := range runs {
+		if err := runs[i].Validate(); err != nil {
+			return 0, err
+		}
+		w := runs[i].Workload
+		c := w.Concurrency
+		if w.Mode == ModeRate {
+			c = min(w.MaxWorkers, 4096)
+		}
+		maxConns = max(maxConns, c)
+	}
+	return maxConns, nil
+}
+
+// detectDialect takes a first /metrics snapshot to learn the server's
+// dialect; without one the engine columns stay absent, with a warning.
+func detectDialect(ctx context.Context, m *Metrics, res *result.Results) string {
+	s := m.snapshot(ctx)
+	switch {
+	case s.err != nil:
+		res.Warnings = append(res.Warnings, fmt.Sprintf("/metrics unavailable (%v): engine figures absent, client figures still reported", s.err))
+	case m.Dialect == nil:
+		res.Warnings = append(res.Warnings, "/metrics has no metric family of a known server (vLLM, SGLang, TGI, llama.cpp): engine figures absent")
+	default:
+		return m.Dialect.Name
+	}
+	return "none"
+}
+
+// runAll does the runs in order, stopping at the first that ends early.
+func runAll(ctx context.Context, cfg Config, srv *Server, runner *Runner, prog *progress, res *result.Results, recs *[]result.Record) error {
+	for i := range cfg.Runs {
+		spec := cfg.Runs[i]
+		if spec.Request.Model == "" {
+			spec.Request.Model = srv.Model
+		}
+		bar := prog.start(spec)
+		runner.OnRecord = bar.add
+		run, rs, err := runner.Run(ctx, spec)
+		bar.finish()
+		if run != nil {
+			res.Runs = append(res.Runs, *run)
+			for _, w := range run.Warnings {
+				res.Warnings = append(res.Warnings, run.Name+": "+w)
+			}
+		}
+		*recs = append(*recs, rs...)
+		if errors.Is(err, ErrServerExited) {
+			res.Warnings = append(res.Warnings, serverExitWarning(srv))
+			return fmt.Errorf("%w (%v); partial results saved", ErrServerExited, srv.ExitErr())
+		}
+		if err != nil {
+			return err
+		}
+		if cfg.StopAfter != nil {
+			if why := cfg.StopAfter(run); why != "" && i+1 < len(cfg.Runs) {
+				res.Warnings = append(res.Warnings, fmt.Sprintf("stopped after run %s: %s", run.Name, why))
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
+func serverExitWarning(srv *Server) string {
+	w := fmt.Sprintf("server exited during the run (%v); in-flight requests recorded as failed", srv.ExitErr())
+	if tail := srv.LogTail(5); len(tail) > 0 {
+		w += "; last log lines: " + strings.Join(tail, " | ")
+	}
+	return w
+}
+
+// Validate says whether results are a valid measurement: some request
+// succeeded in every run, and no run's error rate passed failOnErrorRate
+// percent (negative: no limit). It returns an error wrapping ErrInvalidRun.
+func Validate(res *result.Results, failOnErrorRate float64) error {
+	var errs []error
+	for i := range res.Runs {
+		r := &res.Runs[i]
+		failed := r.Requests - r.OK
+		switch {
+		case r.Requests > 0 && r.OK == 0:
+			errs = append(errs, fmt.Errorf("run %s: every request failed (%d of %d; errors %v)", r.Name, failed, r.Requests, r.Errors))
+		case failOnErrorRate >= 0 && r.Requests > 0 && 100*float64(failed)/float64(r.Requests) > failOnErrorRate:
+			errs = append(errs, fmt.Errorf("run %s: %d of %d requests failed (%.1f%%), over --fail-on-error-rate %g%%",
+				r.Name, failed, r.Requests, 100*float64(failed)/float64(r.Requests), failOnErrorRate))
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %w", ErrInvalidRun, errors.Join(errs...))
+}
+
+// WriteResults writes dir/results.json atomically (temp file and rename), so
+// a reader never sees half a file.
+func WriteResults(dir string, res *result.Results) error {
+	b, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding %s: %w", result.ResultsFile, err)
+	}
+	tmp := filepath.Join(dir, "."+result.ResultsFile+".tmp")
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", result.ResultsFile, err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, result.ResultsFile)); err != nil {
+		return fmt.Errorf("writing %s: %w", result.ResultsFile, err)
+	}
+	return nil
+}
+
+// NewManifest describes this servebench and host; args are redacted.
+func NewManifest(version string, args []string) result.Manifest {
+	host, _ := os.Hostname()
+	return result.Manifest{
+		Version:     version,
+		CommandLine: RedactArgs(args),
+		StartedAt:   time.Now().UTC(),
+		Host: result.Host{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), OS: runtime.GOOS,
+			Arch: runtime.GOARCH, Hostname: host},
+	}
+}
+
+// RedactArgs returns a copy of args with secrets replaced by "REDACTED":
+// values of --api-key (as "--api-key X" or "--api-key=X", also inside
+// --server-cmd strings) and Authorization headers. Environment variable
+// names (--api-key-env) are kept: they are not secrets.
+func RedactArgs(args []string) []string {
+	out := make([]string, len(args))
+	redactNext := false
+	for i, a := range args {
+		switch {
+		case redactNext:
+			out[i] = "REDACTED"
+			redactNext = false
+			continue
+		case a == "--api-key" || a == "-api-key":
+			redactNext = true
+		case strings.HasPrefix(a, "--api-key="):
+			a = "--api-key=REDACTED"
+		}
+		out[i] = redactInline(a)
+	}
+	return out
+}
+
+// redactInline redacts secrets inside one argument (a --server-cmd string or
+// a header value).
+func redactInline(a string) string {
+	if strings.Contains(strings.ToLower(a), "authorization:") || strings.Contains(strings.ToLower(a), "bearer ") {
+		return "REDACTED"
+	}
+	if !strings.Contains(a, "--api-key") {
+		return a
+	}
+	f := strings.Fields(a)
+	for i := range f {
+		switch {
+		case f[i] == "--api-key" && i+1 < len(f):
+			f[i+1] = "REDACTED"
+		case strings.HasPrefix(f[i], "--api-key="):
+			f[i] = "--api-key=REDACTED"
+		}
+	}
+	return strings.Join(f, " ")
+}

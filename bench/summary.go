@@ -1,0 +1,163 @@
+package bench
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/report/stats"
+	"github.com/servebench/servebench/scrape"
+)
+
+// ClientSummary computes the client-clock statistics of a run from its
+// measured records: successful, non-warm-up requests only, so failures never
+// flatter the latencies (they are counted in Run.Errors instead). ITL pools
+// the gaps between consecutive content events of every request, from the
+// events each record kept (client.MaxEvents cap). TPOT is per request
+// (e2e - first_visible) / (output_tokens - 1), for streaming requests with
+// more than one output token. The *FromIntended figures add each request's
+// send lag (open loop), so a server that falls behind cannot hide it.
+func ClientSummary(recs []result.Record) result.ClientStats {
+	var fv, ft, e2e, ttfb, itl, tpot, out, fvI, e2eI []float64
+	anyLag := false
+	for i := range recs {
+		r := &recs[i]
+		if r.Warmup || r.Error != "" {
+			continue
+		}
+		fv = appendPos(fv, r.FirstVisibleS)
+		ft = appendPos(ft, r.FirstTokenS)
+		e2e = appendPos(e2e, r.E2ES)
+		ttfb = appendPos(ttfb, r.TTFBS)
+		out = append(out, float64(r.OutputTokens))
+		if r.IntendedLagS != 0 {
+			anyLag = true
+		}
+		fvI = appendPos(fvI, r.FirstVisibleS+r.IntendedLagS)
+		e2eI = appendPos(e2eI, r.E2ES+r.IntendedLagS)
+		if r.Stream && r.OutputTokens > 1 && r.E2ES > r.FirstVisibleS && r.FirstVisibleS > 0 {
+			tpot = append(tpot, (r.E2ES-r.FirstVisibleS)/float64(r.OutputTokens-1))
+		}
+		for k := 1; k < len(r.Events); k++ {
+			itl = append(itl, r.Events[k][0]-r.Events[k-1][0])
+		}
+	}
+	cs := result.ClientStats{
+		FirstVisibleS: stats.Summarize(fv),
+		FirstTokenS:   stats.Summarize(ft),
+		E2ES:          stats.Summarize(e2e),
+		TTFBS:         stats.Summarize(ttfb),
+		ITLS:          stats.Summarize(itl),
+		TPOTS:         stats.Summarize(tpot),
+		OutputTokens:  stats.Summarize(out),
+	}
+	if anyLag {
+		cs.FirstVisibleFromIntendedS = stats.Summarize(fvI)
+		cs.E2EFromIntendedS = stats.Summarize(e2eI)
+	}
+	return cs
+}
+
+func appendPos(xs []float64, v float64) []float64 {
+	if v > 0 {
+		return append(xs, v)
+	}
+	return xs
+}
+
+// countOutcomes fills run.Requests, OK and Errors from the measured records.
+// A request retried after a 429/503 appears once per attempt; only its last
+// attempt counts as the request's outcome, the earlier ones in Run.Retries.
+func countOutcomes(run *result.Run, recs []result.Record) {
+	run.Errors = map[string]int{}
+	for i := range recs {
+		r := &recs[i]
+		if r.Warmup || r.Retried {
+			continue
+		}
+		run.Requests++
+		if r.Error == "" {
+			run.OK++
+		} else {
+			run.Errors[r.Error]++
+		}
+	}
+}
+
+// exactLengthWarning says when a server ignored ignore_eos/min_tokens: a
+// successful request whose output token count differs from max_tokens.
+func exactLengthWarning(recs []result.Record, maxTokens int) string {
+	off, n := 0, 0
+	seen := map[int]int{}
+	for i := range recs {
+		r := &recs[i]
+		if r.Warmup || r.Error != "" {
+			continue
+		}
+		n++
+		if r.OutputTokens != maxTokens {
+			off++
+			seen[r.OutputTokens]++
+		}
+	}
+	if off == 0 {
+		return ""
+	}
+	counts := make([]int, 0, len(seen))
+	for k := range seen {
+		counts = append(counts, k)
+	}
+	sort.Ints(counts)
+	if len(counts) > 5 {
+		counts = counts[:5]
+	}
+	return fmt.Sprintf("exact length requested (max_tokens=%d, ignore_eos, min_tokens) but %d of %d requests "+
+		"returned a different output token count (e.g. %v): the server ignores ignore_eos/min_tokens, "+
+		"so per-request work differs and E2E is not comparable", maxTokens, off, n, counts)
+}
+
+// engineQuantities maps results.json's engine keys to canonical quantities.
+var engineQuantities = []struct {
+	q   scrape.Quantity
+	set func(*result.EngineStats, *result.Hist)
+}{
+	{scrape.EngineTTFT, func(e *result.EngineStats, h *result.Hist) { e.TTFTS = h }},
+	{scrape.EngineE2E, func(e *result.EngineStats, h *result.Hist) { e.E2ES = h }},
+	{scrape.EngineQueue, func(e *result.EngineStats, h *result.Hist) { e.QueueS = h }},
+	{scrape.EnginePrefill, func(e *result.EngineStats, h *result.Hist) { e.PrefillS = h }},
+	{scrape.EngineDecode, func(e *result.EngineStats, h *result.Hist) { e.DecodeS = h }},
+	{scrape.EngineITL, func(e *result.EngineStats, h *result.Hist) { e.ITLS = h }},
+}
+
+// EngineSummary turns a /metrics delta into engine statistics. A quantity the
+// server does not export, or that saw no observations, stays absent (nil).
+func EngineSummary(d *scrape.Delta) result.EngineStats {
+	var es result.EngineStats
+	if d == nil {
+		return es
+	}
+	for _, eq := range engineQuantities {
+		h, ok := d.Hist(eq.q)
+		if !ok || h.Count <= 0 {
+			continue
+		}
+		eq.set(&es, &result.Hist{
+			Mean:   finite(h.Mean()),
+			Count:  h.Count,
+			P50Est: finite(h.Quantile(0.50)),
+			P90Est: finite(h.Quantile(0.90)),
+			P99Est: finite(h.Quantile(0.99)),
+		})
+	}
+	return es
+}
+
+// finite maps NaN and ±Inf (an estimate past the last finite bucket) to 0,
+// which encoding/json can write; Count says how much the figure rests on.
+func finite(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	return v
+}

@@ -1,0 +1,186 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/client"
+)
+
+func TestNewRecordAndWriter(t *testing.T) {
+	tr := client.Trace{
+		Start: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Written: time.Millisecond,
+		FirstByte: 20 * time.Millisecond, FirstToken: 25 * time.Millisecond, FirstVisible: 26 * time.Millisecond,
+		Done: 3850 * time.Millisecond, Stream: true, Status: 200, OutputTokens: 2, TokensFrom: "usage",
+		Events: []client.Event{{At: 26 * time.Millisecond, Tokens: 1}, {At: 41 * time.Millisecond, Tokens: 1}},
+	}
+	rec := NewRecord("streaming", 4, false, &tr, 2*time.Millisecond)
+	if rec.FirstVisibleS != 0.026 || rec.E2ES != 3.85 || rec.IntendedLagS != 0.002 || len(rec.Events) != 2 || rec.Events[1] != [2]float64{0.041, 1} {
+		t.Fatalf("record = %+v", rec)
+	}
+	var buf bytes.Buffer
+	rw := NewRecordWriter(&buf)
+	for i := 0; i < 3; i++ {
+		rec.Index = i
+		if err := rw.Write(&rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	if len(lines) != 3 || rw.Count() != 3 {
+		t.Fatalf("%d lines, Count %d, want 3", len(lines), rw.Count())
+	}
+	var back result.Record
+	if err := json.Unmarshal([]byte(lines[2]), &back); err != nil || back.Index != 2 || back.Run != "streaming" {
+		t.Fatalf("line 3 = %q (%v)", lines[2], err)
+	}
+}
+
+// failingWriter fails after n writes, like a full disk.
+type failingWriter struct{ n int }
+
+func (f *failingWriter) Write(p []byte) (int, error) {
+	if f.n == 0 {
+		return 0, errors.New("disk full")
+	}
+	f.n--
+	return len(p), nil
+}
+
+func TestRecordWriterKeepsFirstError(t *testing.T) {
+	rw := NewRecordWriter(&failingWriter{n: 1})
+	rec := result.Record{Run: "r"}
+	if err := rw.Write(&rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := rw.Write(&rec); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("second write error = %v", err)
+	}
+	if rw.Err() == nil || rw.Count() != 1 {
+		t.Fatalf("Err %v Count %d", rw.Err(), rw.Count())
+	}
+}
+
+func TestClientSummaryExcludesWarmupAndFailures(t *testing.T) {
+	recs := []result.Record{
+		{Warmup: true, FirstVisibleS: 9, E2ES: 9, OutputTokens: 4},
+		{Stream: true, FirstVisibleS: 0.1, E2ES: 1.0, OutputTokens: 10, Events: [][2]float64{{0.1, 1}, {0.2, 1}, {0.4, 1}}},
+		{Stream: true, FirstVisibleS: 0.3, E2ES: 2.1, OutputTokens: 10},
+		{Stream: true, FirstVisibleS: 0.05, E2ES: 0.06, Error: "timeout"},
+	}
+	cs := ClientSummary(recs)
+	if cs.E2ES.N != 2 || cs.E2ES.Median != 1.55 {
+		t.Errorf("e2e = %+v, want n=2 median 1.55", cs.E2ES)
+	}
+	if cs.ITLS.N != 2 || cs.ITLS.Max < 0.19 || cs.ITLS.Max > 0.21 {
+		t.Errorf("itl = %+v, want the 2 gaps of request 1", cs.ITLS)
+	}
+	if cs.TPOTS.N != 2 || cs.TPOTS.Min < 0.099 || cs.TPOTS.Min > 0.101 { // (1.0-0.1)/9
+		t.Errorf("tpot = %+v", cs.TPOTS)
+	}
+	if cs.FirstVisibleFromIntendedS != nil {
+		t.Error("closed-loop run got from-intended figures")
+	}
+	run := &result.Run{}
+	countOutcomes(run, recs)
+	if run.Requests != 3 || run.OK != 2 || run.Errors["timeout"] != 1 {
+		t.Errorf("outcomes = %d ok %d errors %v", run.Requests, run.OK, run.Errors)
+	}
+}
+
+func TestExactLengthWarning(t *testing.T) {
+	ok := []result.Record{{OutputTokens: 256}, {OutputTokens: 256}, {OutputTokens: 3, Error: "timeout"}}
+	if w := exactLengthWarning(ok, 256); w != "" {
+		t.Errorf("warning on exact lengths: %s", w)
+	}
+	off := append(ok, result.Record{OutputTokens: 17})
+	if w := exactLengthWarning(off, 256); !strings.Contains(w, "1 of 3") || !strings.Contains(w, "ignore_eos") {
+		t.Errorf("warning = %q", w)
+	}
+}
+
+func TestValidateResults(t *testing.T) {
+	res := &result.Results{Runs: []result.Run{{Name: "a", Requests: 10, OK: 8, Errors: map[string]int{"http_status": 2}}}}
+	if err := Validate(res, -1); err != nil {
+		t.Errorf("no limit: %v", err)
+	}
+	if err := Validate(res, 20); err != nil {
+		t.Errorf("20%% failed with a 20%% limit: %v", err)
+	}
+	if err := Validate(res, 10); !errors.Is(err, ErrInvalidRun) || !strings.Contains(err.Error(), "2 of 10") {
+		t.Errorf("over the limit: %v", err)
+	}
+	res.Runs[0].OK = 0
+	if err := Validate(res, -1); !errors.Is(err, ErrInvalidRun) || !strings.Contains(err.Error(), "every request failed") {
+		t.Errorf("all failed: %v", err)
+	}
+}
+
+func TestRedactArgs(t *testing.T) {
+	in := []string{"run", "--api-key", "sk-secret", "--api-key=sk-2", "--api-key-env", "MY_KEY",
+		"--server-cmd", "vllm serve m --api-key sk-3 --port 8011", "-H", "Authorization: Bearer sk-4"}
+	out := strings.Join(RedactArgs(in), " ")
+	for _, secret := range []string{"sk-secret", "sk-2", "sk-3", "sk-4"} {
+		if strings.Contains(out, secret) {
+			t.Errorf("%q survives redaction: %s", secret, out)
+		}
+	}
+	if !strings.Contains(out, "MY_KEY") || !strings.Contains(out, "--port 8011") {
+		t.Errorf("redaction removed too much: %s", out)
+	}
+	if in[2] != "sk-secret" {
+		t.Error("RedactArgs modified its input")
+	}
+}
+
+func TestSweepRuns(t *testing.T) {
+	base := RunSpec{Workload: Workload{Requests: 8}, Request: RequestSpec{MaxTokens: 16, Stream: true}}
+	runs, err := Sweep{}.Runs(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 7 || runs[0].Name != "c=1" || runs[6].Name != "c=64" || runs[6].Workload.Concurrency != 64 {
+		t.Fatalf("default sweep = %d runs, first %q last %q", len(runs), runs[0].Name, runs[len(runs)-1].Name)
+	}
+	runs, err = Sweep{Rates: []float64{0.5, 2}}.Runs(base)
+	if err != nil || runs[0].Name != "rate=0.5" || runs[1].Workload.Mode != ModeRate {
+		t.Fatalf("rate sweep = %+v, %v", runs, err)
+	}
+	if _, err := (Sweep{Concurrencies: []int{0}}).Runs(base); err == nil || !strings.Contains(err.Error(), "--concurrency 0") {
+		t.Errorf("level 0 error = %v", err)
+	}
+	stop := Sweep{MaxErrorRate: 5, MaxP99E2E: time.Second}.StopAfter()
+	if why := stop(&result.Run{Requests: 10, OK: 10}); why != "" {
+		t.Errorf("healthy level stopped: %s", why)
+	}
+	if why := stop(&result.Run{Requests: 10, OK: 9}); !strings.Contains(why, "error rate 10.0%") {
+		t.Errorf("error stop = %q", why)
+	}
+	slow := &result.Run{Requests: 10, OK: 10}
+	slow.Client = ClientSummary([]result.Record{{E2ES: 2}})
+	if why := stop(slow); !strings.Contains(why, "p99 E2E") {
+		t.Errorf("latency stop = %q", why)
+	}
+}
+
+// readRecords parses a requests.jsonl, failing on any invalid line.
+func readRecords(t testing.TB, b []byte) []result.Record {
+	t.Helper()
+	var recs []result.Record
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(nil, 16<<20)
+	for n := 1; sc.Scan(); n++ {
+		var r result.Record
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("requests.jsonl line %d invalid: %v", n, err)
+		}
+		recs = append(recs, r)
+	}
+	return recs
+}

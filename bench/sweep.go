@@ -1,0 +1,81 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/servebench/servebench/bench/result"
+)
+
+// DefaultSweepConcurrencies are the load levels of a sweep without
+// --concurrency or --rate.
+var DefaultSweepConcurrencies = []int{1, 2, 4, 8, 16, 32, 64}
+
+// Sweep is the same workload at several load levels, each its own run (its
+// own /metrics delta), named "c=N" or "rate=R" so report can plot them.
+type Sweep struct {
+	Concurrencies []int     // closed-loop levels; used when Rates is empty
+	Rates         []float64 // open-loop levels (requests/s)
+	// MaxErrorRate stops the sweep after a level whose failed share passes
+	// it, in percent (negative: never).
+	MaxErrorRate float64
+	// MaxP99E2E stops the sweep after a level whose client p99 E2E passes it
+	// (0: never).
+	MaxP99E2E time.Duration
+}
+
+// Runs expands base (its Request, Prompts and the request count or duration
+// of its Workload) into one RunSpec per level.
+func (s Sweep) Runs(base RunSpec) ([]RunSpec, error) {
+	if len(s.Concurrencies) > 0 && len(s.Rates) > 0 {
+		return nil, errors.New("sweep: --concurrency and --rate: expected one of them")
+	}
+	levels := s.Concurrencies
+	if len(levels) == 0 && len(s.Rates) == 0 {
+		levels = DefaultSweepConcurrencies
+	}
+	var runs []RunSpec
+	for _, c := range levels {
+		if c < 1 {
+			return nil, fmt.Errorf("sweep: --concurrency %d: expected levels of at least 1", c)
+		}
+		r := base
+		r.Name = "c=" + strconv.Itoa(c)
+		r.Workload.Mode, r.Workload.Concurrency = ModeConcurrent, c
+		runs = append(runs, r)
+	}
+	for _, rate := range s.Rates {
+		if !(rate > 0) {
+			return nil, fmt.Errorf("sweep: --rate %v: expected levels > 0 requests/s", rate)
+		}
+		r := base
+		r.Name = "rate=" + strconv.FormatFloat(rate, 'g', -1, 64)
+		r.Workload.Mode, r.Workload.Rate = ModeRate, rate
+		runs = append(runs, r)
+	}
+	for i := range runs {
+		if err := runs[i].Validate(); err != nil {
+			return nil, err
+		}
+	}
+	return runs, nil
+}
+
+// StopAfter returns the early-stop check for Config.StopAfter: a reason once
+// a level's error rate or p99 E2E passes its bound.
+func (s Sweep) StopAfter() func(run *result.Run) string {
+	return func(run *result.Run) string {
+		if run.Requests > 0 && s.MaxErrorRate >= 0 {
+			pct := 100 * float64(run.Requests-run.OK) / float64(run.Requests)
+			if pct > s.MaxErrorRate {
+				return fmt.Sprintf("error rate %.1f%% over the bound %g%%", pct, s.MaxErrorRate)
+			}
+		}
+		if s.MaxP99E2E > 0 && run.Client.E2ES != nil && run.Client.E2ES.P99 > s.MaxP99E2E.Seconds() {
+			return fmt.Sprintf("p99 E2E %.3f s over the bound %v", run.Client.E2ES.P99, s.MaxP99E2E)
+		}
+		return ""
+	}
+}

@@ -1,0 +1,168 @@
+package bench
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+)
+
+// Workload modes.
+const (
+	ModeSequential = "sequential"
+	ModeConcurrent = "concurrent"
+	ModeRate       = "rate"
+)
+
+// Arrival processes for ModeRate.
+const (
+	ArrivalConstant = "constant"
+	ArrivalPoisson  = "poisson"
+	ArrivalGamma    = "gamma"
+)
+
+// Modes and Arrivals list the valid names, for help texts and errors.
+var (
+	Modes    = []string{ModeSequential, ModeConcurrent, ModeRate}
+	Arrivals = []string{ArrivalConstant, ArrivalPoisson, ArrivalGamma}
+)
+
+// DefaultMaxWorkers bounds the goroutines an open-loop run may spawn. Past it,
+// sends wait for a free worker and are counted late: the server is then so far
+// behind that more in-flight requests would only measure the harness.
+const DefaultMaxWorkers = 10000
+
+// Workload decides how many requests are sent and when.
+type Workload struct {
+	Mode        string        // ModeSequential, ModeConcurrent or ModeRate
+	Concurrency int           // ModeConcurrent: requests in flight (closed loop)
+	Rate        float64       // ModeRate: requests per second
+	Arrival     string        // ModeRate: ArrivalConstant, ArrivalPoisson or ArrivalGamma
+	Burstiness  float64       // ArrivalGamma shape: 1 = Poisson, < 1 burstier, > 1 smoother
+	Requests    int           // measured requests; 0 with Duration > 0 means "until Duration"
+	Duration    time.Duration // stop sending after this long (0 = no limit)
+	Warmup      int           // requests sent (sequentially) before the measured part
+	Seed        int64         // arrival process and prompt choice
+	MaxWorkers  int           // ModeRate: goroutine bound (0 = DefaultMaxWorkers)
+}
+
+// Validate checks w and fills defaults, returning an error naming the bad value.
+func (w *Workload) Validate() error {
+	switch w.Mode {
+	case "":
+		w.Mode = ModeSequential
+	case ModeSequential, ModeConcurrent, ModeRate:
+	default:
+		return fmt.Errorf("workload mode %q: expected one of %v", w.Mode, Modes)
+	}
+	if w.Requests < 0 {
+		return fmt.Errorf("--requests %d: expected a count >= 0", w.Requests)
+	}
+	if w.Duration < 0 {
+		return fmt.Errorf("--duration %v: expected a positive duration", w.Duration)
+	}
+	if w.Requests == 0 && w.Duration == 0 {
+		return fmt.Errorf("--requests 0 without --duration: expected a request count or a duration")
+	}
+	if w.Warmup < 0 {
+		return fmt.Errorf("--warmup %d: expected a count >= 0", w.Warmup)
+	}
+	switch w.Mode {
+	case ModeSequential:
+		w.Concurrency = 1
+	case ModeConcurrent:
+		if w.Concurrency < 1 {
+			return fmt.Errorf("--concurrency %d: expected at least 1", w.Concurrency)
+		}
+	case ModeRate:
+		return w.validateRate()
+	}
+	return nil
+}
+
+func (w *Workload) validateRate() error {
+	if !(w.Rate > 0) || math.IsInf(w.Rate, 0) {
+		return fmt.Errorf("--rate %v: expected requests per second > 0", w.Rate)
+	}
+	switch w.Arrival {
+	case "":
+		w.Arrival = ArrivalPoisson
+	case ArrivalConstant, ArrivalPoisson:
+	case ArrivalGamma:
+		if !(w.Burstiness > 0) || math.IsInf(w.Burstiness, 0) {
+			return fmt.Errorf("--burstiness %v: expected a gamma shape > 0 (1 = Poisson)", w.Burstiness)
+		}
+	default:
+		return fmt.Errorf("--arrival %q: expected one of %v", w.Arrival, Arrivals)
+	}
+	if w.MaxWorkers == 0 {
+		w.MaxWorkers = DefaultMaxWorkers
+	}
+	if w.MaxWorkers < 1 {
+		return fmt.Errorf("max workers %d: expected at least 1", w.MaxWorkers)
+	}
+	return nil
+}
+
+// Pacer yields the gaps between intended send times of an open-loop run. It is
+// not safe for concurrent use; the Runner calls it from one goroutine.
+type Pacer struct {
+	rate    float64
+	arrival string
+	shape   float64
+	rng     *rand.Rand
+}
+
+// NewPacer returns the pacer for a validated ModeRate workload.
+func NewPacer(w Workload) *Pacer {
+	shape := w.Burstiness
+	if w.Arrival == ArrivalPoisson {
+		shape = 1
+	}
+	return &Pacer{rate: w.Rate, arrival: w.Arrival, shape: shape,
+		rng: rand.New(rand.NewPCG(uint64(w.Seed), 0x5e5eb)), //nolint:gosec // load pattern, not security
+	}
+}
+
+// Next returns the gap before the next send. Constant arrivals are evenly
+// spaced; Poisson gaps are exponential; gamma gaps have shape Burstiness and
+// mean 1/Rate, as in vLLM's benchmark_serving, so burstiness changes the
+// spread but never the average rate.
+func (p *Pacer) Next() time.Duration {
+	mean := 1 / p.rate
+	var gap float64
+	switch p.arrival {
+	case ArrivalConstant:
+		gap = mean
+	default:
+		gap = gammaSample(p.rng, p.shape) * mean / p.shape
+	}
+	return time.Duration(gap * float64(time.Second))
+}
+
+// gammaSample draws from Gamma(shape, 1) with Marsaglia and Tsang's method
+// (2000); for shape < 1 it boosts with U^(1/shape).
+func gammaSample(rng *rand.Rand, shape float64) float64 {
+	if shape < 1 {
+		u := rng.Float64()
+		for u == 0 {
+			u = rng.Float64()
+		}
+		return gammaSample(rng, shape+1) * math.Pow(u, 1/shape)
+	}
+	d := shape - 1.0/3
+	c := 1 / math.Sqrt(9*d)
+	for i := 0; i < 1000; i++ { // accepts with probability > 0.95 per try
+		x := rng.NormFloat64()
+		v := 1 + c*x
+		if v <= 0 {
+			continue
+		}
+		v = v * v * v
+		u := rng.Float64()
+		if u < 1-0.0331*x*x*x*x || math.Log(u) < 0.5*x*x+d*(1-v+math.Log(v)) {
+			return d * v
+		}
+	}
+	return shape // unreachable in practice; the mean keeps the rate honest
+}
