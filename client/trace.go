@@ -16,6 +16,7 @@ const (
 	ErrTruncated   ErrorClass = "truncated"    // stream ended without [DONE] / body cut short
 	ErrTimeout     ErrorClass = "timeout"      // request or stall timeout
 	ErrCanceled    ErrorClass = "canceled"     // caller canceled (Ctrl-C, run stopped)
+	ErrRequest     ErrorClass = "request"      // the request could not be built (bad endpoint, URL); nothing was sent
 )
 
 // MaxEvents caps Trace.Events so a very long answer cannot grow memory
@@ -23,17 +24,21 @@ const (
 // that need every gap (ITL) are computed from the kept events only and say so.
 const MaxEvents = 8192
 
-// Event is one content-carrying SSE event: when it arrived (offset from
-// Trace start) and how many tokens it carried.
+// Event is one SSE event that carried generated tokens: when it arrived
+// (offset from Trace start) and how many tokens it carried (see
+// Client.Do for how tokens are counted). Reasoning is set when the event
+// carried reasoning tokens but no visible content.
 type Event struct {
-	At     time.Duration
-	Tokens int
+	At        time.Duration
+	Tokens    int
+	Reasoning bool
 }
 
 // Trace is the client's record of one request. All offsets are measured
 // from Start on the monotonic clock; a zero offset means "did not happen".
 type Trace struct {
 	Start        time.Time     // when the request was handed to the transport
+	Conn         time.Duration // connection obtained (httptrace GotConn); long when all MaxConns are busy
 	Written      time.Duration // request fully written (httptrace WroteRequest)
 	FirstByte    time.Duration // first response byte (httptrace GotFirstResponseByte)
 	FirstToken   time.Duration // first event carrying any generated token (content or reasoning)
@@ -41,16 +46,18 @@ type Trace struct {
 	Done         time.Duration // [DONE] / end of body, or when the failure was seen
 
 	Stream        bool
+	ConnReused    bool   // the connection was a kept-alive one
 	Status        int    // HTTP status, 0 if none was received
 	PromptTokens  int    // from usage; 0 if unknown
 	OutputTokens  int    // from usage if present, else counted from events
-	TokensFrom    string // "usage" or "events"
+	TokensFrom    string // "usage" or "events"; "" when unknown (non-streaming body without usage)
 	FinishReason  string
 	Events        []Event // content events, capped at MaxEvents
 	EventsDropped int
 
-	Error     ErrorClass
-	ErrorText string // short human-readable detail; never contains the API key
+	Error      ErrorClass
+	ErrorText  string        // short human-readable detail; never contains the API key
+	RetryAfter time.Duration // Retry-After of a 429/503 (seconds form), 0 if none
 }
 
 // OK reports whether the request succeeded.

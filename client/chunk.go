@@ -1,0 +1,212 @@
+package client
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Chunk holds the fields the client reads from one streaming chunk, or from
+// a whole non-streaming response body. A field that is absent or JSON null
+// is nil (slices) or zero (counts).
+//
+// Which field wins when several are present, in order:
+//   - Content: choices[0].delta.content, choices[0].message.content,
+//     choices[0].text (the first that is present and not null, even if "")
+//   - Reasoning: delta.reasoning_content, delta.reasoning,
+//     message.reasoning_content, message.reasoning
+//
+// The slices point into the decoded input or into the ChunkDecoder's own
+// buffer: they are valid until the next Decode and until the input changes.
+type Chunk struct {
+	Content          []byte
+	Reasoning        []byte
+	FinishReason     []byte
+	HasChoices       bool // "choices" held at least one element
+	HasUsage         bool // "usage" was an object
+	PromptTokens     int
+	CompletionTokens int
+	HasError         bool   // "error" was present and not null
+	ErrorMessage     []byte // the error if it was a string, else error.message
+}
+
+// ChunkDecoder decodes chunks on the hot path. A hand-rolled scanner handles
+// the common shape with no allocations; anything it is not sure about (key
+// case variants, duplicate keys, escaped keys, invalid UTF-8, lone
+// surrogates, non-integer token counts, deep nesting, invalid JSON) is
+// decoded again with encoding/json, whose result is the reference. Fuzzing
+// (FuzzChunkDecode) checks the scanner against it. Not safe for concurrent
+// use; reuse one per stream.
+type ChunkDecoder struct {
+	scratch []byte // unescaped strings; sized to the input so it never moves mid-decode
+	chunk   Chunk
+}
+
+// errDecline is the scanner saying "not sure: ask encoding/json".
+var errDecline = errors.New("chunk: decline")
+
+// Decode decodes data (one SSE event's data or a response body). The
+// returned Chunk is owned by d and valid until the next Decode. The error
+// is encoding/json's, wrapped, when data is not valid JSON or a field has
+// the wrong type.
+func (d *ChunkDecoder) Decode(data []byte) (*Chunk, error) {
+	if err := d.decodeFast(data); err == nil {
+		return &d.chunk, nil
+	}
+	if err := d.decodeSlow(data); err != nil {
+		return nil, fmt.Errorf("decoding chunk: %w", err)
+	}
+	return &d.chunk, nil
+}
+
+// decodeFast runs the allocation-free scanner.
+func (d *ChunkDecoder) decodeFast(data []byte) error {
+	if cap(d.scratch) < len(data) {
+		d.scratch = make([]byte, 0, len(data)+len(data)/2)
+	}
+	d.chunk = Chunk{}
+	s := scanner{b: data, out: d.scratch[:0]}
+	var p chunkParts
+	if err := s.top(&p); err != nil {
+		d.chunk = Chunk{}
+		return err
+	}
+	p.fill(&d.chunk)
+	return nil
+}
+
+// chunkParts keeps every candidate field apart, so the precedence rules
+// apply identically to the scanner and to encoding/json.
+type chunkParts struct {
+	hasChoices         bool
+	delta, message     msgParts
+	text, finish       []byte
+	hasText            bool
+	hasUsage           bool
+	prompt, completion int
+	hasError           bool
+	errMsg             []byte
+}
+
+type msgParts struct {
+	content, reasoningContent, reasoning          []byte
+	hasContent, hasReasoningContent, hasReasoning bool
+}
+
+func (p *chunkParts) fill(c *Chunk) {
+	switch {
+	case p.delta.hasContent:
+		c.Content = p.delta.content
+	case p.message.hasContent:
+		c.Content = p.message.content
+	case p.hasText:
+		c.Content = p.text
+	}
+	switch {
+	case p.delta.hasReasoningContent:
+		c.Reasoning = p.delta.reasoningContent
+	case p.delta.hasReasoning:
+		c.Reasoning = p.delta.reasoning
+	case p.message.hasReasoningContent:
+		c.Reasoning = p.message.reasoningContent
+	case p.message.hasReasoning:
+		c.Reasoning = p.message.reasoning
+	}
+	c.FinishReason = p.finish
+	c.HasChoices = p.hasChoices
+	c.HasUsage = p.hasUsage
+	c.PromptTokens, c.CompletionTokens = p.prompt, p.completion
+	c.HasError, c.ErrorMessage = p.hasError, p.errMsg
+}
+
+// Reference shapes for encoding/json. Pointers tell null/absent from "".
+type jsonChunk struct {
+	Choices []jsonChoice    `json:"choices"`
+	Usage   *jsonUsage      `json:"usage"`
+	Error   json.RawMessage `json:"error"`
+}
+
+type jsonChoice struct {
+	Delta        *jsonMsg `json:"delta"`
+	Message      *jsonMsg `json:"message"`
+	Text         *string  `json:"text"`
+	FinishReason *string  `json:"finish_reason"`
+}
+
+type jsonMsg struct {
+	Content          *string `json:"content"`
+	ReasoningContent *string `json:"reasoning_content"`
+	Reasoning        *string `json:"reasoning"`
+}
+
+type jsonUsage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+}
+
+// decodeSlow decodes with encoding/json and maps the result onto d.chunk.
+func (d *ChunkDecoder) decodeSlow(data []byte) error {
+	d.chunk = Chunk{}
+	var j jsonChunk
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	var p chunkParts
+	if len(j.Choices) > 0 {
+		p.hasChoices = true
+		ch := j.Choices[0]
+		if ch.Delta != nil {
+			p.delta = ch.Delta.parts()
+		}
+		if ch.Message != nil {
+			p.message = ch.Message.parts()
+		}
+		p.text, p.hasText = strPart(ch.Text)
+		p.finish, _ = strPart(ch.FinishReason)
+	}
+	if j.Usage != nil {
+		p.hasUsage = true
+		p.prompt, p.completion = j.Usage.PromptTokens, j.Usage.CompletionTokens
+	}
+	if len(j.Error) > 0 && string(j.Error) != "null" {
+		p.hasError = true
+		p.errMsg = errorMessage(j.Error)
+	}
+	p.fill(&d.chunk)
+	return nil
+}
+
+func (m *jsonMsg) parts() msgParts {
+	var p msgParts
+	p.content, p.hasContent = strPart(m.Content)
+	p.reasoningContent, p.hasReasoningContent = strPart(m.ReasoningContent)
+	p.reasoning, p.hasReasoning = strPart(m.Reasoning)
+	return p
+}
+
+func strPart(s *string) ([]byte, bool) {
+	if s == nil {
+		return nil, false
+	}
+	return []byte(*s), true
+}
+
+// errorMessage reads an "error" value: a string is the message, an object's
+// "message" string is; anything else has no message.
+func errorMessage(raw json.RawMessage) []byte {
+	switch raw[0] {
+	case '"':
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return []byte(s)
+		}
+	case '{':
+		var o struct {
+			Message *string `json:"message"`
+		}
+		if json.Unmarshal(raw, &o) == nil && o.Message != nil {
+			return []byte(*o.Message)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,268 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+)
+
+// DefaultAPIKeyEnv is the environment variable APIKeyFromEnv reads when
+// given no name (servebench's --api-key-env default).
+const DefaultAPIKeyEnv = "OPENAI_API_KEY"
+
+// DefaultMaxConns is the connection pool size when Options.MaxConns is 0.
+const DefaultMaxConns = 64
+
+// Options configure a Client.
+type Options struct {
+	BaseURL string // e.g. "http://127.0.0.1:8000" (a trailing "/v1" is accepted)
+	APIKey  string // sent as "Authorization: Bearer ..."; never recorded
+	// MaxConns sizes the keep-alive pool: the most requests in flight at
+	// once without opening new connections (0: DefaultMaxConns).
+	MaxConns int
+	// RequestTimeout bounds a whole request (0: none).
+	RequestTimeout time.Duration
+	// StallTimeout bounds the time without an SSE event on a streaming
+	// request, counted from sending it, then from each event (0: none). It
+	// does not apply to non-streaming requests, whose servers legitimately
+	// send nothing until the whole answer is ready: RequestTimeout does.
+	StallTimeout time.Duration
+}
+
+// Client sends OpenAI-compatible requests and records a Trace for each. It
+// is safe for concurrent use; its connection pool is sized by
+// Options.MaxConns.
+type Client struct {
+	opts Options
+	base string // BaseURL without trailing "/" or "/v1"
+	hc   *http.Client
+}
+
+// New returns a Client. The transport keeps connections alive, allows
+// MaxConns idle and in-flight connections to the server, speaks HTTP/1.1
+// only (what inference servers speak on plain HTTP) and asks for no
+// compression, so timings are not skewed by gzip buffering.
+func New(opts Options) *Client {
+	if opts.MaxConns <= 0 {
+		opts.MaxConns = DefaultMaxConns
+	}
+	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+	tr := &http.Transport{
+		Proxy:               nil, // measure the server, not a proxy from the environment
+		DialContext:         dialer.DialContext,
+		MaxIdleConns:        opts.MaxConns,
+		MaxIdleConnsPerHost: opts.MaxConns,
+		MaxConnsPerHost:     opts.MaxConns,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+		ForceAttemptHTTP2:   false,
+		TLSNextProto:        map[string]func(string, *tls.Conn) http.RoundTripper{},
+	}
+	base := strings.TrimRight(opts.BaseURL, "/")
+	base = strings.TrimSuffix(base, "/v1")
+	return &Client{opts: opts, base: base, hc: &http.Client{Transport: tr}}
+}
+
+// Close releases idle connections.
+func (c *Client) Close() { c.hc.CloseIdleConnections() }
+
+// Message is one chat message.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Request is one generation request.
+type Request struct {
+	Endpoint    string    // "chat" (POST /v1/chat/completions) or "completions" (POST /v1/completions)
+	Model       string    //
+	Messages    []Message // chat
+	Prompt      string    // completions
+	MaxTokens   int       // 0: not sent (server default)
+	ExactLength bool      // send ignore_eos:true and min_tokens=max_tokens
+	Stream      bool      // streaming also sends stream_options.include_usage=true
+}
+
+// Endpoints lists the valid Request.Endpoint values.
+var Endpoints = []string{"chat", "completions"}
+
+type wireRequest struct {
+	Model         string         `json:"model"`
+	Messages      []Message      `json:"messages,omitempty"`
+	Prompt        *string        `json:"prompt,omitempty"`
+	MaxTokens     int            `json:"max_tokens,omitempty"`
+	MinTokens     int            `json:"min_tokens,omitempty"`
+	IgnoreEOS     bool           `json:"ignore_eos,omitempty"`
+	Stream        bool           `json:"stream"`
+	StreamOptions *streamOptions `json:"stream_options,omitempty"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+// path and body build the HTTP request for req, or say what is wrong.
+func (req *Request) path() (string, error) {
+	switch req.Endpoint {
+	case "chat":
+		return "/v1/chat/completions", nil
+	case "completions":
+		return "/v1/completions", nil
+	}
+	return "", fmt.Errorf("request endpoint %q: expected one of %s", req.Endpoint, strings.Join(Endpoints, ", "))
+}
+
+func (req *Request) body() ([]byte, error) {
+	w := wireRequest{Model: req.Model, MaxTokens: req.MaxTokens, Stream: req.Stream}
+	if req.Endpoint == "chat" {
+		w.Messages = req.Messages
+		if len(w.Messages) == 0 {
+			return nil, errors.New("chat request has no messages: expected at least one")
+		}
+	} else {
+		p := req.Prompt
+		w.Prompt = &p
+	}
+	if req.ExactLength {
+		if req.MaxTokens <= 0 {
+			return nil, fmt.Errorf("exact length needs max tokens > 0, got %d", req.MaxTokens)
+		}
+		w.IgnoreEOS, w.MinTokens = true, req.MaxTokens
+	}
+	if req.Stream {
+		w.StreamOptions = &streamOptions{IncludeUsage: true}
+	}
+	return json.Marshal(&w)
+}
+
+// APIKeyFromEnv returns the API key in the environment variable name
+// (DefaultAPIKeyEnv when name is ""), trimmed; "" when unset.
+func APIKeyFromEnv(name string) string {
+	if name == "" {
+		name = DefaultAPIKeyEnv
+	}
+	return strings.TrimSpace(os.Getenv(name))
+}
+
+// ModelInfo is one entry of GET /v1/models.
+type ModelInfo struct {
+	ID          string
+	MaxModelLen int // 0 when the server does not say (vLLM does: max_model_len)
+}
+
+// Models lists the server's models (GET /v1/models).
+func (c *Client) Models(ctx context.Context) ([]ModelInfo, error) {
+	url := c.base + "/v1/models"
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, fmt.Errorf("listing models: base URL %q: %w", c.opts.BaseURL, err)
+	}
+	c.auth(hreq)
+	resp, err := c.hc.Do(hreq)
+	if err != nil {
+		return nil, fmt.Errorf("listing models at %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody*16))
+	if err != nil {
+		return nil, fmt.Errorf("listing models at %s: reading body: %w", url, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		return nil, fmt.Errorf("listing models at %s: HTTP %d: %s", url, resp.StatusCode, c.short(errorText(body)))
+	}
+	var list struct {
+		Data []struct {
+			ID          string `json:"id"`
+			MaxModelLen int    `json:"max_model_len"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &list); err != nil {
+		return nil, fmt.Errorf("listing models at %s: expected {\"data\": [...]}: %w", url, err)
+	}
+	out := make([]ModelInfo, 0, len(list.Data))
+	for _, m := range list.Data {
+		out = append(out, ModelInfo{ID: m.ID, MaxModelLen: m.MaxModelLen})
+	}
+	return out, nil
+}
+
+func (c *Client) auth(hreq *http.Request) {
+	if c.opts.APIKey != "" {
+		hreq.Header.Set("Authorization", "Bearer "+c.opts.APIKey)
+	}
+}
+
+// redact removes the API key from text that came from outside (a server
+// may echo the header back in an error message).
+func (c *Client) redact(s string) string {
+	if c.opts.APIKey == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, c.opts.APIKey, "[REDACTED]")
+}
+
+// maxErrorBody bounds how much of an error response is read.
+const maxErrorBody = 64 << 10
+
+// maxErrorText bounds Trace.ErrorText.
+const maxErrorText = 200
+
+// errorText extracts an OpenAI-style error message from a response body:
+// {"error":{"message":...}}, {"error":"..."}, {"message":...} (older vLLM),
+// {"detail":...} (FastAPI); else the body itself. Callers redact, then
+// shorten.
+func errorText(body []byte) string {
+	var e struct {
+		Error   json.RawMessage `json:"error"`
+		Message *string         `json:"message"`
+		Detail  json.RawMessage `json:"detail"`
+	}
+	msg := ""
+	if json.Unmarshal(body, &e) == nil {
+		switch {
+		case len(e.Error) > 0 && string(e.Error) != "null":
+			msg = string(errorMessage(e.Error))
+			if msg == "" {
+				msg = string(e.Error)
+			}
+		case e.Message != nil:
+			msg = *e.Message
+		case len(e.Detail) > 0:
+			var s string
+			if json.Unmarshal(e.Detail, &s) != nil {
+				s = string(e.Detail)
+			}
+			msg = s
+		}
+	}
+	if msg == "" {
+		msg = string(bytes.TrimSpace(body))
+	}
+	return msg
+}
+
+// short is what any outside text goes through before it is recorded:
+// redacted first, so a cut cannot leave part of the key, then shortened.
+func (c *Client) short(s string) string { return shorten(c.redact(s)) }
+
+// shorten caps s at maxErrorText bytes (on a rune boundary) on one line.
+func shorten(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= maxErrorText {
+		return s
+	}
+	cut := maxErrorText
+	for cut > 0 && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return s[:cut] + "..."
+}

@@ -1,0 +1,240 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Causes of the request context's cancellation, to tell the classes apart.
+var (
+	errRequestTimeout = errors.New("request timeout")
+	errStalled        = errors.New("stall timeout")
+	errDrained        = errors.New("drain done")
+)
+
+// Do sends req and records what happened. It never returns an error: a
+// failure is a Trace whose Error says which class, with everything measured
+// before the failure kept (the partial trace). Do is safe for concurrent
+// use; concurrency beyond Options.MaxConns waits for a connection (Trace.Conn
+// shows how long).
+func (c *Client) Do(ctx context.Context, req *Request) Trace {
+	tr := Trace{Stream: req.Stream}
+	path, err := req.path()
+	var body []byte
+	if err == nil {
+		body, err = req.body()
+	}
+	if err != nil {
+		tr.Start = time.Now()
+		tr.Error, tr.ErrorText = ErrRequest, shorten(err.Error())
+		return tr
+	}
+
+	rctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if c.opts.RequestTimeout > 0 {
+		var stop context.CancelFunc
+		rctx, stop = context.WithTimeoutCause(rctx, c.opts.RequestTimeout, errRequestTimeout)
+		defer stop()
+	}
+	ph := new(phases)
+	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(rctx, ph.clientTrace()),
+		http.MethodPost, c.base+path, bytes.NewReader(body))
+	if err != nil {
+		tr.Start = time.Now()
+		tr.Error, tr.ErrorText = ErrRequest, c.short(fmt.Sprintf("base URL %q: %v", c.opts.BaseURL, err))
+		return tr
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	if req.Stream {
+		hreq.Header.Set("Accept", "text/event-stream")
+	}
+	c.auth(hreq)
+
+	x := exchange{c: c, tr: &tr, parent: ctx, rctx: rctx, cancel: cancel}
+	ph.start = time.Now()
+	x.start, tr.Start = ph.start, ph.start
+	if req.Stream && c.opts.StallTimeout > 0 {
+		x.stall = newStallWatch(x.start, c.opts.StallTimeout, cancel)
+		defer x.stall.stop()
+	}
+	resp, err := c.hc.Do(hreq)
+	if err != nil {
+		ph.copyTo(&tr)
+		x.fail(x.classify(err, ErrConnect), err.Error())
+		return tr
+	}
+	defer resp.Body.Close()
+	tr.Status = resp.StatusCode
+	switch {
+	case resp.StatusCode/100 != 2:
+		x.httpError(resp)
+	case req.Stream && !isEventStream(resp.Header.Get("Content-Type")):
+		x.unexpectedBody(resp)
+	case req.Stream:
+		if x.readStream(resp.Body, req.MaxTokens) {
+			x.drain(resp.Body)
+		}
+	default:
+		x.readBody(resp.Body)
+	}
+	ph.copyTo(&tr) // WroteRequest may be reported late, from another goroutine
+	return tr
+}
+
+// exchange is the state of one Do call after the request was built.
+type exchange struct {
+	c      *Client
+	tr     *Trace
+	start  time.Time
+	parent context.Context // the caller's: done means canceled
+	rctx   context.Context // the request's: its cause tells timeouts apart
+	cancel context.CancelCauseFunc
+	stall  *stallWatch
+}
+
+func (x *exchange) since() time.Duration { return time.Since(x.start) }
+
+// fail records a failure seen now.
+func (x *exchange) fail(class ErrorClass, text string) {
+	x.tr.Done = x.since()
+	x.tr.Error = class
+	x.tr.ErrorText = x.c.short(text)
+}
+
+// classify names the class of a transport or read error, or otherwise.
+func (x *exchange) classify(err error, otherwise ErrorClass) ErrorClass {
+	switch context.Cause(x.rctx) {
+	case errRequestTimeout, errStalled:
+		return ErrTimeout
+	}
+	if x.parent.Err() != nil {
+		return ErrCanceled
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return ErrTimeout // e.g. dial timeout
+	}
+	return otherwise
+}
+
+// describe is ErrorText for err of class: the timeout that fired, or the
+// error itself.
+func (x *exchange) describe(class ErrorClass, err error) string {
+	switch {
+	case class == ErrTimeout && context.Cause(x.rctx) == errStalled:
+		return fmt.Sprintf("stall timeout: no event for %s", x.c.opts.StallTimeout)
+	case class == ErrTimeout && context.Cause(x.rctx) == errRequestTimeout:
+		return fmt.Sprintf("request timeout after %s", x.c.opts.RequestTimeout)
+	case class == ErrCanceled:
+		return "canceled: " + context.Cause(x.parent).Error()
+	}
+	return err.Error()
+}
+
+// drain reads what is left after [DONE] (normally just the end of the
+// chunked body) so the connection can be reused, waiting at most a second:
+// a server that keeps the stream open must not hold the caller.
+func (x *exchange) drain(body interface{ Read([]byte) (int, error) }) {
+	t := time.AfterFunc(time.Second, func() { x.cancel(errDrained) })
+	defer t.Stop()
+	var buf [512]byte
+	for i := 0; i < 128; i++ { // at most 64 KiB
+		if _, err := body.Read(buf[:]); err != nil {
+			return
+		}
+	}
+}
+
+func isEventStream(ct string) bool {
+	// Servers differ in parameters (charset); some send none at all, which
+	// is read as a stream too.
+	return ct == "" || len(ct) >= 17 && ct[:17] == "text/event-stream"
+}
+
+// retryAfter parses a Retry-After header in its seconds form.
+func retryAfter(h string) time.Duration {
+	if n, err := strconv.Atoi(h); err == nil && n >= 0 {
+		return time.Duration(n) * time.Second
+	}
+	return 0
+}
+
+// phases receives the httptrace callbacks, which run on the transport's
+// goroutines: hence atomics.
+type phases struct {
+	start                    time.Time
+	conn, written, firstByte atomic.Int64
+	reused                   atomic.Bool
+}
+
+func (p *phases) clientTrace() *httptrace.ClientTrace {
+	at := func(v *atomic.Int64) { v.Store(int64(time.Since(p.start))) }
+	return &httptrace.ClientTrace{
+		GotConn: func(i httptrace.GotConnInfo) {
+			at(&p.conn)
+			p.reused.Store(i.Reused)
+		},
+		WroteRequest:         func(httptrace.WroteRequestInfo) { at(&p.written) },
+		GotFirstResponseByte: func() { at(&p.firstByte) },
+	}
+}
+
+func (p *phases) copyTo(tr *Trace) {
+	tr.Conn = time.Duration(p.conn.Load())
+	tr.ConnReused = p.reused.Load()
+	tr.Written = time.Duration(p.written.Load())
+	tr.FirstByte = time.Duration(p.firstByte.Load())
+}
+
+// stallWatch cancels a streaming request when no event arrived for limit.
+// The hot path only stores the last event's offset; the timer re-arms
+// itself from that, so there is no timer reset per event.
+type stallWatch struct {
+	start   time.Time
+	limit   time.Duration
+	last    atomic.Int64
+	cancel  context.CancelCauseFunc
+	mu      sync.Mutex // guards timer and stopped against fire
+	timer   *time.Timer
+	stopped bool
+}
+
+func newStallWatch(start time.Time, limit time.Duration, cancel context.CancelCauseFunc) *stallWatch {
+	w := &stallWatch{start: start, limit: limit, cancel: cancel}
+	w.mu.Lock()
+	w.timer = time.AfterFunc(limit, w.fire)
+	w.mu.Unlock()
+	return w
+}
+
+func (w *stallWatch) event(at time.Duration) { w.last.Store(int64(at)) }
+
+func (w *stallWatch) fire() {
+	idle := time.Since(w.start) - time.Duration(w.last.Load())
+	if idle >= w.limit {
+		w.cancel(errStalled)
+		return
+	}
+	w.mu.Lock()
+	if !w.stopped {
+		w.timer.Reset(w.limit - idle)
+	}
+	w.mu.Unlock()
+}
+
+func (w *stallWatch) stop() {
+	w.mu.Lock()
+	w.stopped = true
+	w.timer.Stop()
+	w.mu.Unlock()
+}

@@ -1,0 +1,289 @@
+package client
+
+import (
+	"bytes"
+	"unicode/utf8"
+)
+
+// scanner is the allocation-free JSON walker behind ChunkDecoder. It
+// validates everything it passes over (so it never accepts what
+// encoding/json rejects) and returns errDecline whenever encoding/json
+// might read the input differently; see ChunkDecoder.
+type scanner struct {
+	b   []byte
+	i   int
+	out []byte // unescaped strings, capacity >= len(b) so it never reallocates
+}
+
+// maxScanDepth bounds recursion; deeper input goes to encoding/json.
+const maxScanDepth = 256
+
+// Interesting keys per object level; a key that matches one only when case
+// is ignored makes the scanner decline (encoding/json folds case).
+var (
+	topKeys    = []string{"choices", "usage", "error"}
+	choiceKeys = []string{"delta", "message", "text", "finish_reason"}
+	msgKeys    = []string{"content", "reasoning_content", "reasoning"}
+	usageKeys  = []string{"prompt_tokens", "completion_tokens"}
+	errorKeys  = []string{"message"}
+)
+
+func (s *scanner) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// top parses the whole input as one object.
+func (s *scanner) top(p *chunkParts) error {
+	s.ws()
+	var seen uint8
+	err := s.object(topKeys, func(k int) error {
+		if seen&(1<<k) != 0 {
+			return errDecline // duplicate key: encoding/json merges, let it
+		}
+		seen |= 1 << k
+		switch k {
+		case 0:
+			return s.choices(p)
+		case 1:
+			return s.usage(p)
+		default:
+			return s.errorValue(p)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	s.ws()
+	if s.i != len(s.b) {
+		return errDecline // trailing data: invalid JSON
+	}
+	return nil
+}
+
+// object walks an object whose interesting keys are keys; field is called
+// with the key's index, positioned at its value; other values are skipped.
+// A func argument that does not escape costs no allocation.
+func (s *scanner) object(keys []string, field func(k int) error) error {
+	if s.i >= len(s.b) || s.b[s.i] != '{' {
+		return errDecline
+	}
+	s.i++
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == '}' {
+		s.i++
+		return nil
+	}
+	for {
+		s.ws()
+		key, ok := s.rawString()
+		if !ok {
+			return errDecline
+		}
+		s.ws()
+		if s.i >= len(s.b) || s.b[s.i] != ':' {
+			return errDecline
+		}
+		s.i++
+		s.ws()
+		k, err := matchKey(key, keys)
+		if err != nil {
+			return err
+		}
+		if k >= 0 {
+			err = field(k)
+		} else {
+			err = s.skip(0)
+		}
+		if err != nil {
+			return err
+		}
+		s.ws()
+		if s.i >= len(s.b) {
+			return errDecline
+		}
+		switch s.b[s.i] {
+		case ',':
+			s.i++
+		case '}':
+			s.i++
+			return nil
+		default:
+			return errDecline
+		}
+	}
+}
+
+// matchKey returns the index of key in keys, -1 for an uninteresting key,
+// or errDecline when encoding/json could match it where we do not.
+func matchKey(key []byte, keys []string) (int, error) {
+	for i, k := range keys {
+		if string(key) == k {
+			return i, nil
+		}
+	}
+	for _, c := range key {
+		if c == '\\' || c >= utf8.RuneSelf {
+			return -1, errDecline // escaped or non-ASCII key: may fold onto ours
+		}
+	}
+	for _, k := range keys {
+		if bytes.EqualFold(key, []byte(k)) {
+			return -1, errDecline
+		}
+	}
+	return -1, nil
+}
+
+// null consumes a JSON null if one is next.
+func (s *scanner) null() bool {
+	if len(s.b)-s.i >= 4 && string(s.b[s.i:s.i+4]) == "null" {
+		s.i += 4
+		return true
+	}
+	return false
+}
+
+func (s *scanner) choices(p *chunkParts) error {
+	if s.null() {
+		return nil
+	}
+	if s.i >= len(s.b) || s.b[s.i] != '[' {
+		return errDecline
+	}
+	s.i++
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == ']' {
+		s.i++
+		return nil
+	}
+	for n := 0; ; n++ {
+		s.ws()
+		var throwaway chunkParts
+		dst := p
+		if n > 0 {
+			dst = &throwaway // later choices are validated, not kept
+		}
+		if !s.null() {
+			if err := s.choice(dst); err != nil {
+				return err
+			}
+		}
+		p.hasChoices = true
+		s.ws()
+		if s.i >= len(s.b) {
+			return errDecline
+		}
+		switch s.b[s.i] {
+		case ',':
+			s.i++
+		case ']':
+			s.i++
+			return nil
+		default:
+			return errDecline
+		}
+	}
+}
+
+func (s *scanner) choice(p *chunkParts) error {
+	var seen uint8
+	return s.object(choiceKeys, func(k int) error {
+		if seen&(1<<k) != 0 {
+			return errDecline
+		}
+		seen |= 1 << k
+		var err error
+		switch k {
+		case 0:
+			err = s.msg(&p.delta)
+		case 1:
+			err = s.msg(&p.message)
+		case 2:
+			p.text, p.hasText, err = s.stringValue()
+		default:
+			p.finish, _, err = s.stringValue()
+		}
+		return err
+	})
+}
+
+func (s *scanner) msg(m *msgParts) error {
+	if s.null() {
+		return nil
+	}
+	var seen uint8
+	return s.object(msgKeys, func(k int) error {
+		if seen&(1<<k) != 0 {
+			return errDecline
+		}
+		seen |= 1 << k
+		var err error
+		switch k {
+		case 0:
+			m.content, m.hasContent, err = s.stringValue()
+		case 1:
+			m.reasoningContent, m.hasReasoningContent, err = s.stringValue()
+		default:
+			m.reasoning, m.hasReasoning, err = s.stringValue()
+		}
+		return err
+	})
+}
+
+func (s *scanner) usage(p *chunkParts) error {
+	if s.null() {
+		return nil
+	}
+	p.hasUsage = true
+	var seen uint8
+	return s.object(usageKeys, func(k int) error {
+		if seen&(1<<k) != 0 {
+			return errDecline
+		}
+		seen |= 1 << k
+		var err error
+		if k == 0 {
+			p.prompt, err = s.intValue()
+		} else {
+			p.completion, err = s.intValue()
+		}
+		return err
+	})
+}
+
+// errorValue reads "error": a string, an object with "message", or any
+// other non-null value (an error without a message).
+func (s *scanner) errorValue(p *chunkParts) error {
+	if s.null() {
+		return nil
+	}
+	p.hasError = true
+	if s.i >= len(s.b) {
+		return errDecline
+	}
+	switch s.b[s.i] {
+	case '"':
+		msg, _, err := s.stringValue()
+		p.errMsg = msg
+		return err
+	case '{':
+		seen := false
+		return s.object(errorKeys, func(int) error {
+			if seen {
+				return errDecline
+			}
+			seen = true
+			msg, _, err := s.stringValue()
+			p.errMsg = msg
+			return err
+		})
+	}
+	return s.skip(0)
+}

@@ -1,0 +1,200 @@
+package client
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// MaxBody bounds a non-streaming response body.
+const MaxBody = 64 << 20
+
+// Sources of Trace.OutputTokens (Trace.TokensFrom).
+const (
+	TokensFromUsage  = "usage"  // the server's usage.completion_tokens
+	TokensFromEvents = "events" // counted from token-carrying events
+	TokensUnknown    = ""       // non-streaming body without usage
+)
+
+// readers holds the per-stream parser state between requests, so the hot
+// path reuses buffers instead of allocating them per request.
+type readers struct {
+	sse SSEReader
+	dec ChunkDecoder
+}
+
+var readerPool = sync.Pool{New: func() any { return new(readers) }}
+
+// readStream reads SSE events until [DONE] or a failure, filling the trace.
+// It reports whether the stream ended cleanly with [DONE].
+//
+// Tokens per event: 1 for every event carrying non-empty content or
+// reasoning, unless the chunk also carries cumulative usage (vLLM's
+// stream_options.continuous_usage_stats), in which case the growth of
+// usage.completion_tokens since the last usage seen is used. The final
+// OutputTokens prefers the server's usage over this count.
+func (x *exchange) readStream(body io.Reader, maxTokens int) bool {
+	tr := x.tr
+	rd := readerPool.Get().(*readers)
+	defer func() {
+		rd.sse.Reset(nil) // drop the body reference before pooling
+		readerPool.Put(rd)
+	}()
+	rd.sse.Reset(body)
+	if maxTokens > 0 {
+		tr.Events = make([]Event, 0, min(maxTokens, MaxEvents))
+	}
+	counted, lastUsage, usageSeen, done := 0, 0, false, false
+	for !done {
+		data, err := rd.sse.Next()
+		now := x.since()
+		if err != nil {
+			x.streamReadError(err, counted)
+			break
+		}
+		if x.stall != nil {
+			x.stall.event(now)
+		}
+		data = bytes.TrimSpace(data)
+		if string(data) == "[DONE]" {
+			tr.Done, done = now, true
+			break
+		}
+		ch, err := rd.dec.Decode(data)
+		if err != nil {
+			x.fail(ErrMalformed, fmt.Sprintf("malformed event %s: %v", clip(data), err))
+			break
+		}
+		if ch.HasError {
+			x.fail(ErrStreamError, "stream error event: "+string(ch.ErrorMessage))
+			break
+		}
+		tokens := 1
+		if ch.HasUsage {
+			if ch.CompletionTokens > lastUsage {
+				tokens = ch.CompletionTokens - lastUsage
+			}
+			lastUsage = ch.CompletionTokens
+			usageSeen = true
+			tr.PromptTokens, tr.OutputTokens = ch.PromptTokens, ch.CompletionTokens
+		}
+		if len(ch.FinishReason) > 0 && string(ch.FinishReason) != tr.FinishReason {
+			tr.FinishReason = string(ch.FinishReason)
+		}
+		if len(ch.Content) == 0 && len(ch.Reasoning) == 0 {
+			continue // role-only, finish or usage chunk: no generated token
+		}
+		x.tokenEvent(now, tokens, len(ch.Content) > 0)
+		counted += tokens
+	}
+	if usageSeen {
+		tr.TokensFrom = TokensFromUsage
+	} else {
+		tr.OutputTokens, tr.TokensFrom = counted, TokensFromEvents
+	}
+	return done
+}
+
+// tokenEvent records one event that carried generated tokens.
+func (x *exchange) tokenEvent(now time.Duration, tokens int, visible bool) {
+	tr := x.tr
+	if tr.FirstToken == 0 {
+		tr.FirstToken = now
+	}
+	if visible && tr.FirstVisible == 0 {
+		tr.FirstVisible = now
+	}
+	if len(tr.Events) < MaxEvents {
+		tr.Events = append(tr.Events, Event{At: now, Tokens: tokens, Reasoning: !visible})
+	} else {
+		tr.EventsDropped++
+	}
+}
+
+// streamReadError classifies the end of a stream that had no [DONE].
+func (x *exchange) streamReadError(err error, counted int) {
+	class := x.classify(err, ErrTruncated)
+	switch {
+	case class != ErrTruncated:
+		x.fail(class, x.describe(class, err))
+	case errors.Is(err, io.EOF):
+		x.fail(ErrTruncated, fmt.Sprintf("stream ended without [DONE] after %d token events", counted))
+	case errors.Is(err, ErrEventTooLarge):
+		x.fail(ErrMalformed, err.Error())
+	default:
+		x.fail(ErrTruncated, fmt.Sprintf("stream cut after %d token events: %v", counted, err))
+	}
+}
+
+// readBody reads a non-streaming response. FirstToken, FirstVisible and
+// Done are all the moment the whole body was read and parsed: nothing is
+// visible before that.
+func (x *exchange) readBody(r io.Reader) {
+	tr := x.tr
+	body, err := io.ReadAll(io.LimitReader(r, MaxBody+1))
+	if err != nil {
+		class := x.classify(err, ErrTruncated)
+		x.fail(class, "reading body: "+x.describe(class, err))
+		return
+	}
+	if len(body) > MaxBody {
+		x.fail(ErrMalformed, fmt.Sprintf("body over %d bytes", MaxBody))
+		return
+	}
+	rd := readerPool.Get().(*readers)
+	defer readerPool.Put(rd)
+	ch, err := rd.dec.Decode(body)
+	if err != nil {
+		x.fail(ErrMalformed, fmt.Sprintf("malformed body %s: %v", clip(body), err))
+		return
+	}
+	if ch.HasError {
+		x.fail(ErrStreamError, "error in a 2xx body: "+string(ch.ErrorMessage))
+		return
+	}
+	if !ch.HasChoices {
+		x.fail(ErrMalformed, fmt.Sprintf("body has no choices: %s", clip(body)))
+		return
+	}
+	now := x.since()
+	tr.FirstToken, tr.FirstVisible, tr.Done = now, now, now
+	tr.FinishReason = string(ch.FinishReason)
+	if ch.HasUsage {
+		tr.PromptTokens, tr.OutputTokens, tr.TokensFrom = ch.PromptTokens, ch.CompletionTokens, TokensFromUsage
+	}
+}
+
+// httpError records a non-2xx response with the server's message.
+func (x *exchange) httpError(resp *http.Response) {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	x.tr.RetryAfter = retryAfter(resp.Header.Get("Retry-After"))
+	x.fail(ErrHTTPStatus, "HTTP "+strconv.Itoa(resp.StatusCode)+": "+errorText(body))
+}
+
+// unexpectedBody handles a streaming request answered without an event
+// stream: an error object is a stream error, anything else is malformed.
+func (x *exchange) unexpectedBody(resp *http.Response) {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	rd := readerPool.Get().(*readers)
+	defer readerPool.Put(rd)
+	if ch, err := rd.dec.Decode(body); err == nil && ch.HasError {
+		x.fail(ErrStreamError, "error instead of a stream: "+string(ch.ErrorMessage))
+		return
+	}
+	x.fail(ErrMalformed, fmt.Sprintf("expected text/event-stream, got %q: %s",
+		resp.Header.Get("Content-Type"), clip(body)))
+}
+
+// clip quotes the start of outside data for an error message.
+func clip(b []byte) string {
+	const n = 80
+	if len(b) > n {
+		return strconv.Quote(string(b[:n])) + "..."
+	}
+	return strconv.Quote(string(b))
+}
