@@ -1,0 +1,330 @@
+package compare
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/report/stats"
+)
+
+// DefaultAlpha is the significance level used when Options.Alpha is 0.
+const DefaultAlpha = 0.05
+
+// approxMinN is the sample size per side from which the normal
+// approximation to the U distribution is commonly taken as adequate
+// (Mann & Whitney 1947 tabulated exact values up to 8).
+const approxMinN = 8
+
+// MinSamples is how many successful measured requests each side of a run
+// needs to be judged at alpha: at least approxMinN for the normal
+// approximation, and at least enough that the most extreme outcome could
+// reach significance (4 per side at alpha 0.05, 8 at 0.001).
+func MinSamples(alpha float64) int { return max(approxMinN, stats.MannWhitneyMinN(alpha)) }
+
+// Options control a comparison.
+type Options struct {
+	Alpha      float64     // significance level; 0 means DefaultAlpha
+	Thresholds []Threshold // laid over DefaultThresholds by key; Off removes one
+	Force      bool        // compare runs whose workloads differ (the differences are reported)
+}
+
+// Diff is one field that differs between the two sides.
+type Diff struct {
+	Field string `json:"field"`
+	Base  string `json:"base"`
+	New   string `json:"new"`
+}
+
+func (d Diff) String() string { return fmt.Sprintf("%s: %s -> %s", d.Field, d.Base, d.New) }
+
+// MismatchError is returned when a run's workloads differ and Options.Force
+// is not set. It wraps ErrMismatch.
+type MismatchError struct {
+	Run   string
+	Diffs []Diff
+}
+
+func (e *MismatchError) Error() string {
+	parts := make([]string, len(e.Diffs))
+	for i, d := range e.Diffs {
+		parts[i] = d.String()
+	}
+	return fmt.Sprintf("run %q: workloads differ (%s); refusing to compare (use --force to compare anyway)", e.Run, strings.Join(parts, "; "))
+}
+
+// Unwrap makes errors.Is(err, ErrMismatch) true.
+func (e *MismatchError) Unwrap() error { return ErrMismatch }
+
+// InvalidRunError says why one side cannot be judged. It wraps ErrInvalidRun.
+type InvalidRunError struct {
+	Side   string // "base" or "new"
+	Path   string
+	Run    string // "" when about the whole side
+	Reason string
+}
+
+func (e *InvalidRunError) Error() string {
+	if e.Run == "" {
+		return fmt.Sprintf("%s (%s): %s", e.Side, e.Path, e.Reason)
+	}
+	return fmt.Sprintf("%s (%s) run %q: %s", e.Side, e.Path, e.Run, e.Reason)
+}
+
+// Unwrap makes errors.Is(err, ErrInvalidRun) true.
+func (e *InvalidRunError) Unwrap() error { return ErrInvalidRun }
+
+// Compare compares new against base run by run (runs are matched by name).
+// It returns an error wrapping ErrMismatch when workloads differ (unless
+// opts.Force), ErrInvalidRun when a side cannot be judged, ErrInput when
+// the two have no run in common. The Report says whether anything
+// regressed; a regression is not an error.
+func Compare(base, new *Side, opts Options) (*Report, error) {
+	alpha := opts.Alpha
+	if alpha == 0 {
+		alpha = DefaultAlpha
+	}
+	if !(alpha > 0 && alpha < 1) {
+		return nil, fmt.Errorf("%w: alpha %v is not in (0, 1)", ErrInput, alpha)
+	}
+	if err := errors.Join(noRuns(base, "base"), noRuns(new, "new")); err != nil {
+		return nil, err
+	}
+	rep := &Report{
+		Alpha:      alpha,
+		MinSamples: MinSamples(alpha),
+		Test:       "two-sided Mann-Whitney U test (normal approximation, tie- and continuity-corrected) on per-request samples, successful measured requests only",
+		Base:       sideInfo(base),
+		New:        sideInfo(new),
+		Forced:     opts.Force,
+	}
+	th := activeThresholds(opts.Thresholds)
+	rep.Thresholds = sortedThresholds(th)
+	rep.ServerDiffs = serverDiffs(base.Results, new.Results)
+	pairs, err := matchRuns(base, new, rep)
+	if err != nil {
+		return nil, err
+	}
+	var errs []error
+	for i := range pairs {
+		p := &pairs[i]
+		p.diffs = workloadDiffs(p.b, p.n)
+		if len(p.diffs) > 0 && !opts.Force {
+			errs = append(errs, &MismatchError{Run: p.b.Name, Diffs: p.diffs})
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	for i := range pairs {
+		p := &pairs[i]
+		p.sb, p.sn = samplesOf(base.Records, p.b.Name), samplesOf(new.Records, p.n.Name)
+		errs = append(errs, checkSide(base, "base", p.b, p.sb, rep.MinSamples, alpha), checkSide(new, "new", p.n, p.sn, rep.MinSamples, alpha))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	for _, p := range pairs {
+		rep.Runs = append(rep.Runs, compareRun(p, th, alpha, rep.MinSamples))
+	}
+	return rep, nil
+}
+
+type runPair struct {
+	b, n   *result.Run
+	sb, sn *runSamples
+	diffs  []Diff
+}
+
+func noRuns(s *Side, label string) error {
+	if s.Results != nil && len(s.Results.Runs) > 0 {
+		return nil
+	}
+	reason := "no runs: the server failed or the benchmark stopped before any run finished"
+	if s.Results != nil && len(s.Results.Warnings) > 0 {
+		reason += " (warnings: " + strings.Join(s.Results.Warnings, "; ") + ")"
+	}
+	return &InvalidRunError{Side: label, Path: s.Path, Reason: reason}
+}
+
+// matchRuns pairs runs by name in base order and notes the unmatched.
+func matchRuns(base, new *Side, rep *Report) ([]runPair, error) {
+	byName := map[string]*result.Run{}
+	for i := range new.Results.Runs {
+		byName[new.Results.Runs[i].Name] = &new.Results.Runs[i]
+	}
+	var pairs []runPair
+	seen := map[string]bool{}
+	for i := range base.Results.Runs {
+		b := &base.Results.Runs[i]
+		seen[b.Name] = true
+		if n, ok := byName[b.Name]; ok {
+			pairs = append(pairs, runPair{b: b, n: n})
+		} else {
+			rep.OnlyInBase = append(rep.OnlyInBase, b.Name)
+		}
+	}
+	for _, r := range new.Results.Runs {
+		if !seen[r.Name] {
+			rep.OnlyInNew = append(rep.OnlyInNew, r.Name)
+		}
+	}
+	if len(pairs) == 0 {
+		return nil, fmt.Errorf("%w: no run in common: base %s has %s, new %s has %s", ErrInput,
+			base.Path, runNames(base.Results.Runs), new.Path, runNames(new.Results.Runs))
+	}
+	return pairs, nil
+}
+
+func runNames(runs []result.Run) string {
+	names := make([]string, len(runs))
+	for i, r := range runs {
+		names[i] = strconv.Quote(r.Name)
+	}
+	return "[" + strings.Join(names, " ") + "]"
+}
+
+// workloadDiffs lists what differs between two runs' workloads. Request
+// counts, duration and warm-up may differ: the test copes with unequal
+// sizes. A prompt file is compared by base name, so a baseline made on
+// another machine still matches.
+func workloadDiffs(b, n *result.Run) []Diff {
+	wb, wn := b.Workload, n.Workload
+	var d []Diff
+	add := func(field string, x, y any) {
+		xs, ys := fmt.Sprint(x), fmt.Sprint(y)
+		if xs != ys {
+			d = append(d, Diff{Field: field, Base: xs, New: ys})
+		}
+	}
+	add("model", wb.Model, wn.Model)
+	add("mode", wb.Mode, wn.Mode)
+	add("stream", b.Stream, n.Stream)
+	add("endpoint", wb.Endpoint, wn.Endpoint)
+	add("max_tokens", wb.MaxTokens, wn.MaxTokens)
+	add("exact_length", wb.ExactLength, wn.ExactLength)
+	add("prompt_kind", wb.PromptKind, wn.PromptKind)
+	add("prompt_tokens", wb.PromptTokens, wn.PromptTokens)
+	add("prompt_file", baseName(wb.PromptFile), baseName(wn.PromptFile))
+	add("concurrency", wb.Concurrency, wn.Concurrency)
+	add("rate", wb.Rate, wn.Rate)
+	add("arrival", wb.Arrival, wn.Arrival)
+	add("burstiness", wb.Burstiness, wn.Burstiness)
+	return d
+}
+
+func baseName(p string) string {
+	if p == "" {
+		return ""
+	}
+	return filepath.Base(p)
+}
+
+// serverDiffs lists server-side and harness differences: what a
+// comparison is for, so they are shown and never refused.
+func serverDiffs(b, n *result.Results) []Diff {
+	var d []Diff
+	add := func(field, x, y string) {
+		if x != y {
+			d = append(d, Diff{Field: field, Base: orNone(x), New: orNone(y)})
+		}
+	}
+	add("servebench_version", b.Manifest.Version, n.Manifest.Version)
+	add("server.version", b.Server.Version, n.Server.Version)
+	add("server.command", b.Server.Command, n.Server.Command)
+	add("server.preset", b.Server.Preset, n.Server.Preset)
+	add("server.model", b.Server.Model, n.Server.Model)
+	add("server.dialect", b.Server.Dialect, n.Server.Dialect)
+	bb, nb := bundledFields(b.Server.Bundled), bundledFields(n.Server.Bundled)
+	for i := range bb {
+		add("bundled."+bundledNames[i], bb[i], nb[i])
+	}
+	add("host.cpus", strconv.Itoa(b.Manifest.Host.CPUs), strconv.Itoa(n.Manifest.Host.CPUs))
+	add("host.go_version", b.Manifest.Host.GoVersion, n.Manifest.Host.GoVersion)
+	add("host.os_arch", b.Manifest.Host.OS+"/"+b.Manifest.Host.Arch, n.Manifest.Host.OS+"/"+n.Manifest.Host.Arch)
+	return d
+}
+
+var bundledNames = []string{"gpu", "model", "speedup", "seed", "args"}
+
+func bundledFields(b *result.Bundled) []string {
+	if b == nil {
+		return make([]string, len(bundledNames))
+	}
+	return []string{b.GPU, b.Model, fmtFloat(b.Speedup), strconv.FormatInt(b.Seed, 10), strings.Join(b.Args, " ")}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+func fmtFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// checkSide refuses a run side that cannot be judged.
+func checkSide(s *Side, label string, r *result.Run, smp *runSamples, minN int, alpha float64) error {
+	bad := func(reason string) error {
+		return &InvalidRunError{Side: label, Path: s.Path, Run: r.Name, Reason: reason}
+	}
+	switch {
+	case smp.measured == 0 && r.Requests > 0:
+		return &InputError{Path: filepath.Join(s.Path, result.RequestsFile),
+			Err: fmt.Errorf("no measured requests for run %q, though results.json counts %d", r.Name, r.Requests)}
+	case smp.measured == 0:
+		return bad("no measured requests")
+	case smp.ok() == 0:
+		return bad(fmt.Sprintf("every one of the %d measured requests failed (%s)", smp.measured, errorSummary(r.Errors)))
+	case smp.ok() < minN:
+		return bad(fmt.Sprintf("only %d successful measured requests; at least %d per side are needed to judge (Mann-Whitney normal approximation; at alpha %g it cannot reach significance below %d): run more requests",
+			smp.ok(), minN, alpha, stats.MannWhitneyMinN(alpha)))
+	}
+	return nil
+}
+
+func errorSummary(m map[string]int) string {
+	if len(m) == 0 {
+		return "no error classes recorded"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+func sortedThresholds(m map[string]Threshold) []Threshold {
+	out := make([]Threshold, 0, len(m))
+	for _, q := range quantities {
+		for _, s := range q.Stats {
+			if t, ok := m[q.Name+"."+s]; ok {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// relChange is (new - base) / |base|, or nil when base is 0.
+func relChange(base, new float64) *float64 {
+	if math.IsNaN(base) || math.IsNaN(new) || (base == 0 && new != 0) {
+		return nil
+	}
+	if base == new {
+		c := 0.0
+		return &c
+	}
+	c := (new - base) / math.Abs(base)
+	return &c
+}

@@ -1,0 +1,33 @@
+// Package compare is servebench's CI regression gate: it compares two saved
+// result sets (a baseline and a new run, each results.json plus
+// requests.jsonl) run by run, and says which quantities got significantly
+// and materially worse.
+//
+// It sits at the end of the pipeline, after bench has written its results:
+//
+//	Load(base), Load(new) -> Compare(base, new, Options) -> Report -> Write(w, format)
+//
+// Gate does all of that for `servebench table|run --baseline DIR`.
+//
+// Significance: a two-sided Mann-Whitney U test (normal approximation with
+// tie and continuity correction, as SciPy's asymptotic method and
+// benchstat) on the per-request samples of requests.jsonl, successful
+// measured requests only (warm-up excluded). It is distribution-free: it
+// needs no normality, and latency's long tails and multi-modal shapes
+// (queueing, preemption) only move ranks, so one slow outlier cannot make
+// or break a verdict as it can for a t-test on means. The test asks whether
+// one side's values tend to be larger, which is what a latency regression
+// is; the threshold then asks whether the chosen statistic moved enough to
+// matter. A regression is both.
+//
+// Engine figures (engine.*) come from /metrics histogram deltas: a mean and
+// bucket estimates per run, no per-request samples, so they get no
+// significance test; they are judged on their threshold alone, and only
+// when the engine counted enough requests on both sides.
+//
+// Nothing here touches the process: no flags, no os.Exit, output goes to
+// the io.Writer given. Errors wrap ErrInput (unusable input: missing files,
+// bad JSON, schema or workload mismatch) or ErrInvalidRun (a side that
+// cannot be judged: no runs, every request failed, too few samples) so the
+// command can map them to exit codes 2 and 3.
+package compare

@@ -1,0 +1,180 @@
+package compare
+
+import (
+	"slices"
+
+	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/report/stats"
+)
+
+// source says where a quantity's figures come from, and so how it is judged.
+type source int
+
+const (
+	fromSamples    source = iota // per-request samples: Mann-Whitney test + threshold
+	fromEngine                   // /metrics histogram delta: threshold only
+	fromThroughput               // one figure per run; tested on per-request token rates
+	fromErrors                   // failure fraction; tested on 0/1 per request
+)
+
+// quantity describes one comparable quantity.
+type quantity struct {
+	Name     string
+	src      source
+	Unit     string // "s", "tokens/s", "req/s", "fraction"
+	Headline string // the statistic always shown
+	Stats    []string
+	Doc      string
+}
+
+var (
+	clientStats = []string{"median", "mean", "p90", "p99"}
+	engineStats = []string{"mean", "p50", "p90", "p99"}
+)
+
+// quantities lists every quantity compare knows, in report order.
+var quantities = []quantity{
+	{Name: "client.first_visible", src: fromSamples, Unit: "s", Headline: "median", Stats: clientStats, Doc: "request sent -> first visible content (non-streaming: whole body)"},
+	{Name: "client.first_token", src: fromSamples, Unit: "s", Headline: "median", Stats: clientStats, Doc: "request sent -> first generated token (content or reasoning)"},
+	{Name: "client.ttfb", src: fromSamples, Unit: "s", Headline: "median", Stats: clientStats, Doc: "request written -> first response byte"},
+	{Name: "client.e2e", src: fromSamples, Unit: "s", Headline: "median", Stats: clientStats, Doc: "request sent -> end of response"},
+	{Name: "client.tpot", src: fromSamples, Unit: "s", Headline: "median", Stats: clientStats, Doc: "per request (e2e - first_visible) / (output_tokens - 1); streaming only"},
+	{Name: "client.itl", src: fromSamples, Unit: "s", Headline: "median", Stats: clientStats, Doc: "per request median gap between content events; streaming only"},
+	{Name: "engine.ttft", src: fromEngine, Unit: "s", Headline: "mean", Stats: engineStats, Doc: "engine TTFT from /metrics (includes queue wait)"},
+	{Name: "engine.e2e", src: fromEngine, Unit: "s", Headline: "mean", Stats: engineStats, Doc: "engine E2E from /metrics"},
+	{Name: "engine.queue", src: fromEngine, Unit: "s", Headline: "mean", Stats: engineStats, Doc: "engine queue wait from /metrics"},
+	{Name: "throughput", src: fromThroughput, Unit: "tokens/s", Headline: "output_tokens_per_s", Stats: []string{"output_tokens_per_s", "requests_per_s"}, Doc: "run throughput; significance from per-request output tokens/s"},
+	{Name: "errors", src: fromErrors, Unit: "fraction", Headline: "rate", Stats: []string{"rate"}, Doc: "failed / measured requests"},
+}
+
+func lookupQuantity(name string) (quantity, bool) {
+	for _, q := range quantities {
+		if q.Name == name {
+			return q, true
+		}
+	}
+	return quantity{}, false
+}
+
+// isTime says whether absolute thresholds of q take a time unit.
+func (q quantity) isTime() bool { return q.Unit == "s" }
+
+// higherIsWorse: latencies and error rates; throughput is the exception.
+func (q quantity) higherIsWorse() bool { return q.src != fromThroughput }
+
+func (q quantity) hasStat(s string) bool { return slices.Contains(q.Stats, s) }
+
+// unitOf is the unit of one statistic of q.
+func (q quantity) unitOf(stat string) string {
+	if stat == "requests_per_s" {
+		return "req/s"
+	}
+	return q.Unit
+}
+
+// runSamples holds the per-request samples of one run on one side.
+type runSamples struct {
+	measured int                  // measured (non-warm-up) requests
+	failed   int                  // of which failed
+	byName   map[string][]float64 // client.* quantity -> one value per successful request
+	rates    []float64            // output tokens/s per successful request
+	failures []float64            // 1 failed, 0 ok, per measured request
+}
+
+func (s *runSamples) ok() int { return s.measured - s.failed }
+
+// samplesOf extracts run's samples from recs. Only successful, measured
+// requests give latency samples; ITL is one median per request, not the
+// pooled gaps, because gaps within a request are correlated and pooling
+// them would make the test see thousands of "independent" samples where
+// there are tens, and cry wolf.
+func samplesOf(recs []result.Record, run string) *runSamples {
+	s := &runSamples{byName: map[string][]float64{}}
+	add := func(name string, v float64) { s.byName[name] = append(s.byName[name], v) }
+	for i := range recs {
+		r := &recs[i]
+		if r.Run != run || r.Warmup {
+			continue
+		}
+		s.measured++
+		if r.Error != "" {
+			s.failed++
+			s.failures = append(s.failures, 1)
+			continue
+		}
+		s.failures = append(s.failures, 0)
+		if r.FirstVisibleS > 0 {
+			add("client.first_visible", r.FirstVisibleS)
+		}
+		if r.FirstTokenS > 0 {
+			add("client.first_token", r.FirstTokenS)
+		}
+		if r.TTFBS > 0 {
+			add("client.ttfb", r.TTFBS)
+		}
+		if r.E2ES > 0 {
+			add("client.e2e", r.E2ES)
+			s.rates = append(s.rates, float64(r.OutputTokens)/r.E2ES)
+		}
+		if r.Stream && r.OutputTokens > 1 && r.FirstVisibleS > 0 && r.E2ES >= r.FirstVisibleS {
+			add("client.tpot", (r.E2ES-r.FirstVisibleS)/float64(r.OutputTokens-1))
+		}
+		if itl, ok := medianGap(r.Events); ok {
+			add("client.itl", itl)
+		}
+	}
+	return s
+}
+
+// medianGap is the median gap between consecutive content events.
+func medianGap(ev [][2]float64) (float64, bool) {
+	if len(ev) < 2 {
+		return 0, false
+	}
+	gaps := make([]float64, 0, len(ev)-1)
+	for i := 1; i < len(ev); i++ {
+		gaps = append(gaps, ev[i][0]-ev[i-1][0])
+	}
+	return stats.Summarize(gaps).Median, true
+}
+
+// statOf picks one statistic out of a summary.
+func statOf(s *stats.Summary, stat string) float64 {
+	switch stat {
+	case "mean":
+		return s.Mean
+	case "p90":
+		return s.P90
+	case "p99":
+		return s.P99
+	default:
+		return s.Median
+	}
+}
+
+// engineHist picks an engine histogram out of a run.
+func engineHist(e *result.EngineStats, name string) *result.Hist {
+	switch name {
+	case "engine.ttft":
+		return e.TTFTS
+	case "engine.e2e":
+		return e.E2ES
+	case "engine.queue":
+		return e.QueueS
+	}
+	return nil
+}
+
+// histStat picks one statistic out of an engine histogram.
+func histStat(h *result.Hist, stat string) float64 {
+	switch stat {
+	case "p50":
+		return h.P50Est
+	case "p90":
+		return h.P90Est
+	case "p99":
+		return h.P99Est
+	default:
+		return h.Mean
+	}
+}

@@ -1,0 +1,266 @@
+package compare
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/report/stats"
+)
+
+// Report is the outcome of Compare. Its JSON form is the json output format.
+type Report struct {
+	Alpha       float64     `json:"alpha"`
+	MinSamples  int         `json:"min_samples"` // successful requests needed per side and run
+	Test        string      `json:"test"`
+	Base        SideInfo    `json:"base"`
+	New         SideInfo    `json:"new"`
+	ServerDiffs []Diff      `json:"server_differences"` // shown, never refused
+	Thresholds  []Threshold `json:"thresholds"`         // active: defaults overlaid with Options
+	Forced      bool        `json:"forced,omitempty"`
+	Runs        []RunReport `json:"runs"`
+	OnlyInBase  []string    `json:"only_in_base,omitempty"`
+	OnlyInNew   []string    `json:"only_in_new,omitempty"`
+}
+
+// SideInfo is what a report shows about one side: where it came from and
+// its manifest.
+type SideInfo struct {
+	Path     string          `json:"path"`
+	Manifest result.Manifest `json:"manifest"`
+	Server   result.Server   `json:"server"`
+	Warnings []string        `json:"warnings,omitempty"`
+}
+
+func sideInfo(s *Side) SideInfo {
+	w := append([]string(nil), s.Results.Warnings...)
+	return SideInfo{Path: s.Path, Manifest: s.Results.Manifest, Server: s.Results.Server, Warnings: append(w, s.Warnings...)}
+}
+
+// RunReport compares one run.
+type RunReport struct {
+	Name          string          `json:"name"`
+	Stream        bool            `json:"stream"`
+	Workload      result.Workload `json:"workload"`                       // the base side's
+	WorkloadDiffs []Diff          `json:"workload_differences,omitempty"` // only with Force
+	Base          Counts          `json:"base"`
+	New           Counts          `json:"new"`
+	Rows          []Row           `json:"rows"`
+}
+
+// Counts are a run side's measured requests.
+type Counts struct {
+	Measured int `json:"measured"`
+	OK       int `json:"ok"`
+	Failed   int `json:"failed"`
+}
+
+// Verdicts of a Row.
+const (
+	VerdictRegression  = "REGRESSION"
+	VerdictWorse       = "worse, within limit" // significant, not past its threshold
+	VerdictWorseNoGate = "worse"               // significant, no threshold set
+	VerdictBetter      = "better"
+	VerdictSame        = "~" // no significant change
+	VerdictNoTest      = "no test"
+	VerdictNotJudged   = "not judged"
+)
+
+// Row is one statistic of one quantity in one run.
+type Row struct {
+	Quantity    string   `json:"quantity"`
+	Stat        string   `json:"stat"`
+	Unit        string   `json:"unit"`
+	Base        float64  `json:"base"`
+	New         float64  `json:"new"`
+	Change      *float64 `json:"change"` // (new-base)/base; null when base is 0
+	P           *float64 `json:"p"`      // null: no significance test
+	NBase       int      `json:"n_base"` // samples (or engine count) behind each side
+	NNew        int      `json:"n_new"`
+	Significant bool     `json:"significant"`
+	Threshold   string   `json:"threshold,omitempty"`
+	Past        bool     `json:"past_threshold"`
+	Regression  bool     `json:"regression"`
+	Verdict     string   `json:"verdict"`
+	Note        string   `json:"note,omitempty"`
+}
+
+// Key is "QUANTITY.STAT".
+func (r Row) Key() string { return r.Quantity + "." + r.Stat }
+
+// Regressed reports whether any row of any run is a regression.
+func (r *Report) Regressed() bool { return len(r.Regressions()) > 0 }
+
+// Regressions lists the regressions as `run: quantity.stat +12.3% (p=0.001)`.
+func (r *Report) Regressions() []string {
+	var out []string
+	for _, run := range r.Runs {
+		for _, row := range run.Rows {
+			if row.Regression {
+				out = append(out, fmt.Sprintf("%s: %s %s (%s -> %s, %s)", run.Name, row.Key(), fmtChange(row.Change), fmtValue(row.Base, row.Unit), fmtValue(row.New, row.Unit), pPhrase(row.P)))
+			}
+		}
+	}
+	return out
+}
+
+// compareRun builds the rows of one run: each quantity's headline
+// statistic, plus every statistic that has a threshold.
+func compareRun(p runPair, th map[string]Threshold, alpha float64, minN int) RunReport {
+	rr := RunReport{
+		Name: p.b.Name, Stream: p.b.Stream, Workload: p.b.Workload, WorkloadDiffs: p.diffs,
+		Base: Counts{p.sb.measured, p.sb.ok(), p.sb.failed},
+		New:  Counts{p.sn.measured, p.sn.ok(), p.sn.failed},
+	}
+	for _, q := range quantities {
+		for _, stat := range q.Stats {
+			t, has := th[q.Name+"."+stat]
+			if stat != q.Headline && !has {
+				continue
+			}
+			row, ok := buildRow(q, stat, p, alpha, minN)
+			if !ok {
+				continue
+			}
+			if has {
+				row.Threshold = t.String()
+				row.Past = t.past(row.Base, row.New, q.higherIsWorse())
+			}
+			judge(&row, q, has, alpha)
+			rr.Rows = append(rr.Rows, row)
+		}
+	}
+	return rr
+}
+
+// buildRow fills base, new, change and p; false when neither side has the
+// quantity (e.g. ITL of a non-streaming run).
+func buildRow(q quantity, stat string, p runPair, alpha float64, minN int) (Row, bool) {
+	row := Row{Quantity: q.Name, Stat: stat, Unit: q.unitOf(stat)}
+	switch q.src {
+	case fromSamples:
+		xb, xn := p.sb.byName[q.Name], p.sn.byName[q.Name]
+		if len(xb) == 0 && len(xn) == 0 {
+			return row, false
+		}
+		row.NBase, row.NNew = len(xb), len(xn)
+		if len(xb) < minN || len(xn) < minN {
+			row.Note = fmt.Sprintf("too few samples (base %d, new %d; need %d each)", len(xb), len(xn), minN)
+			row.Verdict = VerdictNotJudged
+			row.Base, row.New = summaryStat(xb, stat), summaryStat(xn, stat)
+			break
+		}
+		row.Base, row.New = summaryStat(xb, stat), summaryStat(xn, stat)
+		row.P = mwP(xb, xn)
+	case fromEngine:
+		hb, hn := engineHist(&p.b.Engine, q.Name), engineHist(&p.n.Engine, q.Name)
+		if hb == nil && hn == nil {
+			return row, false
+		}
+		if hb == nil || hn == nil {
+			row.Note = "exported by one side only"
+			row.Verdict = VerdictNotJudged
+			row.Base, row.New = histOrNaN(hb, stat), histOrNaN(hn, stat)
+			break
+		}
+		row.Base, row.New = histStat(hb, stat), histStat(hn, stat)
+		row.NBase, row.NNew = int(hb.Count), int(hn.Count)
+		row.Note = noteEngine
+		if stat != "mean" {
+			row.Note += " (bucket estimate)"
+		}
+		if row.NBase < minN || row.NNew < minN {
+			row.Note = fmt.Sprintf("engine counted too few requests (base %d, new %d; need %d each)", row.NBase, row.NNew, minN)
+			row.Verdict = VerdictNotJudged
+		}
+	case fromThroughput:
+		row.Base, row.New = p.b.Throughput.OutputTokensPerS, p.n.Throughput.OutputTokensPerS
+		if stat == "requests_per_s" {
+			row.Base, row.New = p.b.Throughput.RequestsPerS, p.n.Throughput.RequestsPerS
+		}
+		row.NBase, row.NNew = len(p.sb.rates), len(p.sn.rates)
+		row.P = mwP(p.sb.rates, p.sn.rates)
+		row.Note = noteThroughput
+	case fromErrors:
+		row.Base, row.New = frac(p.sb.failed, p.sb.measured), frac(p.sn.failed, p.sn.measured)
+		row.NBase, row.NNew = p.sb.measured, p.sn.measured
+		row.P = mwP(p.sb.failures, p.sn.failures)
+	}
+	row.Change = relChange(row.Base, row.New)
+	return row, true
+}
+
+// judge sets Significant, Regression and Verdict of a row buildRow did not
+// already mark as not judged.
+func judge(row *Row, q quantity, hasThreshold bool, alpha float64) {
+	if row.Verdict != "" {
+		return
+	}
+	if q.src == fromEngine {
+		row.Verdict = VerdictNoTest
+		if row.Past {
+			row.Regression, row.Verdict = true, VerdictRegression
+		}
+		return
+	}
+	worse := row.New > row.Base
+	if !q.higherIsWorse() {
+		worse = row.New < row.Base
+	}
+	row.Significant = row.P != nil && *row.P < alpha
+	switch {
+	case !row.Significant || row.New == row.Base:
+		row.Verdict = VerdictSame
+	case !worse:
+		row.Verdict = VerdictBetter
+	case row.Past:
+		row.Regression, row.Verdict = true, VerdictRegression
+	case hasThreshold:
+		row.Verdict = VerdictWorse
+	default:
+		row.Verdict = VerdictWorseNoGate
+	}
+}
+
+func summaryStat(xs []float64, stat string) float64 {
+	s := stats.Summarize(xs)
+	if s == nil {
+		return math.NaN()
+	}
+	return statOf(s, stat)
+}
+
+func histOrNaN(h *result.Hist, stat string) float64 {
+	if h == nil {
+		return math.NaN()
+	}
+	return histStat(h, stat)
+}
+
+// mwP is the Mann-Whitney p-value of xs against ys, or nil when a side
+// is empty.
+func mwP(xs, ys []float64) *float64 {
+	res, err := stats.MannWhitney(xs, ys)
+	if err != nil {
+		return nil
+	}
+	return &res.P
+}
+
+func frac(a, b int) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+// pPhrase is "p=0.012", "p<0.001" or "no test".
+func pPhrase(p *float64) string {
+	switch {
+	case p == nil:
+		return "no test"
+	case *p < 0.001:
+		return "p<0.001"
+	}
+	return fmt.Sprintf("p=%.3f", *p)
+}

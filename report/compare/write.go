@@ -1,0 +1,227 @@
+package compare
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
+// Writer renders a report in one format.
+type Writer func(w io.Writer, r *Report) error
+
+// Formats are the valid --format values, in help order.
+var Formats = []string{"text", "markdown", "json", "junit"}
+
+var writers = map[string]Writer{"text": WriteText, "markdown": WriteMarkdown, "json": WriteJSON, "junit": WriteJUnit}
+
+// WriterFor returns the writer of format, or an error naming the valid ones.
+func WriterFor(format string) (Writer, error) {
+	if w, ok := writers[format]; ok {
+		return w, nil
+	}
+	return nil, fmt.Errorf("%w: --format %q: want one of %s", ErrInput, format, strings.Join(Formats, ", "))
+}
+
+// Write renders r to w in format.
+func Write(w io.Writer, r *Report, format string) error {
+	wr, err := WriterFor(format)
+	if err != nil {
+		return err
+	}
+	return wr(w, r)
+}
+
+// WriteJSON writes the report as indented JSON.
+func WriteJSON(w io.Writer, r *Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// errWriter keeps the first write error so the writers can stay linear.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) printf(format string, a ...any) {
+	if e.err == nil {
+		_, e.err = fmt.Fprintf(e.w, format, a...)
+	}
+}
+
+// WriteText writes the report for a terminal or a CI log.
+func WriteText(w io.Writer, r *Report) error {
+	ew := &errWriter{w: w}
+	ew.printf("servebench compare: %s (base) vs %s (new)\n\n", r.Base.Path, r.New.Path)
+	cells := [][]string{{"", "base", "new"}}
+	for _, m := range manifestRows(r.Base, r.New) {
+		cells = append(cells, m[:])
+	}
+	writeTable(ew, "  ", cells, []bool{false, false, false})
+	ew.printf("\nserver-side differences (what is compared; never refused):%s\n", noneIfEmpty(len(r.ServerDiffs)))
+	for _, d := range r.ServerDiffs {
+		ew.printf("  %s\n", d)
+	}
+	for _, s := range []SideInfo{r.Base, r.New} {
+		for _, warn := range s.Warnings {
+			ew.printf("warning (%s): %s\n", s.Path, warn)
+		}
+	}
+	for _, run := range r.Runs {
+		ew.printf("\nrun %q: %s\n", run.Name, describeWorkload(run.Workload, runStream(run)))
+		ew.printf("  requests ok/measured: base %d/%d, new %d/%d\n", run.Base.OK, run.Base.Measured, run.New.OK, run.New.Measured)
+		for _, d := range run.WorkloadDiffs {
+			ew.printf("  workload differs (--force): %s\n", d)
+		}
+		cells := [][]string{{"quantity", "base", "new", "change", "p", "limit", "verdict", ""}}
+		for _, row := range run.Rows {
+			note := ""
+			if row.Note != "" && !commonNote(row) {
+				note = "(" + row.Note + ")"
+			}
+			cells = append(cells, []string{row.Key(), fmtValue(row.Base, row.Unit), fmtValue(row.New, row.Unit),
+				fmtChange(row.Change), fmtP(row.P), orDash(row.Threshold), row.Verdict, note})
+		}
+		writeTable(ew, "  ", cells, []bool{false, true, true, true, true, true, false, false})
+		for _, fn := range footnotes(run) {
+			ew.printf("  %s\n", fn)
+		}
+	}
+	writeTrailer(ew, r, "")
+	return ew.err
+}
+
+// writeTrailer writes unmatched runs, the method and the verdict.
+func writeTrailer(ew *errWriter, r *Report, bullet string) {
+	ew.printf("\n")
+	if len(r.OnlyInBase) > 0 {
+		ew.printf("%sruns only in base (not compared): %s\n", bullet, strings.Join(r.OnlyInBase, ", "))
+	}
+	if len(r.OnlyInNew) > 0 {
+		ew.printf("%sruns only in new (not compared): %s\n", bullet, strings.Join(r.OnlyInNew, ", "))
+	}
+	ew.printf("%smethod: %s, alpha %g, at least %d successful requests per side; a regression is a significant change past its limit; engine figures are judged on their limit alone\n",
+		bullet, r.Test, r.Alpha, r.MinSamples)
+	ew.printf("%sverdict: %s\n", bullet, verdictLine(r))
+	for _, reg := range r.Regressions() {
+		ew.printf("  %s\n", reg)
+	}
+}
+
+// Notes that every row of a kind carries are said once per run instead.
+const (
+	noteEngine     = "no significance test: engine figures are aggregates"
+	noteThroughput = "p from per-request output tokens/s"
+)
+
+func commonNote(row Row) bool {
+	return strings.HasPrefix(row.Note, noteEngine) || row.Note == noteThroughput
+}
+
+// footnotes are the common notes that apply to a run's rows.
+func footnotes(run RunReport) []string {
+	var eng, thr bool
+	for _, row := range run.Rows {
+		eng = eng || strings.HasPrefix(row.Note, noteEngine)
+		thr = thr || row.Note == noteThroughput
+	}
+	var out []string
+	if eng {
+		out = append(out, "engine.*: "+noteEngine+" (mean exact, percentiles bucket estimates): judged on the limit alone")
+	}
+	if thr {
+		out = append(out, "throughput: run figure; "+noteThroughput)
+	}
+	return out
+}
+
+// writeTable writes cells in aligned columns, two spaces apart; right[i]
+// right-aligns column i (numbers). Trailing spaces are trimmed.
+func writeTable(ew *errWriter, indent string, cells [][]string, right []bool) {
+	width := make([]int, len(right))
+	for _, row := range cells {
+		for i, c := range row {
+			width[i] = max(width[i], utf8.RuneCountInString(c))
+		}
+	}
+	for _, row := range cells {
+		var b strings.Builder
+		b.WriteString(indent)
+		for i, c := range row {
+			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			if right[i] {
+				b.WriteString(pad + c)
+			} else {
+				b.WriteString(c + pad)
+			}
+		}
+		ew.printf("%s\n", strings.TrimRight(b.String(), " "))
+	}
+}
+
+func noneIfEmpty(n int) string {
+	if n == 0 {
+		return " none"
+	}
+	return ""
+}
+
+func runStream(run RunReport) bool { return run.Stream || run.Workload.Stream }
+
+// WriteMarkdown writes the report as GitHub-flavoured Markdown (a CI job
+// summary or a PR comment).
+func WriteMarkdown(w io.Writer, r *Report) error {
+	ew := &errWriter{w: w}
+	ew.printf("## servebench compare: %s\n\n", verdictLine(r))
+	ew.printf("| | base | new |\n|---|---|---|\n")
+	for _, m := range manifestRows(r.Base, r.New) {
+		ew.printf("| %s | %s | %s |\n", m[0], mdCell(m[1]), mdCell(m[2]))
+	}
+	ew.printf("\n**Server-side differences** (what is compared; never refused):%s\n", noneIfEmpty(len(r.ServerDiffs)))
+	for _, d := range r.ServerDiffs {
+		ew.printf("- `%s`: %s → %s\n", d.Field, mdCell(d.Base), mdCell(d.New))
+	}
+	for _, s := range []SideInfo{r.Base, r.New} {
+		for _, warn := range s.Warnings {
+			ew.printf("- warning (%s): %s\n", mdCell(s.Path), mdCell(warn))
+		}
+	}
+	for _, run := range r.Runs {
+		ew.printf("\n### Run `%s`\n\n%s; requests ok/measured: base %d/%d, new %d/%d\n\n", run.Name,
+			describeWorkload(run.Workload, runStream(run)), run.Base.OK, run.Base.Measured, run.New.OK, run.New.Measured)
+		for _, d := range run.WorkloadDiffs {
+			ew.printf("- workload differs (--force): %s\n", mdCell(d.String()))
+		}
+		ew.printf("| quantity | base | new | change | p | limit | verdict |\n|---|--:|--:|--:|--:|--:|---|\n")
+		for _, row := range run.Rows {
+			v := row.Verdict
+			if row.Regression {
+				v = "**" + v + "**"
+			}
+			if row.Note != "" && !commonNote(row) {
+				v += " (" + row.Note + ")"
+			}
+			ew.printf("| `%s` | %s | %s | %s | %s | %s | %s |\n", row.Key(), fmtValue(row.Base, row.Unit), fmtValue(row.New, row.Unit),
+				fmtChange(row.Change), mdCell(fmtP(row.P)), orDash(row.Threshold), v)
+		}
+		if fns := footnotes(run); len(fns) > 0 {
+			ew.printf("\n")
+			for _, fn := range fns {
+				ew.printf("- %s\n", fn)
+			}
+		}
+	}
+	writeTrailer(ew, r, "- ")
+	return ew.err
+}
+
+// mdCell keeps a value from breaking a Markdown table.
+func mdCell(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ", "<", "&lt;").Replace(s)
+}
