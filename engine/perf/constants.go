@@ -32,14 +32,10 @@ const (
 	RequestOverheadConst = 1600 * time.Microsecond
 
 	// NonTorchReserveGiB is the memory vLLM's profiling run sees outside
-	// the weights and the activations it models: CUDA context growth,
-	// cuBLAS/Marlin workspaces, NCCL buffers and allocator fragmentation.
-	NonTorchReserveGiB = 0.537
-
-	// SamplerCopies is how many vocab-wide fp32 logits tensors of
-	// max_num_seqs rows the profiling run's sampler holds at its peak
-	// (logits, probabilities, sorted copy for top-p/top-k).
-	SamplerCopies = 3
+	// the weights and the activations it models: cuBLAS and Marlin
+	// workspaces, NCCL buffers, allocator fragmentation. vLLM logs
+	// 0.13-0.55 GiB for it on H100 (llm-d-benchmark's empirical table).
+	NonTorchReserveGiB = 0.25
 )
 
 // Start-up constants: fixed times that do not depend on the GPU's speed

@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -44,8 +45,11 @@ func WriteProfiles(w io.Writer) error {
 func fitCell(g GPU, m Model, cfg Config) string {
 	p, err := New(g, m, cfg)
 	if err != nil {
-		need := m.WeightBytes()/gib + (&Perf{model: m, cfg: withDefaults(cfg, m)}).reserveBytes()/gib
-		return fmt.Sprintf("no (needs %.1f of %.1f GiB)", need, g.MemoryGiB*cfg.GPUMemoryUtilization)
+		if !errors.Is(err, ErrDoesNotFit) {
+			return "invalid"
+		}
+		q := &Perf{gpu: g, model: m, cfg: withDefaults(cfg, m, g)}
+		return fmt.Sprintf("no (needs %.1f of %.1f GiB)", q.need()/gib, q.budget()/gib)
 	}
 	ms := p.StepTime(Step{DecodeSeqs: 1, ContextTokens: 256}).Seconds() * 1000
 	return fmt.Sprintf("%s (%.1f ms)", commas(p.KVCacheTokens()), ms)

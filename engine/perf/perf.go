@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 )
 
 // GPU is a GPU's public physical specs.
@@ -35,21 +36,31 @@ type Model struct {
 }
 
 // Config is the engine's serving configuration (vLLM flag names). Zero
-// fields take vLLM's defaults (see DefaultConfig), except
-// GPUMemoryUtilization, which must be set.
+// fields take vLLM's defaults, filled in by New (read them back with
+// (*Perf).Config), except GPUMemoryUtilization, which must be set.
 type Config struct {
 	MaxModelLen          int     // --max-model-len (0: the model's MaxContext)
 	GPUMemoryUtilization float64 // --gpu-memory-utilization, in (0, 1]
-	BlockSize            int     // KV block size in tokens (16)
-	MaxNumSeqs           int     // --max-num-seqs (256); sizes the profiling run and graph capture
-	MaxNumBatchedTokens  int     // --max-num-batched-tokens (2048); sizes the profiling run
+	BlockSize            int     // KV block size in tokens (0: 16)
+	MaxNumSeqs           int     // --max-num-seqs (0: 256, or 1024 on H100-class GPUs)
+	MaxNumBatchedTokens  int     // --max-num-batched-tokens (0: 2048, or 8192 on H100-class GPUs)
 }
 
 // DefaultConfig is the seed's `vllm serve` configuration: --max-model-len
-// 4096 --gpu-memory-utilization 0.9, with vLLM V1 defaults otherwise.
+// 4096 --gpu-memory-utilization 0.9, block size 16; MaxNumSeqs and
+// MaxNumBatchedTokens are left 0 so New picks vLLM's per-GPU defaults.
 func DefaultConfig() Config {
-	return Config{MaxModelLen: 4096, GPUMemoryUtilization: 0.9, BlockSize: 16,
-		MaxNumSeqs: 256, MaxNumBatchedTokens: 2048}
+	return Config{MaxModelLen: 4096, GPUMemoryUtilization: 0.9, BlockSize: 16}
+}
+
+// DefaultBatching is vLLM's default --max-num-seqs and
+// --max-num-batched-tokens for `vllm serve` on g: 1024 and 8192 on GPUs
+// with at least 70 GiB that are not A100s (H100, H200), else 256 and 2048.
+func DefaultBatching(g GPU) (maxNumSeqs, maxNumBatchedTokens int) {
+	if g.MemoryGiB >= 70 && !strings.HasPrefix(strings.ToLower(g.Name), "a100") {
+		return 1024, 8192
+	}
+	return 256, 2048
 }
 
 // ErrDoesNotFit is wrapped by New's error when the weights and the
@@ -72,13 +83,12 @@ const gib = 1 << 30
 // New builds the model, refusing a bad config and a model that does not
 // fit the GPU. Errors name the value, the GPU and the model.
 func New(gpu GPU, model Model, cfg Config) (*Perf, error) {
-	cfg = withDefaults(cfg, model)
+	cfg = withDefaults(cfg, model, gpu)
 	if err := validate(gpu, model, cfg); err != nil {
 		return nil, err
 	}
 	p := &Perf{gpu: gpu, model: model, cfg: cfg}
-	budget := gpu.MemoryGiB * gib * cfg.GPUMemoryUtilization
-	need := model.WeightBytes() + p.reserveBytes()
+	need, budget := p.need(), p.budget()
 	if need >= budget {
 		return nil, fmt.Errorf("perf: %w: %s on %s needs %.2f GiB (%.2f GiB weights + %.2f GiB activation and runtime reserve) "+
 			"but --gpu-memory-utilization %.2f of %.2f GiB gives %.2f GiB; use a larger GPU or a quantized model",
@@ -97,22 +107,28 @@ func New(gpu GPU, model Model, cfg Config) (*Perf, error) {
 	return p, nil
 }
 
-func withDefaults(cfg Config, m Model) Config {
-	d := DefaultConfig()
+func withDefaults(cfg Config, m Model, g GPU) Config {
+	seqs, tokens := DefaultBatching(g)
 	if cfg.MaxModelLen == 0 {
 		cfg.MaxModelLen = m.MaxContext
 	}
 	if cfg.BlockSize == 0 {
-		cfg.BlockSize = d.BlockSize
+		cfg.BlockSize = DefaultConfig().BlockSize
 	}
 	if cfg.MaxNumSeqs == 0 {
-		cfg.MaxNumSeqs = d.MaxNumSeqs
+		cfg.MaxNumSeqs = seqs
 	}
 	if cfg.MaxNumBatchedTokens == 0 {
-		cfg.MaxNumBatchedTokens = d.MaxNumBatchedTokens
+		cfg.MaxNumBatchedTokens = max(tokens, cfg.MaxNumSeqs)
 	}
 	return cfg
 }
+
+// budget is what --gpu-memory-utilization lets vLLM use, in bytes.
+func (p *Perf) budget() float64 { return p.gpu.MemoryGiB * gib * p.cfg.GPUMemoryUtilization }
+
+// need is the memory taken before the KV cache: weights and reserve.
+func (p *Perf) need() float64 { return p.model.WeightBytes() + p.reserveBytes() }
 
 func validate(g GPU, m Model, cfg Config) error {
 	switch {

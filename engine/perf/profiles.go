@@ -28,16 +28,18 @@ const awqBytesPerWeight = 0.5 + 2.5/128
 // PyTorch and Marlin kernels use; GeForce parts run that at half the
 // fp16-accumulate rate). LoadGBs is the effective rate at which the host
 // such a GPU usually sits in gets safetensors from disk into GPU memory:
-// the 3060 figure is the seed's consumer desktop (cold page cache), the
-// data-centre figures assume local NVMe.
+// the 3060 figure is the seed's consumer desktop (cold page cache); the
+// cloud figures are ~1 GB/s, what vLLM logs on an H100 node reading from
+// network storage (14.99 GiB in 31.5 s, 1.12 GiB in 16.5 s in
+// llm-d-benchmark's empirical table), 0.5 GB/s for AWS's A10G/L4 on EBS.
 var gpus = []GPU{
 	{Name: "rtx3060-12gb", MemoryGiB: 11.76, BandwidthGBs: 360, TFLOPs: 25.5, LoadGBs: 0.25},
-	{Name: "a10g-24gb", MemoryGiB: 22.19, BandwidthGBs: 600, TFLOPs: 70, LoadGBs: 0.6},
-	{Name: "l4-24gb", MemoryGiB: 22.03, BandwidthGBs: 300, TFLOPs: 121, LoadGBs: 0.6},
-	{Name: "a100-40gb", MemoryGiB: 39.39, BandwidthGBs: 1555, TFLOPs: 312, LoadGBs: 1.5},
-	{Name: "a100-80gb", MemoryGiB: 79.15, BandwidthGBs: 2039, TFLOPs: 312, LoadGBs: 2.0},
-	{Name: "h100-80gb", MemoryGiB: 79.11, BandwidthGBs: 3350, TFLOPs: 989, LoadGBs: 2.5},
-	{Name: "h200-141gb", MemoryGiB: 139.8, BandwidthGBs: 4800, TFLOPs: 989, LoadGBs: 3.0},
+	{Name: "a10g-24gb", MemoryGiB: 22.19, BandwidthGBs: 600, TFLOPs: 70, LoadGBs: 0.5},
+	{Name: "l4-24gb", MemoryGiB: 22.03, BandwidthGBs: 300, TFLOPs: 121, LoadGBs: 0.5},
+	{Name: "a100-40gb", MemoryGiB: 39.39, BandwidthGBs: 1555, TFLOPs: 312, LoadGBs: 1.0},
+	{Name: "a100-80gb", MemoryGiB: 79.15, BandwidthGBs: 2039, TFLOPs: 312, LoadGBs: 1.0},
+	{Name: "h100-80gb", MemoryGiB: 79.18, BandwidthGBs: 3350, TFLOPs: 989, LoadGBs: 1.0},
+	{Name: "h200-141gb", MemoryGiB: 139.8, BandwidthGBs: 4800, TFLOPs: 989, LoadGBs: 1.0},
 }
 
 // models holds architecture facts from each model's config.json

@@ -85,17 +85,18 @@ func (p *Perf) attentionFLOPs(s Step) float64 {
 }
 
 // reserveBytes is the non-KV, non-weight memory that vLLM's profiling run
-// measures and keeps out of the KV cache: peak activations of a forward
-// pass over MaxNumBatchedTokens tokens (the MLP's gate/up and activation
-// outputs plus a few hidden-size buffers per token, bf16), the sampler's
-// vocab-wide fp32 logits for MaxNumSeqs rows, and a fixed non-torch part.
+// measures and keeps out of the KV cache. The profiling forward pass runs
+// MaxNumBatchedTokens tokens; its peak holds, per token, the MLP's gate/up
+// and activation outputs plus a few hidden-size buffers (bf16) and a row of
+// bf16 logits (the dummy run computes logits for every token), then the
+// sampler's fp32 logits for MaxNumSeqs rows; plus the non-torch part.
 // CUDA graphs are captured after the KV cache is allocated and come out of
 // the (1 - utilization) headroom, as in vLLM.
 func (p *Perf) reserveBytes() float64 {
 	m := p.model
-	act := float64(p.cfg.MaxNumBatchedTokens) * 2 * float64(3*m.Intermediate+4*m.Hidden)
-	sampler := float64(p.cfg.MaxNumSeqs) * float64(m.Vocab) * 4 * SamplerCopies
-	return act + sampler + NonTorchReserveGiB*gib
+	perToken := 2*float64(3*m.Intermediate+4*m.Hidden) + 2*float64(m.Vocab)
+	sampler := float64(p.cfg.MaxNumSeqs) * float64(m.Vocab) * 4
+	return float64(p.cfg.MaxNumBatchedTokens)*perToken + sampler + NonTorchReserveGiB*gib
 }
 
 // ReserveGiB is the activation and runtime reserve kept out of the KV cache.
