@@ -1,0 +1,372 @@
+package sim
+
+import (
+	"bytes"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// handler routes the OpenAI-compatible API and the operational endpoints.
+func (e *Engine) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/chat/completions", e.guard(true, e.handleGenerate(true)))
+	mux.HandleFunc("POST /v1/completions", e.guard(true, e.handleGenerate(false)))
+	mux.HandleFunc("GET /v1/models", e.guard(true, e.handleModels))
+	mux.HandleFunc("GET /health", e.handleHealth)
+	mux.HandleFunc("GET /metrics", e.guard(false, e.handleMetrics))
+	mux.HandleFunc("GET /version", e.guard(false, func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"version": vllmVersion})
+	}))
+	return mux
+}
+
+// guard answers 503 while loading (health-during-load 503) and, for /v1
+// endpoints, checks the API key as vLLM does (401 {"error":"Unauthorized"}).
+func (e *Engine) guard(v1 bool, h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !e.isReady.Load() {
+			writeLoading(w)
+			return
+		}
+		if v1 && e.opts.APIKey != "" {
+			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(e.opts.APIKey)) != 1 {
+				writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "Unauthorized"})
+				return
+			}
+		}
+		h(w, r)
+	}
+}
+
+// writeLoading is llama.cpp's answer while the model loads.
+func writeLoading(w http.ResponseWriter) {
+	writeJSON(w, http.StatusServiceUnavailable, map[string]any{
+		"error": map[string]any{"code": 503, "message": "Loading model", "type": "unavailable_error"}})
+}
+
+func (e *Engine) handleHealth(w http.ResponseWriter, _ *http.Request) {
+	if !e.isReady.Load() {
+		writeLoading(w)
+		return
+	}
+	w.WriteHeader(http.StatusOK) // vLLM: 200 with an empty body
+}
+
+func (e *Engine) handleMetrics(w http.ResponseWriter, r *http.Request) {
+	if e.faults.metricsUnavailable {
+		http.Error(w, "metrics unavailable (fault metrics-unavailable)", http.StatusNotFound)
+		return
+	}
+	promhttp.HandlerFor(e.m().reg, promhttp.HandlerOpts{}).ServeHTTP(w, r)
+}
+
+func (e *Engine) handleModels(w http.ResponseWriter, _ *http.Request) {
+	created := e.epoch.Unix()
+	writeJSON(w, http.StatusOK, map[string]any{
+		"object": "list",
+		"data": []map[string]any{{
+			"id": e.served, "object": "model", "created": created, "owned_by": "vllm",
+			"root": e.served, "parent": nil, "max_model_len": e.opts.MaxModelLen,
+			"permission": []any{},
+		}},
+	})
+}
+
+// apiError is an OpenAI-style error body, as vLLM writes it.
+type apiError struct {
+	Message string  `json:"message"`
+	Type    string  `json:"type"`
+	Param   *string `json:"param"`
+	Code    int     `json:"code"`
+}
+
+func errorType(status int) string {
+	switch status {
+	case http.StatusBadRequest:
+		return "BadRequestError"
+	case http.StatusUnauthorized:
+		return "AuthenticationError"
+	case http.StatusNotFound:
+		return "NotFoundError"
+	case http.StatusRequestEntityTooLarge:
+		return "RequestEntityTooLarge"
+	case http.StatusTooManyRequests:
+		return "RateLimitError"
+	case http.StatusServiceUnavailable:
+		return "ServiceUnavailableError"
+	}
+	if status >= 500 {
+		return "InternalServerError"
+	}
+	return "BadRequestError"
+}
+
+func writeError(w http.ResponseWriter, status int, param, format string, a ...any) {
+	ae := apiError{Message: fmt.Sprintf(format, a...), Type: errorType(status), Code: status}
+	if param != "" {
+		ae.Param = &param
+	}
+	writeJSON(w, status, map[string]apiError{"error": ae})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, _ := json.Marshal(v)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+// genRequest is the subset of the OpenAI request body the engine honours.
+type genRequest struct {
+	Model               string          `json:"model"`
+	Messages            []chatMessage   `json:"messages"`
+	Prompt              json.RawMessage `json:"prompt"`
+	MaxTokens           *int            `json:"max_tokens"`
+	MaxCompletionTokens *int            `json:"max_completion_tokens"`
+	MinTokens           int             `json:"min_tokens"`
+	IgnoreEOS           bool            `json:"ignore_eos"`
+	Stream              bool            `json:"stream"`
+	StreamOptions       *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	N *int `json:"n"`
+}
+
+type chatMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+// text returns the message's text: a string, or the text parts of an array.
+func (m chatMessage) text() (string, error) {
+	c := bytes.TrimSpace(m.Content)
+	if len(c) == 0 || string(c) == "null" {
+		return "", nil
+	}
+	if c[0] == '"' {
+		var s string
+		err := json.Unmarshal(c, &s)
+		return s, err
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(c, &parts); err != nil {
+		return "", errors.New("content must be a string or an array of text parts")
+	}
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(p.Text)
+	}
+	return b.String(), nil
+}
+
+// promptTokens counts a completions prompt: a string, a one-element list of
+// strings, or token IDs.
+func promptTokens(raw json.RawMessage) (int, string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return 0, "", errors.New("prompt is required")
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return CountTokens(s), s, nil
+	}
+	var ss []string
+	if json.Unmarshal(raw, &ss) == nil && len(ss) == 1 {
+		return CountTokens(ss[0]), ss[0], nil
+	}
+	var ids []int
+	if json.Unmarshal(raw, &ids) == nil && len(ids) > 0 {
+		return len(ids), string(raw), nil
+	}
+	return 0, "", errors.New("prompt must be a string, a list of one string, or a list of token IDs")
+}
+
+// parseGenerate decodes and checks a request body; it writes the error
+// response itself and returns nil on failure.
+func (e *Engine) parseGenerate(w http.ResponseWriter, r *http.Request, chat bool) (*genRequest, *request) {
+	body := http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+	var req genRequest
+	dec := json.NewDecoder(body)
+	if err := dec.Decode(&req); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeError(w, http.StatusRequestEntityTooLarge, "", "request body over %d bytes", MaxBodyBytes)
+			return nil, nil
+		}
+		writeError(w, http.StatusBadRequest, "", "malformed JSON body: %v", err)
+		return nil, nil
+	}
+	if req.Model != "" && req.Model != e.served {
+		writeError(w, http.StatusNotFound, "model", "The model `%s` does not exist.", req.Model)
+		return nil, nil
+	}
+	if req.N != nil && *req.N != 1 {
+		writeError(w, http.StatusBadRequest, "n", "n=%d: the bundled engine supports only n=1", *req.N)
+		return nil, nil
+	}
+	var prompt int
+	var text string
+	if chat {
+		if len(req.Messages) == 0 {
+			writeError(w, http.StatusBadRequest, "messages", "messages: want at least one message")
+			return nil, nil
+		}
+		prompt = ChatReplyOverhead
+		var b strings.Builder
+		for i, m := range req.Messages {
+			t, err := m.text()
+			if err != nil {
+				writeError(w, http.StatusBadRequest, "messages", "messages[%d]: %v", i, err)
+				return nil, nil
+			}
+			prompt += CountTokens(t) + ChatMessageOverhead
+			b.WriteString(m.Role)
+			b.WriteString(t)
+		}
+		text = b.String()
+	} else {
+		var err error
+		if prompt, text, err = promptTokens(req.Prompt); err != nil {
+			writeError(w, http.StatusBadRequest, "prompt", "%v", err)
+			return nil, nil
+		}
+	}
+	maxLen := e.opts.MaxModelLen
+	if prompt >= maxLen {
+		writeError(w, http.StatusBadRequest, "", "This model's maximum context length is %d tokens. However, your request has %d input tokens. Please reduce the length of the input messages.", maxLen, prompt)
+		return nil, nil
+	}
+	maxTokens := maxLen - prompt // vLLM's default: the rest of the context
+	if req.MaxCompletionTokens != nil {
+		maxTokens = *req.MaxCompletionTokens
+	} else if req.MaxTokens != nil {
+		maxTokens = *req.MaxTokens
+	}
+	if maxTokens < 1 {
+		writeError(w, http.StatusBadRequest, "max_tokens", "max_tokens must be at least 1, got %d.", maxTokens)
+		return nil, nil
+	}
+	if prompt+maxTokens > maxLen {
+		writeError(w, http.StatusBadRequest, "", "This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.", maxLen, prompt+maxTokens, prompt, maxTokens)
+		return nil, nil
+	}
+	if req.MinTokens < 0 || req.MinTokens > maxTokens {
+		writeError(w, http.StatusBadRequest, "min_tokens", "min_tokens must be between 0 and max_tokens=%d, got %d.", maxTokens, req.MinTokens)
+		return nil, nil
+	}
+	return &req, e.newRequest(chat, text, prompt, maxTokens, req.MinTokens, req.IgnoreEOS)
+}
+
+// newRequest fixes a request's identity, text and length up front: the text
+// and (without ignore_eos) the length are derived from the seed and the
+// prompt, so the same request gets the same answer.
+func (e *Engine) newRequest(chat bool, text string, prompt, maxTokens, minTokens int, ignoreEOS bool) *request {
+	seq := e.seq.Add(1)
+	seed := uint64(e.opts.Seed)
+	prefix := "cmpl-"
+	if chat {
+		prefix = "chatcmpl-"
+	}
+	r := &request{
+		id:        prefix + hex32(splitmix64(seed^seq), splitmix64(seq+seed*31)),
+		key:       hashString(seed, text),
+		prompt:    prompt,
+		maxTokens: maxTokens,
+		target:    maxTokens,
+		natural:   "length",
+		arrival:   e.now(),
+		notify:    make(chan struct{}, 1),
+	}
+	r.goneAt.Store(-1)
+	if !ignoreEOS {
+		if n := max(naturalLength(r.key), minTokens); n < maxTokens {
+			r.target, r.natural = n, "stop"
+		}
+	}
+	r.emitAt = make([]int64, r.target)
+	return r
+}
+
+// handleGenerate serves /v1/chat/completions (chat) and /v1/completions.
+func (e *Engine) handleGenerate(chat bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, hr *http.Request) {
+		if e.faults.httpError() {
+			if e.faults.httpErrorStatus == http.StatusTooManyRequests {
+				w.Header().Set("Retry-After", "1")
+			}
+			writeError(w, e.faults.httpErrorStatus, "", "injected error (fault http-error=%g:%d)", e.faults.httpErrorRate, e.faults.httpErrorStatus)
+			return
+		}
+		req, r := e.parseGenerate(w, hr, chat)
+		if r == nil {
+			return
+		}
+		e.sched.submit(r)
+		created := time.Now().Unix()
+		if req.Stream {
+			usage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
+			e.stream(w, hr, r, newChunker(chat, r.id, e.served, created), usage)
+		} else {
+			e.complete(w, hr, r, chat, created)
+		}
+	}
+}
+
+// complete serves a non-streaming request: nothing is sent until the last
+// token, exactly like vLLM (the first token waits in the server).
+func (e *Engine) complete(w http.ResponseWriter, hr *http.Request, r *request, chat bool, created int64) {
+	for !r.done.Load() {
+		select {
+		case <-r.notify:
+		case <-hr.Context().Done():
+			e.clientGone(r, 0)
+			return
+		case <-e.stopping:
+			e.sched.abort(r)
+			return
+		}
+	}
+	var text []byte
+	for i := 0; i < r.target; i++ {
+		if i == r.target-1 && r.natural == "stop" {
+			break // the EOS token has no text
+		}
+		text = append(text, tokenText(r.key, i)...)
+	}
+	usage := map[string]int{"prompt_tokens": r.prompt, "total_tokens": r.prompt + r.target, "completion_tokens": r.target}
+	var choice map[string]any
+	object := "text_completion"
+	if chat {
+		object = "chat.completion"
+		choice = map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": string(text),
+			"tool_calls": []any{}}, "logprobs": nil, "finish_reason": r.natural, "stop_reason": nil}
+	} else {
+		choice = map[string]any{"index": 0, "text": string(text), "logprobs": nil, "finish_reason": r.natural, "stop_reason": nil}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"id": r.id, "object": object, "created": created,
+		"model": e.served, "choices": []any{choice}, "usage": usage})
+	e.requestFinished()
+}
+
+// clientGone handles a client that left after seeing written tokens: abort
+// (vLLM's default) or, with IgnoreDisconnect, note it and let it run on.
+func (e *Engine) clientGone(r *request, written int) {
+	if e.opts.IgnoreDisconnect {
+		r.goneAt.Store(int64(written))
+		return
+	}
+	e.sched.abort(r)
+}

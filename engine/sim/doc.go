@@ -1,0 +1,24 @@
+// Package sim is servebench's bundled engine: a Go HTTP server that behaves
+// like `vllm serve` on a given GPU, timed by the physics model in engine/perf
+// instead of a GPU.
+//
+// It sits at the far end of the pipeline: the harness (bench, via client and
+// scrape) talks to it exactly as it talks to a real server, over loopback
+// HTTP and SSE, and reads its Prometheus /metrics. `servebench engine` runs it
+// as a child process; tests run it in-process through engine/sim/simtest.
+//
+// The parts, each in its own file:
+//
+//   - options.go: Options (vLLM flag names) and validation.
+//   - engine.go, startup.go: New, Run, the start-up phases and their vLLM log lines.
+//   - sched.go: the engine loop (vLLM's EngineCore step loop) with continuous
+//     batching, chunked prefill, a paged KV cache and preemption by recompute.
+//   - api.go, stream.go: the OpenAI-compatible HTTP API and SSE writing.
+//   - metrics.go: vLLM V1 metric families on a private registry.
+//   - text.go: prompt token counting and deterministic generated text.
+//   - faults.go: --fault injection for testing harnesses against misbehaving servers.
+//
+// Every modelled duration is divided by Options.Speedup, and every time the
+// engine reports (metrics, log lines) is measured on its own wall clock, so at
+// --speedup 10 a 23.4 s weight load is logged as 2.34 s.
+package sim

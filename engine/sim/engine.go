@@ -1,0 +1,244 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/servebench/servebench/engine/perf"
+)
+
+// Errors Run returns for faults that end the server (errors.Is-able).
+var (
+	ErrCrashed    = errors.New("engine crashed (fault crash-after)")
+	ErrLoadFailed = errors.New("engine core failed to start (fault exit-during-load)")
+)
+
+// Engine is one bundled-engine server. Create it with New, start it with Run
+// (once); Ready and BaseURL may be called from any goroutine.
+type Engine struct {
+	opts       Options
+	perf       perfModel
+	gpu        perf.GPU
+	model      perf.Model
+	served     string
+	maxSeqs    int
+	maxBatched int
+	numBlocks  int
+	kvTokens   int
+	maxConc    float64
+	faults     *faults
+
+	epoch   time.Time
+	metrics atomic.Pointer[metrics]
+	sched   *scheduler
+	seq     atomic.Uint64
+	pid     int
+
+	ready     chan struct{}
+	isReady   atomic.Bool
+	baseURL   atomic.Pointer[string]
+	started   atomic.Bool
+	stopping  chan struct{} // closed when Run begins shutting down
+	crash     chan struct{} // closed by the crash-after fault
+	crashOnce sync.Once
+	served2   atomic.Int64 // responses completed, for crash-after
+	logMu     sync.Mutex
+
+	paceHook func(lateNs int64) // tests: per-token write time minus modelled emission time
+}
+
+// New validates opts, builds the performance model and sizes the KV cache.
+// It fails when a profile is unknown or the model does not fit the GPU.
+func New(opts Options) (*Engine, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	fs, err := parseFaults(opts.Faults, opts.Seed)
+	if err != nil {
+		return nil, err
+	}
+	p, g, m, err := buildPerf(&opts)
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{opts: opts, perf: p, gpu: g, model: m, faults: fs, pid: os.Getpid(),
+		ready: make(chan struct{}), stopping: make(chan struct{}), crash: make(chan struct{})}
+	e.served = opts.ServedModelName
+	if e.served == "" {
+		e.served = m.ServedName
+	}
+	if e.served == "" {
+		e.served = m.Name
+	}
+	big := g.MemoryGiB >= bigGPUGiB
+	e.maxSeqs = opts.MaxNumSeqs
+	if e.maxSeqs == 0 {
+		e.maxSeqs = map[bool]int{false: 256, true: 1024}[big]
+	}
+	e.maxBatched = opts.MaxNumBatchedTokens
+	if e.maxBatched == 0 {
+		e.maxBatched = map[bool]int{false: 2048, true: 8192}[big]
+	}
+	e.numBlocks = p.NumGPUBlocks()
+	e.kvTokens = p.KVCacheTokens()
+	e.maxConc = p.MaxConcurrency(opts.MaxModelLen)
+	if opts.NumGPUBlocksOverride > 0 {
+		e.numBlocks = opts.NumGPUBlocksOverride
+		e.kvTokens = e.numBlocks * blockSize
+		e.maxConc = float64(e.kvTokens) / float64(opts.MaxModelLen)
+	}
+	if e.kvTokens < opts.MaxModelLen {
+		// vLLM refuses to start when one full-length request cannot fit.
+		return nil, fmt.Errorf("the model's max seq len (%d) is larger than the maximum number of tokens that can be stored in KV cache (%d) on %s: increase --gpu-memory-utilization or decrease --max-model-len",
+			opts.MaxModelLen, e.kvTokens, g.Name)
+	}
+	e.epoch = time.Now()
+	e.metrics.Store(e.newMetrics())
+	e.sched = &scheduler{e: e, perf: p, speedup: opts.Speedup, maxSeqs: e.maxSeqs, maxTokens: e.maxBatched,
+		total: e.numBlocks, free: e.numBlocks, bs: blockSize, wakeCh: make(chan struct{}, 1)}
+	return e, nil
+}
+
+func (e *Engine) newMetrics() *metrics {
+	return newMetrics(e.served, e.opts.MaxModelLen, cacheInfo{numGPUBlocks: e.numBlocks, blockSize: blockSize,
+		kvTokens: e.kvTokens, maxConcurrency: e.maxConc, gpuMemUtil: e.opts.GPUMemoryUtilization})
+}
+
+// Ready is closed once /health answers 200.
+func (e *Engine) Ready() <-chan struct{} { return e.ready }
+
+// BaseURL is "http://HOST:PORT" once the engine listens, "" before.
+func (e *Engine) BaseURL() string {
+	if p := e.baseURL.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// ServedModelName is the model name /v1/models lists.
+func (e *Engine) ServedModelName() string { return e.served }
+
+// KVCacheTokens is the KV cache capacity in tokens (the start-up log's figure).
+func (e *Engine) KVCacheTokens() int { return e.kvTokens }
+
+// now is the engine clock: monotonic nanoseconds since New.
+func (e *Engine) now() int64 { return int64(time.Since(e.epoch)) }
+
+// m is the current metric set (replaced by the metrics-reset fault).
+func (e *Engine) m() *metrics { return e.metrics.Load() }
+
+// scale turns a modelled duration into wall time under Speedup.
+func (e *Engine) scale(d time.Duration) time.Duration {
+	return time.Duration(float64(d) / e.opts.Speedup)
+}
+
+// Run goes through the start-up phases, serves until ctx is done, then shuts
+// down: in-flight requests are aborted, connections closed. It returns nil
+// after a clean stop, ErrCrashed or ErrLoadFailed for those faults, or the
+// listen error.
+func (e *Engine) Run(ctx context.Context) error {
+	if !e.started.CompareAndSwap(false, true) {
+		return errors.New("engine: Run called twice")
+	}
+	srv := &http.Server{Handler: e.handler(), ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: nil}
+	var ln net.Listener
+	serveErr := make(chan error, 1)
+	listen := func() error {
+		l, err := net.Listen("tcp", net.JoinHostPort(e.opts.Host, strconv.Itoa(e.opts.Port)))
+		if err != nil {
+			return fmt.Errorf("listening on %s port %d: %w", e.opts.Host, e.opts.Port, err)
+		}
+		ln = l
+		port := l.Addr().(*net.TCPAddr).Port
+		urlHost := e.opts.Host
+		if ip := net.ParseIP(urlHost); ip != nil && ip.IsUnspecified() {
+			urlHost = "127.0.0.1"
+		}
+		u := "http://" + net.JoinHostPort(urlHost, strconv.Itoa(port))
+		e.baseURL.Store(&u)
+		e.logf(apiPrefix, "api_server.py", 1895, "Starting vLLM API server 0 on http://%s", net.JoinHostPort(e.opts.Host, strconv.Itoa(port)))
+		go func() { serveErr <- srv.Serve(l) }()
+		return nil
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if e.opts.HealthDuringLoad == Health503 {
+		if err := listen(); err != nil {
+			return err
+		}
+	}
+	err := e.startup(runCtx)
+	if err == nil && ln == nil {
+		err = listen()
+	}
+	if err == nil {
+		e.logRoutes()
+		go e.sched.run(runCtx)
+		e.isReady.Store(true)
+		close(e.ready)
+		e.uvicorn("Application startup complete.")
+		select {
+		case <-ctx.Done():
+		case <-e.crash:
+			err = ErrCrashed
+		case err = <-serveErr:
+		}
+	}
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		err = nil // stopped during start-up: a clean stop
+	}
+	close(e.stopping)
+	if ln != nil {
+		if errors.Is(err, ErrCrashed) {
+			srv.Close() // a crash drops every connection at once
+		} else {
+			e.uvicorn("Shutting down")
+			sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+			if srv.Shutdown(sctx) != nil {
+				srv.Close()
+			}
+			scancel()
+			e.uvicorn("Finished server process [%d]", e.pid)
+		}
+	}
+	cancel()
+	return err
+}
+
+// sleep waits d of wall time, or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// requestFinished counts completed responses for the crash-after fault.
+func (e *Engine) requestFinished() {
+	n := e.served2.Add(1)
+	if e.faults.crashAfter > 0 && n >= int64(e.faults.crashAfter) {
+		e.crashOnce.Do(func() {
+			e.logf(enginePrefix, "core.py", 720, "EngineCore encountered a fatal error (fault crash-after=%d).", e.faults.crashAfter)
+			close(e.crash)
+		})
+	}
+	if e.faults.metricsResetEvery > 0 && n%int64(e.faults.metricsResetEvery) == 0 {
+		e.metrics.Store(e.newMetrics())
+	}
+}

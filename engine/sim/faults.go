@@ -1,0 +1,117 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// FaultNames lists the --fault values the engine understands, for help text.
+var FaultNames = []string{
+	"never-ready", "exit-during-load", "crash-after=N", "http-error=RATE:STATUS",
+	"mid-stream-error-after=K", "drop-connection-after=K", "stall-after=K:DURATION",
+	"malformed-event-after=K", "buffer-stream=N", "metrics-unavailable", "metrics-reset[=N]",
+}
+
+// faults is the parsed --fault set. Token-count thresholds are -1 when off.
+type faults struct {
+	neverReady, exitDuringLoad bool
+	crashAfter                 int // responses completed before the engine dies; 0: off
+	httpErrorRate              float64
+	httpErrorStatus            int
+	midStreamErrorAfter        int
+	dropAfter                  int
+	stallAfter                 int
+	stallFor                   time.Duration
+	malformedAfter             int
+	bufferEvery                int // flush every N tokens; 0: off
+	metricsUnavailable         bool
+	metricsResetEvery          int // recreate metrics after every N completed responses; 0: off
+
+	mu  sync.Mutex
+	rng *rand.Rand // seeded; draws http-error decisions
+}
+
+// parseFaults parses --fault values; an error names the bad value and what
+// was expected.
+func parseFaults(specs []string, seed int64) (*faults, error) {
+	f := &faults{rng: rand.New(rand.NewPCG(uint64(seed), 0x5e7fa017)), midStreamErrorAfter: -1, dropAfter: -1, stallAfter: -1, malformedAfter: -1}
+	for _, spec := range specs {
+		name, val, hasVal := strings.Cut(spec, "=")
+		bad := func(want string) error {
+			return fmt.Errorf("fault %q: want %s", spec, want)
+		}
+		count := func(min int) (int, error) {
+			n, err := strconv.Atoi(val)
+			if !hasVal || err != nil || n < min {
+				return 0, bad(fmt.Sprintf("%s=N with an integer N >= %d", name, min))
+			}
+			return n, nil
+		}
+		var err error
+		switch name {
+		case "never-ready", "exit-during-load", "metrics-unavailable":
+			if hasVal {
+				return f, bad(name + " without a value")
+			}
+			switch name {
+			case "never-ready":
+				f.neverReady = true
+			case "exit-during-load":
+				f.exitDuringLoad = true
+			default:
+				f.metricsUnavailable = true
+			}
+		case "metrics-reset":
+			f.metricsResetEvery = 1
+			if hasVal {
+				f.metricsResetEvery, err = count(1)
+			}
+		case "crash-after":
+			f.crashAfter, err = count(1)
+		case "http-error":
+			rate, status, ok := strings.Cut(val, ":")
+			r, err1 := strconv.ParseFloat(rate, 64)
+			s, err2 := strconv.Atoi(status)
+			if !hasVal || !ok || err1 != nil || err2 != nil || !(r >= 0 && r <= 1) || s < 400 || s > 599 {
+				return f, bad("http-error=RATE:STATUS with RATE in [0,1] and an HTTP error STATUS 400-599, e.g. http-error=0.1:500")
+			}
+			f.httpErrorRate, f.httpErrorStatus = r, s
+		case "mid-stream-error-after":
+			f.midStreamErrorAfter, err = count(0)
+		case "drop-connection-after":
+			f.dropAfter, err = count(0)
+		case "malformed-event-after":
+			f.malformedAfter, err = count(0)
+		case "buffer-stream":
+			f.bufferEvery, err = count(1)
+		case "stall-after":
+			k, d, ok := strings.Cut(val, ":")
+			n, err1 := strconv.Atoi(k)
+			dur, err2 := time.ParseDuration(d)
+			if !hasVal || !ok || err1 != nil || err2 != nil || n < 0 || dur <= 0 {
+				return f, bad("stall-after=K:DURATION with K >= 0 tokens and a positive Go duration, e.g. stall-after=10:5s")
+			}
+			f.stallAfter, f.stallFor = n, dur
+		default:
+			return f, fmt.Errorf("fault %q: unknown fault %q; known: %s", spec, name, strings.Join(FaultNames, ", "))
+		}
+		if err != nil {
+			return f, err
+		}
+	}
+	return f, nil
+}
+
+// httpError decides, seeded, whether this request gets the http-error fault.
+func (f *faults) httpError() bool {
+	if f.httpErrorRate <= 0 {
+		return false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.rng.Float64() < f.httpErrorRate
+}

@@ -1,0 +1,96 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Options configures the bundled engine. Field names follow vLLM's flags
+// (--max-model-len is MaxModelLen, and so on).
+type Options struct {
+	GPU                  string  // perf GPU profile, e.g. "rtx3060-12gb"
+	Model                string  // perf model profile, e.g. "qwen2.5-7b-instruct-awq"
+	MaxModelLen          int     // --max-model-len; 0: the model's context length
+	GPUMemoryUtilization float64 // --gpu-memory-utilization, (0, 1]
+	MaxNumSeqs           int     // --max-num-seqs; 0: vLLM's default for the GPU (256, 1024 at >= 70 GiB)
+	MaxNumBatchedTokens  int     // --max-num-batched-tokens; 0: vLLM's default (2048, 8192 at >= 70 GiB)
+	NumGPUBlocksOverride int     // --num-gpu-blocks-override; 0: from the performance model
+	Speedup              float64 // divides every modelled duration; 1 is real time
+	Seed                 int64   // --seed: generated text and lengths
+	Host                 string  // bind address; "127.0.0.1" unless said otherwise
+	Port                 int     // 0 picks a free port
+	APIKey               string  // --api-key: /v1 endpoints need "Authorization: Bearer KEY"
+	HealthDuringLoad     string  // "refuse" (not listening until ready, like vLLM) or "503" (like llama.cpp)
+	IgnoreDisconnect     bool    // keep generating for clients that left (to show what it costs)
+	ServedModelName      string  // name in /v1/models; "": the model profile's served name
+	Faults               []string
+	Log                  io.Writer // vLLM-format log lines; nil discards them
+}
+
+// Health-during-load modes.
+const (
+	HealthRefuse = "refuse"
+	Health503    = "503"
+)
+
+// MaxBodyBytes bounds request bodies; larger ones get 413. It is far above
+// what --max-model-len allows, so over-long prompts still get vLLM's 400.
+const MaxBodyBytes = 8 << 20
+
+// DefaultOptions is the seed lesson's set-up: Qwen2.5-7B-Instruct-AWQ on an
+// RTX 3060 12 GB, --max-model-len 4096 --gpu-memory-utilization 0.9, port 8000.
+func DefaultOptions() Options {
+	return Options{
+		GPU:                  "rtx3060-12gb",
+		Model:                "qwen2.5-7b-instruct-awq",
+		MaxModelLen:          4096,
+		GPUMemoryUtilization: 0.9,
+		MaxNumSeqs:           256,
+		Speedup:              1,
+		Host:                 "127.0.0.1",
+		Port:                 8000,
+		HealthDuringLoad:     HealthRefuse,
+	}
+}
+
+// validate checks the fields that do not need the performance model.
+func (o *Options) validate() error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if o.MaxModelLen < 0 {
+		bad("max model len %d: want a positive token count (or 0 for the model's context length)", o.MaxModelLen)
+	}
+	if !(o.GPUMemoryUtilization > 0 && o.GPUMemoryUtilization <= 1) {
+		bad("gpu memory utilization %g: want a fraction in (0, 1]", o.GPUMemoryUtilization)
+	}
+	if o.MaxNumSeqs < 0 {
+		bad("max num seqs %d: want a positive count (or 0 for the default)", o.MaxNumSeqs)
+	}
+	if o.MaxNumBatchedTokens < 0 {
+		bad("max num batched tokens %d: want a positive count (or 0 for the default)", o.MaxNumBatchedTokens)
+	}
+	if o.NumGPUBlocksOverride < 0 {
+		bad("num gpu blocks override %d: want a positive count (or 0 for none)", o.NumGPUBlocksOverride)
+	}
+	if !(o.Speedup > 0) || o.Speedup > 1e6 {
+		bad("speedup %g: want a factor in (0, 1e6]", o.Speedup)
+	}
+	if o.Port < 0 || o.Port > 65535 {
+		bad("port %d: want 0-65535", o.Port)
+	}
+	switch o.HealthDuringLoad {
+	case HealthRefuse, Health503:
+	case "":
+		o.HealthDuringLoad = HealthRefuse
+	default:
+		bad("health during load %q: want %q or %q", o.HealthDuringLoad, HealthRefuse, Health503)
+	}
+	if o.Host == "" {
+		o.Host = "127.0.0.1"
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,367 @@
+package sim
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/servebench/servebench/engine/perf"
+)
+
+// Request states, owned by the scheduler goroutine.
+const (
+	stateNew = iota
+	stateWaiting
+	stateRunning
+	stateFinished
+)
+
+// request is one generation request. The handler fills the first block and
+// then only reads the shared fields; the scheduler owns the middle block.
+type request struct {
+	// Set by the handler before submit; read-only afterwards.
+	id        string
+	key       uint64 // seeds the generated text
+	prompt    int    // prompt tokens
+	maxTokens int
+	target    int    // tokens to generate
+	natural   string // finish reason once target is reached: "length" or "stop"
+	arrival   int64  // engine clock, ns
+
+	// Owned by the scheduler goroutine.
+	state                        int
+	computed                     int // tokens whose KV is computed
+	output                       int // tokens generated
+	blocks                       int // KV blocks held
+	scheduledAt, firstAt, lastAt int64
+	reason                       string // final finish reason, set before done
+
+	// Shared: the scheduler writes emitAt[i] before raising emitted past i,
+	// and sets reason before done; the handler reads after loading them.
+	emitted atomic.Int64
+	emitAt  []int64 // modelled emission time of token i (engine clock, ns)
+	done    atomic.Bool
+	notify  chan struct{} // cap 1: "emitted or done changed"
+	goneAt  atomic.Int64  // tokens emitted when the client left; -1 while connected
+}
+
+func (r *request) wake() {
+	select {
+	case r.notify <- struct{}{}:
+	default:
+	}
+}
+
+// batchItem is one request's share of a step: n tokens computed.
+type batchItem struct {
+	r *request
+	n int
+}
+
+// scheduler is the engine loop, vLLM V1's EngineCore step loop in one
+// goroutine. Each step it picks a batch (continuous batching: requests join
+// and leave between steps), asks the performance model how long the step
+// takes, sleeps until the step's end on a real timer, and then emits one
+// token to every sequence that finished its (pre)fill or decoded, all at
+// once, as a GPU step does.
+//
+// Why TTFT and queue wait grow under load, in this model as in vLLM:
+//   - Slots: at most MaxNumSeqs requests run; the rest wait in a FIFO queue,
+//     and their TTFT includes that wait (vLLM measures TTFT from arrival).
+//   - Blocks: a request is admitted only when the KV blocks for its first
+//     chunk are free; when a running decode needs a block and none is free,
+//     the youngest running request is preempted (its blocks freed, its
+//     progress recomputed later from the front of the queue).
+//   - Chunked prefill: each step has a token budget (MaxNumBatchedTokens)
+//     shared by decodes (one token each, scheduled first) and prefill chunks,
+//     so a long prompt takes several steps and a new prompt shares its steps
+//     with everyone's decodes.
+//   - Slower steps: a step reads the weights once plus the KV cache of every
+//     sequence in the batch, so the more and longer the running sequences,
+//     the longer each step, and every token of every request waits for it.
+type scheduler struct {
+	e         *Engine
+	perf      perfModel
+	speedup   float64
+	maxSeqs   int
+	maxTokens int // per-step token budget
+	total     int // KV blocks
+	free      int
+	bs        int
+
+	mu     sync.Mutex // guards inbox, aborts
+	inbox  []*request
+	aborts []*request
+	wakeCh chan struct{}
+
+	// Loop-owned.
+	waiting []*request
+	running []*request
+	batch   []batchItem
+	spareIn []*request
+	spareAb []*request
+	prevEnd int64
+
+	finishedCount atomic.Int64 // for crash-after
+}
+
+func (s *scheduler) submit(r *request) {
+	s.mu.Lock()
+	s.inbox = append(s.inbox, r)
+	s.mu.Unlock()
+	s.kick()
+}
+
+func (s *scheduler) abort(r *request) {
+	s.mu.Lock()
+	s.aborts = append(s.aborts, r)
+	s.mu.Unlock()
+	s.kick()
+}
+
+func (s *scheduler) kick() {
+	select {
+	case s.wakeCh <- struct{}{}:
+	default:
+	}
+}
+
+// run is the step loop; it returns when ctx is done.
+func (s *scheduler) run(ctx context.Context) {
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	for {
+		s.drain()
+		st := s.schedule()
+		s.gauges()
+		if len(s.batch) == 0 {
+			select { // idle: nothing to run until a request arrives or leaves
+			case <-s.wakeCh:
+				continue
+			case <-ctx.Done():
+				return
+			}
+		}
+		d := time.Duration(float64(s.perf.StepTime(st)) / s.speedup)
+		now := s.e.now()
+		start := now
+		// Steps run back to back on a GPU: start where the previous one ended
+		// when the loop itself was only a little late, so timer wake-up
+		// latency does not accumulate over a stream.
+		if s.prevEnd > 0 && now-s.prevEnd < int64(2*time.Millisecond) {
+			start = s.prevEnd
+		}
+		end := start + int64(d)
+		if wait := end - s.e.now(); wait > 0 {
+			timer.Reset(time.Duration(wait))
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				timer.Stop()
+				return
+			}
+		}
+		s.prevEnd = end
+		s.complete(end)
+	}
+}
+
+// drain moves arrivals into the waiting queue and carries out aborts.
+func (s *scheduler) drain() {
+	s.mu.Lock()
+	in, ab := s.inbox, s.aborts
+	s.inbox, s.aborts = s.spareIn[:0], s.spareAb[:0]
+	s.mu.Unlock()
+	for _, r := range in {
+		r.state = stateWaiting
+		s.waiting = append(s.waiting, r)
+	}
+	if len(ab) > 0 {
+		now := s.e.now()
+		for _, r := range ab {
+			switch r.state {
+			case stateWaiting:
+				s.waiting = remove(s.waiting, r)
+			case stateRunning:
+				s.running = remove(s.running, r)
+				s.free += r.blocks
+				r.blocks = 0
+			default:
+				continue
+			}
+			s.finish(r, "abort", now)
+		}
+	}
+	s.spareIn, s.spareAb = in[:0], ab[:0]
+}
+
+func remove(q []*request, r *request) []*request {
+	for i, x := range q {
+		if x == r {
+			return append(q[:i], q[i+1:]...)
+		}
+	}
+	return q
+}
+
+// schedule picks this step's batch the way vLLM V1's scheduler does: running
+// requests first (decodes and unfinished prefill chunks), preempting the
+// youngest when blocks run out; then, if nothing was preempted, waiting
+// requests in FIFO order while slots, budget and blocks allow.
+func (s *scheduler) schedule() perf.Step {
+	var st perf.Step
+	s.batch = s.batch[:0]
+	budget := s.maxTokens
+	preempted := false
+	for i := 0; i < len(s.running) && budget > 0; i++ {
+		r := s.running[i]
+		n := min(r.prompt+r.output-r.computed, budget)
+		if n <= 0 {
+			continue
+		}
+		self := false
+		for !s.alloc(r, r.computed+n) {
+			v := s.running[len(s.running)-1]
+			s.running = s.running[:len(s.running)-1]
+			s.preempt(v)
+			preempted = true
+			if v == r {
+				self = true
+				break
+			}
+		}
+		if self {
+			break
+		}
+		s.add(&st, r, n)
+		budget -= n
+	}
+	if !preempted {
+		now := s.e.now()
+		for len(s.waiting) > 0 && len(s.running) < s.maxSeqs && budget > 0 {
+			r := s.waiting[0]
+			n := min(r.prompt+r.output-r.computed, budget)
+			if !s.alloc(r, r.computed+n) {
+				break // FIFO: the head waits for blocks, nobody overtakes it
+			}
+			s.waiting = s.waiting[1:]
+			r.state = stateRunning
+			s.running = append(s.running, r)
+			if r.scheduledAt == 0 {
+				r.scheduledAt = now
+			}
+			s.add(&st, r, n)
+			budget -= n
+		}
+	}
+	if len(s.batch) > 0 {
+		s.e.m().iterTok.Observe(float64(s.maxTokens - budget))
+	}
+	return st
+}
+
+func (s *scheduler) add(st *perf.Step, r *request, n int) {
+	s.batch = append(s.batch, batchItem{r, n})
+	st.ContextTokens += r.computed + n
+	if n == 1 && r.output > 0 && r.computed == r.prompt+r.output-1 {
+		st.DecodeSeqs++
+	} else {
+		st.PrefillTokens += n
+		st.PrefillSeqs++
+	}
+}
+
+// alloc makes r hold the blocks for tokens KV entries, if enough are free.
+func (s *scheduler) alloc(r *request, tokens int) bool {
+	need := (tokens + s.bs - 1) / s.bs
+	if need <= r.blocks {
+		return true
+	}
+	if need-r.blocks > s.free {
+		return false
+	}
+	s.free -= need - r.blocks
+	r.blocks = need
+	return true
+}
+
+// preempt frees v's blocks and sends it to the front of the queue; its KV is
+// recomputed (prompt and output so far) when it is scheduled again.
+func (s *scheduler) preempt(v *request) {
+	s.free += v.blocks
+	v.blocks = 0
+	v.computed = 0
+	v.state = stateWaiting
+	s.waiting = append(s.waiting, nil)
+	copy(s.waiting[1:], s.waiting)
+	s.waiting[0] = v
+	s.e.m().preemptions.Inc()
+}
+
+// complete applies a finished step at modelled time end: every request whose
+// (pre)fill caught up samples one token.
+func (s *scheduler) complete(end int64) {
+	now := s.e.now()
+	m := s.e.m()
+	finished := false
+	for _, b := range s.batch {
+		r := b.r
+		r.computed += b.n
+		if r.computed < r.prompt+r.output {
+			continue // a prefill chunk; the prompt is not done yet
+		}
+		if r.output < len(r.emitAt) {
+			r.emitAt[r.output] = end
+		}
+		r.output++
+		if r.output == 1 {
+			r.firstAt = now
+			m.ttft.Observe(float64(now-r.arrival) / 1e9)
+			m.promptTokens.Add(float64(r.prompt))
+		} else {
+			m.itl.Observe(float64(now-r.lastAt) / 1e9)
+		}
+		r.lastAt = now
+		m.genTokens.Inc()
+		r.emitted.Store(int64(r.output))
+		if r.output >= r.target {
+			s.free += r.blocks
+			r.blocks = 0
+			s.finish(r, r.natural, now)
+			finished = true
+			continue
+		}
+		r.wake()
+	}
+	if finished {
+		kept := s.running[:0]
+		for _, r := range s.running {
+			if r.state == stateRunning {
+				kept = append(kept, r)
+			}
+		}
+		clear(s.running[len(kept):])
+		s.running = kept
+	}
+}
+
+// finish ends r with reason at time now (blocks already freed).
+func (s *scheduler) finish(r *request, reason string, now int64) {
+	r.state = stateFinished
+	r.reason = reason
+	s.e.m().finished(r, now)
+	if g := r.goneAt.Load(); g >= 0 && reason != "abort" {
+		s.e.logf(apiPrefix, "serving_chat.py", 1217, "Request %s: client disconnected after %d tokens; %d tokens generated for nobody (--ignore-disconnect)", r.id, g, int64(r.output)-g)
+	}
+	r.done.Store(true)
+	s.finishedCount.Add(1)
+	r.wake()
+}
+
+func (s *scheduler) gauges() {
+	m := s.e.m()
+	m.running.Set(float64(len(s.running)))
+	m.waiting.Set(float64(len(s.waiting)))
+	m.kvUsage.Set(float64(s.total-s.free) / float64(s.total))
+}

@@ -1,0 +1,124 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Log line prefixes: vLLM's API server and engine core processes.
+const (
+	apiPrefix    = "APIServer"
+	enginePrefix = "EngineCore_DP0"
+)
+
+// vllmVersion is the vLLM version the engine's log and /version imitate.
+const vllmVersion = "0.11.0"
+
+// logf writes one vLLM-format line: "(APIServer pid=N) INFO mm-dd hh:mm:ss [file.py:line] msg".
+func (e *Engine) logf(proc, file string, line int, format string, a ...any) {
+	e.logLevel(proc, "INFO", file, line, format, a...)
+}
+
+func (e *Engine) logLevel(proc, level, file string, line int, format string, a ...any) {
+	msg := fmt.Sprintf(format, a...)
+	ts := time.Now().Format("01-02 15:04:05")
+	e.logMu.Lock()
+	defer e.logMu.Unlock()
+	fmt.Fprintf(e.opts.Log, "(%s pid=%d) %s %s [%s:%d] %s\n", proc, e.pid, level, ts, file, line, msg)
+}
+
+// uvicorn writes a uvicorn-format line, as vLLM's HTTP layer prints them.
+func (e *Engine) uvicorn(format string, a ...any) {
+	e.logMu.Lock()
+	defer e.logMu.Unlock()
+	fmt.Fprintf(e.opts.Log, "(%s pid=%d) INFO:     %s\n", apiPrefix, e.pid, fmt.Sprintf(format, a...))
+}
+
+// commas groups an integer's digits in threes, as Python's "{:,}" does.
+func commas(n int) string {
+	s := strconv.Itoa(n)
+	if n < 0 {
+		return "-" + commas(-n)
+	}
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// kvBytesPerToken is the KV cache footprint of one token (K and V, fp16).
+func (e *Engine) kvBytesPerToken() float64 {
+	return float64(2 * e.model.Layers * e.model.KVHeads * e.model.HeadDim * 2)
+}
+
+// startup runs the modelled start-up phases in vLLM's order, each a real
+// (sped-up) wait, printing vLLM's line as each phase ends. Durations printed
+// are measured on the engine's clock, so they include timer slack.
+func (e *Engine) startup(ctx context.Context) error {
+	su := e.perf.Startup()
+	o := e.opts
+	e.logf(apiPrefix, "api_server.py", 1822, "vLLM API server version %s (servebench bundled engine, %s on %s, speedup %g)", vllmVersion, o.Model, o.GPU, o.Speedup)
+	e.logf(apiPrefix, "utils.py", 233, "non-default args: {'model': '%s', 'max_model_len': %d, 'gpu_memory_utilization': %g, 'max_num_seqs': %d}", e.served, o.MaxModelLen, o.GPUMemoryUtilization, e.maxSeqs)
+	e.logf(apiPrefix, "model.py", 1564, "Using max model len %d", o.MaxModelLen)
+	e.logf(apiPrefix, "scheduler.py", 205, "Chunked prefill is enabled with max_num_batched_tokens=%d.", e.maxBatched)
+	e.logf(enginePrefix, "core.py", 77, "Initializing a V1 LLM engine (v%s) with config: model='%s', max_seq_len=%d, seed=%d, served_model_name=%s, chunked_prefill_enabled=True", vllmVersion, e.served, o.MaxModelLen, o.Seed, e.served)
+	if err := sleep(ctx, e.scale(su.PreLoad)); err != nil {
+		return err
+	}
+	e.logf(enginePrefix, "gpu_model_runner.py", 2547, "Starting to load model %s...", e.served)
+	t0 := time.Now()
+	if err := sleep(ctx, e.scale(su.WeightsLoad)); err != nil {
+		return err
+	}
+	e.logf(enginePrefix, "default_loader.py", 267, "Loading weights took %.2f seconds", time.Since(t0).Seconds())
+	if e.faults.exitDuringLoad {
+		e.logLevel(enginePrefix, "ERROR", "core.py", 708, "EngineCore failed to start (fault exit-during-load).")
+		return ErrLoadFailed
+	}
+	if err := sleep(ctx, e.scale(su.ModelLoad-su.WeightsLoad)); err != nil {
+		return err
+	}
+	e.logf(enginePrefix, "gpu_model_runner.py", 2598, "Model loading took %.4f GiB and %.6f seconds", su.ModelGiB, time.Since(t0).Seconds())
+	t1 := time.Now()
+	if err := sleep(ctx, e.scale(su.Compile)); err != nil {
+		return err
+	}
+	e.logf(enginePrefix, "monitor.py", 34, "torch.compile takes %.2f s in total", time.Since(t1).Seconds())
+	if err := sleep(ctx, e.scale(su.Profile)); err != nil {
+		return err
+	}
+	e.logf(enginePrefix, "gpu_worker.py", 306, "Available KV cache memory: %.2f GiB", float64(e.kvTokens)*e.kvBytesPerToken()/(1<<30))
+	e.logf(enginePrefix, "kv_cache_utils.py", 1087, "GPU KV cache size: %s tokens", commas(e.kvTokens))
+	e.logf(enginePrefix, "kv_cache_utils.py", 1091, "Maximum concurrency for %s tokens per request: %.2fx", commas(o.MaxModelLen), e.maxConc)
+	t2 := time.Now()
+	if err := sleep(ctx, e.scale(su.GraphCapture)); err != nil {
+		return err
+	}
+	e.logf(enginePrefix, "gpu_model_runner.py", 3388, "Graph capturing finished in %.0f secs, took 0.52 GiB", time.Since(t2).Seconds())
+	e.logf(enginePrefix, "core.py", 210, "init engine (profile, create kv cache, warmup model) took %.2f seconds", time.Since(t1).Seconds())
+	e.logf(apiPrefix, "loggers.py", 148, "Engine 000: vllm cache_config_info with initialization after num_gpu_blocks is: %d", e.numBlocks)
+	if e.faults.neverReady {
+		e.logLevel(apiPrefix, "WARNING", "api_server.py", 1600, "fault never-ready: the API server will not finish starting")
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return sleep(ctx, e.scale(su.APIStart))
+}
+
+// logRoutes prints the route list and uvicorn's start lines, as vLLM does
+// right after "Starting vLLM API server".
+func (e *Engine) logRoutes() {
+	for _, r := range [][2]string{{"/health", "GET"}, {"/metrics", "GET"}, {"/version", "GET"},
+		{"/v1/models", "GET"}, {"/v1/chat/completions", "POST"}, {"/v1/completions", "POST"}} {
+		e.logf(apiPrefix, "launcher.py", 42, "Route: %s, Methods: %s", r[0], r[1])
+	}
+	e.uvicorn("Started server process [%d]", e.pid)
+	e.uvicorn("Waiting for application startup.")
+}
