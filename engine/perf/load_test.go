@@ -30,6 +30,12 @@ func TestStepTimeGrowsWithBatch(t *testing.T) {
 	if long <= short {
 		t.Errorf("KV reads: 16 seqs at 4000 tokens %v not slower than at 100 tokens %v", long, short)
 	}
+	// Past the ridge point the GEMMs are compute-bound, but attention still
+	// reads every sequence's KV cache after them: context still costs.
+	c1, c2 := p.Breakdown(Step{DecodeSeqs: 64, ContextTokens: 64 * 100}), p.Breakdown(Step{DecodeSeqs: 64, ContextTokens: 64 * 1000})
+	if !c1.ComputeBound() || c2.Total-c1.Total < (c2.Attention-c1.Attention)*9/10 || c2.Attention <= c1.Attention {
+		t.Errorf("compute-bound batch: context 100 %+v vs 1000 %+v: KV reads not paid", c1, c2)
+	}
 	// On an H100 a 16-seq bf16 batch stays memory-bound: longer contexts
 	// must cost in proportion to the extra KV bytes.
 	h := mustNew(t, "h100-80gb", "llama-3.1-8b-instruct", DefaultConfig())

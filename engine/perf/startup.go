@@ -2,6 +2,39 @@ package perf
 
 import "time"
 
+// Start-up constants: fixed times that do not depend on the GPU's speed
+// (they are CPU-bound or I/O latency), plus the per-size graph capture cost.
+const (
+	// PreLoadTime covers process start, importing torch and vLLM, config
+	// and tokenizer loading, and spawning the engine core process (which
+	// imports everything again) before weights start loading.
+	PreLoadTime = 14200 * time.Millisecond
+
+	// WeightLoadFixed is the part of weight loading that is not bytes:
+	// opening safetensors shards, building the module tree.
+	WeightLoadFixed = 1100 * time.Millisecond
+
+	// PostLoadTime is process_weights_after_loading (e.g. Marlin repacking)
+	// and moving the model into place, between "Loading weights took" and
+	// "Model loading took".
+	PostLoadTime = 600 * time.Millisecond
+
+	// ProfileFixed is memory profiling bookkeeping and KV cache tensor
+	// allocation, on top of the profiling forward pass itself.
+	ProfileFixed = 2 * time.Second
+
+	// CompileTime is torch.compile (Dynamo bytecode transform plus Inductor
+	// compilation of the piecewise graphs), CPU-bound.
+	CompileTime = 30 * time.Second
+
+	// GraphCaptureFixed is the per-batch-size cost of capturing one CUDA
+	// graph, on top of one warm-up forward pass at that size.
+	GraphCaptureFixed = 50 * time.Millisecond
+
+	// APIStartTime is from engine ready to "Application startup complete."
+	APIStartTime = 2 * time.Second
+)
+
 // Startup holds modelled start-up phase durations (before --speedup), in
 // the order vLLM runs them. Total is when /health first says OK.
 type Startup struct {

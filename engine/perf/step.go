@@ -5,6 +5,59 @@ import (
 	"time"
 )
 
+// The efficiency constants, shared by every GPU and model profile. The
+// seed's real-hardware figures (rtx3060-12gb + qwen2.5-7b-instruct-awq)
+// follow from the specs and these; no profile has its own knob:
+//
+//	decode: (3.39 GB AWQ linears + 1.09 GB bf16 lm_head; the embedding is
+//	        gathered, not streamed) / (360 GB/s x 0.92) = 13.5 ms
+//	        + 0.6 ms + 28 x 30 us = 15.0 ms/token (seed: ~15.0)
+//	TTFT:   35 tokens x 2 x 6.53e9 FLOP / (25.5 TFLOP/s x 0.72) = 25.0 ms
+//	        + 1.44 ms overheads + 1.6 ms request = 28.0 ms (seed: 0.028 s)
+//	KV:     0.9 x 11.76 GiB - 5.19 GiB weights - 1.25 GiB reserve
+//	        = 4.15 GiB / 56 KiB per token = 77,696 tokens (seed: 77,744)
+//
+// The split of decode time between bandwidth and fixed latency is pinned by
+// a second fact: a 7-8B bf16 model decodes at 6-7 ms/token on an H100,
+// where the bytes alone take ~4.6 ms.
+const (
+	// BandwidthEfficiency is the fraction of peak memory bandwidth that
+	// decode GEMVs sustain (well-tuned kernels reach ~90% of peak in
+	// streaming reads on GDDR6 and HBM alike).
+	BandwidthEfficiency = 0.92
+
+	// MFU is the fraction of dense tensor throughput that prefill and
+	// large-batch GEMMs sustain (0.6-0.8 is typical for large matmuls;
+	// the short-prompt TTFT of the seed needs ~0.7 on the 3060).
+	MFU = 0.72
+
+	// StepOverhead is the fixed cost of one scheduler step: scheduling,
+	// input preparation, sampling and output processing that the GPU does
+	// not hide.
+	StepOverhead = 600 * time.Microsecond
+
+	// LayerOverhead is the per-layer latency floor of one forward pass:
+	// ~10 kernels per layer at ~3 us of launch, ramp-up and tail each
+	// (inside a CUDA graph), paid on top of the bytes and FLOPs.
+	LayerOverhead = 30 * time.Microsecond
+
+	// RequestOverheadConst is paid once per request between arrival and
+	// scheduling: tokenizing, the API server to engine core hand-off, and
+	// detokenizing the first token.
+	RequestOverheadConst = 1600 * time.Microsecond
+
+	// NonTorchReserveGiB is the memory vLLM's profiling run sees outside
+	// the weights and the activations it models: cuBLAS and Marlin
+	// workspaces, NCCL buffers, allocator fragmentation. vLLM logs
+	// 0.13-0.55 GiB for it on H100 (llm-d-benchmark's empirical table).
+	NonTorchReserveGiB = 0.25
+)
+
+// RequestOverhead is the fixed per-request time between arrival and
+// joining the waiting queue (see the package doc for how the engine
+// applies it). It is the same for every profile.
+func (p *Perf) RequestOverhead() time.Duration { return RequestOverheadConst }
+
 // Step describes one scheduler step: the tokens prefilled this step (new
 // prompt tokens, possibly a chunk), the sequences decoding one token, and the
 // KV tokens those sequences attend over (read from memory).
@@ -22,50 +75,60 @@ type Step struct {
 
 // Breakdown is one step's time split into its causes (before --speedup).
 type Breakdown struct {
-	Compute   time.Duration // FLOPs at MFU x TFLOPs
-	Memory    time.Duration // weight + KV bytes at BandwidthEfficiency x bandwidth
+	Weights   time.Duration // GEMM phase: max(linear FLOPs, weight bytes)
+	Attention time.Duration // attention phase: max(attention FLOPs, KV bytes)
 	Overhead  time.Duration // StepOverhead + Layers x LayerOverhead
-	Total     time.Duration // Overhead + max(Compute, Memory)
-	ReadBytes float64       // bytes streamed from GPU memory
+	Total     time.Duration // Overhead + Weights + Attention
+	Compute   time.Duration // all FLOPs at MFU x TFLOPs (for explanation)
+	Memory    time.Duration // all bytes at BandwidthEfficiency x bandwidth
+	ReadBytes float64       // bytes moved in GPU memory (weights, KV reads and writes)
 	FLOPs     float64
 }
+
+// ComputeBound reports whether the GEMM phase is limited by FLOPs rather
+// than by streaming the weights (past the GPU's ridge point).
+func (b Breakdown) ComputeBound() bool { return b.Compute > b.Memory }
 
 // StepTime is how long one scheduler step takes on the modelled GPU
 // (before --speedup). An empty step takes no time.
 //
-// The step streams the weights once (however many sequences it serves),
-// reads the KV cache of every sequence, and does 2 FLOPs per weight per
-// token plus attention; compute and memory traffic overlap, so the step
-// takes the larger of the two, plus fixed overheads. A pure decode step of
-// a small batch is memory-bound (~weights / bandwidth); a prefill chunk or
-// a large batch is compute-bound; a mixed step pays for both in one.
+// Each layer runs its GEMMs, then attention, as separate kernels. The GEMMs
+// stream the weights once however many tokens the step holds and do 2 FLOPs
+// per weight per token; compute and traffic overlap, so they take the
+// larger of the two: a small decode batch is memory-bound (~weights /
+// bandwidth, so batching is nearly free), a prefill chunk or a large batch
+// is compute-bound (grows with tokens). Attention reads every sequence's
+// KV cache, so it grows with the batch's total context whatever the GEMMs
+// do. Fixed per-step and per-layer overheads come on top. A mixed step
+// (prefill chunk + decodes) pays for all its tokens in one step, which is
+// why running streams stall while a newcomer is prefilled.
 func (p *Perf) StepTime(s Step) time.Duration { return p.Breakdown(s).Total }
 
-// Breakdown explains StepTime: compute, memory and overhead parts.
+// Breakdown explains StepTime: its phases and overheads.
 func (p *Perf) Breakdown(s Step) Breakdown {
 	tokens := s.PrefillTokens + s.DecodeSeqs
 	if tokens <= 0 {
 		return Breakdown{}
 	}
 	m := p.model
-	kv := float64(m.KVBytesPerToken())
-	read := m.DecodeReadBytes() + float64(s.ContextTokens)*kv + float64(tokens)*kv // + KV writes
+	flopRate := p.gpu.TFLOPs * 1e12 * MFU
+	byteRate := p.gpu.BandwidthGBs * 1e9 * BandwidthEfficiency
 	// Logits are computed only for each sequence's last token.
-	logitRows := s.PrefillSeqs + s.DecodeSeqs
-	if logitRows > tokens {
-		logitRows = tokens
-	}
-	flops := 2*m.LinearParams()*float64(tokens) +
-		2*float64(m.Vocab)*float64(m.Hidden)*float64(logitRows) +
-		p.attentionFLOPs(s)
+	logitRows := min(s.PrefillSeqs+s.DecodeSeqs, tokens)
+	linFLOPs := 2*m.LinearParams()*float64(tokens) + 2*float64(m.Vocab)*float64(m.Hidden)*float64(logitRows)
+	kv := float64(m.KVBytesPerToken())
+	kvBytes := float64(s.ContextTokens+tokens) * kv // reads, plus this step's writes
+	attFLOPs := p.attentionFLOPs(s)
 	b := Breakdown{
-		Compute:   seconds(flops / (p.gpu.TFLOPs * 1e12 * MFU)),
-		Memory:    seconds(read / (p.gpu.BandwidthGBs * 1e9 * BandwidthEfficiency)),
+		Weights:   max(seconds(linFLOPs/flopRate), seconds(m.DecodeReadBytes()/byteRate)),
+		Attention: max(seconds(attFLOPs/flopRate), seconds(kvBytes/byteRate)),
 		Overhead:  StepOverhead + time.Duration(m.Layers)*LayerOverhead,
-		ReadBytes: read,
-		FLOPs:     flops,
+		Compute:   seconds((linFLOPs + attFLOPs) / flopRate),
+		Memory:    seconds((m.DecodeReadBytes() + kvBytes) / byteRate),
+		ReadBytes: m.DecodeReadBytes() + kvBytes,
+		FLOPs:     linFLOPs + attFLOPs,
 	}
-	b.Total = b.Overhead + max(b.Compute, b.Memory)
+	b.Total = b.Overhead + b.Weights + b.Attention
 	return b
 }
 
