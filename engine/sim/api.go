@@ -314,6 +314,11 @@ func (e *Engine) handleGenerate(chat bool) http.HandlerFunc {
 		if r == nil {
 			return
 		}
+		// Tokenizing and the API-server-to-engine-core hand-off: part of TTFT
+		// and E2E, not of queue time (vLLM's engine core stamps arrival after it).
+		if !e.wait(hr, e.scale(e.perf.RequestOverhead())) {
+			return
+		}
 		e.sched.submit(r)
 		created := time.Now().Unix()
 		if req.Stream {
@@ -359,6 +364,23 @@ func (e *Engine) complete(w http.ResponseWriter, hr *http.Request, r *request, c
 	writeJSON(w, http.StatusOK, map[string]any{"id": r.id, "object": object, "created": created,
 		"model": e.served, "choices": []any{choice}, "usage": usage})
 	e.requestFinished()
+}
+
+// wait sleeps d unless the client leaves or the engine stops first.
+func (e *Engine) wait(hr *http.Request, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-hr.Context().Done():
+		return false
+	case <-e.stopping:
+		return false
+	}
 }
 
 // clientGone handles a client that left after seeing written tokens: abort

@@ -67,7 +67,7 @@ func New(opts Options) (*Engine, error) {
 	}
 	p, g, m, err := buildPerf(&opts)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("engine: %w", err)
 	}
 	e := &Engine{opts: opts, perf: p, gpu: g, model: m, faults: fs, pid: os.Getpid(),
 		ready: make(chan struct{}), stopping: make(chan struct{}), crash: make(chan struct{})}
@@ -78,15 +78,7 @@ func New(opts Options) (*Engine, error) {
 	if e.served == "" {
 		e.served = m.Name
 	}
-	big := g.MemoryGiB >= bigGPUGiB
-	e.maxSeqs = opts.MaxNumSeqs
-	if e.maxSeqs == 0 {
-		e.maxSeqs = map[bool]int{false: 256, true: 1024}[big]
-	}
-	e.maxBatched = opts.MaxNumBatchedTokens
-	if e.maxBatched == 0 {
-		e.maxBatched = map[bool]int{false: 2048, true: 8192}[big]
-	}
+	e.maxSeqs, e.maxBatched = e.opts.MaxNumSeqs, e.opts.MaxNumBatchedTokens
 	e.numBlocks = p.NumGPUBlocks()
 	e.kvTokens = p.KVCacheTokens()
 	e.maxConc = p.MaxConcurrency(opts.MaxModelLen)

@@ -124,7 +124,8 @@ func newMetrics(model string, maxModelLen int, ci cacheInfo) *metrics {
 
 // finished records a request's end-of-life histograms and its finish reason,
 // with vLLM V1's definitions (all on the engine's clock, in seconds):
-// queue = arrival->first scheduled, prefill = scheduled->first token,
+// queue = queued->first scheduled (after the per-request
+// overhead, as vLLM's engine core sees arrival), prefill = scheduled->first token,
 // decode = first->last token, inference = scheduled->last token,
 // e2e = arrival->finish, time per output token = decode/(tokens-1).
 func (m *metrics) finished(r *request, finish int64) {
@@ -136,14 +137,14 @@ func (m *metrics) finished(r *request, finish int64) {
 	}
 	var queue, prefill, decode, inference, tpot float64
 	if r.scheduledAt > 0 {
-		queue = sec(r.scheduledAt - r.arrival)
+		queue = sec(r.scheduledAt - r.queued)
 		if r.firstAt > 0 {
 			prefill = sec(r.firstAt - r.scheduledAt)
 			decode = sec(r.lastAt - r.firstAt)
 			inference = sec(r.lastAt - r.scheduledAt)
 		}
 	} else {
-		queue = sec(finish - r.arrival) // never scheduled: it waited all its life
+		queue = sec(finish - max(r.queued, r.arrival)) // never scheduled: it waited all its life
 	}
 	if r.output > 1 {
 		tpot = decode / float64(r.output-1)

@@ -14,12 +14,26 @@ type perfModel interface {
 	BlockSize() int
 	MaxConcurrency(tokensPerRequest int) float64
 	StepTime(perf.Step) time.Duration
+	RequestOverhead() time.Duration
 	Startup() perf.Startup
 }
 
 // blockSize is vLLM's default KV block size in tokens.
 const blockSize = 16
 
-// bigGPUGiB is where vLLM switches to its larger scheduler defaults
-// (max_num_seqs 1024, max_num_batched_tokens 8192 for the API server).
-const bigGPUGiB = 70
+// buildPerf looks the profiles up and builds the performance model, filling
+// in o's zero fields with what the model resolved (vLLM's defaults).
+func buildPerf(o *Options) (*perf.Perf, perf.GPU, perf.Model, error) {
+	g, m, err := perf.Lookup(o.GPU, o.Model)
+	if err != nil {
+		return nil, g, m, err
+	}
+	p, err := perf.New(g, m, perf.Config{MaxModelLen: o.MaxModelLen, GPUMemoryUtilization: o.GPUMemoryUtilization,
+		BlockSize: blockSize, MaxNumSeqs: o.MaxNumSeqs, MaxNumBatchedTokens: o.MaxNumBatchedTokens})
+	if err != nil {
+		return nil, g, m, err
+	}
+	cfg := p.Config()
+	o.MaxModelLen, o.MaxNumSeqs, o.MaxNumBatchedTokens = cfg.MaxModelLen, cfg.MaxNumSeqs, cfg.MaxNumBatchedTokens
+	return p, g, m, nil
+}

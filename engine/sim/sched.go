@@ -27,7 +27,8 @@ type request struct {
 	maxTokens int
 	target    int    // tokens to generate
 	natural   string // finish reason once target is reached: "length" or "stop"
-	arrival   int64  // engine clock, ns
+	arrival   int64  // engine clock, ns: the request reached the API server
+	queued    int64  // engine clock, ns: it joined the engine's waiting queue
 
 	// Owned by the scheduler goroutine.
 	state                        int
@@ -107,6 +108,7 @@ type scheduler struct {
 }
 
 func (s *scheduler) submit(r *request) {
+	r.queued = s.e.now()
 	s.mu.Lock()
 	s.inbox = append(s.inbox, r)
 	s.mu.Unlock()
@@ -263,7 +265,7 @@ func (s *scheduler) schedule() perf.Step {
 
 func (s *scheduler) add(st *perf.Step, r *request, n int) {
 	s.batch = append(s.batch, batchItem{r, n})
-	st.ContextTokens += r.computed + n
+	st.ContextTokens += r.computed // KV already cached, read this step
 	if n == 1 && r.output > 0 && r.computed == r.prompt+r.output-1 {
 		st.DecodeSeqs++
 	} else {

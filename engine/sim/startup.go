@@ -53,11 +53,6 @@ func commas(n int) string {
 	return b.String()
 }
 
-// kvBytesPerToken is the KV cache footprint of one token (K and V, fp16).
-func (e *Engine) kvBytesPerToken() float64 {
-	return float64(2 * e.model.Layers * e.model.KVHeads * e.model.HeadDim * 2)
-}
-
 // startup runs the modelled start-up phases in vLLM's order, each a real
 // (sped-up) wait, printing vLLM's line as each phase ends. Durations printed
 // are measured on the engine's clock, so they include timer slack.
@@ -94,14 +89,18 @@ func (e *Engine) startup(ctx context.Context) error {
 	if err := sleep(ctx, e.scale(su.Profile)); err != nil {
 		return err
 	}
-	e.logf(enginePrefix, "gpu_worker.py", 306, "Available KV cache memory: %.2f GiB", float64(e.kvTokens)*e.kvBytesPerToken()/(1<<30))
+	kvGiB := su.KVCacheGiB
+	if e.opts.NumGPUBlocksOverride > 0 {
+		kvGiB = float64(e.kvTokens) * float64(e.model.KVBytesPerToken()) / (1 << 30)
+	}
+	e.logf(enginePrefix, "gpu_worker.py", 306, "Available KV cache memory: %.2f GiB", kvGiB)
 	e.logf(enginePrefix, "kv_cache_utils.py", 1087, "GPU KV cache size: %s tokens", commas(e.kvTokens))
 	e.logf(enginePrefix, "kv_cache_utils.py", 1091, "Maximum concurrency for %s tokens per request: %.2fx", commas(o.MaxModelLen), e.maxConc)
 	t2 := time.Now()
 	if err := sleep(ctx, e.scale(su.GraphCapture)); err != nil {
 		return err
 	}
-	e.logf(enginePrefix, "gpu_model_runner.py", 3388, "Graph capturing finished in %.0f secs, took 0.52 GiB", time.Since(t2).Seconds())
+	e.logf(enginePrefix, "gpu_model_runner.py", 3388, "Graph capturing finished in %.0f secs, took %.2f GiB", time.Since(t2).Seconds(), su.GraphGiB)
 	e.logf(enginePrefix, "core.py", 210, "init engine (profile, create kv cache, warmup model) took %.2f seconds", time.Since(t1).Seconds())
 	e.logf(apiPrefix, "loggers.py", 148, "Engine 000: vllm cache_config_info with initialization after num_gpu_blocks is: %d", e.numBlocks)
 	if e.faults.neverReady {

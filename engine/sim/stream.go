@@ -177,15 +177,4 @@ func (e *Engine) stream(w http.ResponseWriter, hr *http.Request, r *request, c *
 }
 
 // stall holds the stream for d (wall time, not sped up); false if the client left.
-func (e *Engine) stall(hr *http.Request, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-hr.Context().Done():
-		return false
-	case <-e.stopping:
-		return false
-	}
-}
+func (e *Engine) stall(hr *http.Request, d time.Duration) bool { return e.wait(hr, d) }
