@@ -21,9 +21,11 @@ const (
 // Errors Run returns for a whole run that could not finish. The partial
 // result is returned with them and every record is already written.
 var (
-	ErrInterrupted   = errors.New("interrupted")
-	ErrServerExited  = errors.New("server exited during the run")
-	ErrInvalidRun    = errors.New("invalid run")
+	ErrInterrupted  = errors.New("interrupted")
+	ErrServerExited = errors.New("server exited during the run")
+	ErrInvalidRun   = errors.New("invalid run")
+	// ErrUsage wraps errors in the options given (bad flags or input).
+	ErrUsage         = errors.New("bad usage")
 	errDurationDone  = errors.New("duration reached")
 	errGraceExceeded = errors.New("in-flight request canceled after the grace period")
 )

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -150,27 +149,27 @@ func serverSpec(opts ServerOptions) (launch.Spec, bool, error) {
 		if name == "" {
 			name = PresetBundled
 		}
-		if spec, err = launch.PresetSpec(name, opts.Self); err != nil {
+		if name != PresetBundled && (opts.Speedup != 0 || len(opts.EngineArgs) > 0) {
+			return spec, false, errors.New("--speedup and --engine-arg: only for the bundled engine (no --server-cmd, --server or --base-url)")
+		}
+		po := launch.PresetOptions{Speedup: opts.Speedup, Args: opts.EngineArgs}
+		if spec, err = launch.PresetSpecFor(name, opts.Self, po); err != nil {
 			return spec, false, fmt.Errorf("--server %q: %w", name, err)
 		}
 		if opts.BaseURL != "" {
 			spec.BaseURL = opts.BaseURL
 		}
 	default:
-		if _, err := parseHTTPURL(opts.BaseURL); err != nil {
-			return spec, false, fmt.Errorf("--base-url %q: %w", opts.BaseURL, err)
+		if _, err := launch.ParseBaseURL(opts.BaseURL); err != nil {
+			return spec, false, fmt.Errorf("--base-url: %w", err)
+		}
+		if opts.Speedup != 0 || len(opts.EngineArgs) > 0 {
+			return spec, false, errors.New("--speedup and --engine-arg: only for the bundled engine, not with --base-url")
 		}
 		return spec, false, nil
 	}
-	bundled := opts.Preset == PresetBundled || (opts.Preset == "" && opts.ServerCmd == "")
-	if !bundled && (opts.Speedup != 0 || len(opts.EngineArgs) > 0) {
-		return spec, false, errors.New("--speedup: only for the bundled engine (no --server-cmd, --server or --base-url)")
-	}
-	if bundled {
-		if opts.Speedup != 0 {
-			spec.Command = append(spec.Command, "--speedup", strconv.FormatFloat(opts.Speedup, 'g', -1, 64))
-		}
-		spec.Command = append(spec.Command, opts.EngineArgs...)
+	if opts.ServerCmd != "" && (opts.Speedup != 0 || len(opts.EngineArgs) > 0) {
+		return spec, false, errors.New("--speedup and --engine-arg: only for the bundled engine, not with --server-cmd")
 	}
 	if opts.Dir != "" {
 		spec.LogPath = filepath.Join(opts.Dir, result.ServerLog)
@@ -179,18 +178,8 @@ func serverSpec(opts ServerOptions) (launch.Spec, bool, error) {
 		spec.ReadyTimeout = opts.ReadyTimeout
 	}
 	spec.Model = opts.Model
+	spec.APIKey = opts.APIKey
 	return spec, true, nil
-}
-
-func parseHTTPURL(s string) (*url.URL, error) {
-	u, err := url.Parse(s)
-	if err != nil {
-		return nil, err
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, errors.New("expected an http:// or https:// URL with a host")
-	}
-	return u, nil
 }
 
 // bundledInfo reads the bundled engine's flags back from its command line.

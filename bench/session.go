@@ -52,7 +52,10 @@ type Config struct {
 func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record, error) {
 	maxConns, err := validateRuns(cfg.Runs)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	if _, _, err := serverSpec(cfg.Server); err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, nil, fmt.Errorf("creating results directory: %w", err)

@@ -2,15 +2,359 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"golang.org/x/term"
+
+	"github.com/servebench/servebench/bench"
+	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/client"
+	"github.com/servebench/servebench/engine/launch"
+	"github.com/servebench/servebench/report"
+	"github.com/servebench/servebench/report/compare"
 )
 
-// TODO(stub): replaced by the real command.
-func newRunCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "run",
-		Short: "not implemented yet",
-		RunE:  func(*cobra.Command, []string) error { return errors.New("run: not implemented yet") },
+// Stream choices for --stream.
+var streamChoices = []string{"on", "off", "both"}
+
+// sessionOptions are the flags table, run and sweep share: the server, the
+// requests, the output and the gate.
+type sessionOptions struct {
+	baseURL, serverCmd, preset string
+	speedup                    float64
+	engineArgs                 []string
+	metricsURLs                []string
+	model, endpoint            string
+	maxTokens                  int
+	exactLength                bool
+	out, format                string
+	quiet                      bool
+	apiKeyEnv                  string
+	requestTimeout             time.Duration
+	stallTimeout               time.Duration
+	readyTimeout               time.Duration
+	retries                    int
+	failOnErrorRate            float64
+	baseline                   string
+	maxRegression              []string
+}
+
+func (o *sessionOptions) addFlags(fs *pflag.FlagSet, maxTokens int) {
+	fs.StringVar(&o.baseURL, "base-url", "", "an already running server (with --server-cmd: where it listens; default "+bench.DefaultServerCmdURL+")")
+	fs.StringVar(&o.serverCmd, "server-cmd", "", `start this server command (e.g. "vllm serve MODEL --port 8000") and stop it at the end`)
+	fs.StringVar(&o.preset, "server", "", "start a preset server: "+strings.Join(launch.Presets, ", ")+" (default: the bundled engine)")
+	fs.Float64Var(&o.speedup, "speedup", 0, "bundled engine only: divide every modelled duration by this factor")
+	fs.StringArrayVar(&o.engineArgs, "engine-arg", nil, "bundled engine only: extra argument for `servebench engine` (repeatable, e.g. --engine-arg=--max-num-seqs=4)")
+	fs.StringArrayVar(&o.metricsURLs, "metrics-url", nil, "scrape these /metrics URLs (repeatable; summed, for replicas; default BASE_URL/metrics)")
+	fs.StringVar(&o.model, "model", "", "model name to request (default: the first model /v1/models lists); also filters /metrics by model_name")
+	fs.StringVar(&o.endpoint, "endpoint", bench.EndpointChat, "API: chat (/v1/chat/completions) or completions (/v1/completions)")
+	fs.IntVar(&o.maxTokens, "max-tokens", maxTokens, "output tokens per request")
+	fs.BoolVar(&o.exactLength, "exact-length", true, "ask for exactly --max-tokens tokens (ignore_eos, min_tokens); warn when the server ignores it")
+	fs.StringVar(&o.out, "out", "", "results directory (default servebench-results/<UTC time>/)")
+	fs.StringVar(&o.format, "format", "text", "table format: "+strings.Join(report.Formats, ", "))
+	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
+	fs.StringVar(&o.apiKeyEnv, "api-key-env", "OPENAI_API_KEY", "environment variable holding the API key (never written anywhere)")
+	fs.DurationVar(&o.requestTimeout, "request-timeout", 10*time.Minute, "give up on a request after this long (0: never)")
+	fs.DurationVar(&o.stallTimeout, "stall-timeout", time.Minute, "give up on a stream with no event for this long (0: never)")
+	fs.DurationVar(&o.readyTimeout, "ready-timeout", launch.DefaultReadyTimeout, "give up on a server that is not ready after this long")
+	fs.IntVar(&o.retries, "retries", 0, "retry requests answered 429 or 503 up to this many times, with backoff (counted apart)")
+	fs.Float64Var(&o.failOnErrorRate, "fail-on-error-rate", -1, "exit 3 when more than this percentage of a run's requests failed (default: only when all failed)")
+	fs.StringVar(&o.baseline, "baseline", "", "compare with the results in this directory after the run (exit 1 on a regression)")
+	fs.StringArrayVar(&o.maxRegression, "max-regression", nil, "with --baseline: QUANTITY.STAT=LIMIT, e.g. client.e2e.median=10% or =+5ms (repeatable)")
+}
+
+// check validates the shared flags; errors are usage errors.
+func (o *sessionOptions) check() error {
+	if !contains(report.Formats, o.format) {
+		return fmt.Errorf("--format %q: expected one of %s", o.format, strings.Join(report.Formats, ", "))
 	}
+	if o.failOnErrorRate > 100 {
+		return fmt.Errorf("--fail-on-error-rate %g: expected a percentage from 0 to 100", o.failOnErrorRate)
+	}
+	if o.retries < 0 || o.retries > 100 {
+		return fmt.Errorf("--retries %d: expected 0-100", o.retries)
+	}
+	if o.requestTimeout < 0 || o.stallTimeout < 0 {
+		return fmt.Errorf("--request-timeout %v / --stall-timeout %v: expected durations >= 0", o.requestTimeout, o.stallTimeout)
+	}
+	if o.speedup < 0 {
+		return fmt.Errorf("--speedup %g: expected a factor > 0", o.speedup)
+	}
+	if len(o.maxRegression) > 0 && o.baseline == "" {
+		return errors.New("--max-regression without --baseline: expected a baseline to compare with")
+	}
+	return nil
+}
+
+func (o *sessionOptions) request(stream bool) bench.RequestSpec {
+	return bench.RequestSpec{Endpoint: o.endpoint, Model: o.model, MaxTokens: o.maxTokens,
+		ExactLength: o.exactLength, Stream: stream}
+}
+
+// session runs cfg's runs and does what every benchmark command does after:
+// the table on stdout, report.md and charts, the baseline gate, and the
+// mapping of errors to exit codes.
+func (o *sessionOptions) session(cmd *cobra.Command, runs []bench.RunSpec, stopAfter func(*result.Run) string) error {
+	if err := o.check(); err != nil {
+		return usageErr(err)
+	}
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	dir := o.out
+	if dir == "" {
+		dir = filepath.Join("servebench-results", time.Now().UTC().Format("20060102T150405Z"))
+	}
+	cfg := bench.Config{
+		Server: bench.ServerOptions{BaseURL: o.baseURL, ServerCmd: o.serverCmd, Preset: o.preset,
+			Speedup: o.speedup, EngineArgs: o.engineArgs, MetricsURLs: o.metricsURLs, Model: o.model,
+			APIKey: client.APIKeyFromEnv(o.apiKeyEnv), ReadyTimeout: o.readyTimeout},
+		Runs: runs, Dir: dir, Args: os.Args, Version: version,
+		RequestTimeout: o.requestTimeout, StallTimeout: o.stallTimeout, Retries: o.retries,
+		FailOnErrorRate: o.failOnErrorRate, StopAfter: stopAfter,
+	}
+	if !o.quiet && isTerminal(stderr) {
+		cfg.Progress = stderr
+	}
+	if usesBundled(o) {
+		self, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("finding the servebench binary for the bundled engine: %w", err)
+		}
+		cfg.Server.Self = self
+	}
+	res, recs, err := bench.Execute(cmd.Context(), cfg)
+	if res == nil {
+		return mapBenchErr(err)
+	}
+	if terr := report.Table(stdout, res, o.format); terr != nil {
+		err = errors.Join(err, terr)
+	}
+	if werr := writeReport(dir, res, recs); werr != nil {
+		fmt.Fprintf(stderr, "servebench: report: %v\n", werr)
+	}
+	if !o.quiet {
+		fmt.Fprintf(stderr, "results: %s\n", dir)
+	}
+	if err != nil {
+		return mapBenchErr(err)
+	}
+	return o.gate(stdout, res, recs)
+}
+
+// writeReport writes report.md and the charts next to results.json.
+// TODO(bench): set to report.WriteAll once REPORT lands it.
+var writeReport = func(dir string, res *result.Results, recs []result.Record) error { return nil }
+
+// gate compares with --baseline (COMPARE's report/compare), if given.
+func (o *sessionOptions) gate(w io.Writer, res *result.Results, recs []result.Record) error {
+	if o.baseline == "" {
+		return nil
+	}
+	var opts compare.Options
+	for _, s := range o.maxRegression {
+		th, err := compare.ParseThreshold(s)
+		if err != nil {
+			return usageErr(fmt.Errorf("--max-regression %q: %w", s, err))
+		}
+		opts.Thresholds = append(opts.Thresholds, th)
+	}
+	fmt.Fprintln(w)
+	regressed, err := compare.Gate(w, o.baseline, res, recs, opts, "text")
+	switch {
+	case errors.Is(err, compare.ErrInvalidRun):
+		return withExit(exitInvalidRun, err)
+	case err != nil:
+		return usageErr(err)
+	case regressed:
+		return withExit(exitRegression, errors.New("regression against the baseline "+o.baseline))
+	}
+	return nil
+}
+
+// mapBenchErr maps bench's errors to exit codes.
+func mapBenchErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, bench.ErrUsage):
+		return usageErr(err)
+	case errors.Is(err, bench.ErrInterrupted):
+		return withExit(exitInterrupted, err)
+	}
+	return withExit(exitInvalidRun, err) // server failed or died, every request failed, error rate
+}
+
+func usesBundled(o *sessionOptions) bool {
+	return o.preset == bench.PresetBundled || (o.preset == "" && o.serverCmd == "" && o.baseURL == "")
+}
+
+// isTerminal reports whether w is a terminal (progress is shown only there).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func contains(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// workloadOptions are the workload flags of run and sweep.
+type workloadOptions struct {
+	requests     int
+	duration     time.Duration
+	warmup       int
+	concurrency  int
+	rate         float64
+	arrival      string
+	burstiness   float64
+	seed         int64
+	prompt       string
+	promptTokens int
+	promptFile   string
+	stream       string
+}
+
+func (w *workloadOptions) addFlags(fs *pflag.FlagSet, requests int) {
+	fs.IntVar(&w.requests, "requests", requests, "measured requests per run (0 with --duration: until the duration)")
+	fs.DurationVar(&w.duration, "duration", 0, "stop sending after this long (e.g. 30s)")
+	fs.IntVar(&w.warmup, "warmup", 0, "warm-up requests before each run, left out of every statistic")
+	fs.StringVar(&w.arrival, "arrival", bench.ArrivalPoisson, "with --rate: "+strings.Join(bench.Arrivals, ", "))
+	fs.Float64Var(&w.burstiness, "burstiness", 1, "with --arrival gamma: shape (1 = Poisson, < 1 burstier)")
+	fs.Int64Var(&w.seed, "seed", 0, "seed for arrivals and synthetic prompts")
+	fs.StringVar(&w.prompt, "prompt", bench.DefaultPrompt, "fixed prompt text")
+	fs.IntVar(&w.promptTokens, "prompt-tokens", 0, "synthetic prompts of about N tokens (one common word per token)")
+	fs.StringVar(&w.promptFile, "prompt-file", "", `JSONL file of {"prompt": ...} or {"messages": [...]} lines, used in order`)
+}
+
+// prompts builds the prompt source from the flags.
+func (w *workloadOptions) prompts(fs *pflag.FlagSet) (*bench.Prompts, error) {
+	n := 0
+	for _, f := range []string{"prompt", "prompt-tokens", "prompt-file"} {
+		if fs.Changed(f) {
+			n++
+		}
+	}
+	if n > 1 {
+		return nil, errors.New("--prompt, --prompt-tokens and --prompt-file: expected at most one")
+	}
+	switch {
+	case fs.Changed("prompt-tokens"):
+		return bench.SyntheticPrompts(w.promptTokens, w.seed)
+	case w.promptFile != "":
+		return bench.LoadPromptFile(w.promptFile)
+	}
+	return bench.FixedPrompt(w.prompt)
+}
+
+// workload builds the workload: --rate makes it open loop, --concurrency
+// above 1 closed loop, otherwise sequential.
+func (w *workloadOptions) workload(fs *pflag.FlagSet) (bench.Workload, error) {
+	wl := bench.Workload{Requests: w.requests, Duration: w.duration, Warmup: w.warmup, Seed: w.seed}
+	if fs.Changed("duration") && !fs.Changed("requests") {
+		wl.Requests = 0
+	}
+	switch {
+	case fs.Changed("rate") && fs.Changed("concurrency"):
+		return wl, errors.New("--rate and --concurrency: expected one of them (open or closed loop)")
+	case fs.Changed("rate"):
+		wl.Mode, wl.Rate, wl.Arrival, wl.Burstiness = bench.ModeRate, w.rate, w.arrival, w.burstiness
+	case w.concurrency > 1:
+		wl.Mode, wl.Concurrency = bench.ModeConcurrent, w.concurrency
+	case w.concurrency < 1:
+		return wl, fmt.Errorf("--concurrency %d: expected at least 1", w.concurrency)
+	default:
+		wl.Mode = bench.ModeSequential
+	}
+	return wl, wl.Validate()
+}
+
+// streams expands --stream into the runs' stream modes.
+func streams(s string) ([]bool, error) {
+	switch s {
+	case "on":
+		return []bool{true}, nil
+	case "off":
+		return []bool{false}, nil
+	case "both":
+		return []bool{true, false}, nil
+	}
+	return nil, fmt.Errorf("--stream %q: expected one of %s", s, strings.Join(streamChoices, ", "))
+}
+
+func streamName(stream bool) string {
+	if stream {
+		return "streaming"
+	}
+	return "non-streaming"
+}
+
+func newRunCmd() *cobra.Command {
+	var o sessionOptions
+	var w workloadOptions
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run any workload (sequential, concurrent, rate) and report client and engine latency",
+		Long: `run sends a workload to a server (the bundled engine unless --base-url, --server-cmd
+or --server says otherwise), scrapes /metrics before and after each run, and prints the
+latency table. Records go to DIR/requests.jsonl as each request completes, the summary
+to DIR/results.json.
+
+Workloads: sequential (default); --concurrency N keeps N requests in flight (closed
+loop); --rate R sends R requests/s on a schedule (open loop, --arrival constant,
+poisson or gamma with --burstiness), measuring latency also from the intended send time.`,
+		Example: `  servebench run --speedup 20 --requests 50 --stream both
+  servebench run --base-url http://127.0.0.1:8000 --concurrency 16 --requests 200
+  servebench run --base-url http://127.0.0.1:8000 --rate 5 --duration 60s --arrival gamma --burstiness 0.5
+  servebench run --prompt-file prompts.jsonl --endpoint completions --stream off`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			runs, err := w.runs(cmd.Flags(), &o, "")
+			if err != nil {
+				return usageErr(err)
+			}
+			return o.session(cmd, runs, nil)
+		},
+	}
+	o.addFlags(cmd.Flags(), 256)
+	w.addFlags(cmd.Flags(), 20)
+	cmd.Flags().StringVar(&w.stream, "stream", "both", "streaming: "+strings.Join(streamChoices, ", "))
+	cmd.Flags().IntVar(&w.concurrency, "concurrency", 1, "requests in flight (closed loop)")
+	cmd.Flags().Float64Var(&w.rate, "rate", 0, "requests per second (open loop)")
+	return cmd
+}
+
+// runs builds one RunSpec per stream mode; prefix names sweep levels.
+func (w *workloadOptions) runs(fs *pflag.FlagSet, o *sessionOptions, prefix string) ([]bench.RunSpec, error) {
+	wl, err := w.workload(fs)
+	if err != nil {
+		return nil, err
+	}
+	p, err := w.prompts(fs)
+	if err != nil {
+		return nil, err
+	}
+	modes, err := streams(w.stream)
+	if err != nil {
+		return nil, err
+	}
+	var runs []bench.RunSpec
+	for _, s := range modes {
+		spec := bench.RunSpec{Name: prefix + streamName(s), Workload: wl, Request: o.request(s), Prompts: p}
+		if err := spec.Validate(); err != nil {
+			return nil, err
+		}
+		runs = append(runs, spec)
+	}
+	return runs, nil
 }
