@@ -8,7 +8,7 @@ const (
 	// PreLoadTime covers process start, importing torch and vLLM, config
 	// and tokenizer loading, and spawning the engine core process (which
 	// imports everything again) before weights start loading.
-	PreLoadTime = 14200 * time.Millisecond
+	PreLoadTime = 11300 * time.Millisecond
 
 	// WeightLoadFixed is the part of weight loading that is not bytes:
 	// opening safetensors shards, building the module tree.
