@@ -2,15 +2,72 @@ package main
 
 import (
 	"errors"
+	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/servebench/servebench/engine/perf"
+	"github.com/servebench/servebench/engine/sim"
 )
 
-// TODO(stub): replaced by the real command.
-func newEngineCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "engine",
-		Short: "not implemented yet",
-		RunE:  func(*cobra.Command, []string) error { return errors.New("engine: not implemented yet") },
-	}
+// engineOptions is `servebench engine`'s parsed flags.
+type engineOptions struct {
+	sim          sim.Options
+	listProfiles bool
 }
+
+func newEngineCmd() *cobra.Command {
+	o := &engineOptions{sim: sim.DefaultOptions()}
+	o.sim.MaxNumSeqs = 0 // vLLM's per-GPU default unless given
+	cmd := &cobra.Command{
+		Use:   "engine",
+		Short: "Run the bundled engine: a vLLM-compatible server timed by a GPU performance model",
+		Long: `engine serves the OpenAI-compatible API (/v1/chat/completions, /v1/completions,
+/v1/models), /health, /metrics (vLLM V1 names) and /version like ` + "`vllm serve`" + ` on the
+chosen GPU, with start-up phases, continuous batching, a paged KV cache and
+preemption timed by a physics model of that GPU instead of a GPU. Logs go to
+stderr in vLLM's formats. Prompt tokens are counted as ceil(bytes/4), plus 4 per
+chat message and 3 for the reply.`,
+		Example: `  servebench engine                                  # RTX 3060 + Qwen2.5-7B-Instruct-AWQ on 127.0.0.1:8000
+  servebench engine --gpu h100-80gb --model llama-3.1-8b-instruct --speedup 10
+  servebench engine --port 0 --fault http-error=0.1:429
+  servebench engine --list-profiles`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.listProfiles {
+				return perf.WriteProfiles(cmd.OutOrStdout())
+			}
+			o.sim.Log = cmd.ErrOrStderr()
+			e, err := sim.New(o.sim)
+			if err != nil {
+				return usageErr(err)
+			}
+			err = e.Run(cmd.Context())
+			if errors.Is(err, sim.ErrCrashed) || errors.Is(err, sim.ErrLoadFailed) {
+				return withExit(exitInvalidRun, err)
+			}
+			return err
+		},
+	}
+	f := cmd.Flags()
+	s := &o.sim
+	f.StringVar(&s.GPU, "gpu", s.GPU, "GPU profile (see --list-profiles)")
+	f.StringVar(&s.Model, "model", s.Model, "model profile or served name (see --list-profiles)")
+	f.IntVar(&s.MaxModelLen, "max-model-len", s.MaxModelLen, "context length in tokens (0: the model's)")
+	f.Float64Var(&s.GPUMemoryUtilization, "gpu-memory-utilization", s.GPUMemoryUtilization, "fraction of GPU memory vLLM may use")
+	f.IntVar(&s.MaxNumSeqs, "max-num-seqs", s.MaxNumSeqs, "running sequences at most (0: vLLM's default for the GPU, 256 or 1024)")
+	f.IntVar(&s.MaxNumBatchedTokens, "max-num-batched-tokens", s.MaxNumBatchedTokens, "tokens per step, the chunked-prefill budget (0: vLLM's default, 2048 or 8192)")
+	f.IntVar(&s.NumGPUBlocksOverride, "num-gpu-blocks-override", 0, "KV cache blocks of 16 tokens (0: from the performance model)")
+	f.Float64Var(&s.Speedup, "speedup", s.Speedup, "divide every modelled duration by this factor")
+	f.Int64Var(&s.Seed, "seed", s.Seed, "seed for generated text, lengths and faults")
+	f.StringVar(&s.Host, "host", s.Host, "address to bind")
+	f.IntVar(&s.Port, "port", s.Port, "port to listen on (0: a free one, named in the log)")
+	f.StringVar(&s.APIKey, "api-key", "", "require this key as a Bearer token on /v1 endpoints")
+	f.StringVar(&s.HealthDuringLoad, "health-during-load", s.HealthDuringLoad, `while loading: "refuse" (not listening, like vLLM) or "503" (like llama.cpp)`)
+	f.BoolVar(&s.IgnoreDisconnect, "ignore-disconnect", false, "keep generating for clients that disconnected (shows the waste)")
+	f.StringVar(&s.ServedModelName, "served-model-name", "", "model name served in /v1/models (default: the model's)")
+	f.StringArrayVar(&s.Faults, "fault", nil, "inject a fault (repeatable): "+strings.Join(sim.FaultNames, ", "))
+	f.BoolVar(&o.listProfiles, "list-profiles", false, "print the GPU and model profiles and which models fit which GPUs, then exit")
+	return cmd
+}
+
