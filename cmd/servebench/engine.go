@@ -70,4 +70,3 @@ chat message and 3 for the reply.`,
 	f.BoolVar(&o.listProfiles, "list-profiles", false, "print the GPU and model profiles and which models fit which GPUs, then exit")
 	return cmd
 }
-
