@@ -135,7 +135,7 @@ func validate(g GPU, m Model, cfg Config) error {
 	case g.MemoryGiB <= 0 || g.BandwidthGBs <= 0 || g.TFLOPs <= 0 || g.LoadGBs <= 0:
 		return fmt.Errorf("perf: GPU profile %q has a non-positive spec: %+v", g.Name, g)
 	case m.ParamsB <= 0 || m.BytesPerWeight <= 0 || m.Layers <= 0 || m.KVHeads <= 0 || m.HeadDim <= 0 ||
-		m.Hidden <= 0 || m.Vocab <= 0 || m.MaxContext <= 0:
+		m.Hidden <= 0 || m.Intermediate <= 0 || m.Heads <= 0 || m.Vocab <= 0 || m.MaxContext <= 0:
 		return fmt.Errorf("perf: model profile %q has a non-positive field: %+v", m.Name, m)
 	case math.IsNaN(cfg.GPUMemoryUtilization) || cfg.GPUMemoryUtilization <= 0 || cfg.GPUMemoryUtilization > 1:
 		return fmt.Errorf("perf: --gpu-memory-utilization %g: expected a fraction in (0, 1]", cfg.GPUMemoryUtilization)

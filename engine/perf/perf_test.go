@@ -3,10 +3,15 @@ package perf
 import (
 	"bytes"
 	"errors"
+	"flag"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
 
 func mustNew(t testing.TB, gpu, model string, cfg Config) *Perf {
 	t.Helper()
@@ -230,5 +235,18 @@ func TestWriteProfiles(t *testing.T) {
 		if !strings.Contains(out, w) {
 			t.Errorf("listing lacks %q:\n%s", w, out)
 		}
+	}
+	golden := filepath.Join("testdata", t.Name()+".golden")
+	if *update {
+		if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test -run WriteProfiles -update to create it)", err)
+	}
+	if out != string(want) {
+		t.Errorf("listing differs from %s (rerun with -update if intended):\n%s", golden, out)
 	}
 }

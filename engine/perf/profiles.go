@@ -202,7 +202,8 @@ func WriteProfiles(w io.Writer) error {
 	}
 	fmt.Fprintln(tw)
 	cfg := DefaultConfig()
-	fmt.Fprintf(tw, "KV CACHE TOKENS (--max-model-len %d --gpu-memory-utilization %.2f); decode ms/token alone\n",
+	fmt.Fprintf(tw, "FITS? GPU KV cache tokens at --max-model-len %d --gpu-memory-utilization %.2f "+
+		"(decode ms/token, one request); vLLM batching defaults: 1024 seqs / 8192 tokens on H100-class, else 256 / 2048\n",
 		cfg.MaxModelLen, cfg.GPUMemoryUtilization)
 	fmt.Fprint(tw, "GPU")
 	for _, m := range models {
