@@ -1,7 +1,7 @@
 // Package perf is the bundled engine's physics: GPU and model profiles (data)
 // and a performance model that turns them into KV cache capacity, start-up
 // phase durations and per-step times. One set of efficiency constants
-// (constants.go) is shared by every profile; the calibration profile's
+// (step.go, startup.go) is shared by every profile; the calibration profile's
 // figures (rtx3060-12gb + qwen2.5-7b-instruct-awq) fall out of its public
 // specs and those constants. The scheduler in engine/sim asks it how long
 // each step takes; it never sleeps itself.
@@ -18,6 +18,11 @@
 //	GPUs() []GPU; Models() []Model; DefaultConfig() Config
 //	WriteProfiles(w io.Writer) error        // `servebench engine --list-profiles`
 //
+// Also: (*Perf).Config() (flags with vLLM's per-GPU defaults filled in:
+// MaxNumSeqs, MaxNumBatchedTokens, MaxModelLen), KVCacheGiB(), WeightsGiB(),
+// Breakdown(Step); DefaultBatching(GPU); LookupGPU, LookupModel (profile
+// or served name); ErrDoesNotFit (errors.Is) for models that do not fit.
+//
 // How engine/sim applies it: every scheduler step lasts StepTime(step)
 // (divided by --speedup); a request's first token is emitted at the end of
 // the step that finishes its prefill. Each request also pays
@@ -25,7 +30,10 @@
 // (tokenization, API process to engine core hand-off): it counts in TTFT
 // and E2E but not in queue time, as in vLLM. Alone, a request therefore
 // sees TTFT = RequestOverhead + StepTime(its prefill step) and
-// E2E = TTFT + (n-1) decode steps.
+// E2E = TTFT + (n-1) decode steps. The seed's 0.028 s TTFT is met for a
+// 27-token prompt, engine/sim's count for bench.DefaultPrompt; on the 3060
+// the prefill is compute-bound and costs ~0.85 ms per prompt token, so the
+// engine's token counting and the calibration must move together.
 //
 // Why latency grows under load (what the scheduler will show):
 //   - A decode step streams all weights once however many sequences it
