@@ -2,15 +2,122 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/servebench/servebench/report/compare"
 )
 
-// TODO(stub): replaced by the real command.
+// compareOptions are the flags of `servebench compare`.
+type compareOptions struct {
+	base, new     string
+	alpha         float64
+	maxRegression []string
+	force         bool
+	format        string
+}
+
 func newCompareCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "compare",
-		Short: "not implemented yet",
-		RunE:  func(*cobra.Command, []string) error { return errors.New("compare: not implemented yet") },
+	return newCompareCmdWith(runCompare)
+}
+
+// newCompareCmdWith lets tests capture the parsed options.
+func newCompareCmdWith(runF func(cmd *cobra.Command, o *compareOptions) error) *cobra.Command {
+	o := &compareOptions{}
+	cmd := &cobra.Command{
+		Use:   "compare BASE NEW",
+		Short: "Compare two result sets and fail on a significant regression (CI gate)",
+		Long: `compare matches the runs of two results directories (or results.json files) by
+name and, for each quantity, prints base, new, the relative change and whether the
+change is statistically significant: a two-sided Mann-Whitney U test on the
+per-request samples of requests.jsonl (successful measured requests; warm-up
+excluded). It is distribution-free, so latency's long tails do not fool it.
+A regression is a change that is both significant at --alpha and past its limit.
+Engine figures come from /metrics aggregates: no test, judged on the limit alone.
+
+Runs whose workloads differ (model, mode, stream, max tokens, prompt, concurrency,
+rate) are refused unless --force; server-side differences (engine version, flags,
+--speedup) are what a comparison is for: they are printed, never refused.
+
+Exit status: 0 no regression, 1 regression, 2 unusable input or workloads differ,
+3 a side is an invalid run (server failed, every request failed, too few samples).
+
+` + compare.Help(),
+		Example: `  servebench compare baseline/ servebench-results/
+  servebench compare --max-regression client.e2e.p90=15% --max-regression engine.ttft.mean=+5ms base/ new/
+  servebench compare --format junit base/results.json new/results.json > compare.xml`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 2 {
+				return usageErr(fmt.Errorf("compare takes two arguments, BASE and NEW (results directories or results.json files); got %d", len(args)))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.base, o.new = args[0], args[1]
+			return runF(cmd, o)
+		},
 	}
+	f := cmd.Flags()
+	f.Float64Var(&o.alpha, "alpha", compare.DefaultAlpha, "significance level of the Mann-Whitney U test, in (0, 1)")
+	f.StringArrayVar(&o.maxRegression, "max-regression", nil, "limit QUANTITY.STAT=LIMIT, e.g. client.e2e.median=10% or engine.ttft.mean=+5ms or 10%,+2ms or off (repeatable; replaces the default of that key)")
+	f.BoolVar(&o.force, "force", false, "compare runs even when their workloads differ (the differences are reported)")
+	f.StringVar(&o.format, "format", "text", "output format: "+strings.Join(compare.Formats, ", "))
+	return cmd
+}
+
+// compareOpts turns the flags into compare.Options; errors are usage errors.
+func (o *compareOptions) compareOpts() (compare.Options, error) {
+	if !(o.alpha > 0 && o.alpha < 1) {
+		return compare.Options{}, fmt.Errorf("--alpha %v: want a significance level in (0, 1), e.g. 0.05", o.alpha)
+	}
+	opts := compare.Options{Alpha: o.alpha, Force: o.force}
+	for _, s := range o.maxRegression {
+		th, err := compare.ParseThreshold(s)
+		if err != nil {
+			return opts, err
+		}
+		opts.Thresholds = append(opts.Thresholds, th)
+	}
+	return opts, nil
+}
+
+func runCompare(cmd *cobra.Command, o *compareOptions) error {
+	opts, err := o.compareOpts()
+	if err != nil {
+		return usageErr(err)
+	}
+	wr, err := compare.WriterFor(o.format)
+	if err != nil {
+		return usageErr(err)
+	}
+	base, err := compare.Load(o.base)
+	if err != nil {
+		return usageErr(err)
+	}
+	nw, err := compare.Load(o.new)
+	if err != nil {
+		return usageErr(err)
+	}
+	rep, err := compare.Compare(base, nw, opts)
+	if err != nil {
+		return compareExit(err)
+	}
+	if err := wr(cmd.OutOrStdout(), rep); err != nil {
+		return err
+	}
+	if regs := rep.Regressions(); len(regs) > 0 {
+		return withExit(exitRegression, fmt.Errorf("%d regressed: %s", len(regs), strings.Join(regs, "; ")))
+	}
+	return nil
+}
+
+// compareExit maps compare's errors to exit codes; `table` and `run` use
+// it for --baseline too.
+func compareExit(err error) error {
+	if errors.Is(err, compare.ErrInvalidRun) && !errors.Is(err, compare.ErrInput) && !errors.Is(err, compare.ErrMismatch) {
+		return withExit(exitInvalidRun, err)
+	}
+	return usageErr(err)
 }

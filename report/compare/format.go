@@ -114,6 +114,9 @@ func manifestRows(b, n SideInfo) [][3]string {
 		row("started", func(s SideInfo) string { return fmtTime(s.Manifest.StartedAt) }),
 		row("host", func(s SideInfo) string {
 			h := s.Manifest.Host
+			if h == (result.Host{}) {
+				return "-"
+			}
 			return fmt.Sprintf("%s/%s, %d CPUs, %s", orDash(h.OS), orDash(h.Arch), h.CPUs, orDash(h.GoVersion))
 		}),
 		row("server", func(s SideInfo) string { return orDash(s.Server.BaseURL) }),
