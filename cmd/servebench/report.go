@@ -1,16 +1,56 @@
 package main
 
 import (
-	"errors"
+	"fmt"
+	"slices"
+	"strings"
 
+	"github.com/servebench/servebench/report"
 	"github.com/spf13/cobra"
 )
 
-// TODO(stub): replaced by the real command.
+// reportOptions are the flags and argument of `servebench report`.
+type reportOptions struct {
+	dir    string
+	format string
+}
+
 func newReportCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "report",
-		Short: "not implemented yet",
-		RunE:  func(*cobra.Command, []string) error { return errors.New("report: not implemented yet") },
+	o := &reportOptions{}
+	cmd := &cobra.Command{
+		Use:   "report DIR",
+		Short: "Regenerate report.md and the PNG charts from a saved results directory",
+		Long: `report reads DIR/results.json and DIR/requests.jsonl, writes report.md and the
+charts (table.png, timeline.png, tokens.png, cdf.png, and startup.png / sweep.png
+where they apply) into DIR exactly as the run wrote them, and prints the table.`,
+		Example: `  servebench report servebench-results/20260909T100000Z
+  servebench report out --format csv > table.csv`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageErr(fmt.Errorf("report takes one results directory, got %d arguments", len(args)))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.dir = args[0]
+			return runReport(cmd, o)
+		},
 	}
+	cmd.Flags().StringVar(&o.format, "format", "text", "table format on stdout: "+strings.Join(report.Formats, ", "))
+	return cmd
+}
+
+// runReport loads the directory, rewrites the report files and prints the table.
+func runReport(cmd *cobra.Command, o *reportOptions) error {
+	if !slices.Contains(report.Formats, o.format) {
+		return usageErr(fmt.Errorf("--format %q: expected one of %s", o.format, strings.Join(report.Formats, ", ")))
+	}
+	res, recs, err := report.LoadDir(o.dir)
+	if err != nil {
+		return usageErr(err)
+	}
+	if err := report.WriteAll(o.dir, res, recs); err != nil {
+		return err
+	}
+	return report.Table(cmd.OutOrStdout(), res, o.format)
 }

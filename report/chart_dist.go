@@ -1,0 +1,197 @@
+package report
+
+import (
+	"fmt"
+	"image/color"
+	"slices"
+
+	"github.com/servebench/servebench/bench/result"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// maxThinLines caps the individual requests drawn per run in tokens.png; a
+// run with more is thinned evenly by index, deterministically.
+const maxThinLines = 100
+
+// runColors tell runs apart in tokens.png, where colour is not a quantity:
+// teal (the colour of content arriving) for the first, then plum.
+var runColors = []color.RGBA{Palette[KeyContent], {0x9b, 0x2d, 0x6f, 0xff}, {0x55, 0x55, 0x55, 0xff}, {0xbc, 0x8f, 0x00, 0xff}}
+
+func runColor(i, n int) color.RGBA {
+	if n > len(runColors) {
+		return runShade(Palette[KeyContent], i, n)
+	}
+	return runColors[i]
+}
+
+// TokensChart renders tokens.png: cumulative visible tokens against time
+// since the request was sent, per run: the median request as a thick line,
+// every other request as a thin light one. Streaming climbs as a staircase
+// from the first token; non-streaming stays at zero and jumps at the end.
+func TokensChart(res *result.Results, recs []result.Record) ([]byte, error) {
+	p := newPlot("", "time since the request was sent (s)", "visible output tokens received")
+	p.X.Tick.Marker = linearTicks{}
+	p.Y.Tick.Marker = linearTicks{}
+	leg := newLegend()
+	n := len(res.Runs)
+	drawn := 0
+	var medians []plot.Plotter
+	for i, run := range res.Runs {
+		rs := measured(run.Name, recs)
+		med, ok := medianRecord(rs)
+		if !ok {
+			continue
+		}
+		col := runColor(i, n)
+		thin := draw.LineStyle{Color: tint(col, 0.65), Width: vg.Points(0.8)}
+		step := max(1, (len(rs)+maxThinLines-1)/maxThinLines)
+		for k := 0; k < len(rs); k += step {
+			if rs[k].Index == med.Index {
+				continue
+			}
+			l, err := plotter.NewLine(stepXYs(rs[k]))
+			if err != nil {
+				return nil, fmt.Errorf("tokens chart: run %s: %w", run.Name, err)
+			}
+			l.LineStyle = thin
+			p.Add(l)
+		}
+		l, err := plotter.NewLine(stepXYs(med))
+		if err != nil {
+			return nil, fmt.Errorf("tokens chart: run %s: %w", run.Name, err)
+		}
+		l.LineStyle = draw.LineStyle{Color: col, Width: vg.Points(3)}
+		medians = append(medians, l) // on top of every thin line
+		leg.Add(RunLabel(run.Name)+": median request", l)
+		leg.Add(fmt.Sprintf("%s: the other %d", RunLabel(run.Name), len(rs)-1), lineThumb{thin.Color, vg.Points(1.5), nil})
+		drawn++
+	}
+	if drawn == 0 {
+		return nil, fmt.Errorf("tokens chart: no successful requests")
+	}
+	p.Add(medians...)
+	p.X.Min, p.Y.Min = 0, 0
+	p.Y.Max *= 1.05
+	return figure{
+		title:  "Visible output over time: streaming arrives as a staircase, non-streaming all at the end",
+		panels: []*plot.Plot{p}, legend: leg,
+	}.render()
+}
+
+// stepXYs is a record's cumulative visible tokens as plot points.
+func stepXYs(r result.Record) plotter.XYs {
+	steps := visibleSteps(r)
+	xys := make(plotter.XYs, len(steps))
+	for i, s := range steps {
+		xys[i] = plotter.XY{X: s[0], Y: s[1]}
+	}
+	return xys
+}
+
+// CDFChart renders cdf.png: the empirical distribution of client first
+// visible output (left, blue) and E2E (right, orange) per run (line style
+// per run), each panel on its own axis, so the spread behind each median
+// is visible.
+func CDFChart(res *result.Results, recs []result.Record) ([]byte, error) {
+	fvPanel := cdfPanel{key: KeyFirstVisible, title: "First visible output (client)"}
+	e2ePanel := cdfPanel{key: KeyE2EClient, title: "E2E (client)"}
+	for i, run := range res.Runs {
+		rs := measured(run.Name, recs)
+		if len(rs) == 0 {
+			continue
+		}
+		fv, e2e := make([]float64, len(rs)), make([]float64, len(rs))
+		for k, r := range rs {
+			fv[k], e2e[k] = r.FirstVisibleS, r.E2ES
+		}
+		fvPanel.add(i, RunLabel(run.Name), fv)
+		e2ePanel.add(i, RunLabel(run.Name), e2e)
+	}
+	if len(fvPanel.vals) == 0 {
+		return nil, fmt.Errorf("cdf chart: no successful requests")
+	}
+	n := len(res.Runs)
+	leg := newLegend()
+	var panels []*plot.Plot
+	for _, cp := range []cdfPanel{fvPanel, e2ePanel} {
+		p, err := cp.plot(n, leg)
+		if err != nil {
+			return nil, err
+		}
+		panels = append(panels, p)
+	}
+	f := figure{title: "Spread of client latency over the requests of each " + groupWord(res),
+		panels: panels, cols: 2, legend: leg}
+	for _, r := range res.Runs {
+		if !r.Stream {
+			f.footnote = "Not streaming, first visible output is E2E by construction: its two curves are the same."
+			break
+		}
+	}
+	return f.render()
+}
+
+// cdfPanel is one quantity's CDFs, a curve per run.
+type cdfPanel struct {
+	key, title string
+	runs       []int
+	labels     []string
+	vals       [][]float64
+}
+
+func (cp *cdfPanel) add(run int, label string, vals []float64) {
+	cp.runs = append(cp.runs, run)
+	cp.labels = append(cp.labels, label)
+	cp.vals = append(cp.vals, vals)
+}
+
+func (cp *cdfPanel) plot(nruns int, leg *plot.Legend) (*plot.Plot, error) {
+	p := newPlot(cp.title, "seconds since the request was sent", "fraction of requests at or below")
+	p.Title.TextStyle.Font.Size = labelSize
+	p.Title.TextStyle.Color = Palette[cp.key] // the panel title is the colour key
+	var all []float64
+	for _, v := range cp.vals {
+		all = append(all, v...)
+	}
+	lo, hi := slices.Min(all), slices.Max(all)
+	switch {
+	case spansDecades(all) && lo > 0:
+		setLogAxis(&p.X, lo, hi)
+		p.X.Label.Text += " (log scale)"
+	default:
+		pad := max((hi-lo)*0.08, hi*0.002, 1e-6)
+		p.X.Min, p.X.Max = max(lo-pad, 0), hi+pad
+		p.X.Tick.Marker = linearTicks{}
+	}
+	p.Y.Min, p.Y.Max = 0, 1
+	p.Y.Tick.Marker = linearTicks{}
+	for i, vals := range cp.vals {
+		l, err := plotter.NewLine(cdfXYs(vals))
+		if err != nil {
+			return nil, fmt.Errorf("cdf chart: %w", err)
+		}
+		l.LineStyle = draw.LineStyle{Color: runShade(Palette[cp.key], cp.runs[i], nruns),
+			Width: vg.Points(2.5), Dashes: runDash(cp.runs[i])}
+		p.Add(l)
+		if cp.key == KeyFirstVisible { // one legend entry per run: the colour is the panel's quantity
+			leg.Add(cp.labels[i], lineThumb{runShade(color.RGBA{0x33, 0x33, 0x33, 0xff}, cp.runs[i], nruns),
+				vg.Points(2.5), runDash(cp.runs[i])})
+		}
+	}
+	return p, nil
+}
+
+// cdfXYs is the empirical CDF of vals as a step line from 0 to 1.
+func cdfXYs(vals []float64) plotter.XYs {
+	s := slices.Clone(vals)
+	slices.Sort(s)
+	n := float64(len(s))
+	var xys plotter.XYs
+	for i, v := range s {
+		xys = append(xys, plotter.XY{X: v, Y: float64(i) / n}, plotter.XY{X: v, Y: float64(i+1) / n})
+	}
+	return xys
+}

@@ -1,0 +1,145 @@
+package report
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+
+	"github.com/servebench/servebench/bench/result"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// sweepSeries is one line of the sweep chart's latency panel.
+type sweepSeries struct {
+	name   string
+	key    string // Palette key
+	dashed bool   // p99 lines are dashed, p50 and means solid
+	value  func(r *result.Run) (float64, bool)
+}
+
+var sweepLatency = []sweepSeries{
+	{"first visible output (client, p50)", KeyFirstVisible, false, func(r *result.Run) (float64, bool) {
+		s := r.Client.FirstVisibleS
+		return summaryField(s != nil, func() float64 { return s.Median })
+	}},
+	{"first visible output (client, p99)", KeyFirstVisible, true, func(r *result.Run) (float64, bool) {
+		s := r.Client.FirstVisibleS
+		return summaryField(s != nil, func() float64 { return s.P99 })
+	}},
+	{"E2E (client, p50)", KeyE2EClient, false, func(r *result.Run) (float64, bool) {
+		s := r.Client.E2ES
+		return summaryField(s != nil, func() float64 { return s.Median })
+	}},
+	{"E2E (client, p99)", KeyE2EClient, true, func(r *result.Run) (float64, bool) {
+		s := r.Client.E2ES
+		return summaryField(s != nil, func() float64 { return s.P99 })
+	}},
+	{"engine TTFT (mean)", KeyEngineTTFT, false, func(r *result.Run) (float64, bool) { return histMean(r.Engine.TTFTS) }},
+	{"queue wait (engine, mean)", KeyQueue, false, func(r *result.Run) (float64, bool) { return histMean(r.Engine.QueueS) }},
+}
+
+func summaryField(ok bool, get func() float64) (float64, bool) {
+	if !ok {
+		return 0, false
+	}
+	return get(), true
+}
+
+// SweepChart renders sweep.png for a sweep (runs "c=N" or "rate=R"): client
+// first visible output and E2E (p50 solid, p99 dashed), engine TTFT and
+// queue wait (means) against load on a log-log panel, and output tokens/s
+// against load below it, so the knee is visible.
+func SweepChart(res *result.Results) ([]byte, error) {
+	loads, ok := sweepLoads(res)
+	if !ok {
+		return nil, fmt.Errorf("sweep chart: runs are not a sweep (expected names c=N or rate=R)")
+	}
+	xLabel := "concurrency (requests in flight)"
+	if sweepKind(res) == "rate" {
+		xLabel = "request rate (requests/s)"
+	}
+	lat := newPlot("Latency", "", "seconds (log scale)")
+	tput := newPlot("Throughput", xLabel+", log scale", "output tokens/s")
+	var ticks []plot.Tick
+	for _, l := range loads {
+		ticks = append(ticks, plot.Tick{Value: l, Label: trimFloat(l)})
+	}
+	lo, hi := math.Inf(1), 0.0
+	for _, l := range loads {
+		lo, hi = min(lo, l), max(hi, l)
+	}
+	for _, p := range []*plot.Plot{lat, tput} {
+		p.Title.TextStyle.Font.Size = labelSize
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = plot.ConstantTicks(ticks)
+		p.X.Min, p.X.Max = lo/1.15, hi*1.15
+		grid := plotter.NewGrid()
+		grid.Vertical.Color = color.Gray{0xdd}
+		grid.Horizontal.Color = color.Gray{0xee}
+		p.Add(grid)
+	}
+	leg := newLegend()
+	var vals []float64
+	zeroQueue := false
+	for _, s := range sweepLatency {
+		var xys plotter.XYs
+		for i := range res.Runs {
+			v, ok := s.value(&res.Runs[i])
+			if ok && v > 0 { // a log axis cannot show zero
+				xys = append(xys, plotter.XY{X: loads[i], Y: v})
+				vals = append(vals, v)
+			} else if ok && s.key == KeyQueue {
+				zeroQueue = true
+			}
+		}
+		if len(xys) == 0 {
+			continue
+		}
+		if err := addLinePoints(lat, leg, s.name, xys, Palette[s.key], s.dashed); err != nil {
+			return nil, err
+		}
+	}
+	if len(vals) == 0 {
+		return nil, fmt.Errorf("sweep chart: no latency figures")
+	}
+	lmin, lmax := math.Inf(1), 0.0
+	for _, v := range vals {
+		lmin, lmax = min(lmin, v), max(lmax, v)
+	}
+	setLogAxis(&lat.Y, lmin, lmax)
+	var txys plotter.XYs
+	for i, r := range res.Runs {
+		txys = append(txys, plotter.XY{X: loads[i], Y: r.Throughput.OutputTokensPerS})
+	}
+	if err := addLinePoints(tput, leg, "output tokens/s", txys, Palette[KeyTokensPerS], false); err != nil {
+		return nil, err
+	}
+	tput.Y.Min = 0
+	tput.Y.Tick.Marker = linearTicks{}
+	f := figure{title: "Load sweep: where latency turns up and throughput flattens (the knee)",
+		panels: []*plot.Plot{lat, tput}, legend: leg}
+	if zeroQueue {
+		f.footnote = "Queue wait of 0 is not drawn on the log axis."
+	}
+	return f.render()
+}
+
+// addLinePoints adds a line with point markers to p and its legend entry.
+func addLinePoints(p *plot.Plot, leg *plot.Legend, name string, xys plotter.XYs, col color.RGBA, dashed bool) error {
+	l, sc, err := plotter.NewLinePoints(xys)
+	if err != nil {
+		return fmt.Errorf("sweep chart: %s: %w", name, err)
+	}
+	l.LineStyle = draw.LineStyle{Color: col, Width: vg.Points(2.5)}
+	sc.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(4), Shape: draw.CircleGlyph{}}
+	if dashed {
+		l.LineStyle.Dashes = []vg.Length{vg.Points(8), vg.Points(5)}
+		sc.GlyphStyle.Shape = draw.RingGlyph{}
+	}
+	p.Add(l, sc)
+	leg.Add(name, l, sc)
+	return nil
+}

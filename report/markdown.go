@@ -1,0 +1,281 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/report/stats"
+)
+
+// Markdown writes report.md for res: the table, the diagnosis ("where is the
+// time going") with the two-clocks caveat, the charts (those in charts, by
+// file name), start-up, each run's details and reconciliation, and warnings.
+// It is a pure function of its arguments.
+func Markdown(w io.Writer, res *result.Results, recs []result.Record, charts []Chart) error {
+	var b strings.Builder
+	b.WriteString("# servebench report\n\n")
+	writeHeader(&b, res)
+	embed := func(file string) {
+		for _, c := range charts {
+			if c.File == file {
+				fmt.Fprintf(&b, "![%s](%s)\n\n", c.Title, c.File)
+			}
+		}
+	}
+
+	b.WriteString("## Results\n\n")
+	if err := writeMarkdown(&b, NewTableModel(res)); err != nil {
+		return err
+	}
+	b.WriteString("\n")
+	embed(FileTable)
+	if ws := allWarnings(res); len(ws) > 0 {
+		b.WriteString("## Warnings\n\n")
+		for _, w := range ws {
+			fmt.Fprintf(&b, "- %s\n", w)
+		}
+		b.WriteString("\n")
+	}
+
+	b.WriteString("## Where is the time going\n\n")
+	th := thresholdsFor(res)
+	for _, run := range res.Runs {
+		d := DiagnoseWith(run, th)
+		fmt.Fprintf(&b, "- **%s.**", mdEscape(d.Label))
+		for _, f := range d.Findings {
+			b.WriteString(" " + f.Text)
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "\n> %s\n\n", TwoClocksCaveat)
+	if th != DefaultThresholds {
+		fmt.Fprintf(&b, "_Thresholds scaled for the bundled engine's speed-up: engine TTFT counts as large from %s, "+
+			"a gap between engine and client from %s._\n\n", secs(th.LargeTTFT), secs(th.LostGap))
+	}
+	embed(FileTimeline)
+	embed(FileTokens)
+	embed(FileCDF)
+	if isSweep(res) {
+		b.WriteString("## Sweep\n\n")
+		embed(FileSweep)
+	}
+	if st := res.Server.Startup; st != nil {
+		b.WriteString("## Start-up\n\n")
+		writeStartup(&b, st)
+		embed(FileStartup)
+	}
+	b.WriteString("## Runs\n\n")
+	for i := range res.Runs {
+		writeRun(&b, &res.Runs[i], countRecords(res.Runs[i].Name, recs))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeHeader(b *strings.Builder, res *result.Results) {
+	s := res.Server
+	model := s.Model
+	if model == "" {
+		model = "(model not named)"
+	}
+	fmt.Fprintf(b, "- **Server:** `%s` at %s, metrics dialect %s", model, s.BaseURL, orDash(s.Dialect))
+	if s.Version != "" {
+		fmt.Fprintf(b, ", version %s", s.Version)
+	}
+	b.WriteString("\n")
+	if bd := s.Bundled; bd != nil {
+		fmt.Fprintf(b, "- **Bundled engine:** emulating %s running %s, %gx faster than real time (seed %d)\n",
+			bd.GPU, bd.Model, bd.Speedup, bd.Seed)
+	}
+	if s.Command != "" {
+		fmt.Fprintf(b, "- **Server command:** `%s`\n", s.Command)
+	}
+	m := res.Manifest
+	if len(m.CommandLine) > 0 {
+		fmt.Fprintf(b, "- **Command:** `%s`\n", strings.Join(m.CommandLine, " "))
+	}
+	fmt.Fprintf(b, "- **servebench:** %s (%s, %s/%s, %d CPUs)\n\n", orDash(m.Version), orDash(m.Host.GoVersion),
+		orDash(m.Host.OS), orDash(m.Host.Arch), m.Host.CPUs)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// thresholdsFor scales the diagnosis thresholds for a bundled engine that
+// runs faster than real time.
+func thresholdsFor(res *result.Results) Thresholds {
+	if bd := res.Server.Bundled; bd != nil && bd.Speedup > 1 {
+		return DefaultThresholds.Scaled(bd.Speedup)
+	}
+	return DefaultThresholds
+}
+
+// allWarnings are the results' warnings, then each run's, prefixed by run.
+func allWarnings(res *result.Results) []string {
+	ws := slices.Clone(res.Warnings)
+	for _, r := range res.Runs {
+		for _, w := range r.Warnings {
+			ws = append(ws, fmt.Sprintf("%s: %s", RunLabel(r.Name), w))
+		}
+	}
+	return ws
+}
+
+func writeStartup(b *strings.Builder, st *result.Startup) {
+	b.WriteString("| phase | seconds since spawn |\n|---|---:|\n")
+	row := func(name string, v *float64) {
+		if v != nil {
+			fmt.Fprintf(b, "| %s | %.2f |\n", name, *v)
+		}
+	}
+	row("weights loaded (from the log)", st.WeightsLoadedAtS)
+	row("port accepts connections", st.PortOpenS)
+	row("/health OK", st.HealthOKS)
+	row("model listed in /v1/models", st.ModelListedS)
+	row("first 1-token completion", st.FirstTokenS)
+	b.WriteString("\n")
+	var facts []string
+	if st.WeightsLoadS != nil {
+		facts = append(facts, fmt.Sprintf("loading weights took %.2f s (log)", *st.WeightsLoadS))
+	}
+	if st.InitEngineS != nil {
+		facts = append(facts, fmt.Sprintf("init engine took %.2f s (log)", *st.InitEngineS))
+	}
+	if f := startupFacts(st); f != "" {
+		facts = append(facts, f)
+	}
+	if st.HealthOKS != nil && st.WeightsLoadS != nil {
+		facts = append(facts, fmt.Sprintf("ready after %.1f s although weights took only %.1f s: "+
+			"a live process is not a ready server", *st.HealthOKS, *st.WeightsLoadS))
+	}
+	for _, f := range facts {
+		fmt.Fprintf(b, "- %s\n", f)
+	}
+	if len(facts) > 0 {
+		b.WriteString("\n")
+	}
+}
+
+// countRecords counts run's lines in requests.jsonl: measured and warm-up.
+func countRecords(run string, recs []result.Record) [2]int {
+	var n [2]int
+	for _, r := range recs {
+		if r.Run == run {
+			if r.Warmup {
+				n[1]++
+			} else {
+				n[0]++
+			}
+		}
+	}
+	return n
+}
+
+func writeRun(b *strings.Builder, r *result.Run, nrec [2]int) {
+	fmt.Fprintf(b, "### %s\n\n", mdEscape(RunLabel(r.Name)))
+	wl := r.Workload
+	mode := "streaming"
+	if !r.Stream {
+		mode = "non-streaming"
+	}
+	load := wl.Mode
+	switch {
+	case wl.Concurrency > 0:
+		load = fmt.Sprintf("%s, concurrency %d", wl.Mode, wl.Concurrency)
+	case wl.Rate > 0:
+		load = fmt.Sprintf("%s, %g requests/s (%s arrivals)", wl.Mode, wl.Rate, orDash(wl.Arrival))
+	}
+	exact := ""
+	if wl.ExactLength {
+		exact = ", exact length"
+	}
+	fmt.Fprintf(b, "- Workload: %s, %s, %s endpoint, max_tokens %d%s, %s prompt, %d warm-up\n",
+		load, mode, orDash(wl.Endpoint), wl.MaxTokens, exact, orDash(wl.PromptKind), wl.Warmup)
+	fmt.Fprintf(b, "- Requests: %d measured, %d ok%s; %.2f s; %.3g requests/s, %.4g output tokens/s\n",
+		r.Requests, r.OK, errorsText(r.Errors), r.DurationS, r.Throughput.RequestsPerS, r.Throughput.OutputTokensPerS)
+	fmt.Fprintf(b, "- Records in requests.jsonl: %d measured, %d warm-up\n", nrec[0], nrec[1])
+	if rc := r.Engine.Reconciliation; rc != nil {
+		fmt.Fprintf(b, "- Reconciliation: client sent %d (warm-up included), completed %d; engine counted %g",
+			rc.Sent, rc.Completed, rc.EngineCount)
+		if rc.WaitedS > 0 {
+			fmt.Fprintf(b, " after waiting %.2f s for its counters", rc.WaitedS)
+		}
+		if rc.Foreign {
+			b.WriteString("; **foreign traffic**: the engine counted requests servebench did not send")
+		}
+		if rc.Note != "" {
+			b.WriteString("; " + rc.Note)
+		}
+		b.WriteString("\n")
+	} else {
+		b.WriteString("- Reconciliation: not available (no engine request counter)\n")
+	}
+	if rs := r.Rate; rs != nil {
+		fmt.Fprintf(b, "- Schedule: target %g requests/s, achieved %.3g; %d sends late by over 1 ms\n",
+			rs.TargetPerS, rs.AchievedPerS, rs.LateSends)
+	}
+	b.WriteString("\n")
+	writeRunStats(b, r)
+}
+
+func errorsText(errs map[string]int) string {
+	keys := make([]string, 0, len(errs))
+	total := 0
+	for k, n := range errs {
+		if n > 0 {
+			keys = append(keys, k)
+			total += n
+		}
+	}
+	if total == 0 {
+		return ", no errors"
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, errs[k])
+	}
+	return fmt.Sprintf(", %d errors (%s)", total, strings.Join(parts, ", "))
+}
+
+// writeRunStats prints the run's client and engine distributions.
+func writeRunStats(b *strings.Builder, r *result.Run) {
+	b.WriteString("| quantity | clock | n | mean | p50 | p90 | p99 |\n|---|---|---:|---:|---:|---:|---:|\n")
+	client := []struct {
+		name string
+		s    *stats.Summary
+	}{
+		{"TTFB", r.Client.TTFBS}, {"first token", r.Client.FirstTokenS}, {"first visible output", r.Client.FirstVisibleS},
+		{"E2E", r.Client.E2ES}, {"ITL", r.Client.ITLS}, {"TPOT", r.Client.TPOTS},
+		{"first visible from intended send", r.Client.FirstVisibleFromIntendedS},
+		{"E2E from intended send", r.Client.E2EFromIntendedS},
+	}
+	for _, q := range client {
+		if s := q.s; s != nil {
+			fmt.Fprintf(b, "| %s (s) | client | %d | %.4f | %.4f | %.4f | %.4f |\n", q.name, s.N, s.Mean, s.Median, s.P90, s.P99)
+		}
+	}
+	if s := r.Client.OutputTokens; s != nil {
+		fmt.Fprintf(b, "| output tokens | client | %d | %.1f | %.0f | %.0f | %.0f |\n", s.N, s.Mean, s.Median, s.P90, s.P99)
+	}
+	engine := []struct {
+		name string
+		h    *result.Hist
+	}{
+		{"TTFT", r.Engine.TTFTS}, {"E2E", r.Engine.E2ES}, {"queue wait", r.Engine.QueueS},
+		{"prefill", r.Engine.PrefillS}, {"decode", r.Engine.DecodeS}, {"ITL", r.Engine.ITLS},
+	}
+	for _, q := range engine {
+		if h := q.h; h != nil {
+			fmt.Fprintf(b, "| %s (s) | engine | %g | %.4f | ~%.4f | ~%.4f | ~%.4f |\n", q.name, h.Count, h.Mean, h.P50Est, h.P90Est, h.P99Est)
+		}
+	}
+	b.WriteString("\n_Engine quantiles (~) are estimated from histogram buckets; engine means are exact._\n\n")
+}

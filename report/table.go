@@ -1,0 +1,195 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/report/stats"
+)
+
+// Formats are the valid values of Table's format (and of --format), in the
+// order help text lists them.
+var Formats = []string{"text", "markdown", "csv", "json"}
+
+// tableWriter renders one table model in one format. One model, several
+// writers, picked once by name.
+type tableWriter func(w io.Writer, t *TableModel) error
+
+var tableWriters = map[string]tableWriter{
+	"text":     writeText,
+	"markdown": writeMarkdown,
+	"csv":      writeCSV,
+	"json":     writeJSON,
+}
+
+// Table writes the seed's latency table for res to w in format (one of
+// Formats): a row per run; columns client first visible output and E2E
+// (medians), engine TTFT, E2E and queue wait (means from /metrics).
+func Table(w io.Writer, res *result.Results, format string) error {
+	wr, ok := tableWriters[format]
+	if !ok {
+		return fmt.Errorf("table format %q: expected one of %s", format, strings.Join(Formats, ", "))
+	}
+	if res == nil {
+		return fmt.Errorf("table: no results")
+	}
+	return wr(w, NewTableModel(res))
+}
+
+// Column describes one column of the latency table.
+type Column struct {
+	Key       string `json:"key"`       // machine name, e.g. "first_visible_s"; also the CSV header
+	Header    string `json:"header"`    // as the seed prints it, with the statistic
+	Quantity  string `json:"quantity"`  // vocabulary name, e.g. "client.first_visible"
+	Clock     string `json:"clock"`     // "client" or "engine"
+	Statistic string `json:"statistic"` // "median" or "mean"
+	Unit      string `json:"unit"`
+	Decimals  int    `json:"-"` // the seed's precision in text and Markdown
+}
+
+// Cell is one value of the table; OK is false when the quantity is not
+// available (then Note indexes TableModel.Notes).
+type Cell struct {
+	Value float64
+	OK    bool
+	Note  int
+}
+
+// Row is one run.
+type Row struct {
+	Run   string // result.Run.Name
+	Label string // "Streaming", "Non-streaming", or the run name
+	Cells []Cell // one per column
+}
+
+// TableModel is the latency table independent of its format.
+type TableModel struct {
+	Columns []Column
+	Rows    []Row
+	// Caption says which statistic and clock each figure is.
+	Caption string
+	// Notes explain the "n/a" cells; Cell.Note is an index into it.
+	Notes []string
+}
+
+// Keys of the five quantities; they also name the chart colours.
+const (
+	KeyFirstVisible = "first_visible_s"
+	KeyE2EClient    = "e2e_client_s"
+	KeyEngineTTFT   = "engine_ttft_s"
+	KeyE2EEngine    = "e2e_engine_s"
+	KeyQueue        = "queue_wait_s"
+)
+
+// tableColumns are the seed's columns, in the seed's order and precision.
+var tableColumns = []Column{
+	{KeyFirstVisible, "First visible output (client, median)", "client.first_visible", "client", "median", "s", 3},
+	{KeyE2EClient, "E2E (client, median)", "client.e2e", "client", "median", "s", 3},
+	{KeyEngineTTFT, "Engine TTFT (mean)", "engine.ttft", "engine", "mean", "s", 4},
+	{KeyE2EEngine, "E2E (engine, mean)", "engine.e2e", "engine", "mean", "s", 3},
+	{KeyQueue, "Queue wait (engine, mean)", "engine.queue", "engine", "mean", "s", 1},
+}
+
+// tableCaption states the two clocks once, under every human-readable table.
+const tableCaption = "Client figures: median over the run's successful requests, client clock, from request sent. " +
+	"Engine figures: mean of the /metrics histogram delta over the run, engine clock, from request arrival. " +
+	"Compare the two sources at the order-of-magnitude level only."
+
+// RunLabel is how tables and charts name a run: the seed's "Streaming" and
+// "Non-streaming" for the two standard runs, the run name otherwise.
+func RunLabel(name string) string {
+	switch name {
+	case "streaming":
+		return "Streaming"
+	case "non-streaming":
+		return "Non-streaming"
+	}
+	return name
+}
+
+// NewTableModel builds the table for res.
+func NewTableModel(res *result.Results) *TableModel {
+	t := &TableModel{Columns: slices.Clone(tableColumns), Caption: tableCaption}
+	for _, run := range res.Runs {
+		row := Row{Run: run.Name, Label: RunLabel(run.Name)}
+		for _, col := range t.Columns {
+			v, ok, why := runValue(res, &run, col.Key)
+			c := Cell{Value: v, OK: ok}
+			if !ok {
+				c.Note = t.note(why)
+			}
+			row.Cells = append(row.Cells, c)
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+// note returns the index of text in t.Notes, adding it if new.
+func (t *TableModel) note(text string) int {
+	if i := slices.Index(t.Notes, text); i >= 0 {
+		return i
+	}
+	t.Notes = append(t.Notes, text)
+	return len(t.Notes) - 1
+}
+
+// runValue returns the table figure key of run, or why it is missing.
+func runValue(res *result.Results, run *result.Run, key string) (float64, bool, string) {
+	switch key {
+	case KeyFirstVisible:
+		return clientMedian(run.Client.FirstVisibleS)
+	case KeyE2EClient:
+		return clientMedian(run.Client.E2ES)
+	case KeyEngineTTFT:
+		return engineMean(res, run.Engine.TTFTS, "engine TTFT")
+	case KeyE2EEngine:
+		return engineMean(res, run.Engine.E2ES, "engine E2E")
+	case KeyQueue:
+		return engineMean(res, run.Engine.QueueS, "engine queue wait")
+	}
+	return 0, false, "unknown quantity " + key
+}
+
+func clientMedian(s *stats.Summary) (float64, bool, string) {
+	if s == nil || s.N == 0 {
+		return 0, false, "no successful requests in this run"
+	}
+	return s.Median, true, ""
+}
+
+func engineMean(res *result.Results, h *result.Hist, what string) (float64, bool, string) {
+	if h != nil && h.Count > 0 && !math.IsNaN(h.Mean) {
+		return h.Mean, true, ""
+	}
+	switch d := res.Server.Dialect; {
+	case d == "" || d == "none":
+		return 0, false, "no engine /metrics were scraped (no known dialect), so engine figures are unavailable"
+	case h != nil:
+		return 0, false, fmt.Sprintf("the engine counted no requests for %s in this run", what)
+	default:
+		return 0, false, fmt.Sprintf("the server (dialect %s) does not export %s", d, what)
+	}
+}
+
+// format renders a cell for people: seconds at the column's precision, or
+// "n/a [k]" pointing at note k (1-based).
+func (c Cell) format(col Column) string {
+	if !c.OK {
+		return fmt.Sprintf("n/a [%d]", c.Note+1)
+	}
+	return fmt.Sprintf("%.*f %s", col.Decimals, c.Value, col.Unit)
+}
+
+// noteLines are the footnotes as printed under a text or Markdown table.
+func (t *TableModel) noteLines() []string {
+	out := make([]string, len(t.Notes))
+	for i, n := range t.Notes {
+		out[i] = fmt.Sprintf("[%d] n/a: %s.", i+1, n)
+	}
+	return out
+}
