@@ -1,0 +1,129 @@
+package compare
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/servebench/servebench/bench/result"
+)
+
+// TestLoadRoundTrip: what bench writes, Load reads back, from a directory
+// or from the path of results.json.
+func TestLoadRoundTrip(t *testing.T) {
+	orig := synthSide(t, "x", 1, 100, twoRuns(1)...)
+	dir := saveSide(t, orig)
+	for _, p := range []string{dir, filepath.Join(dir, result.ResultsFile)} {
+		s, err := Load(p)
+		if err != nil {
+			t.Fatalf("Load(%s): %v", p, err)
+		}
+		if s.Path != p || len(s.Results.Runs) != 2 || len(s.Records) != len(orig.Records) || len(s.Warnings) != 0 {
+			t.Errorf("Load(%s): path %s, %d runs, %d records, warnings %v", p, s.Path, len(s.Results.Runs), len(s.Records), s.Warnings)
+		}
+		if got, want := s.Records[5].Events[3], orig.Records[5].Events[3]; got != want {
+			t.Errorf("event %v, want %v", got, want)
+		}
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	good := saveSide(t, synthSide(t, "x", 1, 100, twoRuns(1)...))
+	goodRes, _ := os.ReadFile(filepath.Join(good, result.ResultsFile))
+	goodReq, _ := os.ReadFile(filepath.Join(good, result.RequestsFile))
+	for _, tc := range []struct {
+		name     string
+		res, req string // file contents; "-" = file absent
+		want     string // a phrase of the error
+		file     string // the file the error must name
+	}{
+		{"no results.json", "-", string(goodReq), "missing", result.ResultsFile},
+		{"no requests.jsonl", string(goodRes), "-", "missing", result.RequestsFile},
+		{"results.json syntax", "{\n\"schema\": \"servebench/v1\",\n\"runs\": [,]\n}", string(goodReq), ".json:3: bad JSON", result.ResultsFile},
+		{"results.json type", "{\n\"schema\": \"servebench/v1\",\n\"runs\": 5\n}", string(goodReq), ".json:3: bad JSON", result.ResultsFile},
+		{"schema", `{"schema": "other/v9"}`, string(goodReq), `schema "other/v9", want "servebench/v1"`, result.ResultsFile},
+		{"no schema", `{"runs": []}`, string(goodReq), `schema "", want`, result.ResultsFile},
+		{"requests.jsonl bad middle line", string(goodRes), "{\"run\":\"a\"}\n{oops\n{\"run\":\"a\"}\n", ".jsonl:2: bad JSON", result.RequestsFile},
+		{"requests.jsonl wrong type", string(goodRes), "{\"run\":\"a\"}\n{\"run\":\"a\",\"e2e_s\":\"slow\"}\n", ".jsonl:2: bad JSON", result.RequestsFile},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, data := range map[string]string{result.ResultsFile: tc.res, result.RequestsFile: tc.req} {
+				if data != "-" {
+					os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644)
+				}
+			}
+			_, err := Load(dir)
+			if !errors.Is(err, ErrInput) {
+				t.Fatalf("err = %v, want ErrInput", err)
+			}
+			if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), filepath.Join(dir, tc.file)) {
+				t.Errorf("error %q lacks %q or the path of %s", err, tc.want, tc.file)
+			}
+		})
+	}
+	if _, err := Load(filepath.Join(good, "absent")); !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), "absent") {
+		t.Errorf("absent path: %v", err)
+	}
+}
+
+// TestLoadTruncatedLastLine: a writer killed mid-line loses only that line.
+func TestLoadTruncatedLastLine(t *testing.T) {
+	dir := saveSide(t, synthSide(t, "x", 1, 100, twoRuns(1)...))
+	req := filepath.Join(dir, result.RequestsFile)
+	f, _ := os.OpenFile(req, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"run":"streaming","index":99,"e2e`)
+	f.Close()
+	s, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Records) != 42 || len(s.Warnings) != 1 || !strings.Contains(s.Warnings[0], ":43: truncated last line") {
+		t.Errorf("%d records, warnings %v; want 42 and one warning naming line 43", len(s.Records), s.Warnings)
+	}
+}
+
+// TestMissingRecordsForRun: results.json counts requests that
+// requests.jsonl does not hold: unusable input, not an invalid run.
+func TestMissingRecordsForRun(t *testing.T) {
+	base := synthSide(t, "base", 1, 100, twoRuns(1)...)
+	nw := synthSide(t, "new", 2, 100, twoRuns(1)...)
+	nw.Records = nw.Records[:21] // only the streaming run's lines
+	_, err := Compare(base, nw, Options{})
+	if !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), `no measured requests for run "non-streaming"`) {
+		t.Errorf("err = %v, want ErrInput naming the run", err)
+	}
+}
+
+func FuzzReadRecords(f *testing.F) {
+	f.Add([]byte("{\"run\":\"a\",\"e2e_s\":1}\n{\"run\":\"a\"}"))
+	f.Add([]byte("\n\n{bad"))
+	f.Add([]byte(`{"events":[[0.1,1],[0.2,2]]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		recs, _, err := readRecords("fuzz.jsonl", strings.NewReader(string(data)))
+		if err != nil && recs != nil {
+			t.Errorf("records %v returned with error %v", recs, err)
+		}
+	})
+}
+
+func FuzzParseThreshold(f *testing.F) {
+	for _, s := range []string{"client.e2e.median=10%", "engine.ttft.mean=+5ms", "errors.rate=+0.01", "x=off", "a.b.c=1e400%"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		th, err := ParseThreshold(s)
+		if err != nil {
+			return
+		}
+		// Whatever parses renders back to something that parses the same.
+		back, err := ParseThreshold(th.Key() + "=" + th.String())
+		if err != nil || back.Off != th.Off || !close(back.Rel, th.Rel) || !close(back.Abs, th.Abs) {
+			t.Errorf("%q -> %+v -> %q -> %+v, %v", s, th, th.String(), back, err)
+		}
+	})
+}
+
+func close(a, b float64) bool { return a == b || (a-b)/b < 1e-9 && (b-a)/b < 1e-9 }
