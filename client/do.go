@@ -70,7 +70,8 @@ func (c *Client) Do(ctx context.Context, req *Request) Trace {
 	resp, err := c.hc.Do(hreq)
 	if err != nil {
 		ph.copyTo(&tr)
-		x.fail(x.classify(err, ErrConnect), err.Error())
+		class := x.classify(err, ErrConnect)
+		x.fail(class, x.describe(class, err))
 		return tr
 	}
 	defer resp.Body.Close()

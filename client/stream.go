@@ -67,7 +67,7 @@ func (x *exchange) readStream(body io.Reader, maxTokens int) bool {
 		}
 		ch, err := rd.dec.Decode(data)
 		if err != nil {
-			x.fail(ErrMalformed, fmt.Sprintf("malformed event %s: %v", clip(data), err))
+			x.fail(ErrMalformed, fmt.Sprintf("malformed event %s: %v", x.clip(data), err))
 			break
 		}
 		if ch.HasError {
@@ -150,7 +150,7 @@ func (x *exchange) readBody(r io.Reader) {
 	defer readerPool.Put(rd)
 	ch, err := rd.dec.Decode(body)
 	if err != nil {
-		x.fail(ErrMalformed, fmt.Sprintf("malformed body %s: %v", clip(body), err))
+		x.fail(ErrMalformed, fmt.Sprintf("malformed body %s: %v", x.clip(body), err))
 		return
 	}
 	if ch.HasError {
@@ -158,7 +158,7 @@ func (x *exchange) readBody(r io.Reader) {
 		return
 	}
 	if !ch.HasChoices {
-		x.fail(ErrMalformed, fmt.Sprintf("body has no choices: %s", clip(body)))
+		x.fail(ErrMalformed, fmt.Sprintf("body has no choices: %s", x.clip(body)))
 		return
 	}
 	now := x.since()
@@ -187,14 +187,16 @@ func (x *exchange) unexpectedBody(resp *http.Response) {
 		return
 	}
 	x.fail(ErrMalformed, fmt.Sprintf("expected text/event-stream, got %q: %s",
-		resp.Header.Get("Content-Type"), clip(body)))
+		resp.Header.Get("Content-Type"), x.clip(body)))
 }
 
-// clip quotes the start of outside data for an error message.
-func clip(b []byte) string {
+// clip quotes the start of outside data for an error message, redacted
+// before it is cut so no part of the key survives.
+func (x *exchange) clip(b []byte) string {
 	const n = 80
-	if len(b) > n {
-		return strconv.Quote(string(b[:n])) + "..."
+	s := x.c.redact(string(b[:min(len(b), n+len(x.c.opts.APIKey))]))
+	if len(s) > n {
+		return strconv.Quote(s[:n]) + "..."
 	}
-	return strconv.Quote(string(b))
+	return strconv.Quote(s)
 }
