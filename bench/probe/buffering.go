@@ -1,0 +1,204 @@
+package probe
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/servebench/servebench/client"
+	"github.com/servebench/servebench/report/stats"
+	"github.com/servebench/servebench/scrape"
+)
+
+// defaultBufferingTokens is the buffering probe's output length: enough
+// gaps to see a pattern, short on any server.
+const defaultBufferingTokens = 128
+
+// Burst thresholds. Two events less than JoinFraction of the reference
+// inter-token latency apart arrived "together"; a stream is buffered when
+// at least BufferedShare of its tokens arrived in groups of BurstTokens or
+// more. One token per event at the engine's pace gives groups of 1 (2 or 3
+// now and then from scheduling noise); a proxy that flushes every N tokens
+// gives groups of N.
+const (
+	JoinFraction  = 0.25
+	BurstTokens   = 4
+	BufferedShare = 0.5
+)
+
+// Bursts is how a stream's tokens were grouped on arrival.
+type Bursts struct {
+	Ref           time.Duration // reference inter-token latency the grouping used
+	Events        int
+	Tokens        int
+	Groups        int     // arrival groups (events closer than JoinFraction*Ref joined)
+	MeanGroup     float64 // tokens per group
+	MaxGroup      int
+	InBursts      int           // tokens in groups of BurstTokens or more
+	MedianGap     time.Duration // between consecutive events
+	MaxGap        time.Duration
+	ClientPace    time.Duration // (last - first event) / (tokens - 1)
+	Buffered      bool
+	BurstInterval time.Duration // mean time between the starts of groups of BurstTokens or more
+}
+
+// AnalyzeBursts groups events by arrival against ref (the engine's
+// inter-token latency; 0: the client's own average pace) and decides
+// whether the stream was buffered. It needs at least two events.
+func AnalyzeBursts(events []client.Event, ref time.Duration) Bursts {
+	b := Bursts{Events: len(events)}
+	for _, ev := range events {
+		b.Tokens += max(ev.Tokens, 1)
+	}
+	if len(events) < 2 {
+		return b
+	}
+	span := events[len(events)-1].At - events[0].At
+	if b.Tokens > 1 {
+		b.ClientPace = span / time.Duration(b.Tokens-1)
+	}
+	if ref <= 0 {
+		ref = b.ClientPace
+	}
+	b.Ref = ref
+	join := time.Duration(float64(ref) * JoinFraction)
+	gaps := make([]float64, 0, len(events)-1)
+	var burstStarts []time.Duration
+	group, groupStart := max(events[0].Tokens, 1), events[0].At
+	closeGroup := func() {
+		b.Groups++
+		b.MaxGroup = max(b.MaxGroup, group)
+		if group >= BurstTokens {
+			b.InBursts += group
+			burstStarts = append(burstStarts, groupStart)
+		}
+	}
+	for i := 1; i < len(events); i++ {
+		gap := events[i].At - events[i-1].At
+		gaps = append(gaps, float64(gap))
+		b.MaxGap = max(b.MaxGap, gap)
+		if gap < join {
+			group += max(events[i].Tokens, 1)
+			continue
+		}
+		closeGroup()
+		group, groupStart = max(events[i].Tokens, 1), events[i].At
+	}
+	closeGroup()
+	b.MeanGroup = float64(b.Tokens) / float64(b.Groups)
+	if s := stats.Summarize(gaps); s != nil {
+		b.MedianGap = time.Duration(s.Median)
+	}
+	if len(burstStarts) > 1 {
+		b.BurstInterval = (burstStarts[len(burstStarts)-1] - burstStarts[0]) / time.Duration(len(burstStarts)-1)
+	}
+	b.Buffered = float64(b.InBursts) >= BufferedShare*float64(b.Tokens)
+	return b
+}
+
+// buffering streams one exact-length request and compares the arrival
+// pattern with the engine's inter-token latency from /metrics.
+func (e *env) buffering(ctx context.Context) *Result {
+	r := &Result{Probe: "buffering"}
+	n := e.o.MaxTokens
+	if n == 0 {
+		n = defaultBufferingTokens
+	}
+	w, werr := e.watch(ctx)
+	if werr != nil {
+		r.warn("engine figures absent (%v): comparing with the client's own pace", werr)
+	}
+	tr := e.c.Do(ctx, e.request(probePrompt, n, true, true))
+	if !tr.OK() {
+		r.Verdict, r.Summary = Inconclusive, fmt.Sprintf("the streaming request failed (%s): %s", tr.Error, tr.ErrorText)
+		return r
+	}
+	var itl, ttft time.Duration
+	if w != nil {
+		itl, ttft = e.engineTimes(ctx, w, r)
+	}
+	b := AnalyzeBursts(tr.Events, itl)
+	if b.Events < 8 {
+		r.Verdict, r.Summary = Inconclusive, fmt.Sprintf("only %d token events arrived: too few to judge", b.Events)
+		return r
+	}
+	e.burstEvidence(r, &tr, b, itl, ttft)
+	switch {
+	case b.Buffered:
+		r.Verdict, r.Summary = Fail, fmt.Sprintf("buffered: %d of %d tokens arrived in bursts (up to %d tokens at once, gaps up to %s vs %s per token)%s",
+			b.InBursts, b.Tokens, b.MaxGroup, ms(b.MaxGap), ms(b.Ref), lostWhere(&tr, ttft))
+	default:
+		r.Verdict, r.Summary = Pass, fmt.Sprintf("streams token by token (%.1f tokens per arrival, median gap %s vs %s per token)",
+			b.MeanGroup, ms(b.MedianGap), ms(b.Ref))
+	}
+	return r
+}
+
+// engineTimes reads the engine's mean inter-token latency and TTFT over the
+// probe request from /metrics; zero when absent.
+func (e *env) engineTimes(ctx context.Context, w *watcher, r *Result) (itl, ttft time.Duration) {
+	// The engine may observe the last token just after the client saw
+	// [DONE]: give its counters a moment (bounded) to include it.
+	var rd reading
+	for i := 0; i < 20; i++ {
+		var err error
+		if rd, err = w.read(ctx); err != nil {
+			r.warn("engine figures absent: /metrics after the request: %v", err)
+			return 0, 0
+		}
+		if rd.finishedOK && rd.finished >= 1 {
+			break
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	r.Warnings = append(r.Warnings, rd.resetWarned...)
+	if h, ok := rd.delta.Hist(scrape.EngineITL); ok && h.Count > 0 {
+		itl = time.Duration(h.Mean() * 1e9)
+	} else {
+		r.warn("the server exports no inter-token latency histogram: comparing with the client's own pace")
+	}
+	if h, ok := rd.delta.Hist(scrape.EngineTTFT); ok && h.Count > 0 {
+		ttft = time.Duration(h.Mean() * 1e9)
+	}
+	if rd.finishedOK && rd.finished > 1 {
+		r.warn("the engine finished %.0f requests during the probe: other traffic mixes into its figures", rd.finished)
+	}
+	return itl, ttft
+}
+
+func (e *env) burstEvidence(r *Result, tr *client.Trace, b Bursts, itl, ttft time.Duration) {
+	if itl > 0 {
+		r.add("engine_itl_mean_s", secs(itl), ms(itl)+" (engine, mean over the request)")
+	}
+	r.add("client_pace_s", secs(b.ClientPace), ms(b.ClientPace)+" per token (client, first to last event)")
+	r.add("client_gap_median_s", secs(b.MedianGap), ms(b.MedianGap)+" between events (client, median)")
+	r.add("client_gap_max_s", secs(b.MaxGap), ms(b.MaxGap))
+	r.add("tokens", b.Tokens, fmt.Sprintf("%d in %d events, %d arrival groups", b.Tokens, b.Events, b.Groups))
+	r.add("tokens_per_arrival_mean", round2(b.MeanGroup), fmt.Sprintf("%.2f (max %d)", b.MeanGroup, b.MaxGroup))
+	r.add("tokens_in_bursts", b.InBursts, fmt.Sprintf("%d of %d in groups of >= %d", b.InBursts, b.Tokens, BurstTokens))
+	if b.BurstInterval > 0 {
+		r.add("burst_interval_s", secs(b.BurstInterval), ms(b.BurstInterval)+" between bursts")
+	}
+	if ttft > 0 {
+		r.add("engine_ttft_mean_s", secs(ttft), ms(ttft)+" (engine clock)")
+	}
+	r.add("client_first_visible_s", secs(tr.FirstVisible), ms(tr.FirstVisible)+" (client clock)")
+	r.add("client_ttfb_s", secs(tr.FirstByte), ms(tr.FirstByte)+" (client clock)")
+}
+
+// lostWhere says where the time to first visible output went, comparing
+// the two clocks at the order-of-magnitude level only.
+func lostWhere(tr *client.Trace, ttft time.Duration) string {
+	if ttft <= 0 {
+		return ""
+	}
+	held := tr.FirstVisible - ttft
+	if held <= 0 || float64(tr.FirstVisible) < 2*float64(ttft) {
+		return fmt.Sprintf("; first visible output at %s, close to the engine's TTFT %s: the time is lost after the first token", ms(tr.FirstVisible), ms(ttft))
+	}
+	return fmt.Sprintf("; the engine had its first token at %s (TTFT) but the client saw it at %s: ~%s held between engine and client",
+		ms(ttft), ms(tr.FirstVisible), ms(held))
+}
+
+func round2(v float64) float64 { return math.Round(v*100) / 100 }

@@ -1,0 +1,205 @@
+package probe
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/servebench/servebench/client"
+)
+
+// defaultCancelTokens is what the cancel probe asks for: long enough that a
+// server which keeps generating for nobody shows it plainly.
+const defaultCancelTokens = 512
+
+// cancel opens a stream, reads After tokens, disconnects, and watches
+// /metrics until the generated-token counter has been still for Settle with
+// the running count back where it was, or Watch passes.
+func (e *env) cancel(ctx context.Context) *Result {
+	r := &Result{Probe: "cancel"}
+	maxTokens := e.o.MaxTokens
+	if maxTokens == 0 {
+		maxTokens = defaultCancelTokens
+	}
+	if e.o.After >= maxTokens {
+		r.Verdict, r.Summary = Inconclusive, fmt.Sprintf("--after %d must be below the %d tokens asked for", e.o.After, maxTokens)
+		return r
+	}
+	w, err := e.watch(ctx)
+	if err != nil {
+		r.Verdict, r.Summary = Inconclusive, "cannot watch the engine: "+err.Error()
+		return r
+	}
+	runBefore, _ := w.runningBefore()
+	if runBefore > 0 {
+		r.warn("%.0f requests were already running: their tokens count too; probe an idle server", runBefore)
+	}
+	r.add("max_tokens", maxTokens, fmt.Sprintf("%d (exact length)", maxTokens))
+	read, ended, err := e.readThenLeave(ctx, maxTokens)
+	left := time.Now()
+	r.add("tokens_read", read, fmt.Sprintf("%d before disconnecting", read))
+	if err != nil || ended {
+		why := "the stream ended before the disconnect"
+		if err != nil {
+			why = err.Error()
+		}
+		r.Verdict, r.Summary = Inconclusive, fmt.Sprintf("could not disconnect mid-stream after %d tokens: %s", read, why)
+		return r
+	}
+	return e.watchAfterLeave(ctx, r, w, left, read, maxTokens, runBefore)
+}
+
+// watchAfterLeave polls /metrics after the disconnect and gives the verdict.
+func (e *env) watchAfterLeave(ctx context.Context, r *Result, w *watcher, left time.Time, read, maxTokens int, runBefore float64) *Result {
+	var last reading
+	lastGen, lastChange := -1.0, left
+	dropped := time.Duration(-1)
+	finished := false
+	for i := 0; ; i++ {
+		rd, err := w.read(ctx)
+		if err != nil {
+			r.Verdict, r.Summary = Inconclusive, "reading /metrics after the disconnect: "+err.Error()
+			return r
+		}
+		if !rd.genOK {
+			r.Verdict, r.Summary = Inconclusive, "the server exports no generated-token counter: cannot tell whether it stopped"
+			return r
+		}
+		last = rd
+		if rd.gen != lastGen {
+			lastGen, lastChange = rd.gen, rd.at
+		}
+		down := !rd.runningOK || rd.running <= runBefore
+		if down && dropped < 0 && rd.runningOK {
+			dropped = rd.at.Sub(left)
+		}
+		finished = rd.gen >= float64(maxTokens) && down
+		if finished || (down && rd.at.Sub(lastChange) >= e.o.Settle) || rd.at.Sub(left) >= e.o.Watch {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			r.Verdict, r.Summary = Inconclusive, "interrupted while watching /metrics"
+			return r
+		case <-time.After(e.o.Poll):
+		}
+	}
+	r.Warnings = append(r.Warnings, last.resetWarned...)
+	wasted := max(int(last.gen)-read, 0)
+	r.add("generation_tokens_delta", last.gen, fmt.Sprintf("%.0f generated for this request (engine counter)", last.gen))
+	r.add("tokens_wasted", wasted, fmt.Sprintf("%d generated and never read", wasted))
+	if last.runningOK {
+		r.add("running_before", runBefore, fmt.Sprintf("%.0f", runBefore))
+		r.add("running_after", last.running, fmt.Sprintf("%.0f", last.running))
+	}
+	if dropped >= 0 {
+		r.add("running_dropped_after_s", secs(dropped), ms(dropped)+" after the disconnect")
+	}
+	r.add("generation_stopped_after_s", secs(lastChange.Sub(left)), ms(lastChange.Sub(left))+" after the disconnect (last growth seen)")
+	if last.finishedOK {
+		r.add("finished_requests_delta", last.finished, fmt.Sprintf("%.0f", last.finished))
+	}
+	watched := last.at.Sub(left)
+	r.add("watched_s", secs(watched), ms(watched))
+	switch {
+	case finished:
+		r.Verdict, r.Summary = Fail, fmt.Sprintf("keeps generating, %d tokens wasted (the request ran to its %d tokens after the client left)", wasted, maxTokens)
+	case last.at.Sub(lastChange) < e.o.Settle || (last.runningOK && last.running > runBefore):
+		r.Verdict, r.Summary = Fail, fmt.Sprintf("keeps generating, %d tokens wasted so far (still running %s after the disconnect)", wasted, ms(watched))
+	default:
+		r.Verdict, r.Summary = Pass, fmt.Sprintf("stops generating (%d tokens generated after the disconnect, of %d asked)", wasted, maxTokens-read)
+	}
+	return r
+}
+
+// wireRequest is the JSON body of the cancel probe's request. The probe
+// sends it itself, because it must drop the connection after exactly
+// After tokens, which client.Do (one whole exchange per call) cannot; the
+// events are still read with client's SSE reader and chunk decoder.
+type wireRequest struct {
+	Model         string           `json:"model"`
+	Messages      []client.Message `json:"messages,omitempty"`
+	Prompt        string           `json:"prompt,omitempty"`
+	MaxTokens     int              `json:"max_tokens"`
+	MinTokens     int              `json:"min_tokens"`
+	IgnoreEOS     bool             `json:"ignore_eos"`
+	Stream        bool             `json:"stream"`
+	StreamOptions map[string]bool  `json:"stream_options"`
+}
+
+// readThenLeave streams an exact-length request, reads After tokens and
+// drops the connection. ended is true when the stream finished first.
+func (e *env) readThenLeave(ctx context.Context, maxTokens int) (read int, ended bool, err error) {
+	wr := wireRequest{Model: e.model, MaxTokens: maxTokens, MinTokens: maxTokens, IgnoreEOS: true, Stream: true,
+		StreamOptions: map[string]bool{"include_usage": true}}
+	path := "/v1/chat/completions"
+	if e.o.Endpoint == "chat" {
+		wr.Messages = []client.Message{{Role: "user", Content: probePrompt}}
+	} else {
+		wr.Prompt, path = probePrompt, "/v1/completions"
+	}
+	body, err := json.Marshal(&wr)
+	if err != nil {
+		return 0, false, err
+	}
+	sctx, leave := context.WithTimeout(ctx, e.o.RequestTimeout)
+	defer leave() // the disconnect: canceling the request closes its connection
+	hreq, err := http.NewRequestWithContext(sctx, http.MethodPost, e.o.BaseURL+path, bytes.NewReader(body))
+	if err != nil {
+		return 0, false, err
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Accept", "text/event-stream")
+	if e.o.APIKey != "" {
+		hreq.Header.Set("Authorization", "Bearer "+e.o.APIKey)
+	}
+	// A private transport without keep-alive: the connection must really
+	// close when the probe leaves, not go back to a pool.
+	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true, Proxy: nil}}
+	defer hc.CloseIdleConnections()
+	resp, err := hc.Do(hreq)
+	if err != nil {
+		return 0, false, fmt.Errorf("%w: %w", ErrUnreachable, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 300))
+		return 0, false, fmt.Errorf("HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(msg))
+	}
+	return countTokens(resp.Body, e.o.After)
+}
+
+// countTokens reads SSE events until n tokens were seen (ended false), the
+// stream ended (ended true) or an error event or read error came.
+func countTokens(body io.Reader, n int) (read int, ended bool, err error) {
+	sse := client.NewSSEReader(body)
+	var dec client.ChunkDecoder
+	for read < n {
+		data, err := sse.Next()
+		if err != nil {
+			if err == io.EOF {
+				return read, true, nil
+			}
+			return read, false, fmt.Errorf("reading the stream: %w", err)
+		}
+		data = bytes.TrimSpace(data)
+		if string(data) == "[DONE]" {
+			return read, true, nil
+		}
+		ch, err := dec.Decode(data)
+		if err != nil {
+			return read, false, fmt.Errorf("malformed event: %w", err)
+		}
+		if ch.HasError {
+			return read, false, fmt.Errorf("error event: %s", ch.ErrorMessage)
+		}
+		if len(ch.Content) > 0 || len(ch.Reasoning) > 0 {
+			read++
+		}
+	}
+	return read, false, nil
+}

@@ -1,0 +1,145 @@
+package probe
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/servebench/servebench/client"
+)
+
+// defaultMidstreamTokens is the plain streaming request's length.
+const defaultMidstreamTokens = 64
+
+// Delivery names how a server reported (or did not report) an error.
+type Delivery string
+
+// Deliveries, from the client's side of one streaming request.
+const (
+	DeliveredStatus    Delivery = "http_status" // non-2xx status before any event
+	DeliveredEvent     Delivery = "error_event" // `data: {"error":...}` inside an HTTP 200 stream
+	DeliveredTruncated Delivery = "truncated"   // stream cut without [DONE] or an error event
+	DeliveredMalformed Delivery = "malformed"   // an event that does not parse
+	DeliveredStalled   Delivery = "stalled"     // no event until the request timeout
+	DeliveredNone      Delivery = "no_error"    // the request succeeded
+	DeliveredOther     Delivery = "other"       // connection refused and the like
+)
+
+// Deliveries lists the Delivery values in the order reports use.
+var Deliveries = []Delivery{DeliveredStatus, DeliveredEvent, DeliveredTruncated, DeliveredMalformed, DeliveredStalled, DeliveredNone, DeliveredOther}
+
+// Classify says how trace's error reached the client.
+func Classify(tr *client.Trace) Delivery {
+	switch tr.Error {
+	case client.ErrNone:
+		return DeliveredNone
+	case client.ErrHTTPStatus:
+		return DeliveredStatus
+	case client.ErrStreamError:
+		if tr.Status/100 == 2 {
+			return DeliveredEvent
+		}
+		return DeliveredStatus
+	case client.ErrTruncated:
+		return DeliveredTruncated
+	case client.ErrMalformed:
+		return DeliveredMalformed
+	case client.ErrTimeout:
+		return DeliveredStalled
+	}
+	return DeliveredOther
+}
+
+// describe is one trigger's outcome in words.
+func describe(d Delivery, tr *client.Trace) string {
+	n := tokensSeen(tr)
+	switch d {
+	case DeliveredStatus:
+		return fmt.Sprintf("HTTP %d before the stream began: %s", tr.Status, tr.ErrorText)
+	case DeliveredEvent:
+		return fmt.Sprintf("error event inside an HTTP %d stream after %d tokens: %s", tr.Status, n, tr.ErrorText)
+	case DeliveredTruncated:
+		return fmt.Sprintf("stream cut after %d tokens with no error event and no [DONE] (HTTP %d): %s", n, tr.Status, tr.ErrorText)
+	case DeliveredMalformed:
+		return fmt.Sprintf("malformed event after %d tokens (HTTP %d): %s", n, tr.Status, tr.ErrorText)
+	case DeliveredStalled:
+		return fmt.Sprintf("no event until the timeout after %d tokens: %s", n, tr.ErrorText)
+	case DeliveredNone:
+		return fmt.Sprintf("no error: HTTP %d, %d tokens, finish_reason %q", tr.Status, tr.OutputTokens, tr.FinishReason)
+	}
+	return fmt.Sprintf("%s: %s", tr.Error, tr.ErrorText)
+}
+
+// tokensSeen counts the tokens the client received before the end.
+func tokensSeen(tr *client.Trace) int {
+	n := tr.EventsDropped
+	for _, ev := range tr.Events {
+		n += ev.Tokens
+	}
+	return n
+}
+
+// midstream sends two streaming requests that may fail: a prompt over the
+// context limit (vLLM rejects it before streaming, with 400) and a plain
+// one (a server, proxy or fault that breaks streams shows here), and
+// reports how each failure reached the client.
+func (e *env) midstream(ctx context.Context) *Result {
+	r := &Result{Probe: "midstream-error"}
+	type trigger struct {
+		name string
+		req  *client.Request
+	}
+	var triggers []trigger
+	if e.maxLen > 0 {
+		triggers = append(triggers, trigger{"over_limit", e.request(overLongPrompt(e.maxLen), 16, false, true)})
+	} else {
+		r.warn("the server does not say max_model_len (pass --max-model-len): the over-limit trigger was skipped")
+	}
+	n := e.o.MaxTokens
+	if n == 0 {
+		n = defaultMidstreamTokens
+	}
+	triggers = append(triggers, trigger{"plain_stream", e.request(probePrompt, n, true, true)})
+	var errs, silent []string
+	for _, t := range triggers {
+		tr := e.c.Do(ctx, t.req)
+		d := Classify(&tr)
+		r.add(t.name, string(d), describe(d, &tr))
+		switch d {
+		case DeliveredNone:
+		case DeliveredStatus, DeliveredEvent:
+			errs = append(errs, describe(d, &tr))
+		default:
+			silent = append(silent, fmt.Sprintf("%s: %s", t.name, describe(d, &tr)))
+		}
+	}
+	switch {
+	case len(silent) > 0:
+		r.Verdict, r.Summary = Fail, "error not reported: "+strings.Join(silent, "; ")
+	case len(errs) == 0:
+		r.Verdict, r.Summary = Inconclusive, "no error could be triggered (both requests succeeded)"
+	default:
+		r.Verdict, r.Summary = Pass, "errors reported: "+strings.Join(shortDescs(r), "; ")
+	}
+	return r
+}
+
+// shortDescs names each trigger's delivery for the summary line.
+func shortDescs(r *Result) []string {
+	var out []string
+	for _, it := range r.Evidence {
+		switch Delivery(fmt.Sprint(it.Value)) {
+		case DeliveredStatus:
+			out = append(out, it.Key+" -> HTTP status before the stream")
+		case DeliveredEvent:
+			out = append(out, it.Key+" -> error event inside an HTTP 200 stream")
+		}
+	}
+	return out
+}
+
+// overLongPrompt is a prompt well over maxLen tokens on any tokenizer: two
+// words per allowed token, each word at least one token.
+func overLongPrompt(maxLen int) string {
+	return strings.Repeat(" hello", 2*maxLen+64)
+}

@@ -1,0 +1,241 @@
+package probe_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/servebench/servebench/bench/probe"
+	"github.com/servebench/servebench/engine/sim"
+	"github.com/servebench/servebench/engine/sim/simtest"
+)
+
+// probeSpeedup keeps a token at 1.5 ms of wall time on the default profile:
+// slow enough that a 2-core machine's scheduling noise does not look like
+// bursts or like a stop, fast enough that 512 tokens take under a second.
+const probeSpeedup = 10
+
+func start(t *testing.T, mutate func(*sim.Options)) *sim.Engine {
+	t.Helper()
+	return simtest.Start(t, func(o *sim.Options) {
+		o.Speedup = probeSpeedup
+		if mutate != nil {
+			mutate(o)
+		}
+	})
+}
+
+func opts(e *sim.Engine) probe.Options {
+	return probe.Options{BaseURL: e.BaseURL(), Settle: 250 * time.Millisecond, Poll: 20 * time.Millisecond,
+		Watch: 10 * time.Second, RequestTimeout: 30 * time.Second}
+}
+
+func runOne(t *testing.T, name string, o probe.Options) *probe.Result {
+	t.Helper()
+	rs, err := probe.Run(context.Background(), name, o)
+	if err != nil {
+		t.Fatalf("Run(%s): %v", name, err)
+	}
+	if len(rs) != 1 {
+		t.Fatalf("Run(%s) returned %d results, want 1", name, len(rs))
+	}
+	var b bytes.Buffer
+	if err := probe.Write(&b, rs, "text"); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("\n%s", b.String())
+	return rs[0]
+}
+
+func num(t *testing.T, r *probe.Result, key string) float64 {
+	t.Helper()
+	switch v := r.Get(key).(type) {
+	case int:
+		return float64(v)
+	case float64:
+		return v
+	}
+	t.Fatalf("%s: evidence %q missing or not a number: %#v", r.Probe, key, r.Get(key))
+	return 0
+}
+
+func TestCancelStopsGenerating(t *testing.T) {
+	e := start(t, nil)
+	r := runOne(t, "cancel", opts(e))
+	if r.Verdict != probe.Pass || !strings.HasPrefix(r.Summary, "stops generating") {
+		t.Fatalf("verdict %s %q, want pass \"stops generating\"", r.Verdict, r.Summary)
+	}
+	// Tokens read + those wasted are what the engine generated: far fewer
+	// than the 512 asked for.
+	if gen := num(t, r, "generation_tokens_delta"); gen >= 512 || gen < 16 {
+		t.Errorf("engine generated %v tokens; want between the 16 read and 512", gen)
+	}
+	if after := num(t, r, "running_after"); after != 0 {
+		t.Errorf("running after the disconnect = %v, want 0", after)
+	}
+}
+
+func TestCancelIgnoreDisconnectKeepsGenerating(t *testing.T) {
+	e := start(t, func(o *sim.Options) { o.IgnoreDisconnect = true })
+	r := runOne(t, "cancel", opts(e))
+	if r.Verdict != probe.Fail || !strings.HasPrefix(r.Summary, "keeps generating, ") || !strings.Contains(r.Summary, " tokens wasted") {
+		t.Fatalf("verdict %s %q, want fail \"keeps generating, N tokens wasted\"", r.Verdict, r.Summary)
+	}
+	if w := num(t, r, "tokens_wasted"); w != 512-16 {
+		t.Errorf("tokens wasted = %v, want 496 (512 asked - 16 read)", w)
+	}
+}
+
+func TestBufferingPlainPasses(t *testing.T) {
+	e := start(t, nil)
+	r := runOne(t, "buffering", opts(e))
+	if r.Verdict != probe.Pass {
+		t.Fatalf("verdict %s %q, want pass", r.Verdict, r.Summary)
+	}
+	if m := num(t, r, "tokens_per_arrival_mean"); m > 2 {
+		t.Errorf("tokens per arrival = %v, want about 1", m)
+	}
+	if itl := num(t, r, "engine_itl_mean_s"); itl <= 0 {
+		t.Errorf("engine ITL = %v, want > 0 from /metrics", itl)
+	}
+}
+
+func TestBufferingFaultFlagged(t *testing.T) {
+	e := start(t, func(o *sim.Options) { o.Faults = []string{"buffer-stream=32"} })
+	r := runOne(t, "buffering", opts(e))
+	if r.Verdict != probe.Fail || !strings.HasPrefix(r.Summary, "buffered") {
+		t.Fatalf("verdict %s %q, want fail \"buffered...\"", r.Verdict, r.Summary)
+	}
+	if g := num(t, r, "tokens_per_arrival_mean"); g < 16 {
+		t.Errorf("tokens per arrival = %v, want ~32 (flush every 32 tokens)", g)
+	}
+	// The first token waits for 31 more: the client sees it ~31 ITL after
+	// the engine's TTFT, and the summary says where the time went.
+	if !strings.Contains(r.Summary, "held between engine and client") {
+		t.Errorf("summary does not say where the time is lost: %q", r.Summary)
+	}
+}
+
+func TestLimits(t *testing.T) {
+	e := start(t, func(o *sim.Options) { o.MaxModelLen = 512 })
+	r := runOne(t, "limits", opts(e))
+	if r.Verdict != probe.Pass || !strings.HasPrefix(r.Summary, "rejected with 400") {
+		t.Fatalf("verdict %s %q, want pass \"rejected with 400\"", r.Verdict, r.Summary)
+	}
+	if n := num(t, r, "max_model_len"); n != 512 {
+		t.Errorf("max_model_len = %v, want 512 from /v1/models", n)
+	}
+	if s := num(t, r, "control_status"); s != 200 {
+		t.Errorf("control status = %v, want 200", s)
+	}
+}
+
+// TestLimitsWrongLength: told a larger max_model_len than the server's, the
+// probe's "over-long" prompt fits, the server accepts it, and the probe
+// fails: an accepted prompt is what a missing limit looks like.
+func TestLimitsAcceptedFails(t *testing.T) {
+	e := start(t, func(o *sim.Options) { o.MaxModelLen = 32768 })
+	o := opts(e)
+	o.MaxModelLen = 1024 // the probe believes 1024; the server allows 32768
+	r := runOne(t, "limits", o)
+	if r.Verdict != probe.Fail || !strings.HasPrefix(r.Summary, "accepted") {
+		t.Fatalf("verdict %s %q, want fail \"accepted...\"", r.Verdict, r.Summary)
+	}
+}
+
+func TestMidstreamDefault(t *testing.T) {
+	e := start(t, func(o *sim.Options) { o.MaxModelLen = 512 })
+	r := runOne(t, "midstream-error", opts(e))
+	if r.Verdict != probe.Pass {
+		t.Fatalf("verdict %s %q, want pass", r.Verdict, r.Summary)
+	}
+	if d := r.Get("over_limit"); d != string(probe.DeliveredStatus) {
+		t.Errorf("over-limit delivery = %v, want %s (vLLM: 400 before streaming)", d, probe.DeliveredStatus)
+	}
+	if d := r.Get("plain_stream"); d != string(probe.DeliveredNone) {
+		t.Errorf("plain stream delivery = %v, want %s", d, probe.DeliveredNone)
+	}
+}
+
+func TestMidstreamFaults(t *testing.T) {
+	for _, tc := range []struct {
+		fault   string
+		want    probe.Delivery
+		verdict probe.Verdict
+	}{
+		{"mid-stream-error-after=8", probe.DeliveredEvent, probe.Pass},    // vLLM style, in band
+		{"drop-connection-after=8", probe.DeliveredTruncated, probe.Fail}, // silent cut
+		{"malformed-event-after=8", probe.DeliveredMalformed, probe.Fail}, // garbage in the stream
+	} {
+		t.Run(tc.fault, func(t *testing.T) {
+			e := start(t, func(o *sim.Options) { o.Faults = []string{tc.fault} })
+			r := runOne(t, "midstream-error", opts(e))
+			if r.Verdict != tc.verdict {
+				t.Errorf("verdict %s %q, want %s", r.Verdict, r.Summary, tc.verdict)
+			}
+			if d := r.Get("plain_stream"); d != string(tc.want) {
+				t.Errorf("plain stream delivery = %v, want %s", d, tc.want)
+			}
+			if tc.want == probe.DeliveredEvent && !strings.Contains(r.Summary, "error event inside an HTTP 200 stream") {
+				t.Errorf("summary %q does not name the in-stream error event", r.Summary)
+			}
+		})
+	}
+}
+
+func TestAllJSON(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every probe")
+	}
+	e := start(t, nil)
+	rs, err := probe.Run(context.Background(), probe.All, opts(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := probe.Write(&b, rs, "json"); err != nil {
+		t.Fatal(err)
+	}
+	var back []probe.Result
+	if err := json.Unmarshal(b.Bytes(), &back); err != nil {
+		t.Fatalf("JSON output does not parse: %v\n%s", err, b.String())
+	}
+	if len(back) != len(probe.Names) {
+		t.Fatalf("%d results, want %d", len(back), len(probe.Names))
+	}
+	for i, r := range back {
+		if r.Probe != probe.Names[i] || r.Verdict != probe.Pass || len(r.Evidence) == 0 {
+			t.Errorf("result %d: %s %s %q with %d evidence items; want %s pass with evidence",
+				i, r.Probe, r.Verdict, r.Summary, len(r.Evidence), probe.Names[i])
+		}
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	ctx := context.Background()
+	if _, err := probe.Run(ctx, "nope", probe.Options{BaseURL: "http://127.0.0.1:1"}); !errors.Is(err, probe.ErrUsage) || !strings.Contains(err.Error(), `"nope"`) {
+		t.Errorf("unknown probe: err = %v, want ErrUsage naming it", err)
+	}
+	if _, err := probe.Run(ctx, "limits", probe.Options{BaseURL: "http://127.0.0.1:1", After: -1}); !errors.Is(err, probe.ErrUsage) || !strings.Contains(err.Error(), "after -1") {
+		t.Errorf("negative after: err = %v, want ErrUsage naming it", err)
+	}
+	// Port 1 on loopback refuses connections.
+	if _, err := probe.Run(ctx, "limits", probe.Options{BaseURL: "http://127.0.0.1:1"}); !errors.Is(err, probe.ErrUnreachable) {
+		t.Errorf("closed port: err = %v, want ErrUnreachable", err)
+	}
+	if err := probe.Write(&bytes.Buffer{}, nil, "xml"); err == nil || !strings.Contains(err.Error(), `"xml"`) {
+		t.Errorf("bad format: err = %v, want one naming it", err)
+	}
+}
+
+func TestMetricsUnavailableCancelInconclusive(t *testing.T) {
+	e := start(t, func(o *sim.Options) { o.Faults = []string{"metrics-unavailable"} })
+	r := runOne(t, "cancel", opts(e))
+	if r.Verdict != probe.Inconclusive || !strings.Contains(r.Summary, "cannot watch the engine") {
+		t.Fatalf("verdict %s %q, want inconclusive: cannot watch the engine", r.Verdict, r.Summary)
+	}
+}
