@@ -77,7 +77,7 @@ func (r *Readout) WriteJSON(w io.Writer) error {
 			if h, ok := r.Totals.Hist(q); ok {
 				count, sum := h.Count, h.Sum
 				j := quantityJSON{Count: &count, Sum: &sum}
-				if m := h.Mean(); !math.IsNaN(m) {
+				if m := h.Mean(); !math.IsNaN(m) && !math.IsInf(m, 0) {
 					j.Mean = &m
 				}
 				qs[JSONKey(q)] = j

@@ -74,7 +74,9 @@ func Parse(r io.Reader) (*Snapshot, error) { return ParseSource(r, "") }
 // in the Snapshot and in errors.
 func ParseSource(r io.Reader, source string) (*Snapshot, error) {
 	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(r)
+	// expfmt rejects a last line without its newline; saved files and some
+	// servers end that way, and a trailing blank line is harmless.
+	fams, err := p.TextToMetricFamilies(io.MultiReader(r, strings.NewReader("\n")))
 	if err != nil {
 		var pe expfmt.ParseError
 		if errors.As(err, &pe) {
