@@ -316,7 +316,9 @@ func (e *Engine) handleGenerate(chat bool) http.HandlerFunc {
 		}
 		// Tokenizing and the API-server-to-engine-core hand-off: part of TTFT
 		// and E2E, not of queue time (vLLM's engine core stamps arrival after it).
-		if !e.wait(hr, e.scale(e.perf.RequestOverhead())) {
+		if d := e.scale(e.perf.RequestOverhead()); d <= fineSleepMax {
+			fineSleep(d)
+		} else if !e.wait(hr, d) {
 			return
 		}
 		e.sched.submit(r)

@@ -52,7 +52,9 @@ type Engine struct {
 	served2   atomic.Int64 // responses completed, for crash-after
 	logMu     sync.Mutex
 
-	paceHook func(lateNs int64) // tests: per-token write time minus modelled emission time
+	paceHook    func(lateNs int64) // tests: per-token write time minus modelled emission time
+	stepHook    func(lateNs int64) // tests: step completion time minus modelled step end
+	skipStartup bool               // tests: start-up phases take no time
 }
 
 // New validates opts, builds the performance model and sizes the KV cache.

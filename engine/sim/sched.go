@@ -129,6 +129,10 @@ func (s *scheduler) kick() {
 	}
 }
 
+// catchUp is how far behind its modelled schedule the loop may fall and
+// still catch up (by skipping sleeps) instead of starting afresh.
+const catchUp = 20 * time.Millisecond
+
 // run is the step loop; it returns when ctx is done.
 func (s *scheduler) run(ctx context.Context) {
 	timer := time.NewTimer(time.Hour)
@@ -138,6 +142,7 @@ func (s *scheduler) run(ctx context.Context) {
 		st := s.schedule()
 		s.gauges()
 		if len(s.batch) == 0 {
+			s.prevEnd = 0 // idle: the next step starts when work arrives
 			select { // idle: nothing to run until a request arrives or leaves
 			case <-s.wakeCh:
 				continue
@@ -149,20 +154,15 @@ func (s *scheduler) run(ctx context.Context) {
 		now := s.e.now()
 		start := now
 		// Steps run back to back on a GPU: start where the previous one ended
-		// when the loop itself was only a little late, so timer wake-up
-		// latency does not accumulate over a stream.
-		if s.prevEnd > 0 && now-s.prevEnd < int64(2*time.Millisecond) {
+		// unless the engine was idle in between, so timer wake-up latency
+		// (Go's timers overshoot short sleeps by 0.1-1 ms) does not add up
+		// over a stream: a late step is followed by a shorter or no sleep.
+		if s.prevEnd > 0 && now-s.prevEnd < int64(catchUp) {
 			start = s.prevEnd
 		}
 		end := start + int64(d)
-		if wait := end - s.e.now(); wait > 0 {
-			timer.Reset(time.Duration(wait))
-			select {
-			case <-timer.C:
-			case <-ctx.Done():
-				timer.Stop()
-				return
-			}
+		if !s.e.sleepUntil(ctx, timer, end) {
+			return
 		}
 		s.prevEnd = end
 		s.complete(end)
@@ -305,6 +305,9 @@ func (s *scheduler) preempt(v *request) {
 // (pre)fill caught up samples one token.
 func (s *scheduler) complete(end int64) {
 	now := s.e.now()
+	if s.e.stepHook != nil {
+		s.e.stepHook(now - end)
+	}
 	m := s.e.m()
 	finished := false
 	for _, b := range s.batch {

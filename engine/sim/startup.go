@@ -53,6 +53,14 @@ func commas(n int) string {
 	return b.String()
 }
 
+// phase is a start-up phase's wall duration (0 when tests skip start-up).
+func (e *Engine) phase(d time.Duration) time.Duration {
+	if e.skipStartup {
+		return 0
+	}
+	return e.scale(d)
+}
+
 // startup runs the modelled start-up phases in vLLM's order, each a real
 // (sped-up) wait, printing vLLM's line as each phase ends. Durations printed
 // are measured on the engine's clock, so they include timer slack.
@@ -64,12 +72,12 @@ func (e *Engine) startup(ctx context.Context) error {
 	e.logf(apiPrefix, "model.py", 1564, "Using max model len %d", o.MaxModelLen)
 	e.logf(apiPrefix, "scheduler.py", 205, "Chunked prefill is enabled with max_num_batched_tokens=%d.", e.maxBatched)
 	e.logf(enginePrefix, "core.py", 77, "Initializing a V1 LLM engine (v%s) with config: model='%s', max_seq_len=%d, seed=%d, served_model_name=%s, chunked_prefill_enabled=True", vllmVersion, e.served, o.MaxModelLen, o.Seed, e.served)
-	if err := sleep(ctx, e.scale(su.PreLoad)); err != nil {
+	if err := sleep(ctx, e.phase(su.PreLoad)); err != nil {
 		return err
 	}
 	e.logf(enginePrefix, "gpu_model_runner.py", 2547, "Starting to load model %s...", e.served)
 	t0 := time.Now()
-	if err := sleep(ctx, e.scale(su.WeightsLoad)); err != nil {
+	if err := sleep(ctx, e.phase(su.WeightsLoad)); err != nil {
 		return err
 	}
 	e.logf(enginePrefix, "default_loader.py", 267, "Loading weights took %.2f seconds", time.Since(t0).Seconds())
@@ -77,16 +85,16 @@ func (e *Engine) startup(ctx context.Context) error {
 		e.logLevel(enginePrefix, "ERROR", "core.py", 708, "EngineCore failed to start (fault exit-during-load).")
 		return ErrLoadFailed
 	}
-	if err := sleep(ctx, e.scale(su.ModelLoad-su.WeightsLoad)); err != nil {
+	if err := sleep(ctx, e.phase(su.ModelLoad-su.WeightsLoad)); err != nil {
 		return err
 	}
 	e.logf(enginePrefix, "gpu_model_runner.py", 2598, "Model loading took %.4f GiB and %.6f seconds", su.ModelGiB, time.Since(t0).Seconds())
 	t1 := time.Now()
-	if err := sleep(ctx, e.scale(su.Compile)); err != nil {
+	if err := sleep(ctx, e.phase(su.Compile)); err != nil {
 		return err
 	}
 	e.logf(enginePrefix, "monitor.py", 34, "torch.compile takes %.2f s in total", time.Since(t1).Seconds())
-	if err := sleep(ctx, e.scale(su.Profile)); err != nil {
+	if err := sleep(ctx, e.phase(su.Profile)); err != nil {
 		return err
 	}
 	kvGiB := su.KVCacheGiB
@@ -97,7 +105,7 @@ func (e *Engine) startup(ctx context.Context) error {
 	e.logf(enginePrefix, "kv_cache_utils.py", 1087, "GPU KV cache size: %s tokens", commas(e.kvTokens))
 	e.logf(enginePrefix, "kv_cache_utils.py", 1091, "Maximum concurrency for %s tokens per request: %.2fx", commas(o.MaxModelLen), e.maxConc)
 	t2 := time.Now()
-	if err := sleep(ctx, e.scale(su.GraphCapture)); err != nil {
+	if err := sleep(ctx, e.phase(su.GraphCapture)); err != nil {
 		return err
 	}
 	e.logf(enginePrefix, "gpu_model_runner.py", 3388, "Graph capturing finished in %.0f secs, took %.2f GiB", time.Since(t2).Seconds(), su.GraphGiB)
@@ -108,7 +116,7 @@ func (e *Engine) startup(ctx context.Context) error {
 		<-ctx.Done()
 		return ctx.Err()
 	}
-	return sleep(ctx, e.scale(su.APIStart))
+	return sleep(ctx, e.phase(su.APIStart))
 }
 
 // logRoutes prints the route list and uvicorn's start lines, as vLLM does

@@ -1,0 +1,100 @@
+package sim
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/servebench/servebench/report/stats"
+)
+
+// BenchmarkPacing measures pacing accuracy: for every streamed token, the
+// time its chunk was written and flushed minus the time the performance
+// model says the step that produced it ended, at 1, 64 and 256 concurrent
+// streams, real time (speedup 1), with the HTTP clients reading on the same
+// cores. One decode step emits a token to every running stream at once, so
+// at high concurrency a step's writes form a burst and the last writes of
+// the burst are the late ones.
+//
+//	go test ./engine/sim -run '^$' -bench Pacing -benchtime 1x
+func BenchmarkPacing(b *testing.B) {
+	for _, c := range []struct{ streams, tokens int }{{1, 128}, {64, 64}, {256, 16}} {
+		b.Run(fmt.Sprintf("streams=%d", c.streams), func(b *testing.B) {
+			lates := runPacing(b, c.streams, c.tokens)
+			s := stats.Summarize(lates)
+			if s == nil {
+				b.Fatal("no tokens measured")
+			}
+			b.ReportMetric(s.Median, "p50-ms")
+			b.ReportMetric(s.P99, "p99-ms")
+			b.ReportMetric(s.Max, "max-ms")
+			b.ReportMetric(float64(s.N)/float64(b.N), "tokens/op")
+		})
+	}
+}
+
+func runPacing(b *testing.B, streams, tokens int) []float64 {
+	o := DefaultOptions()
+	o.Port = 0
+	e, err := New(o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	e.skipStartup = true
+	var mu sync.Mutex
+	lates := make([]float64, 0, streams*tokens*b.N)
+	e.paceHook = func(ns int64) {
+		mu.Lock()
+		lates = append(lates, float64(ns)/1e6)
+		mu.Unlock()
+	}
+	var steps []float64
+	e.stepHook = func(ns int64) { steps = append(steps, float64(ns)/1e6) }
+	defer func() {
+		if s := stats.Summarize(steps); s != nil {
+			b.Logf("loop lateness over %d steps: p50 %.3f p99 %.3f max %.3f ms", s.N, s.Median, s.P99, s.Max)
+		}
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { e.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	<-e.Ready()
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: streams + 1}}
+	body := fmt.Sprintf(`{"messages":[{"role":"user","content":"pace"}],"max_tokens":%d,"ignore_eos":true,"stream":true}`, tokens)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var wg sync.WaitGroup
+		for j := 0; j < streams; j++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				resp, err := hc.Post(e.BaseURL()+"/v1/chat/completions", "application/json", strings.NewReader(body))
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				defer resp.Body.Close()
+				br := bufio.NewReader(resp.Body)
+				for {
+					if _, err := br.ReadSlice('\n'); err != nil {
+						if err != io.EOF {
+							b.Error(err)
+						}
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	b.StopTimer()
+	mu.Lock()
+	defer mu.Unlock()
+	return lates
+}
