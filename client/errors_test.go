@@ -199,11 +199,11 @@ func TestAPIKeyNeverRecorded(t *testing.T) {
 					fmt.Fprintf(w, `{"error":"%s"}`, auth)
 				case "clip":
 					// The key straddles the 80-byte quote of a bad event.
-					writeEvents(w, r, strings.Repeat("z", 70)+auth)
+					writeEvents(w, r, strings.Repeat("z", 60)+auth)
 				case "long":
 					// The key straddles the ErrorText cut.
 					w.WriteHeader(500)
-					io.WriteString(w, strings.Repeat("y", maxErrorText-10)+auth)
+					io.WriteString(w, strings.Repeat("y", maxErrorText-30)+auth)
 				}
 			}, func(o *Options) { o.APIKey = key })
 			req := chatReq(mode != "nonstream-error")
