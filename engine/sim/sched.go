@@ -143,7 +143,7 @@ func (s *scheduler) run(ctx context.Context) {
 		s.gauges()
 		if len(s.batch) == 0 {
 			s.prevEnd = 0 // idle: the next step starts when work arrives
-			select { // idle: nothing to run until a request arrives or leaves
+			select {      // idle: nothing to run until a request arrives or leaves
 			case <-s.wakeCh:
 				continue
 			case <-ctx.Done():
