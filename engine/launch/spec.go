@@ -1,0 +1,243 @@
+package launch
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Defaults for the zero values of Spec.
+const (
+	DefaultPollInterval = 100 * time.Millisecond
+	DefaultReadyTimeout = 15 * time.Minute
+	DefaultHealthPath   = "/health"
+	// DefaultBaseURL is where a --server-cmd server is reached unless told
+	// otherwise: vLLM's default port, which the bundled engine also uses.
+	DefaultBaseURL = "http://127.0.0.1:8000"
+	// DefaultStopGrace bounds each of Stop's waits (after SIGINT, after SIGTERM).
+	DefaultStopGrace = 10 * time.Second
+)
+
+// Spec says how to start a server and how to tell it is ready.
+type Spec struct {
+	Command []string // argv; Command[0] is looked up in PATH
+	Preset  string   // informational: the preset the spec came from, if any
+	// BaseURL is where the server answers. Empty: learned from the server's
+	// log ("Starting vLLM API server 0 on URL", uvicorn's "Uvicorn running on
+	// URL", llama.cpp's "server is listening on URL"), as for a port-0 bundled engine.
+	BaseURL    string
+	HealthPath string        // default DefaultHealthPath
+	Dir        string        // working directory; "" = servebench's
+	Env        []string      // "K=V" added to (and overriding) servebench's own environment
+	LogPath    string        // stdout+stderr go here (created/truncated); "" = kept only in memory (LogTail)
+	Model      string        // model to wait for in /v1/models; "" = the first one listed
+	APIKey     string        // sent as a Bearer token on the readiness probes; never logged
+	StopGrace  time.Duration // each of Stop's waits; default DefaultStopGrace
+	// PollInterval is the readiness polling interval, and so the resolution of
+	// every phase time (reported as poll_interval_s). Default DefaultPollInterval.
+	PollInterval time.Duration
+	ReadyTimeout time.Duration // default DefaultReadyTimeout
+}
+
+// withDefaults returns spec with zero values replaced by defaults.
+func (spec Spec) withDefaults() Spec {
+	if spec.HealthPath == "" {
+		spec.HealthPath = DefaultHealthPath
+	}
+	if spec.PollInterval <= 0 {
+		spec.PollInterval = DefaultPollInterval
+	}
+	if spec.ReadyTimeout <= 0 {
+		spec.ReadyTimeout = DefaultReadyTimeout
+	}
+	if spec.StopGrace <= 0 {
+		spec.StopGrace = DefaultStopGrace
+	}
+	return spec
+}
+
+// Validate checks the spec and names the bad value.
+func (spec Spec) Validate() error {
+	if len(spec.Command) == 0 || spec.Command[0] == "" {
+		return errors.New("server command is empty: expected a program and its arguments")
+	}
+	if spec.BaseURL != "" {
+		if _, err := ParseBaseURL(spec.BaseURL); err != nil {
+			return err
+		}
+	}
+	if spec.HealthPath != "" && !strings.HasPrefix(spec.HealthPath, "/") {
+		return fmt.Errorf("health path %q: expected a path starting with /", spec.HealthPath)
+	}
+	for _, kv := range spec.Env {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return fmt.Errorf("environment entry %q: expected KEY=VALUE", kv)
+		}
+	}
+	return nil
+}
+
+// ParseBaseURL checks that s is an http(s) URL with a host and port (the
+// port is needed for the TCP readiness probe; http and https defaults are filled in).
+func ParseBaseURL(s string) (*url.URL, error) {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
+		return nil, fmt.Errorf("base URL %q: expected http://HOST:PORT", s)
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n <= 0 || n > 65535 {
+			return nil, fmt.Errorf("base URL %q: port %q is not in 1-65535", s, p)
+		}
+	}
+	return u, nil
+}
+
+// PresetOptions adjust a preset's command line.
+type PresetOptions struct {
+	Model   string   // replaces the preset's model (bundled: --model, a profile name)
+	GPU     string   // bundled only: --gpu
+	Speedup float64  // bundled only: --speedup (0 = the engine's default)
+	Args    []string // appended to the command
+}
+
+// preset is the data behind PresetSpec.
+type preset struct {
+	argv       []string
+	modelAt    int    // index in argv of the model value; -1 = none
+	baseURL    string // "" = from the log
+	healthPath string
+}
+
+// Presets lists the names PresetSpec knows, for help texts and errors.
+var Presets = []string{"bundled", "vllm", "sglang", "tgi", "llamacpp"}
+
+var presets = map[string]preset{
+	// The seed lesson's server.
+	"vllm": {argv: []string{"vllm", "serve", "Qwen/Qwen2.5-7B-Instruct-AWQ", "--quantization", "awq_marlin",
+		"--max-model-len", "4096", "--gpu-memory-utilization", "0.9", "--port", "8011"},
+		modelAt: 2, baseURL: "http://127.0.0.1:8011", healthPath: "/health"},
+	"sglang": {argv: []string{"python", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen2.5-7B-Instruct-AWQ",
+		"--port", "30000"}, modelAt: 4, baseURL: "http://127.0.0.1:30000", healthPath: "/health"},
+	"tgi": {argv: []string{"text-generation-launcher", "--model-id", "Qwen/Qwen2.5-7B-Instruct-AWQ", "--port", "8080"},
+		modelAt: 2, baseURL: "http://127.0.0.1:8080", healthPath: "/health"},
+	// llama-server answers /health with 503 while the model loads.
+	"llamacpp": {argv: []string{"llama-server", "-m", "model.gguf", "--port", "8080", "--metrics"},
+		modelAt: 2, baseURL: "http://127.0.0.1:8080", healthPath: "/health"},
+	// The bundled engine picks a free port and names it in its log.
+	"bundled": {argv: []string{"", "engine", "--port", "0"}, modelAt: -1, healthPath: "/health"},
+}
+
+// PresetSpec returns the spec of a preset server: vllm, sglang, tgi, llamacpp
+// or bundled (self is the path of the servebench binary, which runs `self
+// engine --port 0`).
+func PresetSpec(name string, self string) (Spec, error) {
+	return PresetSpecFor(name, self, PresetOptions{})
+}
+
+// PresetSpecFor is PresetSpec with the preset's command line adjusted by o.
+func PresetSpecFor(name, self string, o PresetOptions) (Spec, error) {
+	p, ok := presets[name]
+	if !ok {
+		return Spec{}, fmt.Errorf("server preset %q: expected one of %s", name, strings.Join(Presets, ", "))
+	}
+	argv := slices.Clone(p.argv)
+	if name == "bundled" {
+		if self == "" {
+			return Spec{}, errors.New("bundled preset: the path of the servebench binary is empty")
+		}
+		argv[0] = self
+		if o.Model != "" {
+			argv = append(argv, "--model", o.Model)
+		}
+		if o.GPU != "" {
+			argv = append(argv, "--gpu", o.GPU)
+		}
+		if o.Speedup != 0 {
+			if o.Speedup < 0 {
+				return Spec{}, fmt.Errorf("speedup %g: expected a positive number", o.Speedup)
+			}
+			argv = append(argv, "--speedup", strconv.FormatFloat(o.Speedup, 'g', -1, 64))
+		}
+	} else {
+		if o.GPU != "" || o.Speedup != 0 {
+			return Spec{}, fmt.Errorf("server preset %q: --gpu and --speedup are for the bundled engine only", name)
+		}
+		if o.Model != "" {
+			argv[p.modelAt] = o.Model
+		}
+	}
+	argv = append(argv, o.Args...)
+	return Spec{Command: argv, Preset: name, BaseURL: p.baseURL, HealthPath: p.healthPath}, nil
+}
+
+// SplitCommand splits a --server-cmd string into argv the way a POSIX shell
+// splits words: blanks separate words, 'single quotes' keep everything
+// literally, "double quotes" keep blanks and honour \" \\ \$ \` escapes, and a
+// backslash outside quotes escapes the next character. There is no expansion
+// of variables, globs or ~, and no pipes or redirections: run `sh -c '...'`
+// explicitly for those.
+func SplitCommand(s string) ([]string, error) {
+	var (
+		args  []string
+		cur   strings.Builder
+		inArg bool
+		quote rune // 0, '\'' or '"'
+		esc   bool
+	)
+	for _, c := range s {
+		switch {
+		case esc:
+			esc = false
+			if c == '\n' {
+				break // backslash-newline is a line continuation
+			}
+			if quote == '"' && !strings.ContainsRune("\"\\$`", c) {
+				cur.WriteRune('\\') // inside "...", \ escapes only these
+			}
+			cur.WriteRune(c)
+			inArg = true
+		case quote == '\'':
+			if c == '\'' {
+				quote = 0
+			} else {
+				cur.WriteRune(c)
+			}
+		case c == '\\':
+			esc = true
+		case quote == '"':
+			if c == '"' {
+				quote = 0
+			} else {
+				cur.WriteRune(c)
+			}
+		case c == '\'' || c == '"':
+			quote, inArg = c, true
+		case c == ' ' || c == '\t' || c == '\n':
+			if inArg {
+				args = append(args, cur.String())
+				cur.Reset()
+				inArg = false
+			}
+		default:
+			cur.WriteRune(c)
+			inArg = true
+		}
+	}
+	switch {
+	case esc:
+		return nil, fmt.Errorf("server command %q: ends with a lone backslash", s)
+	case quote != 0:
+		return nil, fmt.Errorf("server command %q: unterminated %c quote", s, quote)
+	}
+	if inArg {
+		args = append(args, cur.String())
+	}
+	if len(args) == 0 {
+		return nil, fmt.Errorf("server command %q: expected a program and its arguments", s)
+	}
+	return args, nil
+}
