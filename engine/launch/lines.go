@@ -10,7 +10,7 @@ const maxLine = 64 << 10
 // (tqdm redraws its progress bar with '\r'). Segments split by '\r' share
 // their line's number, so numbers match what an editor shows.
 type lineSplitter struct {
-	buf       []byte
+	buf     []byte
 	no      int  // number of the line being assembled, minus one
 	afterCR bool // the last byte was '\r': a following '\n' ends nothing new
 }

@@ -170,7 +170,7 @@ func TestParseLogVariants(t *testing.T) {
 				"0.00.021.843 I load_tensors: loading model tensors, this can take a while... (mmap = true)\n" +
 				"0.00.026.168 I load_tensors:   CPU_Mapped model buffer size =    63.84 MiB\n" +
 				"0.01.039.135 I llama_init_from_model: n_seq_max     = 1\n",
-			with(func(w *want) { w.engine, w.gib, w.weights, w.loadedLine = "llamacpp", 63.84 / 1024, 1.017292, 4 })},
+			with(func(w *want) { w.engine, w.gib, w.weights, w.loadedLine = "llamacpp", 63.84/1024, 1.017292, 4 })},
 		{"llama.cpp older: llm_load_print_meta model size, llama_new_context_with_model",
 			"llm_load_print_meta: model size       = 1.28 GiB (6.56 BPW)\n" +
 				"llm_load_tensors:        CPU buffer size =  1306.25 MiB\n" +
