@@ -1,16 +1,301 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/servebench/servebench/bench"
+	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/engine/launch"
+	"github.com/servebench/servebench/engine/sim"
+	"github.com/servebench/servebench/report/stats"
 )
 
-// TODO(stub): replaced by the real command.
+// startupFormats are --format's values for startup.
+var startupFormats = []string{"text", "json"}
+
+// startupOptions is `servebench startup`'s parsed flags.
+type startupOptions struct {
+	preset, serverCmd, baseURL, healthPath string
+	pollInterval, readyTimeout             time.Duration
+	repeat                                 int
+	out, format, fromLog                   string
+	speedup                                float64
+	gpu, model                             string
+	engineArgs                             []string
+	quiet                                  bool
+}
+
 func newStartupCmd() *cobra.Command {
-	return &cobra.Command{
+	o := &startupOptions{}
+	cmd := &cobra.Command{
 		Use:   "startup",
-		Short: "not implemented yet",
-		RunE:  func(*cobra.Command, []string) error { return errors.New("startup: not implemented yet") },
+		Short: "Measure a server's start-up: spawn -> weights loaded -> port open -> /health OK -> model listed -> first token",
+		Long: `startup starts a server (the bundled engine by default, a preset, or --server-cmd),
+polls it until it answers a first 1-token completion, stops it, and prints when each
+phase passed (seconds since spawn, to the poll interval's resolution) with the facts
+the server logged: weights load time, model memory, KV cache tokens, max concurrency.
+--repeat N does N cold starts and shows min/median/max.
+
+--server-cmd is split into words like a shell does ('single' and "double" quotes,
+backslash escapes) but not run by one: no variables, globs, pipes or redirections
+(use --server-cmd "sh -c '...'" for those). The server gets servebench's environment.
+
+Exit status 3 when the server exits or is not ready in --ready-timeout (the error
+shows the last 40 lines of its log); 2 on bad flags; 4 when interrupted.`,
+		Example: `  servebench startup                          # bundled engine, default profile (~90 s)
+  servebench startup --speedup 10 --repeat 3
+  servebench startup --server vllm --out results/vllm-startup
+  servebench startup --server-cmd "llama-server -m q.gguf --port 8080" --base-url http://127.0.0.1:8080
+  servebench startup --from-log server.log`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runStartup(cmd, o)
+		},
 	}
+	f := cmd.Flags()
+	f.StringVar(&o.preset, "server", "", "start a preset server: "+strings.Join(launch.Presets, ", ")+" (default: the bundled engine)")
+	f.StringVar(&o.serverCmd, "server-cmd", "", `start this server command, e.g. "vllm serve MODEL --port 8000"`)
+	f.StringVar(&o.baseURL, "base-url", "", "where the --server-cmd server listens (default "+launch.DefaultBaseURL+")")
+	f.StringVar(&o.healthPath, "health-path", "", "readiness path (default: the preset's, "+launch.DefaultHealthPath+")")
+	f.DurationVar(&o.pollInterval, "poll-interval", launch.DefaultPollInterval, "readiness polling interval: the resolution of every phase time")
+	f.DurationVar(&o.readyTimeout, "ready-timeout", launch.DefaultReadyTimeout, "give up on a server that is not ready after this long")
+	f.IntVar(&o.repeat, "repeat", 1, "cold starts to measure")
+	f.StringVar(&o.out, "out", "", "write results.json (server.startup) and server.log here")
+	f.StringVar(&o.format, "format", "text", "output: "+strings.Join(startupFormats, ", "))
+	f.StringVar(&o.fromLog, "from-log", "", "print the start-up facts in this saved server log and exit (starts nothing)")
+	f.Float64Var(&o.speedup, "speedup", 0, "bundled engine only: divide every modelled duration by this factor")
+	f.StringVar(&o.gpu, "gpu", "", "bundled engine only: GPU profile")
+	f.StringVar(&o.model, "model", "", "bundled engine: model profile; a preset: the model to serve")
+	f.StringArrayVar(&o.engineArgs, "engine-arg", nil, "bundled engine only: extra argument for `servebench engine` (repeatable)")
+	f.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
+	return cmd
+}
+
+// spec validates the flags and builds the launch spec (without LogPath).
+func (o *startupOptions) spec() (launch.Spec, error) {
+	var spec launch.Spec
+	switch {
+	case o.repeat < 1:
+		return spec, fmt.Errorf("--repeat %d: expected 1 or more", o.repeat)
+	case !contains(startupFormats, o.format):
+		return spec, fmt.Errorf("--format %q: expected one of %s", o.format, strings.Join(startupFormats, ", "))
+	case o.pollInterval <= 0:
+		return spec, fmt.Errorf("--poll-interval %v: expected a duration > 0", o.pollInterval)
+	case o.readyTimeout <= 0:
+		return spec, fmt.Errorf("--ready-timeout %v: expected a duration > 0", o.readyTimeout)
+	case o.speedup < 0:
+		return spec, fmt.Errorf("--speedup %g: expected a factor > 0", o.speedup)
+	case o.serverCmd != "" && o.preset != "":
+		return spec, errors.New("--server-cmd and --server: expected one of them")
+	}
+	bundledOnly := o.speedup != 0 || o.gpu != "" || len(o.engineArgs) > 0
+	if o.serverCmd != "" {
+		if bundledOnly || o.model != "" {
+			return spec, errors.New("--speedup, --gpu, --model and --engine-arg: not with --server-cmd (put them in the command)")
+		}
+		argv, err := launch.SplitCommand(o.serverCmd)
+		if err != nil {
+			return spec, fmt.Errorf("--server-cmd: %w", err)
+		}
+		spec = launch.Spec{Command: argv, BaseURL: cmpOr(o.baseURL, launch.DefaultBaseURL)}
+	} else {
+		name := cmpOr(o.preset, "bundled")
+		if name != "bundled" && bundledOnly {
+			return spec, fmt.Errorf("--speedup, --gpu and --engine-arg: only for the bundled engine, not --server %s", name)
+		}
+		if name == "bundled" && o.baseURL != "" {
+			return spec, errors.New("--base-url: the bundled engine picks a free port and names it in its log; use --server-cmd to run it on a fixed one")
+		}
+		self := ""
+		if name == "bundled" {
+			var err error
+			if self, err = os.Executable(); err != nil {
+				return spec, fmt.Errorf("finding the servebench binary for the bundled engine: %w", err)
+			}
+		}
+		var err error
+		spec, err = launch.PresetSpecFor(name, self, launch.PresetOptions{Model: o.model, GPU: o.gpu, Speedup: o.speedup, Args: o.engineArgs})
+		if err != nil {
+			return spec, fmt.Errorf("--server: %w", err)
+		}
+		if o.baseURL != "" {
+			spec.BaseURL = o.baseURL
+		}
+	}
+	spec.HealthPath = o.healthPath
+	spec.PollInterval, spec.ReadyTimeout = o.pollInterval, o.readyTimeout
+	return spec, spec.Validate()
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func runStartup(cmd *cobra.Command, o *startupOptions) error {
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if o.fromLog != "" {
+		return startupFromLog(stdout, o)
+	}
+	spec, err := o.spec()
+	if err != nil {
+		return usageErr(err)
+	}
+	logDir := o.out
+	if logDir == "" {
+		// Kept only when a start fails, so the whole log can be read.
+		if logDir, err = os.MkdirTemp("", "servebench-startup-"); err != nil {
+			return err
+		}
+	} else if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return usageErr(fmt.Errorf("--out %s: %w", logDir, err))
+	}
+
+	started := time.Now()
+	var runs []*launch.Measurement
+	var runErr error
+	for i := 1; i <= o.repeat && runErr == nil; i++ {
+		spec.LogPath = filepath.Join(logDir, logName(i))
+		progress := func(phase string, at time.Duration) {
+			if !o.quiet {
+				fmt.Fprintf(stderr, "startup %d/%d: %-14s %7.2f s\n", i, o.repeat, phase, at.Seconds())
+			}
+		}
+		m, err := launch.ColdStart(cmd.Context(), spec, progress)
+		if m != nil {
+			runs = append(runs, m)
+		}
+		runErr = err
+	}
+	if o.out == "" && runErr == nil {
+		os.RemoveAll(logDir)
+	}
+	if len(runs) > 0 {
+		if err := writeStartup(stdout, o.format, runs); err != nil {
+			runErr = errors.Join(runErr, err)
+		}
+		if o.out != "" {
+			if err := writeStartupResults(o.out, spec, o, runs, started); err != nil {
+				runErr = errors.Join(runErr, err)
+			}
+		}
+	}
+	switch {
+	case runErr == nil:
+		return nil
+	case cmd.Context().Err() != nil:
+		return withExit(exitInterrupted, fmt.Errorf("interrupted after %d of %d start(s): %w", len(runs), o.repeat, runErr))
+	}
+	return withExit(exitInvalidRun, fmt.Errorf("start %d of %d: %w", len(runs)+1, o.repeat, runErr))
+}
+
+// logName is run i's server log: server.log, then server-2.log, ...
+func logName(i int) string {
+	if i == 1 {
+		return result.ServerLog
+	}
+	return fmt.Sprintf("server-%d.log", i)
+}
+
+// startupRepeats is the list form of --repeat: every run plus min/median/max.
+type startupRepeats struct {
+	Runs    []*result.Startup         `json:"runs"`
+	Summary map[string]*stats.Summary `json:"summary"`
+}
+
+func repeatsOf(runs []*launch.Measurement) *startupRepeats {
+	r := &startupRepeats{}
+	for _, m := range runs {
+		r.Runs = append(r.Runs, m.Startup)
+	}
+	r.Summary = launch.Summarize(r.Runs)
+	return r
+}
+
+func writeStartup(w io.Writer, format string, runs []*launch.Measurement) error {
+	if format == "text" {
+		return launch.WriteText(w, runs)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if len(runs) == 1 {
+		return enc.Encode(runs[0].Startup)
+	}
+	return enc.Encode(repeatsOf(runs))
+}
+
+// writeStartupResults writes DIR/results.json: server.startup is the one
+// run, or with --repeat the per-key median, and startup_repeats (an extra
+// top-level field) every run plus the summary.
+func writeStartupResults(dir string, spec launch.Spec, o *startupOptions, runs []*launch.Measurement, started time.Time) error {
+	res := struct {
+		result.Results
+		StartupRepeats *startupRepeats `json:"startup_repeats,omitempty"`
+	}{Results: result.Results{Schema: result.Schema, Runs: []result.Run{}, Warnings: []string{}}}
+	res.Manifest = bench.NewManifest(version, os.Args)
+	res.Manifest.StartedAt = started.UTC()
+	last := runs[len(runs)-1]
+	res.Server = result.Server{BaseURL: last.BaseURL, Model: last.Model, Dialect: dialectOf(last.Facts.Engine),
+		Command: strings.Join(bench.RedactArgs(spec.Command), " "), Preset: spec.Preset, Startup: runs[0].Startup}
+	if spec.Preset == "bundled" {
+		d := sim.DefaultOptions()
+		res.Server.Bundled = &result.Bundled{GPU: cmpOr(o.gpu, d.GPU), Model: cmpOr(o.model, d.Model),
+			Speedup: d.Speedup, Seed: d.Seed, Args: o.engineArgs}
+		if o.speedup != 0 {
+			res.Server.Bundled.Speedup = o.speedup
+		}
+	}
+	if len(runs) > 1 {
+		res.StartupRepeats = repeatsOf(runs)
+		res.Server.Startup = launch.Median(res.StartupRepeats.Runs)
+	}
+	b, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(dir, "."+result.ResultsFile+".tmp")
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", result.ResultsFile, err)
+	}
+	return os.Rename(tmp, filepath.Join(dir, result.ResultsFile))
+}
+
+// dialectOf names the /metrics dialect a log format implies ("none" if unknown).
+func dialectOf(engine string) string {
+	if engine == "" {
+		return "none"
+	}
+	return engine
+}
+
+func startupFromLog(w io.Writer, o *startupOptions) error {
+	if !contains(startupFormats, o.format) {
+		return usageErr(fmt.Errorf("--format %q: expected one of %s", o.format, strings.Join(startupFormats, ", ")))
+	}
+	fh, err := os.Open(o.fromLog)
+	if err != nil {
+		return usageErr(fmt.Errorf("--from-log: %w", err))
+	}
+	defer fh.Close()
+	facts := launch.ParseLog(fh)
+	if o.format == "json" {
+		var st result.Startup
+		facts.Fill(&st)
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(&st)
+	}
+	fmt.Fprintf(w, "%s:\n", o.fromLog)
+	return launch.WriteFacts(w, facts)
 }

@@ -1,0 +1,311 @@
+package launch
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/report/stats"
+)
+
+// Measurement is one cold start of a server.
+type Measurement struct {
+	Startup *result.Startup
+	Facts   Facts // everything the log said, including facts result.Startup has no key for
+	BaseURL string
+	Model   string
+	LogPath string
+}
+
+// ColdStart starts the server spec describes, waits until it is ready, stops
+// it, and returns what it measured. A start that fails returns an error
+// wrapping ErrExited or ErrNotReady (or ctx's error); the server is always
+// stopped before ColdStart returns.
+func ColdStart(ctx context.Context, spec Spec, progress func(phase string, at time.Duration)) (*Measurement, error) {
+	s, err := Start(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	st, err := s.WaitReady(ctx, progress)
+	stopErr := s.Stop()
+	if err != nil {
+		return nil, err
+	}
+	m := &Measurement{Startup: st, Facts: s.Facts(), BaseURL: s.BaseURL(), Model: s.Model(), LogPath: s.spec.LogPath}
+	if stopErr != nil {
+		return m, fmt.Errorf("stopping the server after its start-up: %w", stopErr)
+	}
+	return m, nil
+}
+
+// startupKey is one key of result.Startup, for summaries.
+type startupKey struct {
+	key string
+	get func(*result.Startup) (float64, bool)
+}
+
+func fptr(p *float64) (float64, bool) {
+	if p == nil {
+		return 0, false
+	}
+	return *p, true
+}
+
+func iptr(p *int64) (float64, bool) {
+	if p == nil {
+		return 0, false
+	}
+	return float64(*p), true
+}
+
+// startupKeys are result.Startup's JSON keys with accessors, in document order.
+var startupKeys = []startupKey{
+	{"port_open_s", func(s *result.Startup) (float64, bool) { return fptr(s.PortOpenS) }},
+	{"health_ok_s", func(s *result.Startup) (float64, bool) { return fptr(s.HealthOKS) }},
+	{"model_listed_s", func(s *result.Startup) (float64, bool) { return fptr(s.ModelListedS) }},
+	{"first_token_s", func(s *result.Startup) (float64, bool) { return fptr(s.FirstTokenS) }},
+	{"weights_load_s", func(s *result.Startup) (float64, bool) { return fptr(s.WeightsLoadS) }},
+	{"weights_loaded_at_s", func(s *result.Startup) (float64, bool) { return fptr(s.WeightsLoadedAtS) }},
+	{"model_gib", func(s *result.Startup) (float64, bool) { return fptr(s.ModelGiB) }},
+	{"init_engine_s", func(s *result.Startup) (float64, bool) { return fptr(s.InitEngineS) }},
+	{"kv_cache_tokens", func(s *result.Startup) (float64, bool) { return iptr(s.KVCacheTokens) }},
+	{"max_concurrency", func(s *result.Startup) (float64, bool) { return fptr(s.MaxConcurrency) }},
+	{"max_concurrency_tokens", func(s *result.Startup) (float64, bool) { return iptr(s.MaxConcurrencyTokens) }},
+	{"poll_interval_s", func(s *result.Startup) (float64, bool) { return fptr(s.PollIntervalS) }},
+}
+
+// Summarize returns, per result.Startup key, the summary over the runs that
+// have it (keys no run has are left out).
+func Summarize(runs []*result.Startup) map[string]*stats.Summary {
+	out := map[string]*stats.Summary{}
+	for _, k := range startupKeys {
+		var xs []float64
+		for _, r := range runs {
+			if v, ok := k.get(r); ok {
+				xs = append(xs, v)
+			}
+		}
+		if s := stats.Summarize(xs); s != nil {
+			out[k.key] = s
+		}
+	}
+	return out
+}
+
+// Median returns the per-key median of runs as one result.Startup (integer
+// keys rounded down), the figure results.json's server.startup holds when a
+// start-up was repeated.
+func Median(runs []*result.Startup) *result.Startup {
+	sum := Summarize(runs)
+	med := func(key string) *float64 {
+		if s, ok := sum[key]; ok {
+			v := s.Median
+			return &v
+		}
+		return nil
+	}
+	medI := func(key string) *int64 {
+		if p := med(key); p != nil {
+			v := int64(*p)
+			return &v
+		}
+		return nil
+	}
+	return &result.Startup{
+		PortOpenS: med("port_open_s"), HealthOKS: med("health_ok_s"), ModelListedS: med("model_listed_s"),
+		FirstTokenS: med("first_token_s"), WeightsLoadS: med("weights_load_s"), WeightsLoadedAtS: med("weights_loaded_at_s"),
+		ModelGiB: med("model_gib"), InitEngineS: med("init_engine_s"), KVCacheTokens: medI("kv_cache_tokens"),
+		MaxConcurrency: med("max_concurrency"), MaxConcurrencyTokens: medI("max_concurrency_tokens"),
+		PollIntervalS: med("poll_interval_s"),
+	}
+}
+
+// phaseAt returns when run passed phase, in seconds since spawn.
+func phaseAt(st *result.Startup, phase string) (float64, bool) {
+	switch phase {
+	case PhaseSpawned:
+		return 0, true
+	case PhaseWeightsLoaded:
+		return fptr(st.WeightsLoadedAtS)
+	case PhasePortOpen:
+		return fptr(st.PortOpenS)
+	case PhaseHealthOK:
+		return fptr(st.HealthOKS)
+	case PhaseModelListed:
+		return fptr(st.ModelListedS)
+	case PhaseFirstToken:
+		return fptr(st.FirstTokenS)
+	}
+	return 0, false
+}
+
+// WriteText writes the phase table (time since spawn and duration of each
+// phase, min/median/max when there are several runs) and the log facts.
+// Phases are listed in the order they happened (by median time): a server
+// that answers 503 while loading opens its port before its weights load.
+func WriteText(w io.Writer, runs []*Measurement) error {
+	if len(runs) == 0 {
+		return fmt.Errorf("no start-up measured")
+	}
+	sts := make([]*result.Startup, len(runs))
+	for i, m := range runs {
+		sts[i] = m.Startup
+	}
+	type row struct {
+		phase string
+		med   float64
+	}
+	var rows []row
+	for _, p := range Phases {
+		var xs []float64
+		for _, st := range sts {
+			if v, ok := phaseAt(st, p); ok {
+				xs = append(xs, v)
+			}
+		}
+		if s := stats.Summarize(xs); s != nil {
+			rows = append(rows, row{p, s.Median})
+		}
+	}
+	slices.SortStableFunc(rows, func(a, b row) int {
+		switch {
+		case a.med < b.med:
+			return -1
+		case a.med > b.med:
+			return 1
+		}
+		return 0
+	})
+
+	first := runs[0]
+	fmt.Fprintf(w, "server %s, model %s; %d cold start(s)", first.BaseURL, first.Model, len(runs))
+	if p := first.Startup.PollIntervalS; p != nil {
+		fmt.Fprintf(w, "; times to a resolution of %.3f s (the poll interval)", *p)
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	multi := len(runs) > 1
+	if multi {
+		fmt.Fprintln(tw, "phase\tsince spawn (s) min\tmedian\tmax\t| phase (s) min\tmedian\tmax\t")
+	} else {
+		fmt.Fprintln(tw, "phase\tsince spawn (s)\tphase (s)\t")
+	}
+	for i, r := range rows {
+		var at, dur []float64
+		for _, st := range sts {
+			v, ok := phaseAt(st, r.phase)
+			if !ok {
+				continue
+			}
+			at = append(at, v)
+			if i > 0 {
+				if prev, ok := phaseAt(st, rows[i-1].phase); ok {
+					dur = append(dur, v-prev)
+				}
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s%s\n", r.phase, cells(stats.Summarize(at), multi), cells(stats.Summarize(dur), multi))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return writeFacts(w, runs)
+}
+
+// cells formats a summary as one cell (single run) or min/median/max.
+func cells(s *stats.Summary, multi bool) string {
+	if s == nil {
+		if multi {
+			return "-\t-\t-\t"
+		}
+		return "-\t"
+	}
+	if multi {
+		return fmt.Sprintf("%.2f\t%.2f\t%.2f\t", s.Min, s.Median, s.Max)
+	}
+	return fmt.Sprintf("%.2f\t", s.Median)
+}
+
+// writeFacts lists the log-derived facts (min/median/max over runs).
+func writeFacts(w io.Writer, runs []*Measurement) error {
+	type fact struct {
+		name, unit, format string
+		get                func(*Facts) *Fact
+	}
+	facts := []fact{
+		{"weights load (log)", "s", "%.2f", func(f *Facts) *Fact { return f.WeightsLoad }},
+		{"model memory", "GiB", "%.4g", func(f *Facts) *Fact { return f.ModelGiB }},
+		{"init engine (log)", "s", "%.2f", func(f *Facts) *Fact { return f.InitEngineS }},
+		{"torch.compile (log)", "s", "%.2f", func(f *Facts) *Fact { return f.TorchCompileS }},
+		{"graph capture (log)", "s", "%.0f", func(f *Facts) *Fact { return f.GraphCaptureS }},
+		{"engine start-up (metrics)", "s", "%.2f", func(f *Facts) *Fact { return f.EngineStartupS }},
+		{"KV cache", "tokens", "%s", func(f *Facts) *Fact { return f.KVCacheTokens }},
+		{"max concurrency", "x", "%.2f", func(f *Facts) *Fact { return f.MaxConcurrency }},
+		{"  at tokens per request", "tokens", "%s", func(f *Facts) *Fact { return f.MaxConcurrencyTokens }},
+	}
+	var lines []string
+	for _, fa := range facts {
+		var xs []float64
+		for _, m := range runs {
+			if v := fa.get(&m.Facts); v != nil {
+				xs = append(xs, v.Value)
+			}
+		}
+		s := stats.Summarize(xs)
+		if s == nil {
+			continue
+		}
+		f := func(v float64) string {
+			if fa.format == "%s" {
+				return Group(int64(v))
+			}
+			return fmt.Sprintf(fa.format, v)
+		}
+		val := f(s.Median)
+		if len(runs) > 1 && s.Min != s.Max {
+			val = fmt.Sprintf("%s (min %s, max %s, n=%d)", f(s.Median), f(s.Min), f(s.Max), s.N)
+		}
+		lines = append(lines, fmt.Sprintf("  %-26s %s %s", fa.name, val, fa.unit))
+	}
+	if len(lines) == 0 {
+		_, err := fmt.Fprintln(w, "log facts: none found")
+		return err
+	}
+	_, err := fmt.Fprintf(w, "log facts (%s):\n%s\n", engineName(runs[0].Facts.Engine), strings.Join(lines, "\n"))
+	return err
+}
+
+func engineName(e string) string {
+	if e == "" {
+		return "unknown server"
+	}
+	return e + " format"
+}
+
+// Group formats n with comma thousands separators, as vLLM prints token counts.
+func Group(n int64) string {
+	s := fmt.Sprint(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// WriteFacts writes facts parsed from a saved log (startup --from-log).
+func WriteFacts(w io.Writer, f Facts) error {
+	return writeFacts(w, []*Measurement{{Facts: f}})
+}
