@@ -119,7 +119,8 @@ func reconcileNote(run *result.Run, rec *result.Reconciliation) {
 		rec.Note = fmt.Sprintf("engine finished %.0f requests, servebench sent %d: foreign traffic; engine figures mix in other clients' requests", rec.EngineCount, rec.Sent)
 		run.Warnings = append(run.Warnings, rec.Note)
 	case rec.EngineCount < float64(rec.OK):
-		rec.Note = fmt.Sprintf("engine counted %.0f finished requests after %.1f s, the client saw %d succeed: engine figures cover only part of the run", rec.EngineCount, rec.WaitedS, rec.OK)
+		rec.Note = fmt.Sprintf("engine counted %.0f finished requests after %.1f s, the client saw %d succeed: "+
+			"/metrics lags, or its counters were reset (server restart); engine figures cover only part of the run", rec.EngineCount, rec.WaitedS, rec.OK)
 		run.Warnings = append(run.Warnings, rec.Note)
 	case rec.EngineCount < float64(rec.Sent):
 		rec.Note = fmt.Sprintf("engine counted %.0f of %d requests sent; the others failed before the engine finished them", rec.EngineCount, rec.Sent)

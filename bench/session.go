@@ -160,6 +160,9 @@ func runAll(ctx context.Context, cfg Config, srv *Server, runner *Runner, prog *
 			}
 		}
 		*recs = append(*recs, rs...)
+		if err == nil && run != nil && serverGone(srv, run) {
+			err = ErrServerExited
+		}
 		if errors.Is(err, ErrServerExited) {
 			res.Warnings = append(res.Warnings, serverExitWarning(srv))
 			return fmt.Errorf("%w (%v); partial results saved", ErrServerExited, srv.ExitErr())
@@ -175,6 +178,28 @@ func runAll(ctx context.Context, cfg Config, srv *Server, runner *Runner, prog *
 		}
 	}
 	return nil
+}
+
+// serverGone reports whether a server servebench started exited during a
+// run that otherwise ended normally: once it is gone, the remaining requests
+// fail at once (connection refused), often before the exit is noticed.
+func serverGone(srv *Server, run *result.Run) bool {
+	exited := srv.Exited()
+	if exited == nil {
+		return false
+	}
+	wait := time.Duration(0)
+	if run.OK < run.Requests {
+		wait = time.Second // failures: give the launcher time to reap the process
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-exited:
+		return true
+	case <-t.C:
+		return false
+	}
 }
 
 func serverExitWarning(srv *Server) string {

@@ -148,8 +148,7 @@ func (o *sessionOptions) session(cmd *cobra.Command, runs []bench.RunSpec, stopA
 }
 
 // writeReport writes report.md and the charts next to results.json.
-// TODO(bench): set to report.WriteAll once REPORT lands it.
-var writeReport = func(dir string, res *result.Results, recs []result.Record) error { return nil }
+var writeReport = report.WriteAll
 
 // gate compares with --baseline (COMPARE's report/compare), if given.
 func (o *sessionOptions) gate(w io.Writer, res *result.Results, recs []result.Record) error {

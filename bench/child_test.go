@@ -1,0 +1,130 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/servebench/servebench/bench/result"
+)
+
+// binDir holds the servebench binary the child-process tests start, built
+// once per test binary (and only when such a test runs).
+var (
+	binDir    string
+	buildOnce sync.Once
+	buildErr  error
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	d, err := os.MkdirTemp("", "servebench-bench-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binDir = d
+	code := m.Run()
+	os.RemoveAll(d)
+	os.Exit(code)
+}
+
+// servebenchBin builds cmd/servebench with `go build -o` once and returns its path.
+func servebenchBin(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and starts the servebench binary; skipped with -short")
+	}
+	bin := filepath.Join(binDir, "servebench")
+	buildOnce.Do(func() {
+		out, err := exec.Command("go", "build", "-o", bin, "github.com/servebench/servebench/cmd/servebench").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return bin
+}
+
+// childConfig is a session on the bundled engine started as a child process.
+func childConfig(t *testing.T, n int, engineArgs ...string) Config {
+	return Config{
+		Server: ServerOptions{Self: servebenchBin(t), Speedup: 50, EngineArgs: engineArgs, ReadyTimeout: time.Minute},
+		Dir:    t.TempDir(), FailOnErrorRate: -1, ReconcileWait: time.Second,
+		Runs: []RunSpec{{Name: "streaming", Workload: Workload{Mode: ModeSequential, Requests: n},
+			Request: RequestSpec{MaxTokens: 32, ExactLength: true, Stream: true}}},
+	}
+}
+
+// TestBundledChildProcess runs the default path of `servebench table`: the
+// bundled engine as a child process, its start-up measured, its log kept,
+// and the process stopped at the end.
+func TestBundledChildProcess(t *testing.T) {
+	cfg := childConfig(t, 4)
+	res, recs, err := Execute(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("Execute: %v", err)
+	}
+	s := res.Server
+	if s.Preset != PresetBundled || s.Startup == nil || s.Startup.HealthOKS == nil || s.Bundled == nil || s.Bundled.Speedup != 50 {
+		t.Fatalf("server = %+v", s)
+	}
+	// Start-up at --speedup 50: about 90 s / 50.
+	if h := *s.Startup.HealthOKS; h < 0.5 || h > 20 {
+		t.Errorf("health OK after %.2f s, want about 1.8 s", h)
+	}
+	if len(recs) != 4 || res.Runs[0].OK != 4 || res.Runs[0].Engine.TTFTS == nil {
+		t.Errorf("run = %+v", res.Runs[0])
+	}
+	if fi, err := os.Stat(filepath.Join(cfg.Dir, result.ServerLog)); err != nil || fi.Size() == 0 {
+		t.Errorf("server.log: %v", err)
+	}
+	// Stopped at the end: nothing listens on its port any more.
+	u, _ := url.Parse(s.BaseURL)
+	if c, err := net.DialTimeout("tcp", u.Host, time.Second); err == nil {
+		c.Close()
+		t.Errorf("engine still listening on %s after Execute", u.Host)
+	}
+}
+
+// TestServerDiesMidRun: the engine crashes after 3 responses; the run stops,
+// keeps every record, writes results.json and returns ErrServerExited.
+func TestServerDiesMidRun(t *testing.T) {
+	cfg := childConfig(t, 10, "--fault", "crash-after=3")
+	start := time.Now()
+	res, recs, err := Execute(context.Background(), cfg)
+	if !errors.Is(err, ErrServerExited) {
+		t.Fatalf("Execute error = %v, want ErrServerExited", err)
+	}
+	if time.Since(start) > 30*time.Second {
+		t.Errorf("took %v to notice the dead server", time.Since(start))
+	}
+	if res == nil || len(res.Runs) != 1 {
+		t.Fatalf("no partial results: %+v", res)
+	}
+	run := res.Runs[0]
+	if run.OK == 0 || run.OK == 10 {
+		t.Errorf("ok %d of %d: want those before the crash, not all", run.OK, run.Requests)
+	}
+	b, rerr := os.ReadFile(filepath.Join(cfg.Dir, result.RequestsFile))
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	if file := readRecords(t, b); len(file) != len(recs) || len(recs) != run.Requests {
+		t.Errorf("requests.jsonl %d lines, records %d, requests %d", len(file), len(recs), run.Requests)
+	}
+	if _, serr := os.Stat(filepath.Join(cfg.Dir, result.ResultsFile)); serr != nil {
+		t.Errorf("results.json not written: %v", serr)
+	}
+}
