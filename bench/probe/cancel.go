@@ -97,9 +97,9 @@ func (e *env) watchAfterLeave(ctx context.Context, r *Result, w *watcher, left t
 		r.add("running_after", last.running, fmt.Sprintf("%.0f", last.running))
 	}
 	if dropped >= 0 {
-		r.add("running_dropped_after_s", secs(dropped), ms(dropped)+" after the disconnect")
+		r.add("running_dropped_after_s", secs(dropped), ms(dropped)+" after the disconnect (first scrape that saw it)")
 	}
-	r.add("generation_stopped_after_s", secs(lastChange.Sub(left)), ms(lastChange.Sub(left))+" after the disconnect (last growth seen)")
+	r.add("generation_stopped_by_s", secs(lastChange.Sub(left)), ms(lastChange.Sub(left))+" after the disconnect (first scrape showing the final count)")
 	if last.finishedOK {
 		r.add("finished_requests_delta", last.finished, fmt.Sprintf("%.0f", last.finished))
 	}

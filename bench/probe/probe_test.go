@@ -11,22 +11,13 @@ import (
 
 	"github.com/servebench/servebench/bench/probe"
 	"github.com/servebench/servebench/engine/sim"
-	"github.com/servebench/servebench/engine/sim/simtest"
 )
 
-// probeSpeedup keeps a token at 1.5 ms of wall time on the default profile:
-// slow enough that a 2-core machine's scheduling noise does not look like
-// bursts or like a stop, fast enough that 512 tokens take under a second.
-const probeSpeedup = 10
-
-func start(t *testing.T, mutate func(*sim.Options)) *sim.Engine {
+// engine returns the shared engine of config name (see configs in
+// main_test.go), started before the tests ran.
+func start(t *testing.T, name string) *sim.Engine {
 	t.Helper()
-	return simtest.Start(t, func(o *sim.Options) {
-		o.Speedup = probeSpeedup
-		if mutate != nil {
-			mutate(o)
-		}
-	})
+	return engine(t, name)
 }
 
 func opts(e *sim.Engine) probe.Options {
@@ -64,7 +55,7 @@ func num(t *testing.T, r *probe.Result, key string) float64 {
 }
 
 func TestCancelStopsGenerating(t *testing.T) {
-	e := start(t, nil)
+	e := start(t, "plain")
 	r := runOne(t, "cancel", opts(e))
 	if r.Verdict != probe.Pass || !strings.HasPrefix(r.Summary, "stops generating") {
 		t.Fatalf("verdict %s %q, want pass \"stops generating\"", r.Verdict, r.Summary)
@@ -80,7 +71,7 @@ func TestCancelStopsGenerating(t *testing.T) {
 }
 
 func TestCancelIgnoreDisconnectKeepsGenerating(t *testing.T) {
-	e := start(t, func(o *sim.Options) { o.IgnoreDisconnect = true })
+	e := start(t, "ignore-disconnect")
 	r := runOne(t, "cancel", opts(e))
 	if r.Verdict != probe.Fail || !strings.HasPrefix(r.Summary, "keeps generating, ") || !strings.Contains(r.Summary, " tokens wasted") {
 		t.Fatalf("verdict %s %q, want fail \"keeps generating, N tokens wasted\"", r.Verdict, r.Summary)
@@ -91,7 +82,7 @@ func TestCancelIgnoreDisconnectKeepsGenerating(t *testing.T) {
 }
 
 func TestBufferingPlainPasses(t *testing.T) {
-	e := start(t, nil)
+	e := start(t, "plain")
 	r := runOne(t, "buffering", opts(e))
 	if r.Verdict != probe.Pass {
 		t.Fatalf("verdict %s %q, want pass", r.Verdict, r.Summary)
@@ -105,7 +96,7 @@ func TestBufferingPlainPasses(t *testing.T) {
 }
 
 func TestBufferingFaultFlagged(t *testing.T) {
-	e := start(t, func(o *sim.Options) { o.Faults = []string{"buffer-stream=32"} })
+	e := start(t, "buffer-stream=32")
 	r := runOne(t, "buffering", opts(e))
 	if r.Verdict != probe.Fail || !strings.HasPrefix(r.Summary, "buffered") {
 		t.Fatalf("verdict %s %q, want fail \"buffered...\"", r.Verdict, r.Summary)
@@ -121,13 +112,13 @@ func TestBufferingFaultFlagged(t *testing.T) {
 }
 
 func TestLimits(t *testing.T) {
-	e := start(t, func(o *sim.Options) { o.MaxModelLen = 512 })
+	e := start(t, "plain")
 	r := runOne(t, "limits", opts(e))
 	if r.Verdict != probe.Pass || !strings.HasPrefix(r.Summary, "rejected with 400") {
 		t.Fatalf("verdict %s %q, want pass \"rejected with 400\"", r.Verdict, r.Summary)
 	}
-	if n := num(t, r, "max_model_len"); n != 512 {
-		t.Errorf("max_model_len = %v, want 512 from /v1/models", n)
+	if n := num(t, r, "max_model_len"); n != plainMaxModelLen {
+		t.Errorf("max_model_len = %v, want %d from /v1/models", n, plainMaxModelLen)
 	}
 	if s := num(t, r, "control_status"); s != 200 {
 		t.Errorf("control status = %v, want 200", s)
@@ -138,7 +129,7 @@ func TestLimits(t *testing.T) {
 // probe's "over-long" prompt fits, the server accepts it, and the probe
 // fails: an accepted prompt is what a missing limit looks like.
 func TestLimitsAcceptedFails(t *testing.T) {
-	e := start(t, func(o *sim.Options) { o.MaxModelLen = 32768 })
+	e := start(t, "long-context")
 	o := opts(e)
 	o.MaxModelLen = 1024 // the probe believes 1024; the server allows 32768
 	r := runOne(t, "limits", o)
@@ -148,7 +139,7 @@ func TestLimitsAcceptedFails(t *testing.T) {
 }
 
 func TestMidstreamDefault(t *testing.T) {
-	e := start(t, func(o *sim.Options) { o.MaxModelLen = 512 })
+	e := start(t, "plain")
 	r := runOne(t, "midstream-error", opts(e))
 	if r.Verdict != probe.Pass {
 		t.Fatalf("verdict %s %q, want pass", r.Verdict, r.Summary)
@@ -172,7 +163,7 @@ func TestMidstreamFaults(t *testing.T) {
 		{"malformed-event-after=8", probe.DeliveredMalformed, probe.Fail}, // garbage in the stream
 	} {
 		t.Run(tc.fault, func(t *testing.T) {
-			e := start(t, func(o *sim.Options) { o.Faults = []string{tc.fault} })
+			e := start(t, tc.fault)
 			r := runOne(t, "midstream-error", opts(e))
 			if r.Verdict != tc.verdict {
 				t.Errorf("verdict %s %q, want %s", r.Verdict, r.Summary, tc.verdict)
@@ -191,7 +182,7 @@ func TestAllJSON(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs every probe")
 	}
-	e := start(t, nil)
+	e := start(t, "plain")
 	rs, err := probe.Run(context.Background(), probe.All, opts(e))
 	if err != nil {
 		t.Fatal(err)
@@ -233,7 +224,7 @@ func TestRunErrors(t *testing.T) {
 }
 
 func TestMetricsUnavailableCancelInconclusive(t *testing.T) {
-	e := start(t, func(o *sim.Options) { o.Faults = []string{"metrics-unavailable"} })
+	e := start(t, "metrics-unavailable")
 	r := runOne(t, "cancel", opts(e))
 	if r.Verdict != probe.Inconclusive || !strings.Contains(r.Summary, "cannot watch the engine") {
 		t.Fatalf("verdict %s %q, want inconclusive: cannot watch the engine", r.Verdict, r.Summary)
