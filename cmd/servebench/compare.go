@@ -35,7 +35,9 @@ change is statistically significant: a two-sided Mann-Whitney U test on the
 per-request samples of requests.jsonl (successful measured requests; warm-up
 excluded). It is distribution-free, so latency's long tails do not fool it.
 A regression is a change that is both significant at --alpha and past its limit.
-Engine figures come from /metrics aggregates: no test, judged on the limit alone.
+Engine figures come from /metrics aggregates, with no samples to test: they
+regress when past their limit and the client figure containing them is
+significantly worse.
 
 Runs whose workloads differ (model, mode, stream, max tokens, prompt, concurrency,
 rate) are refused unless --force; server-side differences (engine version, flags,

@@ -22,8 +22,12 @@
 //
 // Engine figures (engine.*) come from /metrics histogram deltas: a mean and
 // bucket estimates per run, no per-request samples, so they get no
-// significance test; they are judged on their threshold alone, and only
-// when the engine counted enough requests on both sides.
+// significance test of their own, and a mean moves with one stalled
+// request. An engine figure regresses when it passes its threshold, the
+// engine counted enough requests on both sides, and the client quantity
+// whose interval contains it (first token for TTFT and queue wait, E2E for
+// E2E) is significantly worse too: a real engine slowdown must show in
+// what the client sees.
 //
 // Nothing here touches the process: no flags, no os.Exit, output goes to
 // the io.Writer given. Errors wrap ErrInput (unusable input: missing files,

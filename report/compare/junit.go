@@ -99,6 +99,9 @@ func junitCaseOf(run string, row Row) junitCase {
 	if row.Note != "" {
 		c.Properties = append(c.Properties, junitProperty{"note", row.Note})
 	}
+	if row.Confirmed != "" {
+		c.Properties = append(c.Properties, junitProperty{"confirmed_by", row.Confirmed})
+	}
 	summary := fmt.Sprintf("%s %s: %s -> %s (%s, %s, limit %s)", run, row.Key(), fmtValue(row.Base, row.Unit),
 		fmtValue(row.New, row.Unit), fmtChange(row.Change), pPhrase(row.P), orDash(row.Threshold))
 	switch {

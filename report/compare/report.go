@@ -63,6 +63,7 @@ const (
 	VerdictBetter      = "better"
 	VerdictSame        = "~" // no significant change
 	VerdictNoTest      = "no test"
+	VerdictUnconfirmed = "past limit, unconfirmed" // engine figure past its limit, client figure did not move
 	VerdictNotJudged   = "not judged"
 )
 
@@ -83,6 +84,14 @@ type Row struct {
 	Regression  bool     `json:"regression"`
 	Verdict     string   `json:"verdict"`
 	Note        string   `json:"note,omitempty"`
+
+	// Confirmed names the client test that stands in for an engine
+	// figure's missing one, e.g. "client.first_token p<0.001 worse".
+	Confirmed string `json:"confirmed_by,omitempty"`
+
+	confirmedWorse bool
+	// Throughput rows: the median per-request output tokens/s of each side.
+	rateBase, rateNew float64
 }
 
 // Key is "QUANTITY.STAT".
@@ -125,6 +134,11 @@ func compareRun(p runPair, th map[string]Threshold, alpha float64, minN int) Run
 			if has {
 				row.Threshold = t.String()
 				row.Past = t.past(row.Base, row.New, q.higherIsWorse())
+				if q.src == fromThroughput {
+					// The run figure has no samples to test; it counts only
+					// when the tested per-request rates moved as far too.
+					row.Past = row.Past && t.past(row.rateBase, row.rateNew, false)
+				}
 			}
 			judge(&row, q, has, alpha)
 			rr.Rows = append(rr.Rows, row)
@@ -173,6 +187,7 @@ func buildRow(q quantity, stat string, p runPair, alpha float64, minN int) (Row,
 			row.Note = fmt.Sprintf("engine counted too few requests (base %d, new %d; need %d each)", row.NBase, row.NNew, minN)
 			row.Verdict = VerdictNotJudged
 		}
+		row.Confirmed, row.confirmedWorse = confirmation(q, p, alpha)
 	case fromThroughput:
 		row.Base, row.New = p.b.Throughput.OutputTokensPerS, p.n.Throughput.OutputTokensPerS
 		if stat == "requests_per_s" {
@@ -180,6 +195,7 @@ func buildRow(q quantity, stat string, p runPair, alpha float64, minN int) (Row,
 		}
 		row.NBase, row.NNew = len(p.sb.rates), len(p.sn.rates)
 		row.P = mwP(p.sb.rates, p.sn.rates)
+		row.rateBase, row.rateNew = summaryStat(p.sb.rates, "median"), summaryStat(p.sn.rates, "median")
 		row.Note = noteThroughput
 	case fromErrors:
 		row.Base, row.New = frac(p.sb.failed, p.sb.measured), frac(p.sn.failed, p.sn.measured)
@@ -197,9 +213,13 @@ func judge(row *Row, q quantity, hasThreshold bool, alpha float64) {
 		return
 	}
 	if q.src == fromEngine {
-		row.Verdict = VerdictNoTest
-		if row.Past {
+		switch {
+		case row.Past && row.confirmedWorse:
 			row.Regression, row.Verdict = true, VerdictRegression
+		case row.Past:
+			row.Verdict = VerdictUnconfirmed
+		default:
+			row.Verdict = VerdictNoTest
 		}
 		return
 	}
@@ -263,4 +283,32 @@ func pPhrase(p *float64) string {
 		return "p<0.001"
 	}
 	return fmt.Sprintf("p=%.3f", *p)
+}
+
+// confirmation tests the client quantity whose interval contains an engine
+// figure's: the engine's TTFT and queue wait lie inside the client's time
+// to first token (E2E when non-streaming), its E2E inside the client's
+// E2E. An engine mean has no samples to test and one stalled request can
+// move it; a real change of the engine figure must move the client's
+// per-request distribution the same way. worse is true when that client
+// test is significant in the worse direction.
+func confirmation(q quantity, p runPair, alpha float64) (desc string, worse bool) {
+	name := "client.e2e"
+	if q.Name != "engine.e2e" && len(p.sb.byName["client.first_token"]) > 0 && len(p.sn.byName["client.first_token"]) > 0 {
+		name = "client.first_token"
+	}
+	xb, xn := p.sb.byName[name], p.sn.byName[name]
+	pv := mwP(xb, xn)
+	if pv == nil {
+		return "", false
+	}
+	worse = *pv < alpha && summaryStat(xn, "median") > summaryStat(xb, "median")
+	dir := "unchanged"
+	switch {
+	case worse:
+		dir = "worse"
+	case *pv < alpha:
+		dir = "better"
+	}
+	return fmt.Sprintf("%s %s %s", name, pPhrase(pv), dir), worse
 }

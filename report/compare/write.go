@@ -78,10 +78,7 @@ func WriteText(w io.Writer, r *Report) error {
 		}
 		cells := [][]string{{"quantity", "base", "new", "change", "p", "limit", "verdict", ""}}
 		for _, row := range run.Rows {
-			note := ""
-			if row.Note != "" && !commonNote(row) {
-				note = "(" + row.Note + ")"
-			}
+			note := rowNote(row)
 			cells = append(cells, []string{row.Key(), fmtValue(row.Base, row.Unit), fmtValue(row.New, row.Unit),
 				fmtChange(row.Change), fmtP(row.P), orDash(row.Threshold), row.Verdict, note})
 		}
@@ -103,7 +100,7 @@ func writeTrailer(ew *errWriter, r *Report, bullet string) {
 	if len(r.OnlyInNew) > 0 {
 		ew.printf("%sruns only in new (not compared): %s\n", bullet, strings.Join(r.OnlyInNew, ", "))
 	}
-	ew.printf("%smethod: %s, alpha %g, at least %d successful requests per side; a regression is a significant change past its limit; engine figures are judged on their limit alone\n",
+	ew.printf("%smethod: %s, alpha %g, at least %d successful requests per side; a regression is a significant change past its limit\n",
 		bullet, r.Test, r.Alpha, r.MinSamples)
 	ew.printf("%sverdict: %s\n", bullet, verdictLine(r))
 	for _, reg := range r.Regressions() {
@@ -114,8 +111,19 @@ func writeTrailer(ew *errWriter, r *Report, bullet string) {
 // Notes that every row of a kind carries are said once per run instead.
 const (
 	noteEngine     = "no significance test: engine figures are aggregates"
-	noteThroughput = "p from per-request output tokens/s"
+	noteThroughput = "p from per-request output tokens/s, whose median must pass the limit too"
 )
+
+// rowNote is what a row says beside its verdict in text and Markdown.
+func rowNote(row Row) string {
+	switch {
+	case row.Note != "" && !commonNote(row):
+		return "(" + row.Note + ")"
+	case row.Confirmed != "" && row.Past:
+		return "(" + row.Confirmed + ")"
+	}
+	return ""
+}
 
 func commonNote(row Row) bool {
 	return strings.HasPrefix(row.Note, noteEngine) || row.Note == noteThroughput
@@ -130,10 +138,10 @@ func footnotes(run RunReport) []string {
 	}
 	var out []string
 	if eng {
-		out = append(out, "engine.*: "+noteEngine+" (mean exact, percentiles bucket estimates): judged on the limit alone")
+		out = append(out, "engine.*: "+noteEngine+" (mean exact, percentiles bucket estimates); a regression needs the limit passed and the client figure that contains it significantly worse")
 	}
 	if thr {
-		out = append(out, "throughput: run figure; "+noteThroughput)
+		out = append(out, "throughput: the run's figure; "+noteThroughput)
 	}
 	return out
 }
@@ -204,8 +212,8 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 			if row.Regression {
 				v = "**" + v + "**"
 			}
-			if row.Note != "" && !commonNote(row) {
-				v += " (" + row.Note + ")"
+			if n := rowNote(row); n != "" {
+				v += " " + n
 			}
 			ew.printf("| `%s` | %s | %s | %s | %s | %s | %s |\n", row.Key(), fmtValue(row.Base, row.Unit), fmtValue(row.New, row.Unit),
 				fmtChange(row.Change), mdCell(fmtP(row.P)), orDash(row.Threshold), v)

@@ -1,0 +1,194 @@
+package compare_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/servebench/servebench/bench"
+	"github.com/servebench/servebench/engine/sim"
+	"github.com/servebench/servebench/engine/sim/simtest"
+	"github.com/servebench/servebench/report/compare"
+)
+
+// End-to-end: the bundled engine in-process, bench's whole session writing
+// a results directory, compare reading two of them back.
+
+// simRuns is the seed's table scaled down: 20 sequential requests of 32
+// exact tokens, streaming and not, after one warm-up request; seed picks
+// the prompts.
+func simRuns(maxTokens int, seed int64) []bench.RunSpec {
+	var runs []bench.RunSpec
+	for _, stream := range []bool{true, false} {
+		name := "non-streaming"
+		if stream {
+			name = "streaming"
+		}
+		runs = append(runs, bench.RunSpec{Name: name, Workload: bench.Workload{Mode: bench.ModeSequential, Requests: 20, Warmup: 1, Seed: seed},
+			Request: bench.RequestSpec{MaxTokens: maxTokens, ExactLength: true, Stream: stream}})
+	}
+	return runs
+}
+
+// startEngines starts one bundled engine per option mutator, all at once
+// (start-up is modelled wall time: 90 s / speedup each), and waits until
+// every one is ready.
+func startEngines(t *testing.T, mutators ...func(*sim.Options)) []*sim.Engine {
+	t.Helper()
+	engines := make([]*sim.Engine, len(mutators))
+	errcs := make([]<-chan error, len(mutators))
+	for i, m := range mutators {
+		engines[i], errcs[i] = simtest.StartNoWait(t, m)
+	}
+	for i, e := range engines {
+		select {
+		case <-e.Ready():
+		case err := <-errcs[i]:
+			t.Fatalf("engine %d stopped before ready: %v", i, err)
+		case <-time.After(time.Minute):
+			t.Fatalf("engine %d not ready after 1m", i)
+		}
+	}
+	return engines
+}
+
+func engineOpts(speedup float64, seed int64, faults ...string) func(*sim.Options) {
+	return func(o *sim.Options) { o.Speedup, o.Seed, o.Faults = speedup, seed, faults }
+}
+
+// executeAll benchmarks engines[i] with runs[i], all at the same time, so
+// that load from elsewhere on the machine (other test processes on 2
+// shared cores) hits every side alike instead of one. It returns the
+// results directories and bench.Execute's errors (a run with every request
+// failed is an error there too).
+func executeAll(t *testing.T, engines []*sim.Engine, runs ...[]bench.RunSpec) ([]string, []error) {
+	t.Helper()
+	dirs, errs := make([]string, len(runs)), make([]error, len(runs))
+	for i := range dirs {
+		dirs[i] = t.TempDir()
+	}
+	var wg sync.WaitGroup
+	for i := range runs {
+		wg.Go(func() {
+			_, _, errs[i] = bench.Execute(context.Background(), bench.Config{
+				Server: bench.ServerOptions{BaseURL: engines[i].BaseURL()}, Runs: runs[i], Dir: dirs[i],
+				Args: []string{"servebench", "test"}, Version: "test", FailOnErrorRate: -1,
+			})
+		})
+	}
+	wg.Wait()
+	return dirs, errs
+}
+
+// mustExecute is executeAll for sides that must run clean.
+func mustExecute(t *testing.T, engines []*sim.Engine, runs ...[]bench.RunSpec) []string {
+	t.Helper()
+	dirs, errs := executeAll(t, engines, runs...)
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("bench.Execute (side %d): %v", i, err)
+		}
+	}
+	return dirs
+}
+
+func compareDirs(t *testing.T, base, nw string, opts compare.Options) (*compare.Report, error) {
+	t.Helper()
+	b, err := compare.Load(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := compare.Load(nw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return compare.Compare(b, n, opts)
+}
+
+// simSpeedup keeps the default profile's 32-token request at ~10 ms and
+// its start-up under 2 s.
+const simSpeedup = 50
+
+// TestSimSameProfileNoFalseAlarm: two engines of the same profile (seeds 1
+// and 2), benchmarked side by side ten times with differently seeded
+// prompts (three with -short), compare clean with the default limits.
+func TestSimSameProfileNoFalseAlarm(t *testing.T) {
+	pairs := 10
+	if testing.Short() {
+		pairs = 3
+	}
+	engines := startEngines(t, engineOpts(simSpeedup, 1), engineOpts(simSpeedup, 2))
+	for i := range pairs {
+		t.Run(fmt.Sprintf("seed%d", i+1), func(t *testing.T) {
+			d := mustExecute(t, engines, simRuns(32, int64(i+1)), simRuns(32, int64(i+1)))
+			rep, err := compareDirs(t, d[0], d[1], compare.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Regressed() {
+				var buf strings.Builder
+				compare.WriteText(&buf, rep)
+				t.Errorf("false alarm:\n%s", buf.String())
+			}
+		})
+	}
+}
+
+// TestSimSlowerSpeedupFlagged: the same workload on an engine half as fast
+// (speedup 50 -> 25: every modelled duration doubles) is a regression
+// naming the latency and throughput figures.
+func TestSimSlowerSpeedupFlagged(t *testing.T) {
+	engines := startEngines(t, engineOpts(simSpeedup, 1), engineOpts(simSpeedup/2, 1))
+	d := mustExecute(t, engines, simRuns(32, 1), simRuns(32, 1))
+	rep, err := compareDirs(t, d[0], d[1], compare.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	regs := strings.Join(rep.Regressions(), "\n")
+	for _, want := range []string{
+		"streaming: client.e2e.median", "streaming: client.tpot.median", "streaming: throughput.output_tokens_per_s",
+		"non-streaming: client.e2e.median", "non-streaming: client.first_visible.median",
+	} {
+		if !strings.Contains(regs, want) {
+			t.Errorf("%s not flagged; regressions:\n%s", want, regs)
+		}
+	}
+	var buf strings.Builder
+	if err := compare.WriteText(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "verdict: REGRESSION") {
+		t.Errorf("text report lacks the verdict:\n%s", buf.String())
+	}
+	if testing.Verbose() {
+		t.Log("\n" + buf.String())
+	}
+}
+
+// TestSimWorkloadMismatchRefused: 32 vs 16 tokens is not the same test.
+func TestSimWorkloadMismatchRefused(t *testing.T) {
+	engines := startEngines(t, engineOpts(100, 1))
+	d := mustExecute(t, []*sim.Engine{engines[0], engines[0]}, simRuns(32, 1), simRuns(16, 1))
+	_, err := compareDirs(t, d[0], d[1], compare.Options{})
+	if !errors.Is(err, compare.ErrMismatch) || !strings.Contains(err.Error(), "max_tokens: 32 -> 16") {
+		t.Errorf("err = %v, want a mismatch naming max_tokens", err)
+	}
+}
+
+// TestSimAllFailedInvalid: an engine answering 503 to everything gives a
+// results directory that compare refuses as an invalid run.
+func TestSimAllFailedInvalid(t *testing.T) {
+	engines := startEngines(t, engineOpts(100, 1), engineOpts(100, 1, "http-error=1:503"))
+	d, errs := executeAll(t, engines, simRuns(32, 1), simRuns(32, 1))
+	if errs[0] != nil {
+		t.Fatal(errs[0])
+	}
+	_, err := compareDirs(t, d[0], d[1], compare.Options{})
+	if !errors.Is(err, compare.ErrInvalidRun) || !strings.Contains(err.Error(), "every one of the 20 measured requests failed") {
+		t.Errorf("err = %v, want an invalid run: every request failed", err)
+	}
+}
