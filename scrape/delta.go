@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 )
@@ -43,8 +44,11 @@ func (h HistDelta) Mean() float64 {
 // rank, as Prometheus' histogram_quantile does: observations are assumed
 // spread evenly within a bucket, the lowest bucket starts at 0 (if its upper
 // bound is positive), and a rank in the +Inf bucket returns the highest
-// finite bound. The estimate is only as fine as the buckets; it is NaN when
-// there are no buckets or no observations, or q is out of range.
+// finite bound. The estimate is only as fine as the buckets: when every
+// observation sits in the lowest bucket (vLLM's queue-time buckets start at
+// 0.3 s, so sub-millisecond waits all land there) the median comes out at
+// half that bound whatever the true values; compare with Mean. It is NaN
+// when there are no buckets or no observations, or q is out of range.
 //
 // This is deliberately not report/stats: there are no samples here, only
 // bucket counts, and the estimate must match what Prometheus would show.
@@ -88,8 +92,9 @@ func (h HistDelta) Quantile(q float64) float64 {
 // between two snapshots, per canonical quantity, plus warnings about what
 // could not be trusted. It is read-only once Diff returns it.
 type Delta struct {
-	Dialect *Dialect
-	Filter  Filter
+	Dialect  *Dialect
+	Filter   Filter
+	From, To time.Time // the snapshots' times; From is zero for Diff(nil, s)
 
 	hists    map[Quantity]HistDelta
 	counters map[Quantity]float64
@@ -135,10 +140,14 @@ func (d *Delta) warnf(format string, args ...any) {
 // vanished is a reset, and its quantity is omitted with a warning.
 func Diff(before, after *Snapshot, dl *Dialect, f Filter) *Delta {
 	d := &Delta{Dialect: dl, Filter: f, hists: map[Quantity]HistDelta{}, counters: map[Quantity]float64{}, names: map[Quantity]string{}}
+	if before != nil {
+		d.From = before.At
+	}
 	if after == nil {
 		d.warnf("no /metrics snapshot after the run: engine figures unavailable")
 		return d
 	}
+	d.To = after.At
 	if dl == nil {
 		var ok bool
 		if dl, ok = Detect(after); !ok {

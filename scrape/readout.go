@@ -114,6 +114,7 @@ func (r *Readout) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "histogram (s)\tcount\tsum\tmean\tp50~\tp90~\tp99~\tmetric")
 	var missing []string
+	nh := 0
 	for _, q := range Quantities {
 		if q.Kind() != KindHistogram {
 			continue
@@ -123,9 +124,13 @@ func (r *Readout) WriteText(w io.Writer) error {
 			missing = append(missing, JSONKey(q))
 			continue
 		}
+		nh++
 		name, _ := r.Totals.MetricName(q)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", JSONKey(q), num(h.Count), num(h.Sum), num(h.Mean()),
 			num(h.Quantile(0.5)), num(h.Quantile(0.9)), num(h.Quantile(0.99)), name)
+	}
+	if nh == 0 {
+		fmt.Fprintln(tw, "(none exported)\t\t\t\t\t\t\t")
 	}
 	fmt.Fprintln(tw, "\t\t\t\t\t\t\t")
 	fmt.Fprintln(tw, "counter / gauge\tvalue\t\t\t\t\t\tmetric")
