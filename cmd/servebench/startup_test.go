@@ -1,0 +1,206 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/report/stats"
+)
+
+// The startup tests start real server processes: the servebench binary,
+// built once (and only when such a test runs).
+var (
+	sbOnce sync.Once
+	sbBin  string
+	sbErr  error
+)
+
+func startupBin(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and starts the servebench binary; skipped with -short")
+	}
+	sbOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "servebench-startup-bin")
+		if err != nil {
+			sbErr = err
+			return
+		}
+		sbBin = filepath.Join(dir, "servebench")
+		if out, err := exec.Command("go", "build", "-o", sbBin, ".").CombinedOutput(); err != nil {
+			sbErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if sbErr != nil {
+		t.Fatal(sbErr)
+	}
+	return sbBin
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// TestStartupServerCmdRepeatJSON: --server-cmd with --base-url, two cold
+// starts, JSON list plus summary on stdout and in results.json.
+func TestStartupServerCmdRepeatJSON(t *testing.T) {
+	bin := startupBin(t)
+	port := freePort(t)
+	dir := t.TempDir()
+	code, out, errOut := benchMain(t, "startup", "--server-cmd", fmt.Sprintf("%s engine --port %d --speedup 50", bin, port),
+		"--base-url", fmt.Sprintf("http://127.0.0.1:%d", port), "--repeat", "2", "--format", "json",
+		"--poll-interval", "50ms", "--out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	var got struct {
+		Runs    []result.Startup          `json:"runs"`
+		Summary map[string]*stats.Summary `json:"summary"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("stdout is not the JSON list: %v\n%s", err, out)
+	}
+	if len(got.Runs) != 2 || got.Summary["health_ok_s"] == nil || got.Summary["health_ok_s"].N != 2 {
+		t.Fatalf("runs %d, summary %+v", len(got.Runs), got.Summary)
+	}
+	for i, r := range got.Runs {
+		if r.HealthOKS == nil || r.FirstTokenS == nil || *r.FirstTokenS < *r.HealthOKS || r.KVCacheTokens == nil ||
+			r.PollIntervalS == nil || *r.PollIntervalS != 0.05 {
+			t.Errorf("run %d: %+v", i, r)
+		}
+	}
+	// Progress went to stderr, one line per phase per run.
+	if n := strings.Count(errOut, "health OK"); n != 2 {
+		t.Errorf("stderr has %d 'health OK' progress lines, want 2:\n%s", n, errOut)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, result.ResultsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		result.Results
+		StartupRepeats *struct {
+			Runs []result.Startup `json:"runs"`
+		} `json:"startup_repeats"`
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	st := res.Server.Startup
+	if res.Schema != result.Schema || st == nil || st.HealthOKS == nil || res.StartupRepeats == nil || len(res.StartupRepeats.Runs) != 2 {
+		t.Fatalf("results.json: %s", b)
+	}
+	if med := got.Summary["health_ok_s"].Median; *st.HealthOKS != med {
+		t.Errorf("server.startup.health_ok_s = %v, want the median %v", *st.HealthOKS, med)
+	}
+	for _, name := range []string{"server.log", "server-2.log"} {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.Size() == 0 {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// TestStartupBundledDefault runs the binary itself: the default server is
+// the bundled engine, started from os.Executable.
+func TestStartupBundledDefault(t *testing.T) {
+	bin := startupBin(t)
+	cmd := exec.Command(bin, "startup", "--speedup", "50")
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	for _, want := range []string{"spawned", "weights loaded", "port open", "health OK", "model listed", "first token",
+		"weights load (log)", "KV cache", "tokens", "max concurrency", "4,096", "resolution of 0.100 s"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, stdout.String())
+		}
+	}
+}
+
+func TestStartupServerFails(t *testing.T) {
+	bin := startupBin(t)
+	cases := []struct {
+		name  string
+		args  []string
+		wants []string
+	}{
+		{"exits at once", []string{"--server-cmd", "sh -c 'echo boom >&2; exit 5'"},
+			[]string{"server exited", "exit status 5", "boom"}},
+		{"never ready", []string{"--server-cmd", bin + " engine --port 0 --fault never-ready", "--ready-timeout", "1500ms"},
+			[]string{"server not ready", "ready timeout", "last probe"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errOut := benchMain(t, append([]string{"startup", "--quiet"}, c.args...)...)
+			if code != exitInvalidRun {
+				t.Fatalf("exit %d, want 3\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+			}
+			for _, w := range c.wants {
+				if !strings.Contains(errOut, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, errOut)
+				}
+			}
+		})
+	}
+}
+
+func TestStartupUsageErrors(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--repeat", "0"}, "--repeat 0"},
+		{[]string{"--format", "xml"}, `--format "xml"`},
+		{[]string{"--server", "ollama"}, `"ollama"`},
+		{[]string{"--server-cmd", "vllm 'serve"}, "unterminated"},
+		{[]string{"--server", "vllm", "--speedup", "10"}, "only for the bundled engine"},
+		{[]string{"--server-cmd", "x", "--server", "vllm"}, "one of them"},
+		{[]string{"--server-cmd", "x", "--base-url", "localhost:8000"}, `"localhost:8000"`},
+		{[]string{"--poll-interval", "0s"}, "--poll-interval"},
+		{[]string{"--base-url", "http://127.0.0.1:8000"}, "bundled engine picks a free port"},
+		{[]string{"--from-log", "/nonexistent/server.log"}, "/nonexistent/server.log"},
+		{[]string{"--ready-timeout", "soon"}, "soon"},
+	}
+	for _, c := range cases {
+		code, out, errOut := benchMain(t, append([]string{"startup"}, c.args...)...)
+		if code != exitUsage || !strings.Contains(errOut, c.want) {
+			t.Errorf("startup %q: exit %d, stderr %q (stdout %q); want exit 2 naming %q", c.args, code, errOut, out, c.want)
+		}
+	}
+}
+
+func TestStartupFromLog(t *testing.T) {
+	log := filepath.Join("..", "..", "testdata", "logs", "vllm_startup_log_v0.11.0rc2_rocm.md")
+	code, out, errOut := benchMain(t, "startup", "--from-log", log)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"29.38 s", "51.79 GiB", "205,696 tokens", "50.05 x", "4,096 tokens", "102.52 s", "48.19 s", "vllm format"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--from-log output lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, _ = benchMain(t, "startup", "--from-log", log, "--format", "json")
+	var st result.Startup
+	if err := json.Unmarshal([]byte(out), &st); code != 0 || err != nil {
+		t.Fatalf("exit %d, %v: %s", code, err, out)
+	}
+	if st.KVCacheTokens == nil || *st.KVCacheTokens != 205696 || st.InitEngineS == nil || *st.InitEngineS != 102.52 || st.HealthOKS != nil {
+		t.Errorf("json = %s", out)
+	}
+}
