@@ -91,15 +91,16 @@ func TestDoErrorClasses(t *testing.T) {
 		{name: "request timeout", opts: func(o *Options) { o.RequestTimeout = 100 * time.Millisecond },
 			handler: func(w http.ResponseWriter, r *http.Request) { block(r) }, want: ErrTimeout, wantText: "request timeout after 100ms"},
 		// Whole-request timeout mid-stream keeps the events so far.
-		{name: "request timeout mid-stream", opts: func(o *Options) { o.RequestTimeout = 150 * time.Millisecond },
+		{name: "request timeout mid-stream", opts: func(o *Options) { o.RequestTimeout = 300 * time.Millisecond },
 			handler: func(w http.ResponseWriter, r *http.Request) {
 				writeEvents(w, r, vllmChunk("a"), "sleep:10s")
 			}, want: ErrTimeout, wantText: "request timeout", wantStat: 200, wantEvts: 1},
 		// Stall: events stop coming; the stall timer started at the last event.
-		{name: "stall", opts: func(o *Options) { o.StallTimeout = 150 * time.Millisecond },
+		// Stall: the events stop coming.
+		{name: "stall", opts: func(o *Options) { o.StallTimeout = 200 * time.Millisecond },
 			handler: func(w http.ResponseWriter, r *http.Request) {
-				writeEvents(w, r, vllmChunk("a"), "sleep:100ms", vllmChunk("b"), "sleep:100ms", vllmChunk("c"), "sleep:10s")
-			}, want: ErrTimeout, wantText: "stall timeout: no event for 150ms", wantStat: 200, wantEvts: 3},
+				writeEvents(w, r, vllmChunk("a"), "sleep:10s")
+			}, want: ErrTimeout, wantText: "stall timeout: no event for 200ms", wantStat: 200, wantEvts: 1},
 		// The caller cancels mid-stream.
 		{name: "canceled", cancelOn: true, handler: func(w http.ResponseWriter, r *http.Request) {
 			writeEvents(w, r, vllmChunk("a"), "sleep:10s")
@@ -117,7 +118,7 @@ func TestDoErrorClasses(t *testing.T) {
 			if tt.cancelOn {
 				inner := h
 				h = func(w http.ResponseWriter, r *http.Request) {
-					time.AfterFunc(50*time.Millisecond, cancel)
+					time.AfterFunc(200*time.Millisecond, cancel)
 					inner(w, r)
 				}
 			}
@@ -230,5 +231,25 @@ func TestStallTimeoutNotForNonStreaming(t *testing.T) {
 	}, func(o *Options) { o.StallTimeout = 50 * time.Millisecond })
 	if tr := c.Do(context.Background(), chatReq(false)); !tr.OK() {
 		t.Errorf("failed: %s %s", tr.Error, tr.ErrorText)
+	}
+}
+
+// TestStallTimerRestartsPerEvent: gaps under the stall limit never fire it,
+// however long the stream lasts (six gaps of 150 ms against 600 ms; the
+// margin absorbs a loaded machine).
+func TestStallTimerRestartsPerEvent(t *testing.T) {
+	items := []string{vllmChunk("a")}
+	for i := 0; i < 6; i++ {
+		items = append(items, "sleep:150ms", vllmChunk("b"))
+	}
+	c := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
+		writeEvents(w, r, append(items, "[DONE]")...)
+	}, func(o *Options) { o.StallTimeout = 600 * time.Millisecond })
+	tr := c.Do(context.Background(), chatReq(true))
+	if !tr.OK() || len(tr.Events) != 7 {
+		t.Errorf("got %s %q with %d events", tr.Error, tr.ErrorText, len(tr.Events))
+	}
+	if tr.Done < 600*time.Millisecond {
+		t.Errorf("stream lasted %v, under the stall limit: the test proves nothing", tr.Done)
 	}
 }

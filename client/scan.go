@@ -134,7 +134,8 @@ func matchKey(key []byte, keys []string) (int, error) {
 		}
 	}
 	for _, k := range keys {
-		if bytes.EqualFold(key, []byte(k)) {
+		// ASCII folding keeps the length, so only same-length keys can match.
+		if len(key) == len(k) && bytes.EqualFold(key, []byte(k)) {
 			return -1, errDecline
 		}
 	}

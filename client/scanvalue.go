@@ -1,6 +1,9 @@
 package client
 
-import "unicode/utf8"
+import (
+	"bytes"
+	"unicode/utf8"
+)
 
 // rawString consumes a string and returns its bytes between the quotes,
 // escapes untouched, after checking the escapes and that no control
@@ -10,6 +13,21 @@ func (s *scanner) rawString() ([]byte, bool) {
 		return nil, false
 	}
 	start := s.i + 1
+	// Fast path: most strings have no escape; find the quote with
+	// IndexByte and check the span in one tight loop.
+	if q := bytes.IndexByte(s.b[start:], '"'); q >= 0 {
+		plain := true
+		for _, c := range s.b[start : start+q] {
+			if c < 0x20 || c == '\\' {
+				plain = false
+				break
+			}
+		}
+		if plain {
+			s.i = start + q + 1
+			return s.b[start : start+q], true
+		}
+	}
 	for i := start; i < len(s.b); i++ {
 		switch c := s.b[i]; {
 		case c == '"':

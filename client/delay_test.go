@@ -1,0 +1,203 @@
+package client
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/servebench/servebench/report/stats"
+)
+
+// Added-delay benchmark set-up. Each stream sends delayEvents content
+// events delayInterval apart (a decode step of a loaded server); streams
+// are phase-shifted evenly across the interval, so the figure is the
+// per-event cost of reading, not a synchronized burst of all streams.
+const (
+	delayEvents   = 30
+	delayInterval = 50 * time.Millisecond
+	delayLead     = 300 * time.Millisecond // time for all connections to open before the first event
+)
+
+// stampServer streams stamped events. Each request names its stream index
+// in "model"; the server records when it wrote each event (nanoseconds on
+// the monotonic clock since base, the process-wide reference both readers
+// also use) in stamps[stream][event], and puts the same stamp in the event.
+type stampServer struct {
+	base   time.Time
+	t0     time.Time // when stream 0's first event is due, this round
+	n      int       // streams this round
+	stamps [][]int64
+}
+
+func (s *stampServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var req struct{ Model string }
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, err.Error(), 400)
+		return
+	}
+	idx, err := strconv.Atoi(req.Model)
+	if err != nil || idx < 0 || idx >= s.n {
+		http.Error(w, "bad stream index "+req.Model, 400)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(200)
+	f := w.(http.Flusher)
+	f.Flush()
+	phase := time.Duration(idx) * delayInterval / time.Duration(s.n)
+	buf := make([]byte, 0, 512)
+	for i := 0; i < delayEvents; i++ {
+		time.Sleep(time.Until(s.t0.Add(phase + time.Duration(i)*delayInterval)))
+		stamp := time.Since(s.base).Nanoseconds()
+		s.stamps[idx][i] = stamp
+		buf = append(buf[:0], `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m",`+
+			`"choices":[{"index":0,"delta":{"content":" tok"},"logprobs":null,"finish_reason":null}],"stamp":`...)
+		buf = strconv.AppendInt(buf, stamp, 10)
+		buf = append(buf, "}\n\n"...)
+		if _, err := w.Write(buf); err != nil {
+			return
+		}
+		f.Flush()
+	}
+	io.WriteString(w, "data: "+usageChunk(5, delayEvents)+"\n\ndata: [DONE]\n\n")
+}
+
+// round resets the server for n streams starting after delayLead.
+func (s *stampServer) round(n int) {
+	s.n = n
+	s.stamps = make([][]int64, n)
+	for i := range s.stamps {
+		s.stamps[i] = make([]int64, delayEvents)
+	}
+	s.t0 = time.Now().Add(delayLead)
+}
+
+// readDelays runs one stream per goroutine with read and returns every
+// event's receive time minus its stamp, in milliseconds.
+func readDelays(tb testing.TB, srv *stampServer, n int, read func(stream int) ([]int64, error)) []float64 {
+	srv.round(n)
+	recv := make([][]int64, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			recv[i], errs[i] = read(i)
+		}()
+	}
+	wg.Wait()
+	out := make([]float64, 0, n*delayEvents)
+	for i := range recv {
+		if errs[i] != nil || len(recv[i]) != delayEvents {
+			tb.Fatalf("stream %d: %d events, %v", i, len(recv[i]), errs[i])
+		}
+		for j, at := range recv[i] {
+			out = append(out, float64(at-srv.stamps[i][j])/1e6)
+		}
+	}
+	return out
+}
+
+// clientReader reads with Client.Do: the receive time of an event is the
+// trace's own offset for it.
+func clientReader(c *Client, base time.Time) func(int) ([]int64, error) {
+	return func(stream int) ([]int64, error) {
+		req := &Request{Endpoint: "chat", Model: strconv.Itoa(stream), Messages: []Message{{Role: "user", Content: "x"}},
+			MaxTokens: delayEvents, Stream: true}
+		tr := c.Do(context.Background(), req)
+		if !tr.OK() {
+			return nil, fmt.Errorf("%s: %s", tr.Error, tr.ErrorText)
+		}
+		off := tr.Start.Sub(base)
+		out := make([]int64, len(tr.Events))
+		for i, e := range tr.Events {
+			out[i] = int64(off + e.At)
+		}
+		return out, nil
+	}
+}
+
+// minimalReader is the floor: the same request over an equally configured
+// transport, then a bare bufio loop stamping each "data:" line that is
+// not [DONE]. No SSE grammar, no JSON.
+func minimalReader(hc *http.Client, url string, base time.Time) func(int) ([]int64, error) {
+	return func(stream int) ([]int64, error) {
+		body := `{"model":"` + strconv.Itoa(stream) + `","messages":[{"role":"user","content":"x"}],"stream":true}`
+		resp, err := hc.Post(url+"/v1/chat/completions", "application/json", bytes.NewReader([]byte(body)))
+		if err != nil {
+			return nil, err
+		}
+		defer resp.Body.Close()
+		br := bufio.NewReaderSize(resp.Body, 4096)
+		out := make([]int64, 0, delayEvents)
+		for {
+			line, err := br.ReadSlice('\n')
+			if err != nil {
+				return out, err
+			}
+			if bytes.HasPrefix(line, []byte("data: [DONE]")) {
+				return out, nil
+			}
+			if bytes.HasPrefix(line, []byte("data: {\"id\"")) {
+				out = append(out, int64(time.Since(base)))
+			}
+		}
+	}
+}
+
+// BenchmarkAddedDelay measures the client's added delay: receive time
+// minus the server's write stamp, per event, for Client.Do and for the
+// minimal reader side by side in one run, at 1, 64, 256 and 1,000
+// concurrent streams. Each iteration is one round of each reader (order
+// alternating); figures pool all iterations. ratio_p50 / ratio_p99 are
+// client over minimal (target <= 1.2). With -short only 1 and 64 streams.
+// Run: go test ./client -run XXX -bench AddedDelay -benchtime 3x
+func BenchmarkAddedDelay(b *testing.B) {
+	levels := []int{1, 64, 256, 1000}
+	if testing.Short() {
+		levels = levels[:2]
+	}
+	base := time.Now()
+	for _, n := range levels {
+		b.Run("streams="+strconv.Itoa(n), func(b *testing.B) {
+			srv := &stampServer{base: base}
+			hs := httptest.NewServer(srv)
+			defer hs.Close()
+			c := New(Options{BaseURL: hs.URL, MaxConns: n})
+			defer c.Close()
+			hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n, MaxConnsPerHost: n,
+				DisableCompression: true}}
+			defer hc.CloseIdleConnections()
+			var cl, mi []float64
+			for i := 0; i < b.N; i++ {
+				runClient := func() { cl = append(cl, readDelays(b, srv, n, clientReader(c, base))...) }
+				runMinimal := func() { mi = append(mi, readDelays(b, srv, n, minimalReader(hc, hs.URL, base))...) }
+				if i%2 == 0 {
+					runClient()
+					runMinimal()
+				} else {
+					runMinimal()
+					runClient()
+				}
+			}
+			cs, ms := stats.Summarize(cl), stats.Summarize(mi)
+			b.ReportMetric(cs.Median, "client_p50_ms")
+			b.ReportMetric(cs.P99, "client_p99_ms")
+			b.ReportMetric(ms.Median, "minimal_p50_ms")
+			b.ReportMetric(ms.P99, "minimal_p99_ms")
+			b.ReportMetric(cs.Median/ms.Median, "ratio_p50")
+			b.ReportMetric(cs.P99/ms.P99, "ratio_p99")
+			b.ReportMetric(0, "ns/op") // a round's duration is set by the pacing, not by speed
+		})
+	}
+}
