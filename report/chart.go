@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"image/color"
+	"image/png"
 	"math"
 
 	"gonum.org/v1/plot"
@@ -100,7 +101,10 @@ func renderPNG(drawFn func(dc draw.Canvas)) ([]byte, error) {
 	c := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(chartDPI))
 	drawFn(draw.New(c))
 	var buf bytes.Buffer
-	if _, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(&buf); err != nil {
+	// Fastest deflate: a third of the encoding time for files a little
+	// larger; charts are mostly flat colour and stay small anyway.
+	enc := png.Encoder{CompressionLevel: png.BestSpeed}
+	if err := enc.Encode(&buf, c.Image()); err != nil {
 		return nil, fmt.Errorf("encoding PNG: %w", err)
 	}
 	return buf.Bytes(), nil

@@ -97,7 +97,7 @@ func DiagnoseWith(run result.Run, th Thresholds) Diagnosis {
 	queue, haveQueue := histMean(run.Engine.QueueS)
 	engE2E, haveEngE2E := histMean(run.Engine.E2ES)
 
-	if !haveTTFT {
+	if !haveTTFT && run.Stream {
 		add(CauseUnknown, "The engine does not export TTFT, so the client's first visible output (%s) "+
 			"cannot be split into engine time and time lost on the way.", secs(fv))
 	}
@@ -138,7 +138,7 @@ func DiagnoseWith(run result.Run, th Thresholds) Diagnosis {
 			"on the way to the client.", secs(e2e), secs(engE2E), secs(e2e-engE2E))
 	}
 	if len(d.Findings) == 0 && haveTTFT {
-		rest := fmt.Sprintf("the rest of E2E (%s) is generating the answer", secs(e2e))
+		rest := fmt.Sprintf("the remaining %s of E2E (%s) is generating the answer", secs(max(e2e-fv, 0)), secs(e2e))
 		if haveQueue {
 			rest = fmt.Sprintf("queue wait is %s; %s", secs(queue), rest)
 		}

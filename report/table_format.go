@@ -48,11 +48,9 @@ func writeText(w io.Writer, t *TableModel) error {
 		b.WriteString("\n")
 	}
 	b.WriteString("\n")
-	b.WriteString(t.Caption)
-	b.WriteString("\n")
+	b.WriteString(wrap(t.Caption, 100))
 	for _, n := range t.noteLines() {
-		b.WriteString(n)
-		b.WriteString("\n")
+		b.WriteString(wrap(n, 100))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -177,4 +175,25 @@ func writeJSON(w io.Writer, t *TableModel) error {
 		return fmt.Errorf("encoding table: %w", err)
 	}
 	return nil
+}
+
+// wrap breaks s into lines of at most width runes at spaces, each ending
+// in a newline.
+func wrap(s string, width int) string {
+	var b strings.Builder
+	n := 0
+	for i, w := range strings.Fields(s) {
+		l := utf8.RuneCountInString(w)
+		if i > 0 && n+1+l > width {
+			b.WriteString("\n")
+			n = 0
+		} else if i > 0 {
+			b.WriteString(" ")
+			n++
+		}
+		b.WriteString(w)
+		n += l
+	}
+	b.WriteString("\n")
+	return b.String()
 }

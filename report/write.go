@@ -20,59 +20,74 @@ const (
 	FileSweep    = "sweep.png"
 )
 
-// Chart is one rendered PNG and the alt text report.md gives it.
+// Chart is one chart of a report: its file, the alt text report.md gives
+// it and, once rendered, the PNG.
 type Chart struct {
 	File  string
 	Title string
 	PNG   []byte
+	// render draws the PNG.
+	render func() ([]byte, error)
 }
 
-// Charts renders every chart that applies to res: table, timeline, tokens
-// and cdf always (when some request succeeded), startup when start-up was
-// measured, sweep when the runs are a sweep. A chart without data is left
-// out; the returned error joins those reasons (the rest are still returned).
-func Charts(res *result.Results, recs []result.Record) ([]Chart, error) {
-	type spec struct {
-		file, title string
-		render      func() ([]byte, error)
+// PlanCharts lists the charts that apply to res and recs, without drawing
+// them: table always; timeline, tokens and cdf when some request succeeded;
+// startup when start-up was measured; sweep when the runs are a sweep.
+func PlanCharts(res *result.Results, recs []result.Record) []Chart {
+	cs := []Chart{{FileTable, "The table as bars: client medians beside engine means", nil,
+		func() ([]byte, error) { return TableChart(res) }}}
+	ok := false
+	for _, r := range res.Runs {
+		if len(measured(r.Name, recs)) > 0 {
+			ok = true
+		}
 	}
-	specs := []spec{
-		{FileTable, "The table as bars: client medians beside engine means", func() ([]byte, error) { return TableChart(res) }},
-		{FileTimeline, "Timeline of the median request per run", func() ([]byte, error) { return TimelineChart(res, recs) }},
-		{FileTokens, "Cumulative visible tokens over time", func() ([]byte, error) { return TokensChart(res, recs) }},
-		{FileCDF, "Distributions of first visible output and E2E", func() ([]byte, error) { return CDFChart(res, recs) }},
+	if ok {
+		cs = append(cs,
+			Chart{FileTimeline, "Timeline of the median request per run", nil,
+				func() ([]byte, error) { return TimelineChart(res, recs) }},
+			Chart{FileTokens, "Cumulative visible tokens over time", nil,
+				func() ([]byte, error) { return TokensChart(res, recs) }},
+			Chart{FileCDF, "Distributions of first visible output and E2E", nil,
+				func() ([]byte, error) { return CDFChart(res, recs) }})
 	}
-	if res.Server.Startup != nil {
-		specs = append(specs, spec{FileStartup, "Server start-up phases",
-			func() ([]byte, error) { return StartupChart(res.Server.Startup) }})
+	if st := res.Server.Startup; st != nil && len(startupBars(st)) > 0 {
+		cs = append(cs, Chart{FileStartup, "Server start-up phases", nil,
+			func() ([]byte, error) { return StartupChart(st) }})
 	}
 	if isSweep(res) {
-		specs = append(specs, spec{FileSweep, "Latency and throughput against load",
+		cs = append(cs, Chart{FileSweep, "Latency and throughput against load", nil,
 			func() ([]byte, error) { return SweepChart(res) }})
 	}
+	return cs
+}
+
+// Charts renders every chart PlanCharts lists. A chart that fails is left
+// out and its error joined into the returned one.
+func Charts(res *result.Results, recs []result.Record) ([]Chart, error) {
 	var out []Chart
 	var errs []error
-	for _, s := range specs {
-		png, err := s.render()
+	for _, c := range PlanCharts(res, recs) {
+		png, err := c.render()
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", s.file, err))
+			errs = append(errs, fmt.Errorf("%s: %w", c.File, err))
 			continue
 		}
-		out = append(out, Chart{File: s.file, Title: s.title, PNG: png})
+		c.PNG = png
+		out = append(out, c)
 	}
 	return out, errors.Join(errs...)
 }
 
 // WriteAll writes report.md and the charts into dir (which must exist).
 // The output is a pure function of res and recs: `servebench report DIR`
-// run on the saved files writes the same bytes. A chart that cannot be
-// drawn for lack of data is skipped (report.md then does not embed it); only
-// a failure to write is an error.
+// run on the saved files writes the same bytes. report.md is written first,
+// so it survives a chart that fails; every failure is returned, joined.
 func WriteAll(dir string, res *result.Results, recs []result.Record) error {
 	if res == nil {
 		return errors.New("report: no results")
 	}
-	charts, _ := Charts(res, recs) // missing data is not a failure: the chart is simply absent
+	charts := PlanCharts(res, recs)
 	var md bytes.Buffer
 	if err := Markdown(&md, res, recs, charts); err != nil {
 		return fmt.Errorf("report: %w", err)
@@ -80,12 +95,17 @@ func WriteAll(dir string, res *result.Results, recs []result.Record) error {
 	if err := writeFile(filepath.Join(dir, result.ReportFile), md.Bytes()); err != nil {
 		return err
 	}
+	var errs []error
 	for _, c := range charts {
-		if err := writeFile(filepath.Join(dir, c.File), c.PNG); err != nil {
-			return err
+		png, err := c.render()
+		if err == nil {
+			err = writeFile(filepath.Join(dir, c.File), png)
+		} else {
+			err = fmt.Errorf("report: %s: %w", c.File, err)
 		}
+		errs = append(errs, err)
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // writeFile replaces path via a temporary file, so a reader never sees half

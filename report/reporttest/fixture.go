@@ -34,6 +34,43 @@ type RunSpec struct {
 	Rate                    float64
 	// OutputTokensPerS overrides the throughput computed for a sequential run.
 	OutputTokensPerS float64
+	// Speedup divides every duration (times and jitter), as the bundled
+	// engine's --speedup does; 0 means 1.
+	Speedup float64
+}
+
+// scaled returns sp with every duration divided by its Speedup.
+func (sp RunSpec) scaled() RunSpec {
+	k := sp.Speedup
+	if k <= 0 {
+		return sp
+	}
+	sp.FirstVisible /= k
+	sp.PerToken /= k
+	sp.EngineTTFT /= k
+	sp.EngineQueue /= k
+	sp.OutputTokensPerS *= k
+	return sp
+}
+
+// Bundled returns the seed's runs as the bundled engine plays them at
+// speedup: every duration divided by it, and Server.Bundled set.
+func Bundled(speedup float64) (*result.Results, []result.Record) {
+	specs := SeedSpecs()
+	for i := range specs {
+		specs[i].Speedup = speedup
+	}
+	res, recs := Build("vllm", specs...)
+	res.Server.Bundled = &result.Bundled{GPU: "rtx3060-12gb", Model: "qwen2.5-7b-instruct-awq", Speedup: speedup, Seed: 1}
+	res.Server.Command = ""
+	st := res.Server.Startup
+	for _, v := range []*float64{st.WeightsLoadS, st.WeightsLoadedAtS, st.InitEngineS, st.PortOpenS,
+		st.HealthOKS, st.ModelListedS, st.FirstTokenS} {
+		*v /= speedup
+	}
+	*st.PollIntervalS = 0.01
+	res.Server.BaseURL = "http://127.0.0.1:41234"
+	return res, recs
 }
 
 // Base is the wall time every fixture starts at (a fixed instant keeps
@@ -118,18 +155,20 @@ func SeedStartup() *result.Startup {
 }
 
 func buildRun(sp RunSpec, start time.Time, rng *rand.Rand, dialect string) (result.Run, []result.Record) {
+	k := max(sp.Speedup, 1)
+	sp = sp.scaled()
 	var recs []result.Record
 	var fv, e2e, ttfb, toks []float64
 	t := start
 	for i := range sp.N {
-		rec := buildRecord(sp, i, t, rng)
+		rec := buildRecord(sp, i, t, rng, k)
 		recs = append(recs, rec)
 		fv = append(fv, rec.FirstVisibleS)
 		e2e = append(e2e, rec.E2ES)
 		ttfb = append(ttfb, rec.TTFBS)
 		toks = append(toks, float64(rec.OutputTokens))
 		if sp.Concurrency <= 1 {
-			t = t.Add(time.Duration((rec.E2ES + 0.002) * float64(time.Second)))
+			t = t.Add(time.Duration((rec.E2ES + 0.002/k) * float64(time.Second)))
 		}
 	}
 	dur := t.Sub(start).Seconds()
@@ -176,17 +215,17 @@ func hist(mean float64, n int) *result.Hist {
 // buildRecord makes request i: content events one token at a time (or in
 // bursts when Buffered), or one event carrying the whole answer when not
 // streaming.
-func buildRecord(sp RunSpec, i int, start time.Time, rng *rand.Rand) result.Record {
-	jit := func(scale float64) float64 { return (rng.Float64() - 0.5) * scale }
+func buildRecord(sp RunSpec, i int, start time.Time, rng *rand.Rand, k float64) result.Record {
+	jit := func(scale float64) float64 { return (rng.Float64() - 0.5) * scale / k }
 	fv := sp.FirstVisible + jit(0.004)
 	rec := result.Record{
 		Run: sp.Name, Index: i, Stream: sp.Stream, Start: start.UTC(),
-		WrittenS: 0.0004 + jit(0.0002), PromptTokens: 24, OutputTokens: sp.Tokens,
+		WrittenS: 0.0004/k + jit(0.0002), PromptTokens: 24, OutputTokens: sp.Tokens,
 		TokensFrom: "usage", FinishReason: "length", Status: 200,
 	}
 	if !sp.Stream {
 		e2e := sp.FirstVisible + float64(sp.Tokens-1)*sp.PerToken + jit(0.01)
-		rec.TTFBS, rec.FirstTokenS, rec.FirstVisibleS, rec.E2ES = e2e-0.0005, e2e, e2e, e2e
+		rec.TTFBS, rec.FirstTokenS, rec.FirstVisibleS, rec.E2ES = e2e-0.0005/k, e2e, e2e, e2e
 		rec.Events = [][2]float64{{e2e, float64(sp.Tokens)}}
 		return rec
 	}
@@ -203,9 +242,9 @@ func buildRecord(sp RunSpec, i int, start time.Time, rng *rand.Rand) result.Reco
 			pending = 0
 		}
 	}
-	rec.TTFBS = fv - 0.004
+	rec.TTFBS = fv - 0.004/k
 	rec.FirstTokenS = rec.Events[0][0]
 	rec.FirstVisibleS = rec.Events[0][0]
-	rec.E2ES = made + 0.0008
+	rec.E2ES = made + 0.0008/k
 	return rec
 }

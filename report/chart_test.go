@@ -1,0 +1,185 @@
+package report
+
+import (
+	"bytes"
+	"image"
+	"image/color"
+	"image/png"
+	"testing"
+
+	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/report/reporttest"
+)
+
+// pngInfo decodes a chart and counts its pixels by colour.
+type pngInfo struct {
+	img    image.Image
+	counts map[color.RGBA]int
+}
+
+func decodeChart(t *testing.T, b []byte) pngInfo {
+	t.Helper()
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("not a valid PNG: %v", err)
+	}
+	if got := img.Bounds().Size(); got.X != ChartWidth || got.Y != ChartHeight {
+		t.Fatalf("size %dx%d, want %dx%d", got.X, got.Y, ChartWidth, ChartHeight)
+	}
+	info := pngInfo{img: img, counts: map[color.RGBA]int{}}
+	for y := img.Bounds().Min.Y; y < img.Bounds().Max.Y; y++ {
+		for x := img.Bounds().Min.X; x < img.Bounds().Max.X; x++ {
+			r, g, b, a := img.At(x, y).RGBA()
+			info.counts[color.RGBA{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), uint8(a >> 8)}]++
+		}
+	}
+	// Not blank: many colours (text is anti-aliased) and plenty of ink.
+	white := info.counts[color.RGBA{0xff, 0xff, 0xff, 0xff}]
+	if len(info.counts) < 20 || white > ChartWidth*ChartHeight*98/100 {
+		t.Fatalf("chart looks blank: %d colours, %d of %d pixels white", len(info.counts), white, ChartWidth*ChartHeight)
+	}
+	return info
+}
+
+// near counts pixels within 6 per channel of c (anti-aliased edges differ).
+func (p pngInfo) near(c color.RGBA) int {
+	n := 0
+	for k, v := range p.counts {
+		if absDiff(k.R, c.R) <= 6 && absDiff(k.G, c.G) <= 6 && absDiff(k.B, c.B) <= 6 {
+			n += v
+		}
+	}
+	return n
+}
+
+func absDiff(a, b uint8) int {
+	if a > b {
+		return int(a - b)
+	}
+	return int(b - a)
+}
+
+// wantSeries fails unless each named colour covers at least min pixels.
+func wantSeries(t *testing.T, p pngInfo, min int, cols map[string]color.RGBA) {
+	t.Helper()
+	for name, c := range cols {
+		if n := p.near(c); n < min {
+			t.Errorf("series %s (colour %v): %d pixels, want at least %d", name, c, n, min)
+		}
+	}
+}
+
+func pal(keys ...string) map[string]color.RGBA {
+	m := map[string]color.RGBA{}
+	for _, k := range keys {
+		m[k] = Palette[k]
+	}
+	return m
+}
+
+func TestTableChart(t *testing.T) {
+	res, _ := reporttest.Seed()
+	b, err := TableChart(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := decodeChart(t, b)
+	// Four bars per mode are drawn (queue wait is 0, only its legend swatch).
+	wantSeries(t, p, 4000, pal(KeyFirstVisible, KeyE2EClient, KeyEngineTTFT, KeyE2EEngine))
+	if n := p.near(Palette[KeyQueue]); n == 0 || n > 1500 {
+		t.Errorf("queue wait is 0: want only its legend swatch, got %d pixels", n)
+	}
+	// A sweep has real queue wait: its bars appear.
+	sres, _ := reporttest.Build("vllm", reporttest.SweepSpecs()...)
+	b, err = TableChart(sres)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantSeries(t, decodeChart(t, b), 4000, pal(KeyQueue))
+}
+
+func TestTimelineChart(t *testing.T) {
+	res, recs := reporttest.Seed()
+	b, err := TimelineChart(res, recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := decodeChart(t, b)
+	// Marks: sent, engine TTFT, first visible, done, engine E2E; ticks for content.
+	wantSeries(t, p, 150, pal(KeySent, KeyEngineTTFT, KeyFirstVisible, KeyE2EClient, KeyE2EEngine))
+	wantSeries(t, p, 3000, pal(KeyContent)) // 256 ticks on the streaming lane
+	if _, err := TimelineChart(res, nil); err == nil {
+		t.Error("timeline without records: want an error")
+	}
+}
+
+func TestTokensChart(t *testing.T) {
+	res, recs := reporttest.Seed()
+	b, err := TokensChart(res, recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := decodeChart(t, b)
+	wantSeries(t, p, 2000, map[string]color.RGBA{"streaming": runColor(0, 2), "non-streaming": runColor(1, 2)})
+}
+
+func TestCDFChart(t *testing.T) {
+	res, recs := reporttest.Seed()
+	b, err := CDFChart(res, recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantSeries(t, decodeChart(t, b), 1500, pal(KeyFirstVisible, KeyE2EClient))
+}
+
+func TestStartupChart(t *testing.T) {
+	res, _ := reporttest.Seed()
+	b, err := StartupChart(res.Server.Startup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := decodeChart(t, b)
+	wantSeries(t, p, 5000, map[string]color.RGBA{"measured phases": phaseColor, "log durations": logColor})
+	if _, err := StartupChart(nil); err == nil {
+		t.Error("nil start-up: want an error")
+	}
+	if _, err := StartupChart(&result.Startup{}); err == nil {
+		t.Error("empty start-up: want an error")
+	}
+}
+
+func TestSweepChart(t *testing.T) {
+	res, _ := reporttest.Build("vllm", reporttest.SweepSpecs()...)
+	b, err := SweepChart(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantSeries(t, decodeChart(t, b), 400,
+		pal(KeyFirstVisible, KeyE2EClient, KeyEngineTTFT, KeyQueue, KeyTokensPerS))
+	seed, _ := reporttest.Seed()
+	if _, err := SweepChart(seed); err == nil {
+		t.Error("streaming/non-streaming is not a sweep: want an error")
+	}
+}
+
+// TestPaletteDistinct: every quantity has its own colour.
+func TestPaletteDistinct(t *testing.T) {
+	seen := map[color.RGBA]string{}
+	for k, c := range Palette {
+		if other, dup := seen[c]; dup {
+			t.Errorf("%s and %s share colour %v", k, other, c)
+		}
+		seen[c] = k
+	}
+}
+
+// BenchmarkCharts measures rendering every chart of the seed run.
+func BenchmarkCharts(b *testing.B) {
+	res, recs := reporttest.Seed()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Charts(res, recs); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,139 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/servebench/servebench/report/reporttest"
+)
+
+// TestTable renders the seed table in every format and checks the text and
+// Markdown against golden files, CSV and JSON by parsing them.
+func TestTable(t *testing.T) {
+	res, _ := reporttest.Seed()
+	for _, format := range []string{"text", "markdown"} {
+		t.Run(format, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := Table(&b, res, format); err != nil {
+				t.Fatal(err)
+			}
+			// The seed's figures at the seed's precision.
+			for _, want := range []string{"Streaming", "Non-streaming", "0.026 s", "0.0284 s", "0.0281 s", "0.0 s"} {
+				if !strings.Contains(b.String(), want) {
+					t.Errorf("%s table lacks %q:\n%s", format, want, b.String())
+				}
+			}
+			checkGolden(t, "", b.Bytes())
+		})
+	}
+	t.Run("csv", func(t *testing.T) {
+		var b bytes.Buffer
+		if err := Table(&b, res, "csv"); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := csv.NewReader(&b).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) != 3 || strings.Join(rows[0], ",") != "run,first_visible_s,e2e_client_s,engine_ttft_s,e2e_engine_s,queue_wait_s" {
+			t.Fatalf("csv rows = %q", rows)
+		}
+		if rows[1][0] != "streaming" || rows[1][3] != "0.0284" || rows[2][0] != "non-streaming" {
+			t.Errorf("csv values = %q", rows)
+		}
+	})
+	t.Run("json", func(t *testing.T) {
+		var b bytes.Buffer
+		if err := Table(&b, res, "json"); err != nil {
+			t.Fatal(err)
+		}
+		var doc jsonTable
+		if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+			t.Fatal(err)
+		}
+		if len(doc.Columns) != 5 || len(doc.Rows) != 2 {
+			t.Fatalf("json: %d columns, %d rows", len(doc.Columns), len(doc.Rows))
+		}
+		if v := doc.Rows[0].Values[KeyEngineTTFT]; v == nil || *v != 0.0284 {
+			t.Errorf("json engine TTFT = %v, want 0.0284", v)
+		}
+		if doc.Columns[0].Statistic != "median" || doc.Columns[2].Statistic != "mean" {
+			t.Errorf("json statistics = %q, %q", doc.Columns[0].Statistic, doc.Columns[2].Statistic)
+		}
+	})
+}
+
+// TestTableNotExported is a TGI-like server without TTFT: "n/a" with a
+// footnote naming why, an empty CSV cell and a JSON null.
+func TestTableNotExported(t *testing.T) {
+	specs := reporttest.SeedSpecs()
+	for i := range specs {
+		specs[i].NoTTFT = true
+	}
+	res, _ := reporttest.Build("tgi", specs...)
+	for _, format := range []string{"text", "markdown"} {
+		t.Run(format, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := Table(&b, res, format); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(b.String(), "n/a [1]") || !strings.Contains(b.String(), "does not export engine TTFT") {
+				t.Errorf("missing n/a footnote:\n%s", b.String())
+			}
+			checkGolden(t, "", b.Bytes())
+		})
+	}
+	var b bytes.Buffer
+	if err := Table(&b, res, "csv"); err != nil {
+		t.Fatal(err)
+	}
+	rows, _ := csv.NewReader(&b).ReadAll()
+	if rows[1][3] != "" || rows[1][2] == "" {
+		t.Errorf("csv: want empty TTFT and a client E2E, got %q", rows[1])
+	}
+	b.Reset()
+	if err := Table(&b, res, "json"); err != nil {
+		t.Fatal(err)
+	}
+	var doc jsonTable
+	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := doc.Rows[0].Values[KeyEngineTTFT]; !ok || v != nil {
+		t.Errorf("json: engine TTFT should be present and null, got %v (present %v)", v, ok)
+	}
+	if !strings.Contains(doc.Rows[0].Missing[KeyEngineTTFT], "tgi") {
+		t.Errorf("json: missing reason = %q", doc.Rows[0].Missing[KeyEngineTTFT])
+	}
+}
+
+// TestTableNoMetrics: no dialect at all (no /metrics) says so once for all
+// three engine columns.
+func TestTableNoMetrics(t *testing.T) {
+	res, _ := reporttest.Build("none", reporttest.SeedSpecs()...)
+	m := NewTableModel(res)
+	if len(m.Notes) != 1 || !strings.Contains(m.Notes[0], "no engine /metrics") {
+		t.Fatalf("notes = %q", m.Notes)
+	}
+	for _, r := range m.Rows {
+		if !r.Cells[0].OK || r.Cells[2].OK || r.Cells[3].OK || r.Cells[4].OK {
+			t.Errorf("row %s: cells = %+v", r.Run, r.Cells)
+		}
+	}
+}
+
+func TestTableBadFormat(t *testing.T) {
+	res, _ := reporttest.Seed()
+	err := Table(&bytes.Buffer{}, res, "xml")
+	if err == nil || !strings.Contains(err.Error(), `"xml"`) || !strings.Contains(err.Error(), "markdown") {
+		t.Fatalf("err = %v, want one naming the bad format and the valid ones", err)
+	}
+	for _, f := range Formats {
+		if tableWriters[f] == nil {
+			t.Errorf("format %q has no writer", f)
+		}
+	}
+}

@@ -1,0 +1,183 @@
+package report
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/report/reporttest"
+)
+
+// TestMarkdown checks report.md against golden files for the seed run, a
+// buffered and a queued server, a TGI server without TTFT, and a sweep.
+func TestMarkdown(t *testing.T) {
+	tgi := reporttest.SeedSpecs()
+	for i := range tgi {
+		tgi[i].NoTTFT = true
+	}
+	bundled, brecs := reporttest.Bundled(100)
+	cases := []struct {
+		name string
+		res  *result.Results
+		recs []result.Record
+	}{
+		{"seed", nil, nil},
+		{"buffered", nil, nil},
+		{"queued", nil, nil},
+		{"tgi", nil, nil},
+		{"sweep", nil, nil},
+		{"bundled", bundled, brecs},
+	}
+	build := map[string]func() (*result.Results, []result.Record){
+		"seed":     reporttest.Seed,
+		"buffered": func() (*result.Results, []result.Record) { return reporttest.Build("vllm", reporttest.Buffered()) },
+		"queued":   func() (*result.Results, []result.Record) { return reporttest.Build("vllm", reporttest.Queued()) },
+		"tgi":      func() (*result.Results, []result.Record) { return reporttest.Build("tgi", tgi...) },
+		"sweep":    func() (*result.Results, []result.Record) { return reporttest.Build("vllm", reporttest.SweepSpecs()...) },
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res, recs := c.res, c.recs
+			if res == nil {
+				res, recs = build[c.name]()
+			}
+			var b bytes.Buffer
+			if err := Markdown(&b, res, recs, PlanCharts(res, recs)); err != nil {
+				t.Fatal(err)
+			}
+			md := b.String()
+			for _, want := range []string{"## Where is the time going", "Two clocks", "![", "(table.png)", "Reconciliation"} {
+				if !strings.Contains(md, want) {
+					t.Errorf("report.md lacks %q", want)
+				}
+			}
+			checkGolden(t, "", b.Bytes())
+		})
+	}
+}
+
+// TestMarkdownWarnings: run and result warnings are listed.
+func TestMarkdownWarnings(t *testing.T) {
+	res, recs := reporttest.Seed()
+	res.Warnings = []string{"engine counter reset during the run"}
+	res.Runs[0].Warnings = []string{"2 requests stalled"}
+	var b bytes.Buffer
+	if err := Markdown(&b, res, recs, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"## Warnings", "- engine counter reset during the run", "- Streaming: 2 requests stalled"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	if strings.Contains(b.String(), "![") {
+		t.Error("no charts given, yet report.md embeds one")
+	}
+}
+
+// readDir returns every file in dir by name.
+func readDir(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]byte{}
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[e.Name()] = b
+	}
+	return out
+}
+
+// TestWriteAllDeterministic: WriteAll twice into two directories, and once
+// more from the saved files via LoadDir, gives identical bytes.
+func TestWriteAllDeterministic(t *testing.T) {
+	for name, build := range map[string]func() (*result.Results, []result.Record){
+		"seed":  reporttest.Seed,
+		"sweep": func() (*result.Results, []result.Record) { return reporttest.Build("vllm", reporttest.SweepSpecs()...) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			res, recs := build()
+			a, b, c := t.TempDir(), t.TempDir(), t.TempDir()
+			if err := WriteAll(a, res, recs); err != nil {
+				t.Fatal(err)
+			}
+			if err := WriteAll(b, res, recs); err != nil {
+				t.Fatal(err)
+			}
+			// The `servebench report DIR` path: saved files only.
+			if err := reporttest.Save(c, res, recs); err != nil {
+				t.Fatal(err)
+			}
+			lres, lrecs, err := LoadDir(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := WriteAll(c, lres, lrecs); err != nil {
+				t.Fatal(err)
+			}
+			fa, fb, fc := readDir(t, a), readDir(t, b), readDir(t, c)
+			want := []string{"cdf.png", "report.md", "startup.png", "table.png", "timeline.png", "tokens.png"}
+			if name == "sweep" {
+				want = append(want, "sweep.png")
+				slices.Sort(want)
+			}
+			var got []string
+			for f := range fa {
+				got = append(got, f)
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				t.Fatalf("files = %q, want %q", got, want)
+			}
+			for f, data := range fa {
+				if !bytes.Equal(data, fb[f]) {
+					t.Errorf("%s differs between two WriteAll calls", f)
+				}
+				if !bytes.Equal(data, fc[f]) {
+					t.Errorf("%s differs when regenerated from the saved files", f)
+				}
+			}
+		})
+	}
+}
+
+// TestWriteAllNoRequests: a run where every request failed still gets a
+// report.md (and the table chart), without the per-request charts.
+func TestWriteAllNoRequests(t *testing.T) {
+	res, _ := reporttest.Seed()
+	for i := range res.Runs {
+		res.Runs[i].OK = 0
+		res.Runs[i].Client = result.ClientStats{}
+	}
+	dir := t.TempDir()
+	if err := WriteAll(dir, res, nil); err != nil {
+		t.Fatal(err)
+	}
+	files := readDir(t, dir)
+	if _, ok := files["report.md"]; !ok {
+		t.Fatal("no report.md")
+	}
+	if _, ok := files["timeline.png"]; ok {
+		t.Error("timeline.png drawn without any successful request")
+	}
+	if !strings.Contains(string(files["report.md"]), "No successful requests") {
+		t.Error("report.md does not say there were no successful requests")
+	}
+}
+
+func TestWriteAllBadDir(t *testing.T) {
+	res, recs := reporttest.Seed()
+	err := WriteAll(filepath.Join(t.TempDir(), "missing"), res, recs)
+	if err == nil || !strings.Contains(err.Error(), "report.md") {
+		t.Fatalf("err = %v, want one naming report.md", err)
+	}
+}
