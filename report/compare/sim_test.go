@@ -149,22 +149,12 @@ func TestSimSlowerSpeedupFlagged(t *testing.T) {
 		t.Fatal(err)
 	}
 	regs := strings.Join(rep.Regressions(), "\n")
-	// TPOT doubles too, but a starved client (2 shared cores, other tests
-	// running) reads a stream's events in bunches, so per-request TPOT is
-	// the figure load distorts most: it is checked on synthetic data.
 	for _, want := range []string{
-		"streaming: client.e2e.median", "streaming: throughput.output_tokens_per_s",
+		"streaming: client.e2e.median", "streaming: client.tpot.median", "streaming: throughput.output_tokens_per_s",
 		"non-streaming: client.e2e.median", "non-streaming: client.first_visible.median",
 	} {
 		if !strings.Contains(regs, want) {
 			t.Errorf("%s not flagged; regressions:\n%s", want, regs)
-		}
-	}
-	for _, run := range rep.Runs {
-		for _, row := range run.Rows {
-			if row.Verdict == compare.VerdictBetter {
-				t.Errorf("%s %s better on an engine half as fast", run.Name, row.Key())
-			}
 		}
 	}
 	var buf strings.Builder
