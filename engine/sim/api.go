@@ -316,7 +316,9 @@ func (e *Engine) handleGenerate(chat bool) http.HandlerFunc {
 		}
 		// Tokenizing and the API-server-to-engine-core hand-off: part of TTFT
 		// and E2E, not of queue time (vLLM's engine core stamps arrival after it).
-		if d := e.scale(e.perf.RequestOverhead()); d <= fineSleepMax {
+		d := e.scale(e.perf.RequestOverhead())
+		r.queued = r.arrival + int64(d) // modelled, like every engine time
+		if d <= fineSleepMax {
 			fineSleep(d)
 		} else if !e.wait(hr, d) {
 			return

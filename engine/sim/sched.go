@@ -102,13 +102,14 @@ type scheduler struct {
 	batch   []batchItem
 	spareIn []*request
 	spareAb []*request
-	prevEnd int64
+	prevEnd int64 // end of the previous step; 0 after an idle spell
+	lastEnd int64 // end of the last step ever run
 
 	finishedCount atomic.Int64 // for crash-after
 }
 
+// submit hands r to the engine loop; r.queued must be set.
 func (s *scheduler) submit(r *request) {
-	r.queued = s.e.now()
 	s.mu.Lock()
 	s.inbox = append(s.inbox, r)
 	s.mu.Unlock()
@@ -130,43 +131,64 @@ func (s *scheduler) kick() {
 }
 
 // catchUp is how far behind its modelled schedule the loop may fall and
-// still catch up (by skipping sleeps) instead of starting afresh.
-const catchUp = 20 * time.Millisecond
+// still catch up (by skipping sleeps) instead of starting afresh: longer
+// than a GC pause or a CPU-starved wake-up on a busy 2-core machine.
+const catchUp = 250 * time.Millisecond
 
 // run is the step loop; it returns when ctx is done.
+//
+// Token times in the metrics are the modelled step ends, not the moments
+// the loop happened to wake: the engine reports when its GPU would have
+// produced each token, so a busy host (timer slack, CPU contention, GC)
+// shows up only as the difference between the client's clock and the
+// engine's, as with a real server's two clocks. Arrival is real time.
 func (s *scheduler) run(ctx context.Context) {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	for {
 		s.drain()
-		st := s.schedule()
+		start := s.stepStart()
+		st := s.schedule(start)
 		s.gauges()
 		if len(s.batch) == 0 {
 			s.prevEnd = 0 // idle: the next step starts when work arrives
-			select {      // idle: nothing to run until a request arrives or leaves
+			select {
 			case <-s.wakeCh:
 				continue
 			case <-ctx.Done():
 				return
 			}
 		}
-		d := time.Duration(float64(s.perf.StepTime(st)) / s.speedup)
-		now := s.e.now()
-		start := now
-		// Steps run back to back on a GPU: start where the previous one ended
-		// unless the engine was idle in between, so timer wake-up latency
-		// (Go's timers overshoot short sleeps by 0.1-1 ms) does not add up
-		// over a stream: a late step is followed by a shorter or no sleep.
-		if s.prevEnd > 0 && now-s.prevEnd < int64(catchUp) {
-			start = s.prevEnd
-		}
-		end := start + int64(d)
+		end := start + int64(float64(s.perf.StepTime(st))/s.speedup)
 		if !s.e.sleepUntil(ctx, timer, end) {
 			return
 		}
-		s.prevEnd = end
+		s.prevEnd, s.lastEnd = end, end
 		s.complete(end)
 	}
+}
+
+// stepStart is when the next step starts on the modelled GPU. Steps run
+// back to back: the next starts where the previous one ended, so wake-up
+// latency (Go's timers overshoot short sleeps by up to 1 ms; a loaded host
+// delays any wake-up) does not add up over a stream, and a late step is
+// followed by a shorter sleep, or none, until the loop is back on schedule.
+// After an idle spell, the step starts when the first waiting request
+// joined the queue (vLLM's busy loop picks it up at once), not when this
+// goroutine got around to waking up.
+func (s *scheduler) stepStart() int64 {
+	now := s.e.now()
+	start := now
+	switch {
+	case s.prevEnd > 0:
+		start = s.prevEnd
+	case len(s.waiting) > 0:
+		start = max(s.waiting[0].queued, s.lastEnd)
+	}
+	if now-start > int64(catchUp) {
+		start = now // too far behind to catch up: resume from now
+	}
+	return start
 }
 
 // drain moves arrivals into the waiting queue and carries out aborts.
@@ -211,7 +233,7 @@ func remove(q []*request, r *request) []*request {
 // requests first (decodes and unfinished prefill chunks), preempting the
 // youngest when blocks run out; then, if nothing was preempted, waiting
 // requests in FIFO order while slots, budget and blocks allow.
-func (s *scheduler) schedule() perf.Step {
+func (s *scheduler) schedule(start int64) perf.Step {
 	var st perf.Step
 	s.batch = s.batch[:0]
 	budget := s.maxTokens
@@ -240,7 +262,6 @@ func (s *scheduler) schedule() perf.Step {
 		budget -= n
 	}
 	if !preempted {
-		now := s.e.now()
 		for len(s.waiting) > 0 && len(s.running) < s.maxSeqs && budget > 0 {
 			r := s.waiting[0]
 			n := min(r.prompt+r.output-r.computed, budget)
@@ -251,7 +272,7 @@ func (s *scheduler) schedule() perf.Step {
 			r.state = stateRunning
 			s.running = append(s.running, r)
 			if r.scheduledAt == 0 {
-				r.scheduledAt = now
+				r.scheduledAt = max(start, r.queued)
 			}
 			s.add(&st, r, n)
 			budget -= n
@@ -302,12 +323,12 @@ func (s *scheduler) preempt(v *request) {
 }
 
 // complete applies a finished step at modelled time end: every request whose
-// (pre)fill caught up samples one token.
+// (pre)fill caught up samples one token, stamped with that time.
 func (s *scheduler) complete(end int64) {
-	now := s.e.now()
 	if s.e.stepHook != nil {
-		s.e.stepHook(now - end)
+		s.e.stepHook(s.e.now() - end)
 	}
+	now := end
 	m := s.e.m()
 	finished := false
 	for _, b := range s.batch {

@@ -150,7 +150,7 @@ func TestQueueingBeyondMaxNumSeqs(t *testing.T) {
 			maxWaiting = max(maxWaiting, value(m, "vllm:num_requests_waiting"))
 		}
 	}()
-	parallel(6, func(int) { streamTokens(t, e, "queue me", 40) })
+	parallel(6, func(int) { streamTokens(t, e, "queue me", 200) })
 	close(stop)
 	<-polled
 	after := scrape(t, e)
@@ -158,9 +158,9 @@ func TestQueueingBeyondMaxNumSeqs(t *testing.T) {
 		t.Errorf("max running %v waiting %v, want 2 and 4", maxRunning, maxWaiting)
 	}
 	queue := histSum(after, "vllm:request_queue_time_seconds") - histSum(before, "vllm:request_queue_time_seconds")
-	// Requests 3-6 wait for one or two whole 40-token requests (~0.6 s of
-	// model time each, /20): at least 4 x 0.6/20 s in all.
-	if want := 4 * 0.6 / 20; queue < want*0.8 {
+	// Requests 3-6 wait for one or two whole 200-token requests (~3 s of
+	// model time each, /20): at least 4 x 3/20 s in all.
+	if want := 4 * 3.0 / 20; queue < want*0.8 {
 		t.Errorf("total queue time %.3fs, want >= %.3fs", queue, want*0.8)
 	}
 	t.Logf("max running %v, max waiting %v, total queue time %.3fs", maxRunning, maxWaiting, queue)
