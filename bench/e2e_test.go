@@ -124,11 +124,12 @@ func TestSeedRelations(t *testing.T) {
 		t.Errorf("non-streaming first visible %.4f, E2E %.4f: want equal", fv, e2e)
 	}
 	// Streaming: first output visible after about the engine TTFT, a small
-	// fraction of E2E; the ratio of the two first-visible figures is about
-	// E2E/TTFT.
+	// fraction of E2E. The ratio of the two first-visible figures is about
+	// E2E/TTFT at --speedup 1 (~140); sped up, the fixed HTTP and scheduling
+	// cost (~1-3 ms here) is not divided, so only a lower bound holds.
 	ratio := ns.Client.FirstVisibleS.Median / st.Client.FirstVisibleS.Median
-	if want := st.Engine.E2ES.Mean / st.Engine.TTFTS.Mean; ratio < 10 || ratio < want/4 {
-		t.Errorf("first visible non-streaming/streaming = %.1f, want ~E2E/TTFT = %.1f", ratio, want)
+	if want := st.Engine.E2ES.Mean / st.Engine.TTFTS.Mean; ratio < 10 || ratio > 2*want {
+		t.Errorf("first visible non-streaming/streaming = %.1f, want between 10 and 2 x E2E/TTFT = %.1f", ratio, 2*want)
 	}
 	t.Logf("streaming fv %.4f e2e %.4f ttft %.5f | non-streaming fv %.4f e2e %.4f ttft %.5f | ratio %.0f",
 		st.Client.FirstVisibleS.Median, st.Client.E2ES.Median, st.Engine.TTFTS.Mean,

@@ -80,7 +80,8 @@ func (b *runBar) add(rec result.Record) {
 		b.fv = append(b.fv, rec.FirstVisibleS)
 		b.e2e = append(b.e2e, rec.E2ES)
 	}
-	if now := time.Now(); now.Sub(b.lastDesc) > 250*time.Millisecond {
+	last := b.bar.GetMax64() > 0 && b.bar.State().CurrentNum+1 >= b.bar.GetMax64()
+	if now := time.Now(); last || now.Sub(b.lastDesc) > 250*time.Millisecond {
 		b.lastDesc = now
 		b.bar.Describe(b.describe())
 	}
@@ -105,6 +106,9 @@ func (b *runBar) finish() {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.bar.IsFinished() { // the last request completed it (and ended the line)
+		return
+	}
 	b.bar.Describe(b.describe())
 	_ = b.bar.Finish()
 }

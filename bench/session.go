@@ -67,6 +67,9 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 	so.Phase = prog.phase
 	srv, err := StartServer(ctx, so)
 	if err != nil {
+		if ctx.Err() != nil { // Ctrl-C during start-up: nothing measured yet
+			return nil, nil, fmt.Errorf("%w during server start-up: %w", ErrInterrupted, err)
+		}
 		return nil, nil, err
 	}
 	defer srv.Stop()

@@ -1,0 +1,396 @@
+package probe_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/servebench/servebench/bench/result"
+)
+
+// The fault matrix (issue 7): every --fault of the bundled engine, run
+// through the real servebench CLI (`servebench run`, which starts
+// `servebench engine --fault ...` as a child process), checking what the
+// harness did: exit status and message, error classes, and that every
+// request sent is a record (sent = ok + failed, requests.jsonl holds them
+// all). TestFaultMatrix logs the matrix as a Markdown table; run it with
+// -v to see it.
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// servebench builds cmd/servebench once per test binary.
+func servebench(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "servebench-probe-bin")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "servebench")
+		out, err := exec.Command("go", "build", "-o", binPath, "github.com/servebench/servebench/cmd/servebench").CombinedOutput()
+		if err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+// observed is what one faulted `servebench run` left behind.
+type observed struct {
+	code    int
+	msg     string // the "servebench: ..." error line, "" on success
+	res     *result.Results
+	recs    []result.Record
+	lines   int // lines in requests.jsonl
+	elapsed time.Duration
+}
+
+func (o *observed) classes() map[string]int {
+	m := map[string]int{}
+	for _, r := range o.recs {
+		if r.Error != "" {
+			m[r.Error]++
+		}
+	}
+	return m
+}
+
+func (o *observed) warnings() string {
+	if o.res == nil {
+		return ""
+	}
+	return strings.Join(o.res.Warnings, " | ")
+}
+
+// faultRun runs `servebench run` on the bundled engine with fault and the
+// extra flags, and reads back what it wrote.
+func faultRun(t *testing.T, fault string, extra ...string) *observed {
+	t.Helper()
+	dir := t.TempDir()
+	args := append([]string{"run", "--speedup", "100", "--engine-arg=--fault=" + fault, "--max-tokens", "32",
+		"--out", dir, "--quiet", "--ready-timeout", "5s", "--request-timeout", "20s"}, extra...)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, servebench(t), args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	start := time.Now()
+	err := cmd.Run()
+	o := &observed{elapsed: time.Since(start)}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		o.code = ee.ExitCode()
+	default:
+		t.Fatalf("servebench %v: %v", args, err)
+	}
+	for _, line := range strings.Split(stderr.String(), "\n") {
+		if strings.HasPrefix(line, "servebench: ") {
+			o.msg = strings.TrimPrefix(line, "servebench: ")
+			break
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, result.ResultsFile)); err == nil {
+		o.res = new(result.Results)
+		if err := json.Unmarshal(b, o.res); err != nil {
+			t.Fatalf("results.json does not parse: %v", err)
+		}
+	}
+	if f, err := os.Open(filepath.Join(dir, result.RequestsFile)); err == nil {
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			o.lines++
+			var r result.Record
+			if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+				t.Fatalf("requests.jsonl line %d does not parse: %v", o.lines, err)
+			}
+			o.recs = append(o.recs, r)
+		}
+		if err := sc.Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return o
+}
+
+// checkNoneLost asserts what must hold under every fault: each run's
+// requests sent = ok + failed, and requests.jsonl has a record for each
+// (retried attempts and warm-up are extra lines, marked as such). It
+// returns the records lost (0 when the checks pass).
+func checkNoneLost(t *testing.T, o *observed) int {
+	t.Helper()
+	if o.res == nil {
+		if o.lines != 0 {
+			t.Errorf("requests.jsonl has %d lines but there is no results.json", o.lines)
+		}
+		return 0
+	}
+	lost := 0
+	for _, run := range o.res.Runs {
+		failed := 0
+		for _, n := range run.Errors {
+			failed += n
+		}
+		if run.Requests != run.OK+failed {
+			t.Errorf("run %s: sent %d != ok %d + failed %d (%v)", run.Name, run.Requests, run.OK, failed, run.Errors)
+		}
+		inFile := 0
+		for _, r := range o.recs {
+			if r.Run == run.Name && !r.Warmup && !r.Retried {
+				inFile++
+				if r.Error != "" && r.ErrorText == "" {
+					t.Errorf("run %s record %d: error class %s without text", run.Name, r.Index, r.Error)
+				}
+			}
+		}
+		if inFile != run.Requests {
+			t.Errorf("run %s: %d requests sent, %d records in requests.jsonl", run.Name, run.Requests, inFile)
+			lost += max(run.Requests-inFile, 0)
+		}
+	}
+	return lost
+}
+
+// matrixRow is one fault and what the harness must do under it.
+type matrixRow struct {
+	fault    string
+	extra    []string
+	wantCode int
+	wantMsg  string   // in the error message ("" = none expected)
+	classes  []string // error classes that must appear (and no others)
+	wantWarn string   // in results.json warnings
+	check    func(*testing.T, *observed)
+	did      string // what the harness did, for the matrix
+}
+
+var matrix = []matrixRow{
+	{fault: "never-ready", wantCode: 3, wantMsg: "server not ready after 5s (ready timeout)",
+		did: "gave up at --ready-timeout, stopped the server, exit 3; nothing sent"},
+	{fault: "exit-during-load", wantCode: 3, wantMsg: "exited",
+		did: "saw the process exit before ready, exit 3 with the log tail; nothing sent"},
+	{fault: "crash-after=3", extra: []string{"--requests", "6", "--stream", "on"}, wantCode: 3,
+		wantMsg: "server exited during the run", classes: []string{"connect"}, wantWarn: "server exited during the run",
+		check: func(t *testing.T, o *observed) {
+			// The launcher's readiness check (a 1-token completion) is the
+			// first of the 3 responses the engine serves.
+			if o.res == nil || len(o.res.Runs) != 1 || o.res.Runs[0].OK != 2 {
+				t.Errorf("want one run with 2 successful requests before the crash, got %+v", o.res)
+			}
+		},
+		did: "recorded in-flight/later requests as connect errors, stopped the run, saved partial results, exit 3"},
+	{fault: "http-error=0.3:500", extra: []string{"--requests", "12", "--stream", "off"}, wantCode: 0,
+		classes: []string{"http_status"},
+		check: func(t *testing.T, o *observed) {
+			for _, r := range o.recs {
+				if r.Error != "" && (r.Status != 500 || !strings.Contains(r.ErrorText, "HTTP 500")) {
+					t.Errorf("record %d: status %d %q, want HTTP 500", r.Index, r.Status, r.ErrorText)
+				}
+			}
+		},
+		did: "recorded each 500 as http_status (status, message), kept going, statistics over the successes, exit 0"},
+	{fault: "http-error=0.5:429", extra: []string{"--requests", "10", "--stream", "off", "--retries", "4"}, wantCode: 0,
+		classes: []string{"http_status"}, // on the retried attempts only
+		check: func(t *testing.T, o *observed) {
+			retried := 0
+			for _, r := range o.recs {
+				if r.Error != "" && !r.Retried {
+					t.Errorf("record %d failed (%s) after 4 retries at rate 0.5: want it retried to success", r.Index, r.Error)
+				}
+				if r.Retried {
+					retried++
+					if r.Status != 429 {
+						t.Errorf("retried attempt %d: status %d, want 429", r.Index, r.Status)
+					}
+				}
+			}
+			if run := o.res.Runs[0]; retried == 0 || run.Retries != retried {
+				t.Errorf("retried attempts in requests.jsonl %d, run.retries %d; want equal and > 0", retried, run.Retries)
+			}
+		},
+		did: "retried 429s with backoff (--retries 4), each retried attempt its own record, counted apart in retries, exit 0"},
+	{fault: "mid-stream-error-after=4", extra: []string{"--requests", "4", "--stream", "on"}, wantCode: 3,
+		wantMsg: "every request failed", classes: []string{"stream_error"}, check: partialTokens(4),
+		did: "recorded stream_error with the 4 tokens received (partial trace), exit 3 as every request failed"},
+	{fault: "drop-connection-after=4", extra: []string{"--requests", "4", "--stream", "on"}, wantCode: 3,
+		wantMsg: "every request failed", classes: []string{"truncated"}, check: partialTokens(4),
+		did: "recorded truncated (no [DONE]) with the partial trace, exit 3 as every request failed"},
+	{fault: "stall-after=4:30s", extra: []string{"--requests", "3", "--stream", "on", "--stall-timeout", "300ms"}, wantCode: 3,
+		wantMsg: "every request failed", classes: []string{"timeout"},
+		check: func(t *testing.T, o *observed) {
+			partialTokens(4)(t, o)
+			for _, r := range o.recs {
+				if !strings.Contains(r.ErrorText, "stall timeout") {
+					t.Errorf("record %d: %q, want the stall timeout named", r.Index, r.ErrorText)
+				}
+			}
+			if o.elapsed > 30*time.Second {
+				t.Errorf("took %v: the 30 s stall was waited out instead of --stall-timeout 300ms", o.elapsed)
+			}
+		},
+		did: "gave up on each stream after --stall-timeout 300ms (timeout, partial trace kept), exit 3 as every request failed"},
+	{fault: "malformed-event-after=4", extra: []string{"--requests", "4", "--stream", "on"}, wantCode: 3,
+		wantMsg: "every request failed", classes: []string{"malformed"}, check: partialTokens(4),
+		did: "recorded malformed with the bad event quoted and the partial trace, exit 3 as every request failed"},
+	{fault: "buffer-stream=8", extra: []string{"--requests", "4", "--stream", "on"}, wantCode: 0,
+		check: func(t *testing.T, o *observed) {
+			for _, r := range o.recs {
+				if r.OutputTokens != 32 {
+					t.Errorf("record %d: %d tokens, want 32", r.Index, r.OutputTokens)
+				}
+			}
+		},
+		did: "all requests succeeded (buffering is not an error; `probe buffering` flags it), exit 0"},
+	{fault: "metrics-unavailable", extra: []string{"--requests", "3", "--stream", "on"}, wantCode: 0,
+		wantWarn: "/metrics unavailable",
+		check: func(t *testing.T, o *observed) {
+			run := o.res.Runs[0]
+			if run.Engine.TTFTS != nil || run.Client.E2ES == nil {
+				t.Errorf("engine TTFT %v, client E2E %v: want engine absent, client present", run.Engine.TTFTS, run.Client.E2ES)
+			}
+		},
+		did: "engine columns absent with a warning, client columns reported, exit 0"},
+	{fault: "metrics-reset", extra: []string{"--requests", "3", "--stream", "on"}, wantCode: 0,
+		wantWarn: "reset",
+		check: func(t *testing.T, o *observed) {
+			run := o.res.Runs[0]
+			if run.Engine.TTFTS != nil || run.Client.E2ES == nil {
+				t.Errorf("engine TTFT %v, client E2E %v: want engine absent after the reset, client present", run.Engine.TTFTS, run.Client.E2ES)
+			}
+		},
+		did: "detected the counter reset, left engine figures out with a warning, client columns reported, exit 0"},
+}
+
+// partialTokens checks that each failed record kept the k tokens it got.
+func partialTokens(k int) func(*testing.T, *observed) {
+	return func(t *testing.T, o *observed) {
+		for _, r := range o.recs {
+			if r.Error != "" && (r.OutputTokens != k || r.Status != 200) {
+				t.Errorf("record %d (%s): %d tokens, status %d; want the %d tokens received before the fault, status 200",
+					r.Index, r.Error, r.OutputTokens, r.Status, k)
+			}
+		}
+	}
+}
+
+func TestFaultMatrix(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds servebench and starts the engine once per fault")
+	}
+	servebench(t)
+	var mu sync.Mutex
+	table := map[string]string{}
+	t.Cleanup(func() {
+		keys := make([]string, 0, len(table))
+		for k := range table {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool { return rowIndex(keys[i]) < rowIndex(keys[j]) })
+		var b strings.Builder
+		b.WriteString("\n| fault | what the harness did (observed) | exit | error classes | sent = ok + failed | records lost |\n|---|---|---|---|---|---|\n")
+		for _, k := range keys {
+			b.WriteString(table[k])
+		}
+		t.Log(b.String())
+	})
+	for _, row := range matrix {
+		t.Run(row.fault, func(t *testing.T) {
+			t.Parallel()
+			o := faultRun(t, row.fault, row.extra...)
+			lost := checkNoneLost(t, o)
+			if o.code != row.wantCode {
+				t.Errorf("exit %d (%s), want %d", o.code, o.msg, row.wantCode)
+			}
+			if row.wantMsg != "" && !strings.Contains(o.msg, row.wantMsg) {
+				t.Errorf("message %q, want it to contain %q", o.msg, row.wantMsg)
+			}
+			if row.wantMsg == "" && o.msg != "" {
+				t.Errorf("unexpected error: %s", o.msg)
+			}
+			got := o.classes()
+			for _, c := range row.classes {
+				if got[c] == 0 {
+					t.Errorf("error class %s: none recorded (classes %v)", c, got)
+				}
+			}
+			for c := range got {
+				if !slices.Contains(row.classes, c) {
+					t.Errorf("unexpected error class %s (%d records): want only %v", c, got[c], row.classes)
+				}
+			}
+			if row.wantWarn != "" && !strings.Contains(o.warnings(), row.wantWarn) {
+				t.Errorf("warnings %q, want one containing %q", o.warnings(), row.wantWarn)
+			}
+			if row.check != nil {
+				row.check(t, o)
+			}
+			mu.Lock()
+			table[row.fault] = matrixLine(row, o, lost)
+			mu.Unlock()
+		})
+	}
+}
+
+func rowIndex(fault string) int {
+	for i, r := range matrix {
+		if r.fault == fault {
+			return i
+		}
+	}
+	return len(matrix)
+}
+
+func matrixLine(row matrixRow, o *observed, lost int) string {
+	sent, ok, failed := 0, 0, 0
+	if o.res != nil {
+		for _, run := range o.res.Runs {
+			sent += run.Requests
+			ok += run.OK
+			for _, n := range run.Errors {
+				failed += n
+			}
+		}
+	}
+	cls := o.classes()
+	var cs []string
+	for c, n := range cls {
+		cs = append(cs, fmt.Sprintf("%s×%d", c, n))
+	}
+	sort.Strings(cs)
+	classes := strings.Join(cs, ", ")
+	if classes == "" {
+		classes = "none"
+	}
+	did := row.did
+	if o.msg != "" {
+		msg := o.msg
+		if len(msg) > 90 {
+			msg = msg[:90] + "..."
+		}
+		did += fmt.Sprintf(": `%s`", strings.ReplaceAll(msg, "|", "/"))
+	}
+	return fmt.Sprintf("| `%s` %s | %s | %d | %s | %d = %d + %d (%d lines) | %d |\n",
+		row.fault, strings.Join(row.extra, " "), did, o.code, classes, sent, ok, failed, o.lines, lost)
+}
