@@ -1,0 +1,127 @@
+package client_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/servebench/servebench/client"
+	"github.com/servebench/servebench/engine/sim"
+	"github.com/servebench/servebench/engine/sim/simtest"
+)
+
+// TestEndToEnd runs the client against the bundled engine (in-process, on
+// 127.0.0.1, sped up): chat and completions, streaming and not, with exact
+// output length, so token counts must match to the token.
+func TestEndToEnd(t *testing.T) {
+	const key = "sk-e2e-key"
+	e := simtest.Start(t, func(o *sim.Options) { o.APIKey = key; o.Speedup = 50 })
+	c := client.New(client.Options{BaseURL: e.BaseURL(), APIKey: key, MaxConns: 4, RequestTimeout: 30 * time.Second})
+	defer c.Close()
+	ctx := context.Background()
+
+	models, err := c.Models(ctx)
+	if err != nil || len(models) == 0 {
+		t.Fatalf("Models: %v, %v", models, err)
+	}
+	model := models[0].ID
+	if models[0].MaxModelLen != 4096 {
+		t.Errorf("max_model_len %d, want the default profile's 4096", models[0].MaxModelLen)
+	}
+
+	const n = 128
+	traces := map[string]client.Trace{}
+	for _, endpoint := range []string{"chat", "completions"} {
+		for _, stream := range []bool{true, false} {
+			req := &client.Request{Endpoint: endpoint, Model: model, MaxTokens: n, ExactLength: true, Stream: stream,
+				Messages: []client.Message{{Role: "user", Content: "Write a story about a fox."}},
+				Prompt:   "Once upon a time"}
+			tr := c.Do(ctx, req)
+			name := endpoint + map[bool]string{true: "/stream", false: "/nonstream"}[stream]
+			traces[name] = tr
+			if !tr.OK() {
+				t.Errorf("%s: %s %s", name, tr.Error, tr.ErrorText)
+				continue
+			}
+			if tr.OutputTokens != n || tr.TokensFrom != client.TokensFromUsage || tr.PromptTokens <= 0 ||
+				tr.FinishReason != "length" || tr.Status != 200 {
+				t.Errorf("%s: tokens %d from %q, prompt %d, finish %q, status %d", name, tr.OutputTokens,
+					tr.TokensFrom, tr.PromptTokens, tr.FinishReason, tr.Status)
+			}
+			if !(tr.Written > 0 && tr.Written <= tr.FirstByte && tr.FirstByte <= tr.FirstToken &&
+				tr.FirstToken <= tr.FirstVisible && tr.FirstVisible <= tr.Done) {
+				t.Errorf("%s: phases out of order: %+v", name, tr)
+			}
+			if !stream {
+				continue
+			}
+			sum := 0
+			for _, ev := range tr.Events {
+				sum += ev.Tokens
+			}
+			if sum != n || tr.Events[0].At != tr.FirstVisible {
+				t.Errorf("%s: events carry %d tokens in %d events, want %d", name, sum, len(tr.Events), n)
+			}
+		}
+	}
+	// The seed's lesson in miniature: streaming shows the first token long
+	// before a non-streaming answer shows anything.
+	s, ns := traces["chat/stream"], traces["chat/nonstream"]
+	if s.OK() && ns.OK() && !(s.FirstVisible*2 < ns.FirstVisible) {
+		t.Errorf("streaming first visible %v vs non-streaming %v", s.FirstVisible, ns.FirstVisible)
+	}
+
+	// A wrong key is an HTTP 401 with the server's message.
+	bad := client.New(client.Options{BaseURL: e.BaseURL(), APIKey: "wrong"})
+	tr := bad.Do(ctx, &client.Request{Endpoint: "chat", Model: model, Messages: []client.Message{{Role: "user", Content: "x"}}, MaxTokens: 1})
+	if tr.Error != client.ErrHTTPStatus || tr.Status != 401 {
+		t.Errorf("wrong key: %s %d %q", tr.Error, tr.Status, tr.ErrorText)
+	}
+}
+
+// TestEndToEndFaults: the engine's injected faults land in the right error
+// class, with the events before the fault kept.
+func TestEndToEndFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts one engine per fault")
+	}
+	tests := []struct {
+		fault    string
+		stall    time.Duration
+		stream   bool
+		want     client.ErrorClass
+		wantText string
+		events   int
+	}{
+		// vLLM's way: an error event, then [DONE], with HTTP 200.
+		{"mid-stream-error-after=5", 0, true, client.ErrStreamError, "injected error after 5 tokens", 5},
+		// The connection drops mid-body.
+		{"drop-connection-after=5", 0, true, client.ErrTruncated, "stream cut after 5", 5},
+		// A cut-off JSON event.
+		{"malformed-event-after=5", 0, true, client.ErrMalformed, "malformed event", 5},
+		// Events stop for longer than the stall timeout.
+		{"stall-after=5:60s", 300 * time.Millisecond, true, client.ErrTimeout, "stall timeout", 5},
+		// Every request refused.
+		{"http-error=1:503", 0, false, client.ErrHTTPStatus, "HTTP 503", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.fault, func(t *testing.T) {
+			e := simtest.Start(t, func(o *sim.Options) { o.Faults = []string{tt.fault}; o.Speedup = 200 })
+			c := client.New(client.Options{BaseURL: e.BaseURL(), StallTimeout: tt.stall, RequestTimeout: 30 * time.Second})
+			defer c.Close()
+			models, err := c.Models(context.Background())
+			if err != nil || len(models) == 0 {
+				t.Fatalf("Models: %v, %v", models, err)
+			}
+			tr := c.Do(context.Background(), &client.Request{Endpoint: "chat", Model: models[0].ID, MaxTokens: 32, ExactLength: true,
+				Stream: tt.stream, Messages: []client.Message{{Role: "user", Content: "hi"}}})
+			if tr.Error != tt.want || !strings.Contains(tr.ErrorText, tt.wantText) {
+				t.Errorf("got %s %q, want %s containing %q", tr.Error, tr.ErrorText, tt.want, tt.wantText)
+			}
+			if len(tr.Events) != tt.events || tr.OutputTokens != tt.events {
+				t.Errorf("partial trace: %d events, %d tokens; want %d", len(tr.Events), tr.OutputTokens, tt.events)
+			}
+		})
+	}
+}
