@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/servebench/servebench/engine/sim/simtest"
 )
 
 // The -update flag may be declared by another command's test in this
@@ -189,5 +191,18 @@ func TestScrapeModelFilter(t *testing.T) {
 	_, all, _ := scrapeCLI(t, "scrape", "--file", file, "--format", "json")
 	if out2 != all {
 		t.Errorf("the only model selected should equal no filter:\n%s\nvs\n%s", out2, all)
+	}
+}
+
+// TestScrapeBundledEngine reads the bundled engine's /metrics through the
+// command, from its base URL.
+func TestScrapeBundledEngine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the bundled engine")
+	}
+	e := simtest.Start(t, nil)
+	code, out, errOut := scrapeCLI(t, "scrape", e.BaseURL())
+	if code != 0 || !strings.Contains(out, "dialect: vllm") || !strings.Contains(out, "engine.ttft_s") {
+		t.Errorf("exit %d, stderr %q, output:\n%s", code, errOut, out)
 	}
 }
