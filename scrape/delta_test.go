@@ -339,3 +339,34 @@ func TestDiffUnknownServer(t *testing.T) {
 		t.Errorf("nil after: warnings %q", d.Warnings())
 	}
 }
+
+// TestSummaryAndUntyped: an exporter without bucket config writes TGI's
+// durations as summaries (count and sum, no quantile estimate), and an
+// exposition without TYPE lines is untyped; both are still read.
+func TestSummaryAndUntyped(t *testing.T) {
+	before := mustParse(t, "# TYPE tgi_request_duration summary\ntgi_request_duration{quantile=\"0.5\"} 1\n"+
+		"tgi_request_duration_sum 4\ntgi_request_duration_count 3\ntgi_request_success 3\ntgi_queue_size 2\n")
+	after := mustParse(t, "# TYPE tgi_request_duration summary\ntgi_request_duration{quantile=\"0.5\"} 1\n"+
+		"tgi_request_duration_sum 10\ntgi_request_duration_count 7\ntgi_request_success 7\ntgi_queue_size 5\n")
+	d := Diff(before, after, nil, Filter{})
+	if d.Dialect == nil || d.Dialect.Name != "tgi" {
+		t.Fatalf("dialect %v, warnings %q", d.Dialect, d.Warnings())
+	}
+	h, ok := d.Hist(EngineE2E)
+	if !ok || h.Count != 4 || h.Sum != 6 || h.Buckets != nil || !math.IsNaN(h.Quantile(0.5)) {
+		t.Errorf("summary E2E = %+v, %v; want count 4, sum 6, no buckets, NaN quantile", h, ok)
+	}
+	if v, ok := d.Counter(EngineRequests); !ok || v != 4 {
+		t.Errorf("untyped tgi_request_success delta = %g, %v; want 4", v, ok)
+	}
+	if v, ok := after.Gauge(d.Dialect, Filter{}, EngineWaiting); !ok || v != 5 {
+		t.Errorf("untyped tgi_queue_size = %g, %v; want 5", v, ok)
+	}
+	if w := strings.Join(d.Warnings(), "\n"); w != "" {
+		t.Errorf("warnings %q", w)
+	}
+	// TGI serves one model: a model filter is reported as not applied.
+	if w := strings.Join(Diff(before, after, nil, Filter{Model: "x"}).Warnings(), "\n"); !strings.Contains(w, "not applied") {
+		t.Errorf("model filter on TGI: warnings %q", w)
+	}
+}
