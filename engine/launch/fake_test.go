@@ -58,6 +58,7 @@ func envDur(name string, def time.Duration) time.Duration {
 //
 // LAUNCH_FAKE_PORT fixes the port (default 0, named in the log);
 // LAUNCH_FAKE_CHATONLY=1 answers 404 on /v1/completions;
+// LAUNCH_FAKE_NOMODELS=1 answers 404 on /v1/models;
 // LAUNCH_FAKE_HEALTH=404 makes /health answer 404.
 func fakeMain(mode string) int {
 	logf := func(format string, a ...any) {
@@ -158,7 +159,11 @@ func fakeHandler(ready *atomic.Bool) http.Handler {
 			fmt.Fprint(w, `{"error":{"code":503,"message":"Loading model"}}`)
 		}
 	})
-	mux.HandleFunc("/v1/models", func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc("/v1/models", func(w http.ResponseWriter, r *http.Request) {
+		if os.Getenv("LAUNCH_FAKE_NOMODELS") == "1" {
+			http.NotFound(w, r)
+			return
+		}
 		json.NewEncoder(w).Encode(map[string]any{"object": "list",
 			"data": []map[string]any{{"id": "fake/model", "object": "model", "max_model_len": 4096}}})
 	})

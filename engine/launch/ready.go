@@ -47,13 +47,15 @@ type waiter struct {
 	weights  bool   // weights-loaded progress reported
 	model    string // model to use for the completion probe
 	chat     bool   // completions endpoint refused: use chat
+	noModels bool   // GET /v1/models answered 404: no model-listed phase
 	last     string // why the last probe said "not yet", for the timeout message
 }
 
 // WaitReady polls the server every Spec.PollInterval until it has passed
 // every phase: port accepting TCP connections, GET HealthPath answering 200
 // (refused or 503 mean not yet), the model listed in GET /v1/models (Spec.Model,
-// or the first one listed), and a first 1-token completion (POST
+// or the first one listed; skipped when the server has no such route), and a
+// first 1-token completion (POST
 // /v1/completions, or /v1/chat/completions when that is refused). Times are
 // seconds since spawn, measured to the poll interval's resolution.
 // progress, if not nil, is called once per phase as it passes (the weights
@@ -151,14 +153,16 @@ func (w *waiter) step(ctx context.Context) (bool, error) {
 		w.st.HealthOKS = secs(at)
 		w.report(PhaseHealthOK, at)
 	}
-	if w.st.ModelListedS == nil {
+	if w.st.ModelListedS == nil && !w.noModels {
 		ok, err := w.models(ctx)
 		if !ok || err != nil {
 			return false, err
 		}
-		at := w.since()
-		w.st.ModelListedS = secs(at)
-		w.report(PhaseModelListed, at)
+		if !w.noModels {
+			at := w.since()
+			w.st.ModelListedS = secs(at)
+			w.report(PhaseModelListed, at)
+		}
 	}
 	ok, err := w.complete(ctx)
 	if !ok || err != nil {
@@ -260,6 +264,11 @@ func (w *waiter) models(ctx context.Context) (bool, error) {
 	case notYet(status):
 		w.last = fmt.Sprintf("%s: HTTP %d", what, status)
 		return false, nil
+	case status == http.StatusNotFound || status == http.StatusMethodNotAllowed:
+		// Older servers (e.g. TGI before its OpenAI routes) list no models:
+		// the phase is skipped (absent), not failed.
+		w.noModels = true
+		return true, nil
 	case status != http.StatusOK:
 		return false, w.final(what, status, body)
 	}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -157,6 +158,21 @@ func TestFixedBaseURLAndChatFallback(t *testing.T) {
 	}
 	if st.FirstTokenS == nil {
 		t.Error("first_token_s absent after falling back to chat")
+	}
+}
+
+func TestNoModelsRouteSkipsThePhase(t *testing.T) {
+	spec := fakeSpec(t, "vllm", "LAUNCH_FAKE_LOAD=10ms", "LAUNCH_FAKE_INIT=10ms", "LAUNCH_FAKE_NOMODELS=1")
+	spec.Model = "fake/model" // the completion still needs a name
+	s := startFake(t, spec)
+	var rec phaseRecorder
+	st, err := s.WaitReady(context.Background(), rec.record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.ModelListedS != nil || st.FirstTokenS == nil || slices.Contains(rec.phases, PhaseModelListed) {
+		t.Errorf("model_listed_s %v, first_token_s %v, phases %v: want the listing phase absent, the rest passed",
+			st.ModelListedS, st.FirstTokenS, rec.phases)
 	}
 }
 
