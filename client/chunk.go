@@ -42,6 +42,15 @@ type ChunkDecoder struct {
 	chunk   Chunk
 }
 
+// trim drops a scratch buffer grown by one huge body, so a pooled decoder
+// does not hold it.
+func (d *ChunkDecoder) trim() {
+	if cap(d.scratch) > 1<<20 {
+		d.scratch = nil
+	}
+	d.chunk = Chunk{}
+}
+
 // errDecline is the scanner saying "not sure: ask encoding/json".
 var errDecline = errors.New("chunk: decline")
 

@@ -243,3 +243,23 @@ func TestAPIKeyFromEnv(t *testing.T) {
 		t.Errorf("unset env: %q", got)
 	}
 }
+
+// TestDoMaxConns: the pool holds MaxConns connections; a request beyond
+// that waits for one, and Trace.Conn shows the wait.
+func TestDoMaxConns(t *testing.T) {
+	c := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
+		writeEvents(w, r, "sleep:200ms", vllmChunk("a"), "[DONE]")
+	}, func(o *Options) { o.MaxConns = 1 })
+	traces := make(chan Trace, 2)
+	for i := 0; i < 2; i++ {
+		go func() { traces <- c.Do(context.Background(), chatReq(true)) }()
+	}
+	a, b := <-traces, <-traces
+	if !a.OK() || !b.OK() {
+		t.Fatalf("failed: %s %s / %s %s", a.Error, a.ErrorText, b.Error, b.ErrorText)
+	}
+	if late := max(a.Conn, b.Conn); late < 150*time.Millisecond || !(a.ConnReused || b.ConnReused) {
+		t.Errorf("second request got its connection after %v (reused %v/%v); want it to wait for the first",
+			late, a.ConnReused, b.ConnReused)
+	}
+}

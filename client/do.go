@@ -26,6 +26,25 @@ var (
 // before the failure kept (the partial trace). Do is safe for concurrent
 // use; concurrency beyond Options.MaxConns waits for a connection (Trace.Conn
 // shows how long).
+//
+// Timings are offsets from Trace.Start on the monotonic clock: Conn, Written
+// and FirstByte from net/http/httptrace; FirstToken at the first event with
+// any generated text (content or reasoning); FirstVisible at the first event
+// with non-empty content (a role-only chunk is not visible); Done at
+// [DONE]. Non-streaming, FirstToken = FirstVisible = Done = the moment the
+// whole body was read and parsed.
+//
+// Tokens per event are 1, unless the chunk also carries cumulative usage
+// (vLLM's continuous_usage_stats), whose growth is used instead.
+// OutputTokens is the server's usage.completion_tokens when it sent usage
+// (TokensFrom "usage"), else the sum over events (TokensFrom "events").
+//
+// Classes: ErrConnect (no response), ErrHTTPStatus (non-2xx; ErrorText has
+// the server's message, RetryAfter its Retry-After), ErrStreamError (an
+// error event in a 2xx stream or body), ErrMalformed (an event or body that
+// is not the expected JSON), ErrTruncated (no [DONE], or the body was cut),
+// ErrTimeout (RequestTimeout or StallTimeout), ErrCanceled (ctx done),
+// ErrRequest (req invalid; nothing sent).
 func (c *Client) Do(ctx context.Context, req *Request) Trace {
 	tr := Trace{Stream: req.Stream}
 	path, err := req.path()

@@ -17,7 +17,10 @@ const MaxEventSize = 8 << 20
 // data exceeds MaxEventSize.
 var ErrEventTooLarge = errors.New("sse: event larger than MaxEventSize")
 
-const sseInitialBuf = 4096
+const (
+	sseInitialBuf = 4096
+	sseKeepBuf    = 64 << 10 // larger buffers are dropped on Reset
+)
 
 // SSEReader reads the data of Server-Sent Events from a stream, following
 // the WHATWG event-stream grammar where it matters to LLM servers:
@@ -58,8 +61,13 @@ func NewSSEReader(r io.Reader) *SSEReader {
 // Reset discards all state and reads from r next, keeping the buffers, so a
 // pooled SSEReader serves many streams without allocating.
 func (s *SSEReader) Reset(r io.Reader) {
-	if s.buf == nil {
+	// A huge event grew the buffers once; do not keep that much per
+	// pooled reader.
+	if s.buf == nil || len(s.buf) > sseKeepBuf {
 		s.buf = make([]byte, sseInitialBuf)
+	}
+	if cap(s.data) > sseKeepBuf {
+		s.data = nil
 	}
 	s.r = r
 	s.start, s.end = 0, 0

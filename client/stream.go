@@ -43,6 +43,7 @@ func (x *exchange) readStream(body io.Reader, maxTokens int) bool {
 	rd := readerPool.Get().(*readers)
 	defer func() {
 		rd.sse.Reset(nil) // drop the body reference before pooling
+		rd.dec.trim()
 		readerPool.Put(rd)
 	}()
 	rd.sse.Reset(body)
@@ -147,7 +148,10 @@ func (x *exchange) readBody(r io.Reader) {
 		return
 	}
 	rd := readerPool.Get().(*readers)
-	defer readerPool.Put(rd)
+	defer func() {
+		rd.dec.trim()
+		readerPool.Put(rd)
+	}()
 	ch, err := rd.dec.Decode(body)
 	if err != nil {
 		x.fail(ErrMalformed, fmt.Sprintf("malformed body %s: %v", x.clip(body), err))

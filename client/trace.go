@@ -52,7 +52,7 @@ type Trace struct {
 	OutputTokens  int    // from usage if present, else counted from events
 	TokensFrom    string // "usage" or "events"; "" when unknown (non-streaming body without usage)
 	FinishReason  string
-	Events        []Event // content events, capped at MaxEvents
+	Events        []Event // token-carrying events, capped at MaxEvents
 	EventsDropped int
 
 	Error      ErrorClass
