@@ -97,9 +97,28 @@ func AnalyzeBursts(events []client.Event, ref time.Duration) Bursts {
 	return b
 }
 
-// buffering streams one exact-length request and compares the arrival
+// bufferingAttempts bounds the requests the buffering probe sends. A stream
+// is called buffered only when every attempt shows bursts: a proxy buffers
+// every stream alike, while a client or machine that stalls once (CPU
+// contention) makes one stream look bursty, rarely several in a row.
+const bufferingAttempts = 3
+
+// buffering streams exact-length requests and compares their arrival
 // pattern with the engine's inter-token latency from /metrics.
 func (e *env) buffering(ctx context.Context) *Result {
+	var r *Result
+	for i := 1; i <= bufferingAttempts; i++ {
+		r = e.bufferingOnce(ctx)
+		r.add("attempts", i, fmt.Sprintf("%d (stops at the first that streams token by token; buffered only if none does)", i))
+		if r.Verdict == Pass {
+			return r
+		}
+	}
+	return r
+}
+
+// bufferingOnce measures one streaming request.
+func (e *env) bufferingOnce(ctx context.Context) *Result {
 	r := &Result{Probe: "buffering"}
 	n := e.o.MaxTokens
 	if n == 0 {
@@ -109,7 +128,9 @@ func (e *env) buffering(ctx context.Context) *Result {
 	if werr != nil {
 		r.warn("engine figures absent (%v): comparing with the client's own pace", werr)
 	}
+	meter := startStallMeter()
 	tr := e.c.Do(ctx, e.request(probePrompt, n, true, true))
+	stalls := meter.stop()
 	if !tr.OK() {
 		r.Verdict, r.Summary = Inconclusive, fmt.Sprintf("the streaming request failed (%s): %s", tr.Error, tr.ErrorText)
 		return r
@@ -124,7 +145,11 @@ func (e *env) buffering(ctx context.Context) *Result {
 		return r
 	}
 	e.burstEvidence(r, &tr, b, itl, ttft)
+	long, stalled := StalledGaps(tr.Events, tr.Start, b.Ref, stalls)
+	r.add("long_gaps_client_stalled", stalled, fmt.Sprintf("%d of %d gaps over %gx the reference coincide with the probe's own process stalling", stalled, long, longGap))
 	switch {
+	case b.Buffered && long > 0 && 2*stalled >= long:
+		r.Verdict, r.Summary = Inconclusive, fmt.Sprintf("bursty, but %d of %d long gaps coincide with this probe's own process stalling (CPU contention on the client): rerun on a quiet machine", stalled, long)
 	case b.Buffered:
 		r.Verdict, r.Summary = Fail, fmt.Sprintf("buffered: %d of %d tokens arrived in bursts (up to %d tokens at once, gaps up to %s vs %s per token)%s",
 			b.InBursts, b.Tokens, b.MaxGroup, ms(b.MaxGap), ms(b.Ref), lostWhere(&tr, ttft))
@@ -202,3 +227,90 @@ func lostWhere(tr *client.Trace, ttft time.Duration) string {
 }
 
 func round2(v float64) float64 { return math.Round(v*100) / 100 }
+
+// longGap is how many reference inter-token latencies make a gap "long".
+const longGap = 2.0
+
+// Span is an interval of wall time.
+type Span struct{ From, To time.Time }
+
+// StalledGaps counts the gaps between events longer than longGap*ref, and
+// how many of them overlap a span in which the probe's own process did not
+// run for at least half the gap (stalls from a stallMeter): those are the
+// client's doing, not the server's or a proxy's.
+func StalledGaps(events []client.Event, start time.Time, ref time.Duration, stalls []Span) (long, stalled int) {
+	for i := 1; i < len(events); i++ {
+		from, to := start.Add(events[i-1].At), start.Add(events[i].At)
+		gap := to.Sub(from)
+		if ref <= 0 || float64(gap) < longGap*float64(ref) {
+			continue
+		}
+		long++
+		for _, s := range stalls {
+			lo, hi := maxTime(from, s.From), minTime(to, s.To)
+			if hi.Sub(lo) >= gap/2 {
+				stalled++
+				break
+			}
+		}
+	}
+	return long, stalled
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+// stallMeter notices when the probe's own process does not get to run: a
+// goroutine that wakes every meterPeriod records every wake-up that came
+// more than meterLate late. It keeps at most maxStalls spans.
+type stallMeter struct {
+	done   chan struct{}
+	result chan []Span
+}
+
+const (
+	meterPeriod = time.Millisecond
+	meterLate   = 2 * time.Millisecond
+	maxStalls   = 4096
+)
+
+func startStallMeter() *stallMeter {
+	m := &stallMeter{done: make(chan struct{}), result: make(chan []Span, 1)}
+	go func() {
+		var spans []Span
+		t := time.NewTicker(meterPeriod)
+		defer t.Stop()
+		prev := time.Now()
+		for {
+			select {
+			case <-m.done:
+				m.result <- spans
+				return
+			case <-t.C:
+				now := time.Now()
+				if now.Sub(prev) > meterPeriod+meterLate && len(spans) < maxStalls {
+					spans = append(spans, Span{From: prev, To: now})
+				}
+				prev = now
+			}
+		}
+	}()
+	return m
+}
+
+// stop ends the meter and returns the stalls it saw.
+func (m *stallMeter) stop() []Span {
+	close(m.done)
+	return <-m.result
+}

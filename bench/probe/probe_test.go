@@ -84,6 +84,11 @@ func TestCancelIgnoreDisconnectKeepsGenerating(t *testing.T) {
 func TestBufferingPlainPasses(t *testing.T) {
 	e := start(t, "plain")
 	r := runOne(t, "buffering", opts(e))
+	if r.Verdict == probe.Inconclusive && strings.Contains(r.Summary, "own process stalling") {
+		// A loaded test machine starved the probe: it said so instead of
+		// blaming the server, which is what this test protects.
+		t.Skipf("machine too busy to judge: %s", r.Summary)
+	}
 	if r.Verdict != probe.Pass {
 		t.Fatalf("verdict %s %q, want pass", r.Verdict, r.Summary)
 	}
@@ -199,6 +204,10 @@ func TestAllJSON(t *testing.T) {
 		t.Fatalf("%d results, want %d", len(back), len(probe.Names))
 	}
 	for i, r := range back {
+		if r.Verdict == probe.Inconclusive && strings.Contains(r.Summary, "own process stalling") {
+			t.Logf("%s: machine too busy to judge: %s", r.Probe, r.Summary)
+			continue
+		}
 		if r.Probe != probe.Names[i] || r.Verdict != probe.Pass || len(r.Evidence) == 0 {
 			t.Errorf("result %d: %s %s %q with %d evidence items; want %s pass with evidence",
 				i, r.Probe, r.Verdict, r.Summary, len(r.Evidence), probe.Names[i])
