@@ -183,6 +183,12 @@ func FetchAll(ctx context.Context, hc *http.Client, urls []string) (*Snapshot, e
 	case 1:
 		return Fetch(ctx, hc, urls[0])
 	}
+	for i, u := range urls {
+		if slices.Contains(urls[:i], u) {
+			// The same server twice would be summed twice.
+			return nil, fmt.Errorf("metrics URL %q given twice", u)
+		}
+	}
 	snaps := make([]*Snapshot, len(urls))
 	errs := make([]error, len(urls))
 	var wg sync.WaitGroup

@@ -169,6 +169,9 @@ func TestFetchAll(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), a.URL+"/missing") {
 		t.Errorf("one bad replica: err = %v, want it named", err)
 	}
+	if _, err := FetchAll(context.Background(), nil, []string{a.URL + "/metrics", a.URL + "/metrics"}); err == nil || !strings.Contains(err.Error(), "twice") {
+		t.Errorf("same URL twice: err = %v, want a refusal (it would be summed twice)", err)
+	}
 	if _, err := FetchAll(context.Background(), nil, nil); err == nil {
 		t.Error("no URLs: want an error")
 	}

@@ -108,14 +108,16 @@ func TestScrapeURL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/metrics" {
 			http.NotFound(w, r)
 			return
 		}
 		w.Write(raw)
-	}))
+	})
+	srv, srv2 := httptest.NewServer(handler), httptest.NewServer(handler)
 	defer srv.Close()
+	defer srv2.Close()
 	quantity := func(args ...string) map[string]float64 {
 		code, out, errOut := scrapeCLI(t, append([]string{"scrape", "--format", "json"}, args...)...)
 		if code != 0 {
@@ -134,7 +136,7 @@ func TestScrapeURL(t *testing.T) {
 	if v := quantity(srv.URL)["value"]; v != 7557572 {
 		t.Errorf("one URL: generation tokens %g, want 7557572", v)
 	}
-	if v := quantity(srv.URL+"/metrics", srv.URL)["value"]; v != 2*7557572 {
+	if v := quantity(srv.URL+"/metrics", srv2.URL)["value"]; v != 2*7557572 {
 		t.Errorf("two replicas: generation tokens %g, want twice 7557572", v)
 	}
 }
