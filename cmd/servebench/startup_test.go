@@ -7,9 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/report/stats"
@@ -202,5 +206,74 @@ func TestStartupFromLog(t *testing.T) {
 	}
 	if st.KVCacheTokens == nil || *st.KVCacheTokens != 205696 || st.InitEngineS == nil || *st.InitEngineS != 102.52 || st.HealthOKS != nil {
 		t.Errorf("json = %s", out)
+	}
+}
+
+// pidAlive reports whether pid is a live process (not a zombie left for a
+// PID 1 that never reaps).
+func pidAlive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || (s[i+2] != 'Z' && s[i+2] != 'X')
+}
+
+// enginePID waits for the engine's first log line in dir/server.log and
+// returns the pid it names ("(APIServer pid=N)").
+func enginePID(t *testing.T, dir string) int {
+	t.Helper()
+	re := regexp.MustCompile(`\(APIServer pid=(\d+)\)`)
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		b, _ := os.ReadFile(filepath.Join(dir, result.ServerLog))
+		if m := re.FindSubmatch(b); m != nil {
+			pid, _ := strconv.Atoi(string(m[1]))
+			return pid
+		}
+	}
+	t.Fatal("the engine named no pid in server.log within 20 s")
+	return 0
+}
+
+// TestStartupInterruptedLeavesNoChild: SIGINT to servebench during start-up
+// stops the engine and exits 4; SIGKILL to servebench (which can run no
+// handler) still takes the engine down, by the parent-death signal.
+func TestStartupInterruptedLeavesNoChild(t *testing.T) {
+	bin := startupBin(t)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGKILL} {
+		t.Run(sig.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			// Speedup 1: the engine is still loading when the signal comes.
+			cmd := exec.Command(bin, "startup", "--quiet", "--out", dir)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			pid := enginePID(t, dir)
+			if !pidAlive(pid) {
+				t.Fatalf("engine pid %d not running before the signal", pid)
+			}
+			cmd.Process.Signal(sig)
+			err := cmd.Wait()
+			if sig == syscall.SIGINT {
+				if code := cmd.ProcessState.ExitCode(); code != exitInterrupted || !strings.Contains(stderr.String(), "interrupted") {
+					t.Errorf("exit %d (%v), stderr %q: want 4 and 'interrupted'", code, err, stderr.String())
+				}
+			}
+			deadline := time.Now().Add(5 * time.Second)
+			for pidAlive(pid) && time.Now().Before(deadline) {
+				time.Sleep(20 * time.Millisecond)
+			}
+			if pidAlive(pid) {
+				syscall.Kill(pid, syscall.SIGKILL)
+				t.Fatalf("engine pid %d outlived servebench (%v)", pid, sig)
+			}
+		})
 	}
 }
