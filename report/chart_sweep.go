@@ -73,7 +73,7 @@ func SweepChart(res *result.Results) ([]byte, error) {
 	}
 	for _, p := range []*plot.Plot{lat, tput} {
 		p.Title.TextStyle.Font.Size = labelSize
-		p.X.Scale = plot.LogScale{}
+		p.X.Scale = logScale{}
 		p.X.Tick.Marker = plot.ConstantTicks(ticks)
 		p.X.Min, p.X.Max = lo/1.15, hi*1.15
 		grid := plotter.NewGrid()

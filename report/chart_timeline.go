@@ -144,8 +144,14 @@ func (t *timeline) clientLane(c draw.Canvas, trX func(float64) vg.Length, y, h v
 		c.StrokeLine2(tick, trX(at), y-th, trX(at), y+th)
 	}
 	c.DrawGlyph(glyph(Palette[KeySent], draw.CircleGlyph{}), vg.Point{X: trX(0), Y: y})
-	c.DrawGlyph(glyph(Palette[KeyFirstVisible], draw.PyramidGlyph{}), vg.Point{X: trX(fv), Y: y})
-	c.DrawGlyph(glyph(Palette[KeyE2EClient], draw.BoxGlyph{}), vg.Point{X: trX(e2e), Y: y})
+	// Done before first visible, a size larger: when they coincide (not
+	// streaming) the triangle sits inside the square and both show.
+	done := glyph(Palette[KeyE2EClient], draw.BoxGlyph{})
+	done.Radius = vg.Points(7.5)
+	c.DrawGlyph(done, vg.Point{X: trX(e2e), Y: y})
+	first := glyph(Palette[KeyFirstVisible], draw.PyramidGlyph{})
+	first.Radius = vg.Points(5.5)
+	c.DrawGlyph(first, vg.Point{X: trX(fv), Y: y})
 	events := plural(r.rec.OutputTokens, "token") + " in " + plural(len(times), "content event")
 	if trX(e2e)-trX(fv) < vg.Points(12) {
 		// First visible output and done coincide (non-streaming): one label.
@@ -154,11 +160,11 @@ func (t *timeline) clientLane(c draw.Canvas, trX func(float64) vg.Length, y, h v
 		return
 	}
 	below(c, lab, trX(fv), y-th-vg.Points(2), fmt.Sprintf("first visible %s", secs(fv)))
-	done := fmt.Sprintf("done %s", secs(e2e))
-	above(c, lab, trX(e2e), y+th+vg.Points(2), done, draw.XRight)
+	doneLabel := fmt.Sprintf("done %s", secs(e2e))
+	above(c, lab, trX(e2e), y+th+vg.Points(2), doneLabel, draw.XRight)
 	s := lab
 	s.Color = Palette[KeyContent]
-	if room := trX(e2e) - trX(fv) - lab.Width(done); room > s.Width(events)+vg.Points(20) {
+	if room := trX(e2e) - trX(fv) - lab.Width(doneLabel); room > s.Width(events)+vg.Points(20) {
 		above(c, s, trX(fv)+room/2, y+th+vg.Points(2), events, draw.XCenter)
 	}
 }

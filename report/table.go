@@ -182,7 +182,17 @@ func (c Cell) format(col Column) string {
 	if !c.OK {
 		return fmt.Sprintf("n/a [%d]", c.Note+1)
 	}
-	return fmt.Sprintf("%.*f %s", col.Decimals, c.Value, col.Unit)
+	return fmt.Sprintf("%.*f %s", decimalsFor(c.Value, col.Decimals), c.Value, col.Unit)
+}
+
+// decimalsFor keeps the seed's precision d unless it would leave v with
+// fewer than two significant digits (a bundled engine at --speedup 100
+// answers in tenths of a millisecond); then it shows two. Zero stays "0.0".
+func decimalsFor(v float64, d int) int {
+	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(v) >= math.Pow(10, float64(1-d)) {
+		return d
+	}
+	return max(d, 1-int(math.Floor(math.Log10(math.Abs(v)))))
 }
 
 // noteLines are the footnotes as printed under a text or Markdown table.

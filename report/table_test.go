@@ -137,3 +137,28 @@ func TestTableBadFormat(t *testing.T) {
 		}
 	}
 }
+
+// TestCellPrecision: the seed's precision, except where it would hide a
+// small value.
+func TestCellPrecision(t *testing.T) {
+	cases := []struct {
+		v    float64
+		d    int
+		want string
+	}{
+		{0.026, 3, "0.026 s"},      // the seed's client figure
+		{0.0284, 4, "0.0284 s"},    // the seed's engine TTFT
+		{0, 1, "0.0 s"},            // the seed's queue wait
+		{2.04, 1, "2.0 s"},         // a real queue wait
+		{0.04, 1, "0.040 s"},       // would print as 0.0
+		{0.000264, 3, "0.00026 s"}, // bundled engine at speedup 100
+		{0.000284, 4, "0.00028 s"},
+		{3.852, 3, "3.852 s"},
+	}
+	for _, c := range cases {
+		got := Cell{Value: c.v, OK: true}.format(Column{Decimals: c.d, Unit: "s"})
+		if got != c.want {
+			t.Errorf("%g at %d decimals = %q, want %q", c.v, c.d, got, c.want)
+		}
+	}
+}
