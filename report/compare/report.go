@@ -228,6 +228,11 @@ func judge(row *Row, q quantity, hasThreshold bool, alpha float64) {
 		worse = row.New < row.Base
 	}
 	row.Significant = row.P != nil && *row.P < alpha
+	if q.src == fromThroughput && worse != (row.rateNew < row.rateBase) {
+		// The run figure and the tested per-request rates disagree on
+		// the direction: no finding either way.
+		row.Significant = false
+	}
 	switch {
 	case !row.Significant || row.New == row.Base:
 		row.Verdict = VerdictSame
