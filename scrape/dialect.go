@@ -45,6 +45,7 @@ const (
 	KindGauge
 )
 
+// String returns "histogram", "counter" or "gauge".
 func (k Kind) String() string {
 	switch k {
 	case KindHistogram:
@@ -271,7 +272,7 @@ var dialects = []*Dialect{
 				Note: "token_usage: share of the KV token pool in use"},
 		},
 		Notes: []string{
-			"SGLang exports no per-request prefill or decode time histogram; engine.prefill and engine.decode are unavailable",
+			"SGLang has no per-request prefill/decode time histograms like vLLM's (sglang:per_stage_req_latency_seconds times scheduler stages): engine.prefill and engine.decode are unavailable",
 			"older SGLang releases export no sglang:queue_time_seconds or sglang:num_requests_total",
 		},
 	},

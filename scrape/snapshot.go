@@ -54,6 +54,7 @@ type ParseError struct {
 	Msg    string
 }
 
+// Error names the source and, when known, the line.
 func (e *ParseError) Error() string {
 	src := e.Source
 	if src == "" {
