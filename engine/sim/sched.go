@@ -132,8 +132,9 @@ func (s *scheduler) kick() {
 
 // catchUp is how far behind its modelled schedule the loop may fall and
 // still catch up (by skipping sleeps) instead of starting afresh: longer
-// than a GC pause or a CPU-starved wake-up on a busy 2-core machine.
-const catchUp = 250 * time.Millisecond
+// than a GC pause or a CPU-starved wake-up on a busy, shared 2-core machine
+// (a load average of 30 starves a thread for a few hundred ms at times).
+const catchUp = time.Second
 
 // run is the step loop; it returns when ctx is done.
 //
@@ -178,17 +179,15 @@ func (s *scheduler) run(ctx context.Context) {
 // goroutine got around to waking up.
 func (s *scheduler) stepStart() int64 {
 	now := s.e.now()
-	start := now
 	switch {
+	case s.prevEnd > 0 && now-s.prevEnd <= int64(catchUp):
+		return s.prevEnd
 	case s.prevEnd > 0:
-		start = s.prevEnd
+		return now // too far behind to catch up: resume from now
 	case len(s.waiting) > 0:
-		start = max(s.waiting[0].queued, s.lastEnd)
+		return min(max(s.waiting[0].queued, s.lastEnd), now)
 	}
-	if now-start > int64(catchUp) {
-		start = now // too far behind to catch up: resume from now
-	}
-	return start
+	return now
 }
 
 // drain moves arrivals into the waiting queue and carries out aborts.

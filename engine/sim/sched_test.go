@@ -130,9 +130,11 @@ func TestMetricsDeltasMatchRequests(t *testing.T) {
 }
 
 // TestQueueingBeyondMaxNumSeqs: with 2 slots and 6 concurrent requests,
-// never more than 2 run, 4 wait, and queue time shows up in the metrics.
+// never more than 2 run, others wait, and queue time shows up in the
+// metrics (and so in TTFT).
 func TestQueueingBeyondMaxNumSeqs(t *testing.T) {
-	e := simtest.Start(t, func(o *sim.Options) { o.MaxNumSeqs = 2; o.Speedup = 20 })
+	const speedup, tokens = 10, 400
+	e := simtest.Start(t, func(o *sim.Options) { o.MaxNumSeqs = 2; o.Speedup = speedup })
 	before := scrape(t, e)
 	var maxRunning, maxWaiting float64
 	stop := make(chan struct{})
@@ -150,18 +152,21 @@ func TestQueueingBeyondMaxNumSeqs(t *testing.T) {
 			maxWaiting = max(maxWaiting, value(m, "vllm:num_requests_waiting"))
 		}
 	}()
-	parallel(6, func(int) { streamTokens(t, e, "queue me", 200) })
+	parallel(6, func(int) { streamTokens(t, e, "queue me", tokens) })
 	close(stop)
 	<-polled
 	after := scrape(t, e)
-	if maxRunning != 2 || maxWaiting != 4 {
-		t.Errorf("max running %v waiting %v, want 2 and 4", maxRunning, maxWaiting)
+	if maxRunning != 2 || maxWaiting < 2 {
+		t.Errorf("max running %v waiting %v, want 2 and >= 2", maxRunning, maxWaiting)
 	}
 	queue := histSum(after, "vllm:request_queue_time_seconds") - histSum(before, "vllm:request_queue_time_seconds")
-	// Requests 3-6 wait for one or two whole 200-token requests (~3 s of
-	// model time each, /20): at least 4 x 3/20 s in all.
-	if want := 4 * 3.0 / 20; queue < want*0.8 {
-		t.Errorf("total queue time %.3fs, want >= %.3fs", queue, want*0.8)
+	ttft := histSum(after, "vllm:time_to_first_token_seconds") - histSum(before, "vllm:time_to_first_token_seconds")
+	// One request lasts ~400 x 15 ms = 6 s of model time (0.6 s here);
+	// requests 3-6 wait for one or two of them: ~4 x 0.6 s in all if they
+	// arrive together, at least one request's length however a loaded host
+	// staggers the clients.
+	if one := tokens * 0.015 / speedup; queue < one || ttft < queue {
+		t.Errorf("total queue time %.3fs, TTFT %.3fs; want queue >= %.3fs and TTFT >= queue", queue, ttft, one)
 	}
 	t.Logf("max running %v, max waiting %v, total queue time %.3fs", maxRunning, maxWaiting, queue)
 }
