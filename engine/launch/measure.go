@@ -6,7 +6,6 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/servebench/servebench/bench/result"
@@ -188,12 +187,12 @@ func WriteText(w io.Writer, runs []*Measurement) error {
 		fmt.Fprintf(w, "; times to a resolution of %.3f s (the poll interval)", *p)
 	}
 	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	multi := len(runs) > 1
 	if multi {
-		fmt.Fprintln(tw, "phase\tsince spawn (s) min\tmedian\tmax\t| phase (s) min\tmedian\tmax\t")
+		fmt.Fprintf(w, "%-16s%27s  |%24s\n", "", "since spawn (s)", "phase (s)")
+		fmt.Fprintf(w, "%-16s%9s%9s%9s  |%8s%8s%8s\n", "phase", "min", "median", "max", "min", "median", "max")
 	} else {
-		fmt.Fprintln(tw, "phase\tsince spawn (s)\tphase (s)\t")
+		fmt.Fprintf(w, "%-16s%16s%11s\n", "phase", "since spawn (s)", "phase (s)")
 	}
 	for i, r := range rows {
 		var at, dur []float64
@@ -209,26 +208,29 @@ func WriteText(w io.Writer, runs []*Measurement) error {
 				}
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s%s\n", r.phase, cells(stats.Summarize(at), multi), cells(stats.Summarize(dur), multi))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
+		a, d := stats.Summarize(at), stats.Summarize(dur)
+		if multi {
+			fmt.Fprintf(w, "%-16s%s  |%s\n", r.phase, cells(a, 9, true), cells(d, 8, true))
+		} else {
+			fmt.Fprintf(w, "%-16s%s%s\n", r.phase, cells(a, 16, false), cells(d, 11, false))
+		}
 	}
 	return writeFacts(w, runs)
 }
 
-// cells formats a summary as one cell (single run) or min/median/max.
-func cells(s *stats.Summary, multi bool) string {
-	if s == nil {
-		if multi {
-			return "-\t-\t-\t"
-		}
-		return "-\t"
+// cells formats a summary as one right-aligned cell of width wd (single
+// run) or three: min, median, max.
+func cells(s *stats.Summary, wd int, multi bool) string {
+	f := func(v float64) string { return fmt.Sprintf("%*.2f", wd, v) }
+	switch {
+	case s == nil && multi:
+		return fmt.Sprintf("%*s%*s%*s", wd, "-", wd, "-", wd, "-")
+	case s == nil:
+		return fmt.Sprintf("%*s", wd, "-")
+	case multi:
+		return f(s.Min) + f(s.Median) + f(s.Max)
 	}
-	if multi {
-		return fmt.Sprintf("%.2f\t%.2f\t%.2f\t", s.Min, s.Median, s.Max)
-	}
-	return fmt.Sprintf("%.2f\t", s.Median)
+	return f(s.Median)
 }
 
 // writeFacts lists the log-derived facts (min/median/max over runs).
@@ -262,7 +264,7 @@ func writeFacts(w io.Writer, runs []*Measurement) error {
 		}
 		f := func(v float64) string {
 			if fa.format == "%s" {
-				return Group(int64(v))
+				return group(int64(v))
 			}
 			return fmt.Sprintf(fa.format, v)
 		}
@@ -287,8 +289,8 @@ func engineName(e string) string {
 	return e + " format"
 }
 
-// Group formats n with comma thousands separators, as vLLM prints token counts.
-func Group(n int64) string {
+// group formats n with comma thousands separators, as vLLM prints token counts.
+func group(n int64) string {
 	s := fmt.Sprint(n)
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")
