@@ -102,6 +102,9 @@ func (e *env) watchAfterLeave(ctx context.Context, r *Result, w *watcher, left t
 	r.add("generation_stopped_by_s", secs(lastChange.Sub(left)), ms(lastChange.Sub(left))+" after the disconnect (first scrape showing the final count)")
 	if last.finishedOK {
 		r.add("finished_requests_delta", last.finished, fmt.Sprintf("%.0f", last.finished))
+		if last.finished > 1 {
+			r.warn("the engine finished %.0f requests while the probe watched: other traffic mixes into the token counts", last.finished)
+		}
 	}
 	watched := last.at.Sub(left)
 	r.add("watched_s", secs(watched), ms(watched))

@@ -239,3 +239,16 @@ func TestMetricsUnavailableCancelInconclusive(t *testing.T) {
 		t.Fatalf("verdict %s %q, want inconclusive: cannot watch the engine", r.Verdict, r.Summary)
 	}
 }
+
+// TestCompletionsEndpoint runs the probes that send their own requests on
+// /v1/completions.
+func TestCompletionsEndpoint(t *testing.T) {
+	e := start(t, "plain")
+	o := opts(e)
+	o.Endpoint = "completions"
+	for _, name := range []string{"cancel", "limits", "midstream-error"} {
+		if r := runOne(t, name, o); r.Verdict != probe.Pass {
+			t.Errorf("%s on completions: %s %q, want pass", name, r.Verdict, r.Summary)
+		}
+	}
+}

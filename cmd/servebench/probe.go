@@ -149,7 +149,9 @@ func runProbe(cmd *cobra.Command, name string, o *probeOptions) error {
 			return fmt.Errorf("finding the servebench binary for the bundled engine: %w", err)
 		}
 		so.Self = self
-		fmt.Fprintln(cmd.ErrOrStderr(), "starting the bundled engine (--base-url probes a running server)...")
+		stderr := cmd.ErrOrStderr()
+		fmt.Fprintln(stderr, "starting the bundled engine (--base-url probes a running server)...")
+		so.Phase = func(phase string, at time.Duration) { fmt.Fprintf(stderr, "  %s at %.1f s\n", phase, at.Seconds()) }
 	}
 	srv, err := bench.StartServer(ctx, so)
 	if err != nil {
