@@ -261,6 +261,25 @@ func TestSomeFailuresJudged(t *testing.T) {
 	}
 }
 
+// TestRetriedAttemptsNotCounted: an attempt retried after a 503 is
+// superseded by the next attempt, so it is neither a failure nor a sample.
+func TestRetriedAttemptsNotCounted(t *testing.T) {
+	base := synthSide(t, "base", 1, 100, synthRun{name: "r", n: 20, scale: 1, stream: true})
+	nw := synthSide(t, "new", 2, 100, synthRun{name: "r", n: 20, scale: 1, stream: true, failed: 5})
+	for i := range nw.Records {
+		if nw.Records[i].Error != "" {
+			nw.Records[i].Retried = true
+		}
+	}
+	rep, err := Compare(base, nw, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := rep.Runs[0].New; c.Measured != 15 || c.Failed != 0 {
+		t.Errorf("new counts %+v; want 15 measured, 0 failed", c)
+	}
+}
+
 // TestNoRunInCommon is unusable input, and unmatched runs are listed.
 func TestNoRunInCommon(t *testing.T) {
 	base := synthSide(t, "base", 1, 100, synthRun{name: "a", n: 20, scale: 1})

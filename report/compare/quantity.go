@@ -93,7 +93,9 @@ func samplesOf(recs []result.Record, run string) *runSamples {
 	add := func(name string, v float64) { s.byName[name] = append(s.byName[name], v) }
 	for i := range recs {
 		r := &recs[i]
-		if r.Run != run || r.Warmup {
+		// A retried attempt is superseded by the next one: only each
+		// request's final attempt counts, as in results.json.
+		if r.Run != run || r.Warmup || r.Retried {
 			continue
 		}
 		s.measured++

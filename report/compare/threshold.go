@@ -213,3 +213,25 @@ func activeThresholds(user []Threshold) map[string]Threshold {
 	}
 	return m
 }
+
+// Help describes the quantities, their statistics and the default limits,
+// for the command's help text.
+func Help() string {
+	var b strings.Builder
+	b.WriteString("Quantities (QUANTITY: statistics; * = shown by default):\n")
+	for _, q := range quantities {
+		stats := make([]string, len(q.Stats))
+		for i, s := range q.Stats {
+			stats[i] = s
+			if s == q.Headline {
+				stats[i] += "*"
+			}
+		}
+		fmt.Fprintf(&b, "  %-22s %s  (%s)\n", q.Name, strings.Join(stats, " "), q.Doc)
+	}
+	b.WriteString("Default limits (--max-regression KEY=off removes one; KEY=LIMIT replaces it):\n")
+	for _, t := range DefaultThresholds() {
+		fmt.Fprintf(&b, "  %s=%s\n", t.Key(), t)
+	}
+	return b.String()
+}
