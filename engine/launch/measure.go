@@ -1,6 +1,7 @@
 package launch
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -155,6 +156,48 @@ func WriteText(w io.Writer, runs []*Measurement) error {
 	for i, m := range runs {
 		sts[i] = m.Startup
 	}
+	rows := phaseOrder(sts)
+
+	first := runs[0]
+	fmt.Fprintf(w, "server %s, model %s; %d cold start(s)", first.BaseURL, first.Model, len(runs))
+	if p := first.Startup.PollIntervalS; p != nil {
+		fmt.Fprintf(w, "; times to a resolution of %.3f s (the poll interval)", *p)
+	}
+	fmt.Fprintln(w)
+	multi := len(runs) > 1
+	if multi {
+		fmt.Fprintf(w, "%-16s%27s  |%24s\n", "", "since spawn (s)", "phase (s)")
+		fmt.Fprintf(w, "%-16s%9s%9s%9s  |%8s%8s%8s\n", "phase", "min", "median", "max", "min", "median", "max")
+	} else {
+		fmt.Fprintf(w, "%-16s%16s%11s\n", "phase", "since spawn (s)", "phase (s)")
+	}
+	for i, phase := range rows {
+		var at, dur []float64
+		for _, st := range sts {
+			v, ok := phaseAt(st, phase)
+			if !ok {
+				continue
+			}
+			at = append(at, v)
+			if i > 0 {
+				if prev, ok := phaseAt(st, rows[i-1]); ok {
+					dur = append(dur, v-prev)
+				}
+			}
+		}
+		a, d := stats.Summarize(at), stats.Summarize(dur)
+		if multi {
+			fmt.Fprintf(w, "%-16s%s  |%s\n", phase, cells(a, 9, true), cells(d, 8, true))
+		} else {
+			fmt.Fprintf(w, "%-16s%s%s\n", phase, cells(a, 16, false), cells(d, 11, false))
+		}
+	}
+	return writeFacts(w, runs)
+}
+
+// phaseOrder returns the phases some run passed, ordered by their median
+// time since spawn (ties keep Phases' order).
+func phaseOrder(sts []*result.Startup) []string {
 	type row struct {
 		phase string
 		med   float64
@@ -171,51 +214,12 @@ func WriteText(w io.Writer, runs []*Measurement) error {
 			rows = append(rows, row{p, s.Median})
 		}
 	}
-	slices.SortStableFunc(rows, func(a, b row) int {
-		switch {
-		case a.med < b.med:
-			return -1
-		case a.med > b.med:
-			return 1
-		}
-		return 0
-	})
-
-	first := runs[0]
-	fmt.Fprintf(w, "server %s, model %s; %d cold start(s)", first.BaseURL, first.Model, len(runs))
-	if p := first.Startup.PollIntervalS; p != nil {
-		fmt.Fprintf(w, "; times to a resolution of %.3f s (the poll interval)", *p)
-	}
-	fmt.Fprintln(w)
-	multi := len(runs) > 1
-	if multi {
-		fmt.Fprintf(w, "%-16s%27s  |%24s\n", "", "since spawn (s)", "phase (s)")
-		fmt.Fprintf(w, "%-16s%9s%9s%9s  |%8s%8s%8s\n", "phase", "min", "median", "max", "min", "median", "max")
-	} else {
-		fmt.Fprintf(w, "%-16s%16s%11s\n", "phase", "since spawn (s)", "phase (s)")
-	}
+	slices.SortStableFunc(rows, func(a, b row) int { return cmp.Compare(a.med, b.med) })
+	out := make([]string, len(rows))
 	for i, r := range rows {
-		var at, dur []float64
-		for _, st := range sts {
-			v, ok := phaseAt(st, r.phase)
-			if !ok {
-				continue
-			}
-			at = append(at, v)
-			if i > 0 {
-				if prev, ok := phaseAt(st, rows[i-1].phase); ok {
-					dur = append(dur, v-prev)
-				}
-			}
-		}
-		a, d := stats.Summarize(at), stats.Summarize(dur)
-		if multi {
-			fmt.Fprintf(w, "%-16s%s  |%s\n", r.phase, cells(a, 9, true), cells(d, 8, true))
-		} else {
-			fmt.Fprintf(w, "%-16s%s%s\n", r.phase, cells(a, 16, false), cells(d, 11, false))
-		}
+		out[i] = r.phase
 	}
-	return writeFacts(w, runs)
+	return out
 }
 
 // cells formats a summary as one right-aligned cell of width wd (single
