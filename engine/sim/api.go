@@ -344,7 +344,7 @@ func (e *Engine) complete(w http.ResponseWriter, hr *http.Request, r *request, c
 			e.clientGone(r, 0)
 			return
 		case <-e.stopping:
-			e.sched.abort(r)
+			e.sched.abort(r, "abort")
 			return
 		}
 	}
@@ -394,5 +394,5 @@ func (e *Engine) clientGone(r *request, written int) {
 		r.goneAt.Store(int64(written))
 		return
 	}
-	e.sched.abort(r)
+	e.sched.abort(r, "abort")
 }

@@ -190,11 +190,12 @@ func (e *Engine) Run(ctx context.Context) error {
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 		err = nil // stopped during start-up: a clean stop
 	}
+	if ln != nil && errors.Is(err, ErrCrashed) {
+		srv.Close() // a crash drops every connection at once, mid-stream too
+	}
 	close(e.stopping)
 	if ln != nil {
-		if errors.Is(err, ErrCrashed) {
-			srv.Close() // a crash drops every connection at once
-		} else {
+		if !errors.Is(err, ErrCrashed) {
 			e.uvicorn("Shutting down")
 			sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
 			if srv.Shutdown(sctx) != nil {
@@ -232,7 +233,8 @@ func (e *Engine) requestFinished() {
 			close(e.crash)
 		})
 	}
-	if e.faults.metricsResetEvery > 0 && n%int64(e.faults.metricsResetEvery) == 0 {
+	if e.faults.metricsResetAfter > 0 && n == int64(e.faults.metricsResetAfter) {
+		e.logLevel(apiPrefix, "WARNING", "loggers.py", 160, "metrics restart from zero (fault metrics-reset=%d)", n)
 		e.metrics.Store(e.newMetrics())
 	}
 }

@@ -17,6 +17,33 @@ var FaultNames = []string{
 }
 
 // faults is the parsed --fault set. Token-count thresholds are -1 when off.
+//
+// What each does:
+//   - never-ready: start-up stops before the API server starts; with
+//     --health-during-load 503, /health answers 503 for ever.
+//   - exit-during-load: the engine core dies after loading weights; Run
+//     returns ErrLoadFailed (the command exits 3).
+//   - crash-after=N: once N responses have completed, every connection is
+//     dropped and Run returns ErrCrashed (the command exits 3).
+//   - http-error=RATE:STATUS: that fraction of generation requests (seeded
+//     draws) get STATUS with an OpenAI-style error; 429 adds Retry-After: 1.
+//   - mid-stream-error-after=K: after K content tokens a stream gets vLLM's
+//     in-band error event, data: {"error":{...}}, then data: [DONE], all
+//     under HTTP 200; the engine counts finished_reason="error".
+//   - drop-connection-after=K: after K tokens the connection is closed
+//     without the chunked terminator (the client sees an unexpected EOF).
+//   - stall-after=K:DURATION: after K tokens the stream writes nothing for
+//     DURATION of wall time (not sped up) while generation goes on; the
+//     tokens made meanwhile then arrive in one burst.
+//   - malformed-event-after=K: after K tokens one truncated, unparsable
+//     event is sent; the stream then goes on normally.
+//   - buffer-stream=N: tokens are flushed only every N, as a buffering proxy
+//     would (the engine's own timing is unchanged).
+//   - metrics-unavailable: /metrics answers 404.
+//   - metrics-reset[=N]: once N responses (default 1) have completed, every
+//     metric restarts from zero, as after a server restart.
+//
+// The stream faults apply to streaming requests only.
 type faults struct {
 	neverReady, exitDuringLoad bool
 	crashAfter                 int // responses completed before the engine dies; 0: off
@@ -29,7 +56,7 @@ type faults struct {
 	malformedAfter             int
 	bufferEvery                int // flush every N tokens; 0: off
 	metricsUnavailable         bool
-	metricsResetEvery          int // recreate metrics after every N completed responses; 0: off
+	metricsResetAfter          int // recreate the metrics once N responses have completed; 0: off
 
 	mu  sync.Mutex
 	rng *rand.Rand // seeded; draws http-error decisions
@@ -66,9 +93,9 @@ func parseFaults(specs []string, seed int64) (*faults, error) {
 				f.metricsUnavailable = true
 			}
 		case "metrics-reset":
-			f.metricsResetEvery = 1
+			f.metricsResetAfter = 1
 			if hasVal {
-				f.metricsResetEvery, err = count(1)
+				f.metricsResetAfter, err = count(1)
 			}
 		case "crash-after":
 			f.crashAfter, err = count(1)

@@ -17,6 +17,7 @@ type Options struct {
 	MaxNumBatchedTokens  int     // --max-num-batched-tokens; 0: vLLM's default (2048, 8192 at >= 70 GiB)
 	NumGPUBlocksOverride int     // --num-gpu-blocks-override; 0: from the performance model
 	Speedup              float64 // divides every modelled duration; 1 is real time
+	StartupSpeedup       float64 // divides start-up phases instead, when > 0 (tests: real-time steps, quick start)
 	Seed                 int64   // --seed: generated text and lengths
 	Host                 string  // bind address; "127.0.0.1" unless said otherwise
 	Port                 int     // 0 picks a free port
@@ -75,6 +76,9 @@ func (o *Options) validate() error {
 	}
 	if !(o.Speedup > 0) || o.Speedup > 1e6 {
 		bad("speedup %g: want a factor in (0, 1e6]", o.Speedup)
+	}
+	if o.StartupSpeedup < 0 || o.StartupSpeedup > 1e6 {
+		bad("startup speedup %g: want a factor in (0, 1e6], or 0 for --speedup", o.StartupSpeedup)
 	}
 	if o.Port < 0 || o.Port > 65535 {
 		bad("port %d: want 0-65535", o.Port)

@@ -45,6 +45,8 @@ type request struct {
 	done    atomic.Bool
 	notify  chan struct{} // cap 1: "emitted or done changed"
 	goneAt  atomic.Int64  // tokens emitted when the client left; -1 while connected
+
+	abortReason string // set by the handler before abort: "abort" or "error"
 }
 
 func (r *request) wake() {
@@ -116,7 +118,10 @@ func (s *scheduler) submit(r *request) {
 	s.kick()
 }
 
-func (s *scheduler) abort(r *request) {
+// abort ends r early with reason "abort" (client gone, shutdown) or
+// "error" (an injected mid-stream error).
+func (s *scheduler) abort(r *request, reason string) {
+	r.abortReason = reason
 	s.mu.Lock()
 	s.aborts = append(s.aborts, r)
 	s.mu.Unlock()
@@ -213,7 +218,7 @@ func (s *scheduler) drain() {
 			default:
 				continue
 			}
-			s.finish(r, "abort", now)
+			s.finish(r, r.abortReason, now)
 		}
 	}
 	s.spareIn, s.spareAb = in[:0], ab[:0]

@@ -58,6 +58,9 @@ func (e *Engine) phase(d time.Duration) time.Duration {
 	if e.skipStartup {
 		return 0
 	}
+	if e.opts.StartupSpeedup > 0 {
+		return time.Duration(float64(d) / e.opts.StartupSpeedup)
+	}
 	return e.scale(d)
 }
 

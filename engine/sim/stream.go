@@ -113,7 +113,7 @@ func (e *Engine) stream(w http.ResponseWriter, hr *http.Request, r *request, c *
 			e.clientGone(r, written)
 			return
 		case <-e.stopping:
-			e.sched.abort(r)
+			e.sched.abort(r, "abort")
 			return
 		}
 		n := int(r.emitted.Load())
@@ -122,7 +122,7 @@ func (e *Engine) stream(w http.ResponseWriter, hr *http.Request, r *request, c *
 		}
 		for ; written < n; written++ {
 			if written == f.midStreamErrorAfter {
-				e.sched.abort(r)
+				e.sched.abort(r, "error")
 				buf = append(buf, `data: {"error":{"message":"injected error after `...)
 				buf = strconv.AppendInt(buf, int64(written), 10)
 				buf = append(buf, ` tokens (fault mid-stream-error-after)","type":"InternalServerError","param":null,"code":500}}`+"\n\n"...)
@@ -132,7 +132,7 @@ func (e *Engine) stream(w http.ResponseWriter, hr *http.Request, r *request, c *
 				return
 			}
 			if written == f.dropAfter {
-				e.sched.abort(r)
+				e.sched.abort(r, "abort")
 				flush()
 				e.requestFinished()
 				panic(http.ErrAbortHandler) // closes the connection mid-stream

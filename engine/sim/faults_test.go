@@ -1,0 +1,269 @@
+package sim_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/servebench/servebench/engine/sim"
+	"github.com/servebench/servebench/engine/sim/simtest"
+)
+
+// withFaults starts an engine with the faults, quick start-up and the given
+// step speedup.
+func withFaults(speedup float64, faults ...string) func(*sim.Options) {
+	return func(o *sim.Options) {
+		o.Faults = faults
+		o.Speedup = speedup
+		o.StartupSpeedup = 1000
+	}
+}
+
+// rawStream posts a streaming chat request and returns each SSE data
+// payload with its arrival time, and the read error that ended it (nil
+// for a clean EOF).
+func rawStream(t *testing.T, e *sim.Engine, maxTokens int) (evs []string, at []time.Time, err error) {
+	t.Helper()
+	resp := post(t, e, "/v1/chat/completions", chat("fault", maxTokens, true))
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %s", resp.Status)
+	}
+	br := bufio.NewReader(resp.Body)
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return evs, at, err
+		}
+		if d, ok := strings.CutPrefix(strings.TrimRight(line, "\n"), "data: "); ok {
+			evs = append(evs, d)
+			at = append(at, time.Now())
+		}
+	}
+}
+
+func TestFaultParseErrorsNameTheValue(t *testing.T) {
+	for _, bad := range []string{"crash-after=0", "crash-after", "http-error=2:500", "http-error=0.1", "http-error=0.1:200",
+		"mid-stream-error-after=-1", "stall-after=3", "stall-after=3:soon", "buffer-stream=0", "never-ready=1", "metrics-reset=x", "chaos"} {
+		o := sim.DefaultOptions()
+		o.Faults = []string{"buffer-stream=4", bad}
+		_, err := sim.New(o)
+		if err == nil || !strings.Contains(err.Error(), `"`+bad+`"`) {
+			t.Errorf("fault %q: error %v, want one quoting the value", bad, err)
+		}
+	}
+}
+
+func TestFaultNeverReady(t *testing.T) {
+	e, errc := simtest.StartNoWait(t, func(o *sim.Options) {
+		withFaults(100, "never-ready")(o)
+		o.HealthDuringLoad = sim.Health503
+	})
+	time.Sleep(500 * time.Millisecond) // start-up takes ~90 ms at 1000x
+	select {
+	case <-e.Ready():
+		t.Fatal("ready despite never-ready")
+	case err := <-errc:
+		t.Fatalf("Run returned %v", err)
+	default:
+	}
+	resp, err := http.Get(e.BaseURL() + "/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 503 {
+		t.Errorf("/health: %s, want 503", resp.Status)
+	}
+}
+
+func TestFaultExitDuringLoad(t *testing.T) {
+	_, errc := simtest.StartNoWait(t, withFaults(100, "exit-during-load"))
+	select {
+	case err := <-errc:
+		if !errors.Is(err, sim.ErrLoadFailed) {
+			t.Errorf("Run: %v, want ErrLoadFailed", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("still running 5 s after start with exit-during-load")
+	}
+}
+
+func TestFaultCrashAfter(t *testing.T) {
+	e, errc := simtest.StartNoWait(t, withFaults(20, "crash-after=2"))
+	<-e.Ready()
+	// A long stream in flight when the crash comes is cut off.
+	resp := post(t, e, "/v1/chat/completions", chat("long", 2000, true))
+	defer resp.Body.Close()
+	for i := 0; i < 2; i++ {
+		r := post(t, e, "/v1/completions", map[string]any{"prompt": "hi", "max_tokens": 3})
+		io.Copy(io.Discard, r.Body)
+		r.Body.Close()
+		if r.StatusCode != 200 {
+			t.Fatalf("request %d before the crash: %s", i, r.Status)
+		}
+	}
+	select {
+	case err := <-errc:
+		if !errors.Is(err, sim.ErrCrashed) {
+			t.Errorf("Run: %v, want ErrCrashed", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no crash 5 s after 2 requests with crash-after=2")
+	}
+	b, err := io.ReadAll(resp.Body)
+	if err == nil || strings.Contains(string(b), "[DONE]") {
+		t.Errorf("in-flight stream ended cleanly (err %v), want it cut off", err)
+	}
+	if _, err := http.Get(e.BaseURL() + "/health"); err == nil {
+		t.Errorf("still answering after the crash")
+	}
+}
+
+func TestFaultHTTPError(t *testing.T) {
+	e := simtest.Start(t, withFaults(100, "http-error=0.5:429"))
+	counts := map[int]int{}
+	for i := 0; i < 40; i++ {
+		r := post(t, e, "/v1/completions", map[string]any{"prompt": "hi", "max_tokens": 1})
+		b, _ := io.ReadAll(r.Body)
+		r.Body.Close()
+		counts[r.StatusCode]++
+		if r.StatusCode == 429 {
+			var out struct{ Error struct{ Code int } }
+			if r.Header.Get("Retry-After") != "1" || json.Unmarshal(b, &out) != nil || out.Error.Code != 429 {
+				t.Errorf("429 without Retry-After or error JSON: %v %s", r.Header, b)
+			}
+		}
+	}
+	if counts[429] < 8 || counts[200] < 8 || counts[429]+counts[200] != 40 {
+		t.Errorf("statuses %v, want about half 429 and half 200", counts)
+	}
+}
+
+func TestFaultMidStreamError(t *testing.T) {
+	e := simtest.Start(t, withFaults(100, "mid-stream-error-after=3"))
+	before := scrape(t, e)
+	evs, _, err := rawStream(t, e, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// role, 3 tokens, the error, [DONE]
+	if len(evs) != 6 || evs[5] != "[DONE]" {
+		t.Fatalf("events %q", evs)
+	}
+	if c := decodeChunk(t, evs[4]); c.Error == nil || c.Error.Message == "" {
+		t.Errorf("event 4 is not an error: %s", evs[4])
+	}
+	time.Sleep(50 * time.Millisecond)
+	after := scrape(t, e)
+	if d := value(after, "vllm:request_success_total", "finished_reason", "error") -
+		value(before, "vllm:request_success_total", "finished_reason", "error"); d != 1 {
+		t.Errorf("finished_reason=error delta %v, want 1", d)
+	}
+}
+
+func TestFaultDropConnection(t *testing.T) {
+	e := simtest.Start(t, withFaults(100, "drop-connection-after=4"))
+	evs, _, err := rawStream(t, e, 20)
+	if err == nil {
+		t.Fatalf("stream ended cleanly: %q", evs)
+	}
+	if len(evs) != 5 { // role + 4 tokens
+		t.Errorf("got %d events before the drop, want 5: %q", len(evs), evs)
+	}
+}
+
+func TestFaultStall(t *testing.T) {
+	e := simtest.Start(t, withFaults(100, "stall-after=2:300ms"))
+	evs, at, err := rawStream(t, e, 10)
+	if err != nil || len(evs) != 1+10+2 { // role, tokens, usage, [DONE]
+		t.Fatalf("err %v, %d events", err, len(evs))
+	}
+	// events: role(0), t1(1), t2(2), then the stall, t3(3)...
+	if gap := at[3].Sub(at[2]); gap < 300*time.Millisecond {
+		t.Errorf("gap after token 2 is %v, want >= 300ms", gap)
+	}
+	if burst := at[10].Sub(at[3]); burst > 100*time.Millisecond {
+		t.Errorf("tokens made during the stall took %v to arrive, want one burst", burst)
+	}
+}
+
+func TestFaultMalformedEvent(t *testing.T) {
+	e := simtest.Start(t, withFaults(100, "malformed-event-after=2"))
+	evs, _, err := rawStream(t, e, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := 0
+	for _, ev := range evs {
+		if ev != "[DONE]" && !json.Valid([]byte(ev)) {
+			bad++
+		}
+	}
+	if bad != 1 || len(evs) != 1+1+6+2 || evs[len(evs)-1] != "[DONE]" {
+		t.Errorf("%d malformed of %d events, want 1 and a complete stream: %q", bad, len(evs), evs)
+	}
+}
+
+// TestFaultBufferStream: tokens arrive in bursts of 8 instead of one per
+// step (15 ms of model time, 3 ms here).
+func TestFaultBufferStream(t *testing.T) {
+	e := simtest.Start(t, withFaults(5, "buffer-stream=8"))
+	evs, at, err := rawStream(t, e, 32)
+	if err != nil || len(evs) != 1+32+2 {
+		t.Fatalf("err %v, %d events", err, len(evs))
+	}
+	long := 0
+	for i := 2; i < 34; i++ { // between content tokens
+		if at[i].Sub(at[i-1]) > 10*time.Millisecond { // ~8 steps apart
+			long++
+		}
+	}
+	// 32 tokens in 4 bursts of 8: 3 long gaps between bursts; a plain
+	// stream would have 31 gaps of one step each, none near 24 ms.
+	if long < 2 || long > 5 {
+		t.Errorf("%d long gaps between tokens, want ~3 (bursts of 8)", long)
+	}
+}
+
+func TestFaultMetricsUnavailable(t *testing.T) {
+	e := simtest.Start(t, withFaults(100, "metrics-unavailable"))
+	resp, err := http.Get(e.BaseURL() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 404 {
+		t.Errorf("/metrics: %s, want 404", resp.Status)
+	}
+}
+
+func TestFaultMetricsReset(t *testing.T) {
+	e := simtest.Start(t, withFaults(100, "metrics-reset=2"))
+	one := func() {
+		r := post(t, e, "/v1/completions", map[string]any{"prompt": "hi", "max_tokens": 2, "ignore_eos": true})
+		io.Copy(io.Discard, r.Body)
+		r.Body.Close()
+	}
+	one()
+	if n := value(scrape(t, e), "vllm:request_success_total"); n != 1 {
+		t.Fatalf("after 1 request: %v", n)
+	}
+	one() // the second completes the reset
+	m := scrape(t, e)
+	if n, g := value(m, "vllm:request_success_total"), value(m, "vllm:generation_tokens_total"); n != 0 || g != 0 {
+		t.Errorf("after the reset: requests %v, tokens %v; want 0, 0", n, g)
+	}
+	one()
+	if n := value(scrape(t, e), "vllm:request_success_total"); n != 1 {
+		t.Errorf("after the reset and 1 more request: %v, want 1", n)
+	}
+}
