@@ -113,8 +113,12 @@ func (e *env) watchAfterLeave(ctx context.Context, r *Result, w *watcher, left t
 	switch {
 	case finished:
 		r.Verdict, r.Summary = Fail, fmt.Sprintf("keeps generating, %d tokens wasted (the request ran to its %d tokens after the client left)", wasted, maxTokens)
-	case last.at.Sub(lastChange) < e.o.Settle || (last.runningOK && last.running > runBefore):
+	case last.at.Sub(lastChange) < e.o.Settle:
 		r.Verdict, r.Summary = Fail, fmt.Sprintf("keeps generating, %d tokens wasted so far (still running %s after the disconnect)", wasted, ms(watched))
+	case last.runningOK && last.running > runBefore:
+		// Tokens stopped, but the request still holds its place in the batch.
+		r.Verdict, r.Summary = Fail, fmt.Sprintf("stops generating after %d tokens but still counts %.0f running request(s) %s after the disconnect (slot not freed)",
+			wasted, last.running-runBefore, ms(watched))
 	default:
 		r.Verdict, r.Summary = Pass, fmt.Sprintf("stops generating (%d tokens generated after the disconnect, of %d asked)", wasted, maxTokens-read)
 	}
@@ -186,7 +190,7 @@ func countTokens(body io.Reader, n int) (read int, ended bool, err error) {
 	for read < n {
 		data, err := sse.Next()
 		if err != nil {
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				return read, true, nil
 			}
 			return read, false, fmt.Errorf("reading the stream: %w", err)
