@@ -75,10 +75,11 @@ func TokensChart(res *result.Results, recs []result.Record) ([]byte, error) {
 	p.Add(medians...)
 	p.X.Min, p.Y.Min = 0, 0
 	p.Y.Max *= 1.05
-	return figure{
-		title:  "Visible output over time: streaming arrives as a staircase, non-streaming all at the end",
-		panels: []*plot.Plot{p}, legend: leg,
-	}.render()
+	f := figure{title: "Visible output over time", panels: []*plot.Plot{p}, legend: leg, footnote: speedNote(res)}
+	if hasMode(res, true) && hasMode(res, false) {
+		f.title += ": streaming arrives as a staircase, non-streaming all at the end"
+	}
+	return f.render()
 }
 
 // stepXYs is a record's cumulative visible tokens as plot points.
@@ -125,12 +126,10 @@ func CDFChart(res *result.Results, recs []result.Record) ([]byte, error) {
 	}
 	f := figure{title: "Spread of client latency over the requests of each " + groupWord(res),
 		panels: panels, cols: 2, legend: leg}
-	for _, r := range res.Runs {
-		if !r.Stream {
-			f.footnote = "Not streaming, first visible output is E2E by construction: its two curves are the same."
-			break
-		}
+	if hasMode(res, false) {
+		f.footnote = "Not streaming, first visible output is E2E by construction: its two curves are the same."
 	}
+	f.footnote = joinNotes(f.footnote, speedNote(res))
 	return f.render()
 }
 
@@ -194,4 +193,14 @@ func cdfXYs(vals []float64) plotter.XYs {
 		xys = append(xys, plotter.XY{X: v, Y: float64(i) / n}, plotter.XY{X: v, Y: float64(i+1) / n})
 	}
 	return xys
+}
+
+// hasMode reports whether some run streams (stream true) or does not.
+func hasMode(res *result.Results, stream bool) bool {
+	for _, r := range res.Runs {
+		if r.Stream == stream {
+			return true
+		}
+	}
+	return false
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"image/color"
 	"math"
-	"strings"
 
 	"github.com/servebench/servebench/bench/result"
 	"gonum.org/v1/plot"
@@ -72,8 +71,9 @@ func TableChart(res *result.Results) ([]byte, error) {
 		f.footnote = "Log axis: read the printed values, not bar lengths."
 	}
 	if len(t.Notes) > 0 {
-		f.footnote = strings.TrimSpace(f.footnote + " n/a: not available (see report.md).")
+		f.footnote = joinNotes(f.footnote, "n/a: not available (see report.md).")
 	}
+	f.footnote = joinNotes(f.footnote, speedNote(res))
 	return f.render()
 }
 

@@ -71,8 +71,8 @@ func TimelineChart(res *result.Results, recs []result.Record) ([]byte, error) {
 	f := figure{
 		title:  "One request per mode: when the engine made the first token vs when the user saw it",
 		panels: []*plot.Plot{p}, legend: leg,
-		footnote: "Engine marks are run means on the engine's clock, drawn from the send time; " +
-			"compare them with client marks at the order-of-magnitude level only.",
+		footnote: joinNotes("Engine marks are run means on the engine's clock, drawn from the send time; "+
+			"compare them with client marks at the order-of-magnitude level only.", speedNote(res)),
 	}
 	if groupWord(res) == "run" {
 		f.title = "One request per run: when the engine made the first token vs when the user saw it"

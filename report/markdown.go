@@ -274,8 +274,13 @@ func writeRunStats(b *strings.Builder, r *result.Run) {
 	}
 	for _, q := range engine {
 		if h := q.h; h != nil {
-			fmt.Fprintf(b, "| %s (s) | engine | %g | %.4f | ~%.4f | ~%.4f | ~%.4f |\n", q.name, h.Count, h.Mean, h.P50Est, h.P90Est, h.P99Est)
+			p50, p90, p99 := h.P50Est, h.P90Est, h.P99Est
+			if h.Mean == 0 { // every observation was 0; interpolation inside the first bucket would invent values
+				p50, p90, p99 = 0, 0, 0
+			}
+			fmt.Fprintf(b, "| %s (s) | engine | %g | %.4f | ~%.4f | ~%.4f | ~%.4f |\n", q.name, h.Count, h.Mean, p50, p90, p99)
 		}
 	}
-	b.WriteString("\n_Engine quantiles (~) are estimated from histogram buckets; engine means are exact._\n\n")
+	b.WriteString("\n_Engine means are exact; quantiles (~) interpolate inside the server's histogram buckets, " +
+		"so when most requests fall into one bucket (e.g. below vLLM's first E2E bucket, 0.3 s) they say little: trust the mean._\n\n")
 }
