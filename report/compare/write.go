@@ -213,7 +213,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 				v = "**" + v + "**"
 			}
 			if n := rowNote(row); n != "" {
-				v += " " + n
+				v += " " + mdCell(n)
 			}
 			ew.printf("| `%s` | %s | %s | %s | %s | %s | %s |\n", row.Key(), fmtValue(row.Base, row.Unit), fmtValue(row.New, row.Unit),
 				fmtChange(row.Change), mdCell(fmtP(row.P)), orDash(row.Threshold), v)
