@@ -12,7 +12,7 @@ import (
 )
 
 func TestStreamShapeChat(t *testing.T) {
-	e := simtest.Start(t, nil)
+	e := simtest.Start(t, quick)
 	resp := post(t, e, "/v1/chat/completions", chat("Hello there, how are you?", 17, true))
 	defer resp.Body.Close()
 	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
@@ -57,7 +57,7 @@ func TestStreamShapeChat(t *testing.T) {
 }
 
 func TestStreamCompletionsNoUsage(t *testing.T) {
-	e := simtest.Start(t, nil)
+	e := simtest.Start(t, quick)
 	resp := post(t, e, "/v1/completions", map[string]any{"prompt": strings.Repeat("abcd", 100),
 		"max_tokens": 5, "ignore_eos": true, "stream": true})
 	defer resp.Body.Close()
@@ -74,7 +74,7 @@ func TestStreamCompletionsNoUsage(t *testing.T) {
 }
 
 func TestNonStreamingExactTokens(t *testing.T) {
-	e := simtest.Start(t, nil)
+	e := simtest.Start(t, quick)
 	for _, n := range []int{1, 64, 300} {
 		resp := post(t, e, "/v1/chat/completions", chat("Count to ten.", n, false))
 		var out struct {
@@ -102,7 +102,7 @@ func TestNonStreamingExactTokens(t *testing.T) {
 // Without ignore_eos the length is drawn (seeded) and stays within
 // [min_tokens, max_tokens]; the same request and seed give the same answer.
 func TestNaturalLengthDeterministic(t *testing.T) {
-	e := simtest.Start(t, nil)
+	e := simtest.Start(t, quick)
 	get := func(prompt string, minT int) (string, string, int) {
 		body := map[string]any{"prompt": prompt, "max_tokens": 300, "min_tokens": minT}
 		resp := post(t, e, "/v1/completions", body)
@@ -145,7 +145,7 @@ func TestNaturalLengthDeterministic(t *testing.T) {
 }
 
 func TestModelsVersionHealth(t *testing.T) {
-	e := simtest.Start(t, func(o *sim.Options) { o.ServedModelName = "my-model" })
+	e := simtest.Start(t, func(o *sim.Options) { quick(o); o.ServedModelName = "my-model" })
 	resp, err := http.Get(e.BaseURL() + "/v1/models")
 	if err != nil {
 		t.Fatal(err)

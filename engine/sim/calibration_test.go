@@ -24,7 +24,7 @@ func TestCalibrationEndToEnd(t *testing.T) {
 		t.Skip("several seconds of paced generation")
 	}
 	const speedup, n = 50, 3
-	e := simtest.Start(t, func(o *sim.Options) { o.Speedup = speedup })
+	e := simtest.Start(t, func(o *sim.Options) { quick(o); o.Speedup = speedup })
 	g, m, err := perf.Lookup("rtx3060-12gb", "qwen2.5-7b-instruct-awq")
 	if err != nil {
 		t.Fatal(err)

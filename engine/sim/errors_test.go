@@ -20,7 +20,7 @@ import (
 // TestErrorPaths: every rejection is an OpenAI-style error with the right
 // status, and the engine counts none of them as requests.
 func TestErrorPaths(t *testing.T) {
-	e := simtest.Start(t, func(o *sim.Options) { o.APIKey = "sekret" })
+	e := simtest.Start(t, func(o *sim.Options) { quick(o); o.APIKey = "sekret" })
 	auth := []string{"Authorization", "Bearer sekret"}
 	long := strings.Repeat("abcd", 4100) // 4100 tokens > 4096
 	cases := []struct {

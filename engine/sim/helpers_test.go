@@ -175,3 +175,6 @@ func histSum(fams map[string]*dto.MetricFamily, name string) float64 {
 	}
 	return f.Metric[0].Histogram.GetSampleSum()
 }
+
+// quick makes start-up take ~0.1 s (tests that do not look at it).
+func quick(o *sim.Options) { o.StartupSpeedup = 1000 }

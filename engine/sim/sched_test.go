@@ -59,7 +59,7 @@ var requestHistograms = []string{
 }
 
 func TestMetricsDeltasMatchRequests(t *testing.T) {
-	e := simtest.Start(t, nil)
+	e := simtest.Start(t, quick)
 	before := scrape(t, e)
 	for _, name := range append(requestHistograms, "vllm:time_to_first_token_seconds", "vllm:inter_token_latency_seconds",
 		"vllm:prompt_tokens_total", "vllm:generation_tokens_total", "vllm:request_success_total", "vllm:num_preemptions_total",
@@ -134,7 +134,7 @@ func TestMetricsDeltasMatchRequests(t *testing.T) {
 // metrics (and so in TTFT).
 func TestQueueingBeyondMaxNumSeqs(t *testing.T) {
 	const speedup, tokens = 10, 400
-	e := simtest.Start(t, func(o *sim.Options) { o.MaxNumSeqs = 2; o.Speedup = speedup })
+	e := simtest.Start(t, func(o *sim.Options) { quick(o); o.MaxNumSeqs = 2; o.Speedup = speedup })
 	before := scrape(t, e)
 	var maxRunning, maxWaiting float64
 	stop := make(chan struct{})
@@ -176,6 +176,7 @@ func TestQueueingBeyondMaxNumSeqs(t *testing.T) {
 // request still gets exactly its tokens, in order.
 func TestPreemptionWhenKVRunsOut(t *testing.T) {
 	e := simtest.Start(t, func(o *sim.Options) {
+		quick(o)
 		o.MaxModelLen = 512
 		o.NumGPUBlocksOverride = 32
 	})
@@ -209,7 +210,7 @@ func TestPreemptionWhenKVRunsOut(t *testing.T) {
 // abortRun opens a long stream, reads a few events, disconnects, and
 // returns the metrics once the engine has settled.
 func abortRun(t *testing.T, ignore bool) (gen, aborts, lengths, running float64) {
-	e := simtest.Start(t, func(o *sim.Options) { o.Speedup = 20; o.IgnoreDisconnect = ignore })
+	e := simtest.Start(t, func(o *sim.Options) { quick(o); o.Speedup = 20; o.IgnoreDisconnect = ignore })
 	before := scrape(t, e)
 	ctx, cancel := context.WithCancel(context.Background())
 	body := strings.NewReader(`{"messages":[{"role":"user","content":"long"}],"max_tokens":300,"ignore_eos":true,"stream":true}`)
@@ -270,7 +271,7 @@ func TestLoadGrowsTTFTAndITL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("load run")
 	}
-	e := simtest.Start(t, func(o *sim.Options) { o.Speedup = 50 })
+	e := simtest.Start(t, func(o *sim.Options) { quick(o); o.Speedup = 50 })
 	mean := func(f func()) (ttft, itl float64) {
 		b := scrape(t, e)
 		f()
