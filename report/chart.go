@@ -225,8 +225,12 @@ func (f figure) render() ([]byte, error) {
 		if f.footnote != "" {
 			noteSty := textStyle(noteSize, color.Gray{0x44})
 			noteSty.XAlign, noteSty.YAlign = draw.XCenter, draw.YBottom
-			dc.FillText(noteSty, vg.Point{X: (dc.Min.X + dc.Max.X) / 2, Y: dc.Min.Y + pad}, f.footnote)
-			bottom += noteSty.Height(f.footnote) + pad
+			lines := wrapWidth(noteSty, f.footnote, dc.Max.X-dc.Min.X-4*pad)
+			for i := len(lines) - 1; i >= 0; i-- { // bottom line first
+				dc.FillText(noteSty, vg.Point{X: (dc.Min.X + dc.Max.X) / 2, Y: dc.Min.Y + bottom}, lines[i])
+				bottom += noteSty.Height(lines[i]) + vg.Points(2)
+			}
+			bottom += pad
 		}
 		right := pad
 		if f.legend != nil {
@@ -315,4 +319,22 @@ func joinNotes(notes ...string) string {
 		}
 	}
 	return strings.Join(out, " ")
+}
+
+// wrapWidth breaks txt at spaces into lines no wider than w in sty.
+func wrapWidth(sty draw.TextStyle, txt string, w vg.Length) []string {
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(txt) {
+		switch {
+		case line == "":
+			line = word
+		case sty.Width(line+" "+word) <= w:
+			line += " " + word
+		default:
+			lines = append(lines, line)
+			line = word
+		}
+	}
+	return append(lines, line)
 }

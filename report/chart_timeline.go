@@ -107,14 +107,20 @@ func (t *timeline) engineLane(c draw.Canvas, trX func(float64) vg.Length, y, h v
 		end = r.ttft
 	}
 	c.StrokeLine2(draw.LineStyle{Color: laneGrey, Width: vg.Points(1.5)}, trX(0), y, trX(end), y)
+	ttftLabel := fmt.Sprintf("engine TTFT %s", secs(r.ttft))
 	if r.hasQ && r.queue > 0 {
 		c.StrokeLine2(draw.LineStyle{Color: Palette[KeyQueue], Width: h * 0.25}, trX(0), y, trX(r.queue), y)
-		above(c, lab, trX(r.queue/2), y+h*0.14, fmt.Sprintf("queue %s", secs(r.queue)), draw.XCenter)
+		ql := fmt.Sprintf("queue %s", secs(r.queue))
+		if lab.Width(ql) < trX(r.queue)-trX(0) {
+			above(c, lab, trX(r.queue/2), y+h*0.17, ql, draw.XCenter)
+		} else { // too short a bar to label: say it with TTFT
+			ttftLabel += ", of which " + ql
+		}
 	}
 	c.DrawGlyph(glyph(Palette[KeySent], draw.CircleGlyph{}), vg.Point{X: trX(0), Y: y})
 	if r.hasTTFT {
 		c.DrawGlyph(glyph(Palette[KeyEngineTTFT], diamondGlyph{}), vg.Point{X: trX(r.ttft), Y: y})
-		below(c, lab, trX(r.ttft), y-h*0.12, fmt.Sprintf("engine TTFT %s", secs(r.ttft)))
+		below(c, lab, trX(r.ttft), y-h*0.12, ttftLabel)
 	} else {
 		below(c, lab, trX(0), y-h*0.12, "engine TTFT: not exported")
 	}
@@ -159,8 +165,17 @@ func (t *timeline) clientLane(c draw.Canvas, trX func(float64) vg.Length, y, h v
 			fmt.Sprintf("first visible = done: %s (%s)", secs(e2e), events), draw.XRight)
 		return
 	}
-	below(c, lab, trX(fv), y-th-vg.Points(2), fmt.Sprintf("first visible %s", secs(fv)))
+	fvLabel := fmt.Sprintf("first visible %s", secs(fv))
+	below(c, lab, trX(fv), y-th-vg.Points(2), fvLabel)
 	doneLabel := fmt.Sprintf("done %s", secs(e2e))
+	if len(t.runs) > 3 && trX(e2e)-lab.Width(doneLabel) > trX(fv)+lab.Width(fvLabel)+vg.Points(10) {
+		// Many lanes: keep the space above the client lane free for the
+		// engine lane's labels; "done" goes below beside "first visible".
+		s := lab
+		s.XAlign, s.YAlign = draw.XRight, draw.YTop
+		c.FillText(s, vg.Point{X: trX(e2e), Y: y - th - vg.Points(2)}, doneLabel)
+		return
+	}
 	above(c, lab, trX(e2e), y+th+vg.Points(2), doneLabel, draw.XRight)
 	s := lab
 	s.Color = Palette[KeyContent]
