@@ -149,7 +149,8 @@ func Compare(base, new *Side, opts Options) (*Report, error) {
 	}
 	for i := range pairs {
 		p := &pairs[i]
-		p.sb, p.sn = samplesOf(base.Records, p.b.Name), samplesOf(new.Records, p.n.Name)
+		p.sb = samplesOf(base.Records, p.b.Name, p.b.Workload.Mode == "rate")
+		p.sn = samplesOf(new.Records, p.n.Name, p.n.Workload.Mode == "rate")
 		errs = append(errs, checkSide(base, "base", p.b, p.sb, rep.MinSamples, alpha), checkSide(new, "new", p.n, p.sn, rep.MinSamples, alpha))
 	}
 	if err := errors.Join(errs...); err != nil {

@@ -280,6 +280,35 @@ func TestRetriedAttemptsNotCounted(t *testing.T) {
 	}
 }
 
+// TestOpenLoopFromIntended: rate runs get latencies from the intended send
+// time, which show a server that falls behind even when each request,
+// once sent, is as fast as before.
+func TestOpenLoopFromIntended(t *testing.T) {
+	rate := func(w *result.Workload) { w.Mode, w.Rate, w.Arrival = "rate", 2, "poisson" }
+	base := synthSide(t, "base", 1, 100, synthRun{name: "r", n: 20, scale: 1, stream: true, workload: rate})
+	nw := synthSide(t, "new", 2, 100, synthRun{name: "r", n: 20, scale: 1, stream: true, workload: rate})
+	for i := range nw.Records {
+		nw.Records[i].IntendedLagS = 0.5 // every send half a second late
+	}
+	rep, err := Compare(base, nw, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row := findRow(t, rep, "r", "client.e2e_from_intended.median"); !row.Significant || row.Verdict != VerdictWorseNoGate {
+		t.Errorf("e2e from intended: %+v; want significantly worse", row)
+	}
+	if row := findRow(t, rep, "r", "client.e2e.median"); row.Significant {
+		t.Errorf("e2e from send: %+v; want no change", row)
+	}
+	// A closed-loop run has no such rows.
+	rep, _ = Compare(synthSide(t, "b", 1, 100, twoRuns(1)...), synthSide(t, "n", 2, 100, twoRuns(1)...), Options{})
+	for _, row := range rep.Runs[0].Rows {
+		if strings.Contains(row.Quantity, "intended") {
+			t.Errorf("closed-loop run has %s", row.Key())
+		}
+	}
+}
+
 // TestNoRunInCommon is unusable input, and unmatched runs are listed.
 func TestNoRunInCommon(t *testing.T) {
 	base := synthSide(t, "base", 1, 100, synthRun{name: "a", n: 20, scale: 1})

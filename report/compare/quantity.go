@@ -40,6 +40,8 @@ var quantities = []quantity{
 	{Name: "client.e2e", src: fromSamples, Unit: "s", Headline: "median", Stats: clientStats, Doc: "request sent -> end of response"},
 	{Name: "client.tpot", src: fromSamples, Unit: "s", Headline: "median", Stats: clientStats, Doc: "per request (e2e - first_visible) / (output_tokens - 1); streaming only"},
 	{Name: "client.itl", src: fromSamples, Unit: "s", Headline: "median", Stats: clientStats, Doc: "per request median gap between content events; streaming only"},
+	{Name: "client.first_visible_from_intended", src: fromSamples, Unit: "s", Headline: "median", Stats: clientStats, Doc: "open-loop (rate) runs: first visible measured from the intended send time"},
+	{Name: "client.e2e_from_intended", src: fromSamples, Unit: "s", Headline: "median", Stats: clientStats, Doc: "open-loop (rate) runs: E2E measured from the intended send time (no coordinated omission)"},
 	{Name: "engine.ttft", src: fromEngine, Unit: "s", Headline: "mean", Stats: engineStats, Doc: "engine TTFT from /metrics (includes queue wait)"},
 	{Name: "engine.e2e", src: fromEngine, Unit: "s", Headline: "mean", Stats: engineStats, Doc: "engine E2E from /metrics"},
 	{Name: "engine.queue", src: fromEngine, Unit: "s", Headline: "mean", Stats: engineStats, Doc: "engine queue wait from /metrics"},
@@ -88,7 +90,11 @@ func (s *runSamples) ok() int { return s.measured - s.failed }
 // pooled gaps, because gaps within a request are correlated and pooling
 // them would make the test see thousands of "independent" samples where
 // there are tens, and cry wolf.
-func samplesOf(recs []result.Record, run string) *runSamples {
+//
+// Open-loop runs also get latencies from each request's intended send
+// time, which include the time a late send waited: the figures that do
+// not hide a server falling behind.
+func samplesOf(recs []result.Record, run string, openLoop bool) *runSamples {
 	s := &runSamples{byName: map[string][]float64{}}
 	add := func(name string, v float64) { s.byName[name] = append(s.byName[name], v) }
 	for i := range recs {
@@ -113,6 +119,12 @@ func samplesOf(recs []result.Record, run string) *runSamples {
 		}
 		if r.TTFBS > 0 {
 			add("client.ttfb", r.TTFBS)
+		}
+		if openLoop && r.FirstVisibleS > 0 {
+			add("client.first_visible_from_intended", r.FirstVisibleS+r.IntendedLagS)
+		}
+		if openLoop && r.E2ES > 0 {
+			add("client.e2e_from_intended", r.E2ES+r.IntendedLagS)
 		}
 		if r.E2ES > 0 {
 			add("client.e2e", r.E2ES)

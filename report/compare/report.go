@@ -106,7 +106,11 @@ func (r *Report) Regressions() []string {
 	for _, run := range r.Runs {
 		for _, row := range run.Rows {
 			if row.Regression {
-				out = append(out, fmt.Sprintf("%s: %s %s (%s -> %s, %s)", run.Name, row.Key(), fmtChange(row.Change), fmtValue(row.Base, row.Unit), fmtValue(row.New, row.Unit), pPhrase(row.P)))
+				why := pPhrase(row.P)
+				if row.P == nil && row.Confirmed != "" {
+					why = "confirmed by " + row.Confirmed
+				}
+				out = append(out, fmt.Sprintf("%s: %s %s (%s -> %s, %s)", run.Name, row.Key(), fmtChange(row.Change), fmtValue(row.Base, row.Unit), fmtValue(row.New, row.Unit), why))
 			}
 		}
 	}
