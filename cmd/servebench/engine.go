@@ -59,6 +59,7 @@ chat message and 3 for the reply.`,
 	f.IntVar(&s.MaxNumBatchedTokens, "max-num-batched-tokens", s.MaxNumBatchedTokens, "tokens per step, the chunked-prefill budget (0: vLLM's default, 2048 or 8192)")
 	f.IntVar(&s.NumGPUBlocksOverride, "num-gpu-blocks-override", 0, "KV cache blocks of 16 tokens (0: from the performance model)")
 	f.Float64Var(&s.Speedup, "speedup", s.Speedup, "divide every modelled duration by this factor")
+	f.Float64Var(&s.StartupSpeedup, "startup-speedup", 0, "divide the start-up phases by this factor instead (0: --speedup)")
 	f.Int64Var(&s.Seed, "seed", s.Seed, "seed for generated text, lengths and faults")
 	f.StringVar(&s.Host, "host", s.Host, "address to bind")
 	f.IntVar(&s.Port, "port", s.Port, "port to listen on (0: a free one, named in the log)")

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// lockedBuffer is a goroutine-safe stderr for a running command.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func TestEngineListProfiles(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := Main([]string{"engine", "--list-profiles"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{"rtx3060-12gb", "h200-141gb", "qwen2.5-7b-instruct-awq", "llama-3.1-8b-instruct", "no (needs"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("--list-profiles lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestEngineBadInputExit2(t *testing.T) {
+	for _, args := range [][]string{
+		{"engine", "--fault", "chaos"},
+		{"engine", "--gpu", "tpu-v9"},
+		{"engine", "--model", "qwen2.5-7b-instruct"}, // bf16 does not fit a 12 GB card
+		{"engine", "--speedup", "-1"},
+	} {
+		var out, errb bytes.Buffer
+		if code := Main(args, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), args[2]) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 naming %q", args, code, errb.String(), args[2])
+		}
+	}
+}
+
+func TestEngineExitDuringLoadExit3(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := Main([]string{"engine", "--port", "0", "--startup-speedup", "1000", "--fault", "exit-during-load"}, &out, &errb)
+	if code != exitInvalidRun || !strings.Contains(errb.String(), "exit-during-load") {
+		t.Errorf("exit %d, stderr %q; want 3", code, errb.String())
+	}
+}
+
+// TestEngineServesAndStops runs `servebench engine --port 0`, finds its port
+// in the vLLM log line, checks /health, then cancels it like SIGINT would.
+func TestEngineServesAndStops(t *testing.T) {
+	var out bytes.Buffer
+	var errb lockedBuffer
+	cmd := newRootCmd(&out, &errb)
+	cmd.SetArgs([]string{"engine", "--port", "0", "--speedup", "100", "--startup-speedup", "1000"})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- cmd.ExecuteContext(ctx) }()
+	re := regexp.MustCompile(`Starting vLLM API server 0 on (http://127\.0\.0\.1:\d+)`)
+	var url string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if strings.Contains(errb.String(), "Application startup complete.") {
+			if m := re.FindStringSubmatch(errb.String()); m != nil {
+				url = m[1]
+			}
+			break
+		}
+	}
+	if url == "" {
+		cancel()
+		t.Fatalf("no ready server line in the log:\n%s", errb.String())
+	}
+	resp, err := http.Get(url + "/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("/health: %s", resp.Status)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("engine after cancel: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("engine did not stop within 10s of cancel")
+	}
+}
