@@ -59,10 +59,11 @@ func startupBars(st *result.Startup) []phaseBar {
 	return bars
 }
 
-// StartupChart renders startup.png: the server's start-up phases as a
-// horizontal timeline from process spawn, one row per phase, with the
-// log-derived facts (KV cache, concurrency) underneath.
-func StartupChart(st *result.Startup) ([]byte, error) {
+// StartupChart renders startup.png from res.Server.Startup: the server's
+// start-up phases as a horizontal timeline from process spawn, one row per
+// phase, with the log-derived facts (KV cache, concurrency) underneath.
+func StartupChart(res *result.Results) ([]byte, error) {
+	st := res.Server.Startup
 	if st == nil {
 		return nil, fmt.Errorf("startup chart: start-up was not measured")
 	}
@@ -90,7 +91,7 @@ func StartupChart(st *result.Startup) ([]byte, error) {
 	leg.Add("measured by servebench", colorBox{phaseColor})
 	leg.Add("duration from the server log", colorBox{logColor})
 	f := figure{title: "Server start-up: from process spawned to first token", panels: []*plot.Plot{p},
-		legend: leg, footnote: startupFacts(st)}
+		legend: leg, footnote: joinNotes(startupFacts(st), speedNote(res))}
 	return f.render()
 }
 

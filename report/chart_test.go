@@ -134,16 +134,18 @@ func TestCDFChart(t *testing.T) {
 
 func TestStartupChart(t *testing.T) {
 	res, _ := reporttest.Seed()
-	b, err := StartupChart(res.Server.Startup)
+	b, err := StartupChart(res)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := decodeChart(t, b)
 	wantSeries(t, p, 5000, map[string]color.RGBA{"measured phases": phaseColor, "log durations": logColor})
-	if _, err := StartupChart(nil); err == nil {
+	res.Server.Startup = nil
+	if _, err := StartupChart(res); err == nil {
 		t.Error("nil start-up: want an error")
 	}
-	if _, err := StartupChart(&result.Startup{}); err == nil {
+	res.Server.Startup = &result.Startup{}
+	if _, err := StartupChart(res); err == nil {
 		t.Error("empty start-up: want an error")
 	}
 }

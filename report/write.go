@@ -53,7 +53,7 @@ func PlanCharts(res *result.Results, recs []result.Record) []Chart {
 	}
 	if st := res.Server.Startup; st != nil && len(startupBars(st)) > 0 {
 		cs = append(cs, Chart{FileStartup, "Server start-up phases", nil,
-			func() ([]byte, error) { return StartupChart(st) }})
+			func() ([]byte, error) { return StartupChart(res) }})
 	}
 	if isSweep(res) {
 		cs = append(cs, Chart{FileSweep, "Latency and throughput against load", nil,
