@@ -105,12 +105,12 @@ func (e *InvalidRunError) Error() string {
 // Unwrap makes errors.Is(err, ErrInvalidRun) true.
 func (e *InvalidRunError) Unwrap() error { return ErrInvalidRun }
 
-// Compare compares new against base run by run (runs are matched by name).
+// Compare compares cur (the new side) against base run by run (runs are matched by name).
 // It returns an error wrapping ErrMismatch when workloads differ (unless
 // opts.Force), ErrInvalidRun when a side cannot be judged, ErrInput when
 // the two have no run in common. The Report says whether anything
 // regressed; a regression is not an error.
-func Compare(base, new *Side, opts Options) (*Report, error) {
+func Compare(base, cur *Side, opts Options) (*Report, error) {
 	alpha := opts.Alpha
 	if alpha == 0 {
 		alpha = DefaultAlpha
@@ -118,7 +118,7 @@ func Compare(base, new *Side, opts Options) (*Report, error) {
 	if !(alpha > 0 && alpha < 1) {
 		return nil, fmt.Errorf("%w: alpha %v is not in (0, 1)", ErrInput, alpha)
 	}
-	if err := errors.Join(noRuns(base, "base"), noRuns(new, "new")); err != nil {
+	if err := errors.Join(noRuns(base, "base"), noRuns(cur, "new")); err != nil {
 		return nil, err
 	}
 	rep := &Report{
@@ -126,13 +126,13 @@ func Compare(base, new *Side, opts Options) (*Report, error) {
 		MinSamples: MinSamples(alpha),
 		Test:       "two-sided Mann-Whitney U test (normal approximation, tie- and continuity-corrected) on per-request samples, successful measured requests only",
 		Base:       sideInfo(base),
-		New:        sideInfo(new),
+		New:        sideInfo(cur),
 		Forced:     opts.Force,
 	}
 	th := activeThresholds(opts.Thresholds)
 	rep.Thresholds = sortedThresholds(th)
-	rep.ServerDiffs = serverDiffs(base.Results, new.Results)
-	pairs, err := matchRuns(base, new, rep)
+	rep.ServerDiffs = serverDiffs(base.Results, cur.Results)
+	pairs, err := matchRuns(base, cur, rep)
 	if err != nil {
 		return nil, err
 	}
@@ -150,8 +150,8 @@ func Compare(base, new *Side, opts Options) (*Report, error) {
 	for i := range pairs {
 		p := &pairs[i]
 		p.sb = samplesOf(base.Records, p.b.Name, p.b.Workload.Mode == "rate")
-		p.sn = samplesOf(new.Records, p.n.Name, p.n.Workload.Mode == "rate")
-		errs = append(errs, checkSide(base, "base", p.b, p.sb, rep.MinSamples, alpha), checkSide(new, "new", p.n, p.sn, rep.MinSamples, alpha))
+		p.sn = samplesOf(cur.Records, p.n.Name, p.n.Workload.Mode == "rate")
+		errs = append(errs, checkSide(base, "base", p.b, p.sb, rep.MinSamples, alpha), checkSide(cur, "new", p.n, p.sn, rep.MinSamples, alpha))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -180,10 +180,10 @@ func noRuns(s *Side, label string) error {
 }
 
 // matchRuns pairs runs by name in base order and notes the unmatched.
-func matchRuns(base, new *Side, rep *Report) ([]runPair, error) {
+func matchRuns(base, cur *Side, rep *Report) ([]runPair, error) {
 	byName := map[string]*result.Run{}
-	for i := range new.Results.Runs {
-		byName[new.Results.Runs[i].Name] = &new.Results.Runs[i]
+	for i := range cur.Results.Runs {
+		byName[cur.Results.Runs[i].Name] = &cur.Results.Runs[i]
 	}
 	var pairs []runPair
 	seen := map[string]bool{}
@@ -196,14 +196,14 @@ func matchRuns(base, new *Side, rep *Report) ([]runPair, error) {
 			rep.OnlyInBase = append(rep.OnlyInBase, b.Name)
 		}
 	}
-	for _, r := range new.Results.Runs {
+	for _, r := range cur.Results.Runs {
 		if !seen[r.Name] {
 			rep.OnlyInNew = append(rep.OnlyInNew, r.Name)
 		}
 	}
 	if len(pairs) == 0 {
 		return nil, fmt.Errorf("%w: no run in common: base %s has %s, new %s has %s", ErrInput,
-			base.Path, runNames(base.Results.Runs), new.Path, runNames(new.Results.Runs))
+			base.Path, runNames(base.Results.Runs), cur.Path, runNames(cur.Results.Runs))
 	}
 	return pairs, nil
 }
@@ -302,7 +302,7 @@ func checkSide(s *Side, label string, r *result.Run, smp *runSamples, minN int, 
 	}
 	switch {
 	case smp.measured == 0 && r.Requests > 0:
-		return &InputError{Path: filepath.Join(s.Path, result.RequestsFile),
+		return &InputError{Path: requestsPath(s.Path),
 			Err: fmt.Errorf("no measured requests for run %q, though results.json counts %d", r.Name, r.Requests)}
 	case smp.measured == 0:
 		return bad("no measured requests")
@@ -313,6 +313,14 @@ func checkSide(s *Side, label string, r *result.Run, smp *runSamples, minN int, 
 			smp.ok(), minN, alpha, stats.MannWhitneyMinN(alpha)))
 	}
 	return nil
+}
+
+// requestsPath is where requests.jsonl of a side loaded from path lives.
+func requestsPath(path string) string {
+	if strings.HasSuffix(path, ".json") {
+		path = filepath.Dir(path)
+	}
+	return filepath.Join(path, result.RequestsFile)
 }
 
 func errorSummary(m map[string]int) string {
@@ -343,15 +351,15 @@ func sortedThresholds(m map[string]Threshold) []Threshold {
 	return out
 }
 
-// relChange is (new - base) / |base|, or nil when base is 0.
-func relChange(base, new float64) *float64 {
-	if math.IsNaN(base) || math.IsNaN(new) || (base == 0 && new != 0) {
+// relChange is (cur - base) / |base|, or nil when base is 0 and cur is not.
+func relChange(base, cur float64) *float64 {
+	if math.IsNaN(base) || math.IsNaN(cur) || (base == 0 && cur != 0) {
 		return nil
 	}
-	if base == new {
+	if base == cur {
 		c := 0.0
 		return &c
 	}
-	c := (new - base) / math.Abs(base)
+	c := (cur - base) / math.Abs(base)
 	return &c
 }

@@ -55,12 +55,12 @@ func roundSig(v float64) float64 {
 	return f
 }
 
-// past reports whether going from base to new is worse by more than t.
-func (t Threshold) past(base, new float64, higherIsWorse bool) bool {
+// past reports whether going from base to cur is worse by more than t.
+func (t Threshold) past(base, cur float64, higherIsWorse bool) bool {
 	if t.Off || (t.Rel <= 0 && t.Abs <= 0) {
 		return false
 	}
-	worse := new - base
+	worse := cur - base
 	if !higherIsWorse {
 		worse = -worse
 	}
