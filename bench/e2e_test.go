@@ -6,6 +6,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -266,4 +268,57 @@ func TestInterruptKeepsRecords(t *testing.T) {
 	if run.Engine.Reconciliation == nil || run.Engine.TTFTS == nil {
 		t.Errorf("engine figures missing after an interrupt: %+v", run.Engine)
 	}
+}
+
+// TestReconciliation: two replicas' /metrics are summed (--metrics-url
+// twice), and requests from another client show up as foreign traffic.
+func TestReconciliation(t *testing.T) {
+	a, b := startEngine(t, nil), startEngine(t, nil)
+	spec := func() []RunSpec {
+		return []RunSpec{{Name: "streaming", Workload: Workload{Mode: ModeSequential, Requests: 4},
+			Request: RequestSpec{MaxTokens: 16, ExactLength: true, Stream: true}}}
+	}
+	res, _, err := Execute(context.Background(), Config{
+		Server: ServerOptions{BaseURL: a.BaseURL(), MetricsURLs: []string{a.BaseURL() + "/metrics", b.BaseURL() + "/metrics"}},
+		Runs:   spec(), Dir: t.TempDir(), FailOnErrorRate: -1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rc := res.Runs[0].Engine.Reconciliation; rc.EngineCount != 4 || rc.Foreign || len(res.Runs[0].Warnings) != 0 {
+		t.Errorf("two replicas, one idle: reconciliation %+v warnings %v", rc, res.Runs[0].Warnings)
+	}
+
+	// Another client sends 3 requests to the same engine during the run.
+	other := client.New(client.Options{BaseURL: a.BaseURL()})
+	stranger := &foreignDoer{Doer: client.New(client.Options{BaseURL: a.BaseURL()}), other: other, model: a.ServedModelName()}
+	res, _, err = Execute(context.Background(), Config{
+		Server: ServerOptions{BaseURL: a.BaseURL()}, Runs: spec(), Dir: t.TempDir(), FailOnErrorRate: -1, Client: stranger,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := res.Runs[0].Engine.Reconciliation
+	if !rc.Foreign || rc.EngineCount != 7 || rc.Sent != 4 || !strings.Contains(strings.Join(res.Warnings, "\n"), "foreign traffic") {
+		t.Errorf("foreign traffic not flagged: %+v, warnings %v", rc, res.Warnings)
+	}
+}
+
+// foreignDoer sends, with its first request, three requests of another
+// client to the same server.
+type foreignDoer struct {
+	Doer
+	other *client.Client
+	model string
+	once  sync.Once
+}
+
+func (f *foreignDoer) Do(ctx context.Context, req *client.Request) client.Trace {
+	f.once.Do(func() {
+		for i := 0; i < 3; i++ {
+			f.other.Do(ctx, &client.Request{Model: f.model, Endpoint: "chat", MaxTokens: 4,
+				Messages: []client.Message{{Role: "user", Content: "hi"}}})
+		}
+	})
+	return f.Doer.Do(ctx, req)
 }
