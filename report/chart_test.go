@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
@@ -183,5 +184,41 @@ func BenchmarkCharts(b *testing.B) {
 		if _, err := Charts(res, recs); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestIsSweep: which run sets get sweep.png.
+func TestIsSweep(t *testing.T) {
+	run := func(name string, c int, rate float64) result.Run {
+		return result.Run{Name: name, Workload: result.Workload{Concurrency: c, Rate: rate}}
+	}
+	cases := []struct {
+		name string
+		runs []result.Run
+		want bool
+	}{
+		{"concurrency levels", []result.Run{run("c=1", 1, 0), run("c=8", 8, 0)}, true},
+		{"rate levels", []result.Run{run("rate=2", 0, 2), run("rate=4.5", 0, 4.5)}, true},
+		{"one level is not a sweep", []result.Run{run("c=1", 1, 0)}, false},
+		{"mixed kinds", []result.Run{run("c=1", 1, 0), run("rate=4", 0, 4)}, false},
+		{"the seed's two modes", []result.Run{run("streaming", 1, 0), run("non-streaming", 1, 0)}, false},
+		{"name without workload", []result.Run{run("c=1", 0, 0), run("c=2", 0, 0)}, false},
+	}
+	for _, c := range cases {
+		if got := isSweep(&result.Results{Runs: c.runs}); got != c.want {
+			t.Errorf("%s: isSweep = %v, want %v", c.name, got, c.want)
+		}
+	}
+	// A rate sweep draws with the rate on the x axis.
+	res, _ := reporttest.Build("vllm", reporttest.SweepSpecs()...)
+	for i := range res.Runs {
+		res.Runs[i].Name = fmt.Sprintf("rate=%d", i+1)
+		res.Runs[i].Workload.Concurrency, res.Runs[i].Workload.Rate = 0, float64(i+1)
+	}
+	if sweepKind(res) != "rate" {
+		t.Errorf("sweepKind = %q, want rate", sweepKind(res))
+	}
+	if _, err := SweepChart(res); err != nil {
+		t.Error(err)
 	}
 }

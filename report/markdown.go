@@ -202,8 +202,8 @@ func writeRun(b *strings.Builder, r *result.Run, nrec [2]int) {
 		r.Requests, r.OK, errorsText(r.Errors), r.DurationS, r.Throughput.RequestsPerS, r.Throughput.OutputTokensPerS)
 	fmt.Fprintf(b, "- Records in requests.jsonl: %d measured, %d warm-up\n", nrec[0], nrec[1])
 	if rc := r.Engine.Reconciliation; rc != nil {
-		fmt.Fprintf(b, "- Reconciliation: client sent %d (warm-up included), completed %d; engine counted %g",
-			rc.Sent, rc.Completed, rc.EngineCount)
+		fmt.Fprintf(b, "- Reconciliation: client sent %d measured requests (retries included), %d ok, %d answered; engine counted %g",
+			rc.Sent, rc.OK, rc.Completed, rc.EngineCount)
 		if rc.WaitedS > 0 {
 			fmt.Fprintf(b, " after waiting %.2f s for its counters", rc.WaitedS)
 		}

@@ -7,11 +7,12 @@ import (
 	"github.com/servebench/servebench/bench/result"
 )
 
-// measured returns run's successful, non-warm-up records, by index.
+// measured returns run's successful, non-warm-up records, by index; an
+// attempt that was retried is not an outcome and is left out.
 func measured(run string, recs []result.Record) []result.Record {
 	var out []result.Record
 	for _, r := range recs {
-		if r.Run == run && !r.Warmup && r.Error == "" && r.E2ES > 0 {
+		if r.Run == run && !r.Warmup && !r.Retried && r.Error == "" && r.E2ES > 0 {
 			out = append(out, r)
 		}
 	}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"flag"
 	"os"
 	"path/filepath"
 	"slices"
@@ -194,5 +195,33 @@ func TestMarkdownZeroQueueQuantiles(t *testing.T) {
 	if !strings.Contains(b.String(), "| queue wait (s) | engine | 21 | 0.0000 | ~0.0000 | ~0.0000 | ~0.0000 |") ||
 		strings.Contains(b.String(), "~0.1500") {
 		t.Errorf("queue wait row wrong:\n%s", b.String())
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
+
+// checkGolden compares got with testdata/<name>.golden (t.Name() by default),
+// or rewrites the file with -update.
+func checkGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	if name == "" {
+		name = t.Name()
+	}
+	path := filepath.Join("testdata", filepath.FromSlash(name)+".golden")
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading golden file (run go test -update to create it): %v", err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("output differs from %s (run go test -update if the change is intended)\n--- got ---\n%s\n--- want ---\n%s", path, got, want)
 	}
 }

@@ -1,13 +1,12 @@
-// Package reporttest builds realistic, deterministic results for tests of
-// report and report/compare: the seed lesson's 20x256 table (streaming and
-// non-streaming), variants that break it in known ways, and a concurrency
-// sweep. Client statistics are computed from the records it makes, through
-// report/stats, so results.json and requests.jsonl agree as a real run's do.
 package reporttest
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/servebench/servebench/bench/result"
@@ -196,13 +195,13 @@ func buildRun(sp RunSpec, start time.Time, rng *rand.Rand, dialect string) (resu
 	if !sp.NoEngine && dialect != "none" {
 		engE2E := sp.EngineTTFT + float64(sp.Tokens-1)*sp.PerToken*0.9995
 		run.Engine = result.EngineStats{
-			E2ES:   hist(engE2E, sp.N+1),
-			QueueS: hist(sp.EngineQueue, sp.N+1),
-			Reconciliation: &result.Reconciliation{Sent: sp.N + 1, Completed: sp.N + 1,
-				EngineCount: float64(sp.N + 1)},
+			E2ES:   hist(engE2E, sp.N),
+			QueueS: hist(sp.EngineQueue, sp.N),
+			Reconciliation: &result.Reconciliation{Sent: sp.N, OK: sp.N, Completed: sp.N,
+				EngineCount: float64(sp.N)},
 		}
 		if !sp.NoTTFT {
-			run.Engine.TTFTS = hist(sp.EngineTTFT, sp.N+1)
+			run.Engine.TTFTS = hist(sp.EngineTTFT, sp.N)
 		}
 	}
 	return run, recs
@@ -247,4 +246,39 @@ func buildRecord(sp RunSpec, i int, start time.Time, rng *rand.Rand, k float64) 
 	rec.FirstVisibleS = rec.Events[0][0]
 	rec.E2ES = made + 0.0008/k
 	return rec
+}
+
+// Save writes res and recs into dir as a run does: results.json indented,
+// requests.jsonl one record per line.
+func Save(dir string, res *result.Results, recs []result.Record) error {
+	b, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding results: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, result.ResultsFile), append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	var lines bytes.Buffer
+	enc := json.NewEncoder(&lines)
+	enc.SetEscapeHTML(false)
+	for i := range recs {
+		if err := enc.Encode(&recs[i]); err != nil {
+			return fmt.Errorf("encoding record %d: %w", i, err)
+		}
+	}
+	return os.WriteFile(filepath.Join(dir, result.RequestsFile), lines.Bytes(), 0o644)
+}
+
+// Buffered is the seed's streaming run behind a buffering proxy: the engine
+// makes the first token after 0.03 s, the client sees text after about 1.2 s.
+func Buffered() RunSpec {
+	return RunSpec{Name: "streaming", Stream: true, N: 20, Tokens: 256, FirstVisible: 0.026, PerToken: 0.0150,
+		Buffered: 80, EngineTTFT: 0.03}
+}
+
+// Queued is a streaming run on an overloaded server: 2 s of queue wait in a
+// 2.1 s engine TTFT.
+func Queued() RunSpec {
+	return RunSpec{Name: "streaming", Stream: true, N: 20, Tokens: 256, FirstVisible: 2.1, PerToken: 0.0150,
+		EngineTTFT: 2.1, EngineQueue: 2.0}
 }
