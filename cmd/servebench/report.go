@@ -50,7 +50,7 @@ func runReport(cmd *cobra.Command, o *reportOptions) error {
 		return usageErr(err)
 	}
 	if err := report.WriteAll(o.dir, res, recs); err != nil {
-		return err
+		return usageErr(err) // DIR is the command's input: not writable is bad input, not an invalid run
 	}
 	return report.Table(cmd.OutOrStdout(), res, o.format)
 }
