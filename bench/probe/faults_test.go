@@ -272,15 +272,30 @@ var matrix = []matrixRow{
 			}
 		},
 		did: "engine columns absent with a warning, client columns reported, exit 0"},
-	{fault: "metrics-reset", extra: []string{"--requests", "3", "--stream", "on"}, wantCode: 0,
-		wantWarn: "reset",
+	// Warm-up runs before the run's first scrape, so the counters there
+	// (readiness check + 3 warm-up = 4 requests) are above what is left
+	// after the reset (3 requests): the reset shows as counters going down.
+	{fault: "metrics-reset=5", extra: []string{"--warmup", "3", "--requests", "4", "--stream", "on"}, wantCode: 0,
+		wantWarn: "counter reset",
 		check: func(t *testing.T, o *observed) {
 			run := o.res.Runs[0]
 			if run.Engine.TTFTS != nil || run.Client.E2ES == nil {
 				t.Errorf("engine TTFT %v, client E2E %v: want engine absent after the reset, client present", run.Engine.TTFTS, run.Client.E2ES)
 			}
 		},
-		did: "waited the 5 s reconcile bound for the engine count, then left engine figures out with a warning naming a counter reset; client columns reported, exit 0"},
+		did: "saw counters go down, left engine figures out with a warning per quantity, client columns reported, exit 0"},
+	// A reset that leaves the counters above their value at the first
+	// scrape cannot be seen in them; the request count reconciliation
+	// catches it (the engine counts fewer finished requests than succeeded).
+	{fault: "metrics-reset=3", extra: []string{"--requests", "4", "--stream", "on"}, wantCode: 0,
+		wantWarn: "counters were reset",
+		check: func(t *testing.T, o *observed) {
+			rec := o.res.Runs[0].Engine.Reconciliation
+			if rec == nil || rec.EngineCount >= float64(rec.OK) {
+				t.Errorf("reconciliation %+v: want the engine count below the %d successes", rec, o.res.Runs[0].OK)
+			}
+		},
+		did: "waited the 5 s reconcile bound, warned that the engine counted fewer requests than succeeded (counters reset?); client columns reported, exit 0"},
 }
 
 // partialTokens checks that each failed record kept the k tokens it got.
@@ -309,7 +324,7 @@ func TestFaultMatrix(t *testing.T) {
 		}
 		sort.Slice(keys, func(i, j int) bool { return rowIndex(keys[i]) < rowIndex(keys[j]) })
 		var b strings.Builder
-		b.WriteString("\n| fault | what the harness did (observed) | exit | error classes | sent = ok + failed | records lost |\n|---|---|---|---|---|---|\n")
+		b.WriteString("\n| fault | what the harness did (observed) | exit | error classes | engine figures | sent = ok + failed | records lost |\n|---|---|---|---|---|---|---|\n")
 		for _, k := range keys {
 			b.WriteString(table[k])
 		}
@@ -391,6 +406,13 @@ func matrixLine(row matrixRow, o *observed, lost int) string {
 		}
 		did += fmt.Sprintf(": `%s`", strings.ReplaceAll(msg, "|", "/"))
 	}
-	return fmt.Sprintf("| `%s` %s | %s | %d | %s | %d = %d + %d (%d lines) | %d |\n",
-		row.fault, strings.Join(row.extra, " "), did, o.code, classes, sent, ok, failed, o.lines, lost)
+	engine := "-"
+	if o.res != nil && len(o.res.Runs) > 0 {
+		engine = "absent"
+		if o.res.Runs[0].Engine.TTFTS != nil {
+			engine = "present"
+		}
+	}
+	return fmt.Sprintf("| `%s` %s | %s | %d | %s | %s | %d = %d + %d (%d lines) | %d |\n",
+		row.fault, strings.Join(row.extra, " "), did, o.code, classes, engine, sent, ok, failed, o.lines, lost)
 }
