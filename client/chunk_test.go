@@ -177,3 +177,43 @@ func TestChunkDecodeSliceStability(t *testing.T) {
 		t.Errorf("got %+v", summarize(c))
 	}
 }
+
+// FuzzChunkDecode checks the allocation-free scanner against encoding/json
+// on every field it extracts: when the scanner answers, encoding/json must
+// accept the input and agree; Decode fails exactly when encoding/json does.
+func FuzzChunkDecode(f *testing.F) {
+	for _, s := range []string{
+		vllmChunk("hello"),
+		vllmChunk("a\n\"b\" über 🦊"),
+		`{"choices":[{"delta":{"reasoning_content":"x\ud83e\udd8a"},"finish_reason":"stop"}]}`,
+		`{"choices":[],"usage":{"prompt_tokens":25,"completion_tokens":256}}`,
+		`{"choices":[{"message":{"content":"hi"}}],"usage":{"prompt_tokens":-0,"completion_tokens":null}}`,
+		`{"error":{"message":"boom","code":400}}`,
+		`{"error":"boom"}`,
+		`{"Choices":[{"TEXT":"x"}],"usage":1}`,
+		`{"choices":[{"text":"a\ud800b"},null,{}]}`,
+		"{\"choices\":[{\"text\":\"\xff\"}]}",
+		`[1,2,{"a":[-1.5e+3,true,false,null]}]`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		fast, fastOK, slow, slowErr := fastAndSlow(in)
+		if fastOK {
+			if slowErr != nil {
+				t.Fatalf("scanner accepted what encoding/json rejects (%v): %+v", slowErr, fast)
+			}
+			if fast != slow {
+				t.Fatalf("scanner %+v\nencoding/json %+v", fast, slow)
+			}
+		}
+		var d ChunkDecoder
+		c, err := d.Decode(bytes.Clone(in))
+		if (err != nil) != (slowErr != nil) {
+			t.Fatalf("Decode error %v, encoding/json error %v", err, slowErr)
+		}
+		if err == nil && summarize(c) != slow {
+			t.Fatalf("Decode %+v\nencoding/json %+v", summarize(c), slow)
+		}
+	})
+}

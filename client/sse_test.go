@@ -214,3 +214,52 @@ func TestSSEReaderZeroAllocs(t *testing.T) {
 		t.Errorf("Next allocates %.2f times per event, want 0", allocs)
 	}
 }
+
+// splitReader hands out its input in pieces whose sizes follow a pattern
+// chosen by the fuzzer, so events, line ends and "\r\n" pairs land across
+// reads in every way.
+type splitReader struct {
+	in      []byte
+	pattern uint32
+	n       int
+}
+
+func (s *splitReader) Read(p []byte) (int, error) {
+	if len(s.in) == 0 {
+		return 0, io.EOF
+	}
+	size := int((s.pattern>>(uint(s.n)%29))&7) + 1
+	s.n++
+	size = min(size, len(p), len(s.in))
+	copy(p, s.in[:size])
+	s.in = s.in[size:]
+	return size, nil
+}
+
+// FuzzSSEReader checks the streaming reader against the plain reference
+// grammar (referenceSSE) for any input and any way of splitting it.
+func FuzzSSEReader(f *testing.F) {
+	f.Add([]byte("data: a\n\ndata: b\n\n"), uint32(0))
+	f.Add([]byte("data: a\r\n\r\ndata: b\r\rdata:c"), uint32(0x12345))
+	f.Add([]byte(": ping\nevent: x\nid: 1\ndata: {\"x\":\ndata: 1}\n\n\n"), uint32(7))
+	f.Add(sampleStream(4), uint32(0xdeadbeef))
+	f.Fuzz(func(t *testing.T, in []byte, pattern uint32) {
+		want := referenceSSE(in)
+		s := NewSSEReader(&splitReader{in: in, pattern: pattern})
+		for i := 0; ; i++ {
+			data, err := s.Next()
+			if errors.Is(err, io.EOF) {
+				if i != len(want) {
+					t.Fatalf("got %d events, want %d: %q", i, len(want), want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("event %d: %v", i, err)
+			}
+			if i >= len(want) || string(data) != want[i] {
+				t.Fatalf("event %d: got %q, want %q", i, data, want)
+			}
+		}
+	})
+}
