@@ -153,8 +153,7 @@ func (s *scheduler) run(ctx context.Context) {
 	timer.Stop()
 	for {
 		s.drain()
-		start := s.stepStart()
-		st := s.schedule(start)
+		st, start := s.schedule(s.stepStart())
 		s.gauges()
 		if len(s.batch) == 0 {
 			s.prevEnd = 0 // idle: the next step starts when work arrives
@@ -237,7 +236,12 @@ func remove(q []*request, r *request) []*request {
 // requests first (decodes and unfinished prefill chunks), preempting the
 // youngest when blocks run out; then, if nothing was preempted, waiting
 // requests in FIFO order while slots, budget and blocks allow.
-func (s *scheduler) schedule(start int64) perf.Step {
+//
+// It returns the step's start: start, or later when a newly admitted
+// request joined the queue after it (the loop may be running behind the
+// modelled clock, catching up, and a step cannot start before its inputs
+// arrive).
+func (s *scheduler) schedule(start int64) (perf.Step, int64) {
 	var st perf.Step
 	s.batch = s.batch[:0]
 	budget := s.maxTokens
@@ -275,17 +279,20 @@ func (s *scheduler) schedule(start int64) perf.Step {
 			s.waiting = s.waiting[1:]
 			r.state = stateRunning
 			s.running = append(s.running, r)
-			if r.scheduledAt == 0 {
-				r.scheduledAt = max(start, r.queued)
-			}
+			start = max(start, r.queued)
 			s.add(&st, r, n)
 			budget -= n
+		}
+	}
+	for _, b := range s.batch {
+		if b.r.scheduledAt == 0 {
+			b.r.scheduledAt = start
 		}
 	}
 	if len(s.batch) > 0 {
 		s.e.m().iterTok.Observe(float64(s.maxTokens - budget))
 	}
-	return st
+	return st, start
 }
 
 func (s *scheduler) add(st *perf.Step, r *request, n int) {

@@ -171,12 +171,13 @@ func TestQueueingBeyondMaxNumSeqs(t *testing.T) {
 	t.Logf("max running %v, max waiting %v, total queue time %.3fs", maxRunning, maxWaiting, queue)
 }
 
-// TestPreemptionWhenKVRunsOut: 32 blocks of 16 tokens cannot hold six
+// TestPreemptionWhenKVRunsOut: 32 blocks of 16 tokens cannot hold eight
 // requests growing to ~190 tokens each, so the scheduler preempts; every
 // request still gets exactly its tokens, in order.
 func TestPreemptionWhenKVRunsOut(t *testing.T) {
 	e := simtest.Start(t, func(o *sim.Options) {
 		quick(o)
+		o.Speedup = 20 // requests of ~2 s of model time, 0.1 s here, overlap however slow the host
 		o.MaxModelLen = 512
 		o.NumGPUBlocksOverride = 32
 	})
@@ -185,7 +186,7 @@ func TestPreemptionWhenKVRunsOut(t *testing.T) {
 	want, _ := streamTokens(t, e, prompt, 120)
 	var mu sync.Mutex
 	var bad []string
-	parallel(6, func(int) {
+	parallel(8, func(int) {
 		got, finish := streamTokens(t, e, prompt, 120)
 		if strings.Join(got, "") != strings.Join(want, "") || finish != "length" {
 			mu.Lock()
@@ -198,7 +199,7 @@ func TestPreemptionWhenKVRunsOut(t *testing.T) {
 	}
 	after := scrape(t, e)
 	if p := value(after, "vllm:num_preemptions_total") - value(before, "vllm:num_preemptions_total"); p < 1 {
-		t.Errorf("no preemptions with 32 KV blocks and 6 x ~190 tokens")
+		t.Errorf("no preemptions with 32 KV blocks and 8 x ~190 tokens")
 	} else {
 		t.Logf("%v preemptions", p)
 	}
