@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/engine/sim"
+	"github.com/servebench/servebench/engine/sim/simtest"
 	"github.com/servebench/servebench/report"
 	"github.com/servebench/servebench/report/reporttest"
 )
@@ -83,5 +85,47 @@ func TestReportCommandErrors(t *testing.T) {
 				t.Errorf("stderr %q lacks %q", stderr, c.want)
 			}
 		})
+	}
+}
+
+// TestReportRegeneratesRealRun: `servebench table` against the bundled
+// engine (in-process, real HTTP) writes report.md and the charts; `servebench
+// report` on that directory rewrites every one of them byte for byte.
+func TestReportRegeneratesRealRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the bundled engine")
+	}
+	e := simtest.Start(t, func(o *sim.Options) { o.Speedup = 100 })
+	dir := t.TempDir()
+	code, out, errOut := runMain("table", "--base-url", e.BaseURL(), "--requests", "5", "--max-tokens", "64",
+		"--out", dir, "--quiet", "--api-key-env", "SERVEBENCH_TEST_NO_KEY")
+	if code != 0 {
+		t.Fatalf("table: exit %d\n%s\n%s", code, out, errOut)
+	}
+	files := []string{"report.md", "table.png", "timeline.png", "tokens.png", "cdf.png"}
+	written := map[string][]byte{}
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatalf("the run did not write %s: %v", f, err)
+		}
+		written[f] = b
+		os.Remove(filepath.Join(dir, f))
+	}
+	code, stdout, stderr := runMain("report", dir, "--format", "json")
+	if code != 0 {
+		t.Fatalf("report: exit %d\n%s", code, stderr)
+	}
+	if !strings.Contains(stdout, `"engine_ttft_s"`) {
+		t.Errorf("stdout is not the JSON table:\n%s", stdout)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatalf("report did not rewrite %s: %v", f, err)
+		}
+		if !bytes.Equal(b, written[f]) {
+			t.Errorf("%s regenerated from the saved files differs from the run's", f)
+		}
 	}
 }
