@@ -143,3 +143,27 @@ func saveSide(t testing.TB, s *Side) string {
 	}
 	return dir
 }
+
+// BenchmarkCompare measures a comparison of two runs of 10,000 streaming
+// requests (32 events each) per side: ranks, summaries and the report.
+func BenchmarkCompare(b *testing.B) {
+	base := synthSide(b, "base", 1, 100, synthRun{name: "r", n: 10000, scale: 1, stream: true})
+	nw := synthSide(b, "new", 2, 100, synthRun{name: "r", n: 10000, scale: 1.02, stream: true})
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Compare(base, nw, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkLoad measures reading a results directory of 10,000 records.
+func BenchmarkLoad(b *testing.B) {
+	dir := saveSide(b, synthSide(b, "x", 1, 100, synthRun{name: "r", n: 10000, scale: 1, stream: true}))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Load(dir); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
