@@ -222,3 +222,29 @@ func TestIsSweep(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestChartsEdgeCases: one request per run, records without content events,
+// and a run with no successful request draw without error or panic.
+func TestChartsEdgeCases(t *testing.T) {
+	specs := reporttest.SeedSpecs()
+	for i := range specs {
+		specs[i].N = 1
+	}
+	res, recs := reporttest.Build("vllm", specs...)
+	for i := range recs {
+		recs[i].Events = nil // a client that kept no events
+	}
+	if _, err := Charts(res, recs); err != nil {
+		t.Fatalf("one request per run: %v", err)
+	}
+	// The second run failed entirely: its charts simply lack it.
+	res.Runs[1].OK, res.Runs[1].Client = 0, result.ClientStats{}
+	recs[1].Error, recs[1].E2ES = "http_status", 0
+	charts, err := Charts(res, recs)
+	if err != nil {
+		t.Fatalf("one failed run: %v", err)
+	}
+	if len(charts) != len(PlanCharts(res, recs)) {
+		t.Errorf("%d charts drawn, %d planned", len(charts), len(PlanCharts(res, recs)))
+	}
+}
