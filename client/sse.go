@@ -27,6 +27,7 @@ const (
 //
 //   - lines end in "\n", "\r\n" or a lone "\r" (also when the "\r" and "\n"
 //     arrive in different reads);
+//   - a UTF-8 byte order mark at the very start is dropped;
 //   - lines starting with ":" are comments and are skipped;
 //   - several "data:" lines in one event are joined with "\n";
 //   - one space after the colon is removed; "event:", "id:", "retry:" and
@@ -48,6 +49,7 @@ type SSEReader struct {
 	data       []byte // joined data of the event being assembled
 	hasData    bool   // a data field was seen in the current event
 	skipLF     bool   // the last line ended in '\r': a following '\n' belongs to it
+	bomDone    bool   // the stream's start was checked for a byte order mark
 	err        error  // sticky error from r (io.EOF at the end)
 }
 
@@ -72,7 +74,7 @@ func (s *SSEReader) Reset(r io.Reader) {
 	s.r = r
 	s.start, s.end = 0, 0
 	s.data = s.data[:0]
-	s.hasData, s.skipLF = false, false
+	s.hasData, s.skipLF, s.bomDone = false, false, false
 	s.err = nil
 }
 
@@ -136,6 +138,12 @@ func (s *SSEReader) field(line []byte) error {
 // into s.buf and is valid until the next readLine.
 func (s *SSEReader) readLine() ([]byte, error) {
 	for {
+		if !s.bomDone && !s.skipBOM() {
+			if err := s.fill(); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if s.skipLF && s.start < s.end {
 			if s.buf[s.start] == '\n' {
 				s.start++
@@ -172,6 +180,21 @@ func (s *SSEReader) readLine() ([]byte, error) {
 			return nil, err
 		}
 	}
+}
+
+// skipBOM drops a UTF-8 byte order mark at the start of the stream, as the
+// grammar says. It reports false while too few bytes are buffered to know.
+func (s *SSEReader) skipBOM() bool {
+	const bom = "\xEF\xBB\xBF"
+	b := s.buf[s.start:s.end]
+	if len(b) < len(bom) && s.err == nil && string(b) == bom[:len(b)] {
+		return false
+	}
+	if len(b) >= len(bom) && string(b[:len(bom)]) == bom {
+		s.start += len(bom)
+	}
+	s.bomDone = true
+	return true
 }
 
 // fill reads more bytes, compacting or growing the buffer first.

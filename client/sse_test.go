@@ -32,6 +32,7 @@ func readAllEvents(t testing.TB, r io.Reader) ([]string, error) {
 // (whole input in memory, split into lines first): the oracle for the
 // streaming reader in tests and fuzzing.
 func referenceSSE(in []byte) []string {
+	in = bytes.TrimPrefix(in, []byte("\xEF\xBB\xBF"))
 	var lines []string
 	for len(in) > 0 {
 		i := bytes.IndexAny(in, "\r\n")
@@ -104,6 +105,8 @@ func TestSSEReader(t *testing.T) {
 		{"empty", "", nil},
 		// A field named "data" only when exact: "Data" and "datax" are not.
 		{"case", "Data: x\ndatax: y\ndata: z\n\n", []string{"z"}},
+		// A byte order mark at the start is dropped (only there).
+		{"bom", "\xEF\xBB\xBFdata: a\n\n\xEF\xBB\xBFdata: b\n\ndata: c\n\n", []string{"a", "c"}},
 		// A colon inside the value stays.
 		{"colon in value", "data: a:b\n\n", []string{"a:b"}},
 	}
