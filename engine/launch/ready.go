@@ -118,12 +118,7 @@ func secs(d time.Duration) *float64 {
 // step runs the probes of one poll, going on to the next phase as soon as
 // one passes. It reports whether all phases have passed; an error is final.
 func (w *waiter) step(ctx context.Context) (bool, error) {
-	if !w.weights {
-		if f := w.s.Facts(); f.WeightsLoaded != nil {
-			w.weights = true
-			w.report(PhaseWeightsLoaded, f.WeightsLoaded.At)
-		}
-	}
+	w.checkWeights()
 	if w.base == nil {
 		raw := w.s.BaseURL()
 		if raw == "" {
@@ -169,9 +164,21 @@ func (w *waiter) step(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	at := w.since()
+	w.checkWeights() // a weights line read while this step probed
 	w.st.FirstTokenS = secs(at)
 	w.report(PhaseFirstToken, at)
 	return true, nil
+}
+
+// checkWeights reports the weights phase once its log line has been read.
+func (w *waiter) checkWeights() {
+	if w.weights {
+		return
+	}
+	if f := w.s.Facts(); f.WeightsLoaded != nil {
+		w.weights = true
+		w.report(PhaseWeightsLoaded, f.WeightsLoaded.At)
+	}
 }
 
 func (w *waiter) portOpen(ctx context.Context) bool {
