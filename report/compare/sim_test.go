@@ -118,6 +118,11 @@ func (ts *turnstile) wait(me int) {
 func (ts *turnstile) pass(me int) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
+	ts.handOn(me)
+}
+
+// handOn moves the turn on from me; ts.mu is held.
+func (ts *turnstile) handOn(me int) {
 	for k := 1; k <= len(ts.gone); k++ {
 		if next := (me + k) % len(ts.gone); !ts.gone[next] || next == me {
 			ts.turn = next
@@ -127,12 +132,13 @@ func (ts *turnstile) pass(me int) {
 	ts.cond.Broadcast()
 }
 
+// leave marks me gone, passing the turn on if it was mine.
 func (ts *turnstile) leave(me int) {
 	ts.mu.Lock()
+	defer ts.mu.Unlock()
 	ts.gone[me] = true
-	ts.mu.Unlock()
 	if ts.turn == me {
-		ts.pass(me)
+		ts.handOn(me)
 	}
 }
 
