@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,17 +15,27 @@ import (
 )
 
 // RecordWriter appends result.Records to requests.jsonl, one line per
-// request, each line written with a single Write call as the request
-// completes, so an interrupted run leaves a valid file holding everything
-// measured so far. It is safe for concurrent use.
+// request, as each request completes, so an interrupted run leaves a valid
+// file holding everything measured so far. It is safe for concurrent use.
+//
+// Writes are group-committed: a record is encoded by its caller, and
+// whichever caller finds no write in progress writes every line pending at
+// that moment in one call, repeating until none is left. Under load one
+// syscall carries many lines; at low rates each line is written at once.
+// Lines are only ever written whole.
 type RecordWriter struct {
-	mu  sync.Mutex
-	w   io.Writer
-	c   io.Closer
-	buf bytes.Buffer
-	n   int
-	err error // first write error; later writes are skipped
+	mu       sync.Mutex
+	idle     sync.Cond // signalled when a flush ends
+	w        io.Writer
+	c        io.Closer
+	pending  []byte
+	spare    []byte
+	flushing bool
+	n        int
+	err      error // first write error; later writes are skipped
 }
+
+var encodeBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // CreateRecordFile creates (truncating) the JSONL file at path.
 func CreateRecordFile(path string) (*RecordWriter, error) {
@@ -32,56 +43,90 @@ func CreateRecordFile(path string) (*RecordWriter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating %s: %w", path, err)
 	}
-	return &RecordWriter{w: f, c: f}, nil
+	rw := NewRecordWriter(f)
+	rw.c = f
+	return rw, nil
 }
 
-// NewRecordWriter writes records to w (unbuffered: each record is one Write).
-func NewRecordWriter(w io.Writer) *RecordWriter { return &RecordWriter{w: w} }
+// NewRecordWriter writes records to w (no buffering beyond group commit).
+func NewRecordWriter(w io.Writer) *RecordWriter {
+	rw := &RecordWriter{w: w}
+	rw.idle.L = &rw.mu
+	return rw
+}
 
-// Write appends rec as one JSON line.
+// Write appends rec as one JSON line. It returns the first write error.
 func (rw *RecordWriter) Write(rec *result.Record) error {
 	if rw == nil {
 		return nil
+	}
+	buf := encodeBufs.Get().(*bytes.Buffer)
+	defer encodeBufs.Put(buf)
+	buf.Reset()
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(rec); err != nil { // Encode ends the line with '\n'
+		return fmt.Errorf("encoding record %d: %w", rec.Index, err)
 	}
 	rw.mu.Lock()
 	defer rw.mu.Unlock()
 	if rw.err != nil {
 		return rw.err
 	}
-	rw.buf.Reset()
-	enc := json.NewEncoder(&rw.buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(rec); err != nil { // Encode ends the line with '\n'
-		return fmt.Errorf("encoding record %d: %w", rec.Index, err)
+	rw.pending = append(rw.pending, buf.Bytes()...)
+	if rw.flushing {
+		return nil // the flushing caller writes this line next
 	}
-	if _, err := rw.w.Write(rw.buf.Bytes()); err != nil {
-		rw.err = fmt.Errorf("writing %s: %w", result.RequestsFile, err)
-		return rw.err
+	rw.flushing = true
+	for len(rw.pending) > 0 && rw.err == nil {
+		out := rw.pending
+		rw.pending = rw.spare[:0]
+		rw.mu.Unlock()
+		_, err := rw.w.Write(out)
+		rw.mu.Lock()
+		rw.spare = out[:0]
+		if err != nil {
+			rw.err = fmt.Errorf("writing %s: %w", result.RequestsFile, err)
+		} else {
+			rw.n += bytes.Count(out, []byte{'\n'})
+		}
 	}
-	rw.n++
-	return nil
+	rw.flushing = false
+	rw.idle.Broadcast()
+	return rw.err
 }
 
 // Count is the number of records written.
 func (rw *RecordWriter) Count() int {
 	rw.mu.Lock()
 	defer rw.mu.Unlock()
+	for rw.flushing {
+		rw.idle.Wait()
+	}
 	return rw.n
 }
 
-// Err is the first write error, if any.
+// Err waits for a write in progress and returns the first write error.
 func (rw *RecordWriter) Err() error {
 	rw.mu.Lock()
 	defer rw.mu.Unlock()
+	for rw.flushing {
+		rw.idle.Wait()
+	}
 	return rw.err
 }
 
-// Close closes the underlying file, if the writer opened one.
+// Close waits for a write in progress and closes the file, if the writer
+// opened one.
 func (rw *RecordWriter) Close() error {
-	if rw == nil || rw.c == nil {
+	if rw == nil {
 		return nil
 	}
-	return rw.c.Close()
+	err := rw.Err()
+	if rw.c == nil {
+		return err
+	}
+	return errors.Join(err, rw.c.Close())
 }
 
 // NewRecord converts a client.Trace into the requests.jsonl line of request

@@ -363,9 +363,9 @@ func (r *Runner) do(st *runState, index int, warmup bool, intended time.Time) {
 
 // keep writes rec to requests.jsonl and the run's memory, in completion order.
 func (r *Runner) keep(st *runState, rec result.Record, firstOpenLoop bool, lag time.Duration) {
+	_ = r.Records.Write(&rec) // a write error is reported once by the session (RecordWriter.Err)
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	_ = r.Records.Write(&rec) // a write error is reported once by the session (RecordWriter.Err)
 	st.recs = append(st.recs, rec)
 	if firstOpenLoop {
 		st.lags = append(st.lags, lag.Seconds())

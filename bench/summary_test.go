@@ -184,3 +184,48 @@ func readRecords(t testing.TB, b []byte) []result.Record {
 	}
 	return recs
 }
+
+// slowWriter is a file that takes a while per write, so concurrent records
+// pile up and get group-committed.
+type slowWriter struct {
+	bytes.Buffer
+	writes int
+}
+
+func (s *slowWriter) Write(p []byte) (int, error) {
+	s.writes++
+	time.Sleep(100 * time.Microsecond)
+	return s.Buffer.Write(p)
+}
+
+func TestRecordWriterConcurrent(t *testing.T) {
+	sw := &slowWriter{}
+	rw := NewRecordWriter(sw)
+	const workers, each = 8, 500
+	done := make(chan struct{})
+	for w := 0; w < workers; w++ {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := 0; i < each; i++ {
+				rec := result.Record{Run: "r", Index: i, Events: [][2]float64{{0.1, 1}}}
+				if err := rw.Write(&rec); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	for w := 0; w < workers; w++ {
+		<-done
+	}
+	if err := rw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	recs := readRecords(t, sw.Bytes())
+	if len(recs) != workers*each || rw.Count() != workers*each {
+		t.Fatalf("%d lines, Count %d, want %d", len(recs), rw.Count(), workers*each)
+	}
+	if sw.writes >= workers*each {
+		t.Errorf("%d writes for %d records: no group commit", sw.writes, workers*each)
+	}
+}

@@ -54,6 +54,7 @@ func TestMain(m *testing.M) {
 	for name, mutate := range configs {
 		o := sim.DefaultOptions()
 		o.Port, o.Log = 0, io.Discard
+		o.StartupSpeedup = 1000 // start-up is not under test here
 		mutate(&o)
 		s := &shared{ended: make(chan struct{})}
 		engines[name] = s
