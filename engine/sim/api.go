@@ -25,6 +25,9 @@ func (e *Engine) handler() http.Handler {
 	mux.HandleFunc("GET /version", e.guard(false, func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"version": vllmVersion})
 	}))
+	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusNotFound, map[string]string{"detail": "Not Found"}) // FastAPI's answer
+	})
 	return mux
 }
 
@@ -194,80 +197,106 @@ func promptTokens(raw json.RawMessage) (int, string, error) {
 	return 0, "", errors.New("prompt must be a string, a list of one string, or a list of token IDs")
 }
 
-// parseGenerate decodes and checks a request body; it writes the error
-// response itself and returns nil on failure.
-func (e *Engine) parseGenerate(w http.ResponseWriter, r *http.Request, chat bool) (*genRequest, *request) {
-	body := http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+// reqError is a rejected request: status, the offending parameter (or "")
+// and the message, written as an OpenAI-style error.
+type reqError struct {
+	status int
+	param  string
+	msg    string
+}
+
+func badRequest(param, format string, a ...any) *reqError {
+	return &reqError{http.StatusBadRequest, param, fmt.Sprintf(format, a...)}
+}
+
+// parseGenerate decodes and checks a request body and builds the request;
+// on failure it writes the error response and returns nil.
+func (e *Engine) parseGenerate(w http.ResponseWriter, hr *http.Request, chat bool) (*genRequest, *request) {
+	req, rerr := decodeGenerate(w, hr)
+	if rerr == nil && req.Model != "" && req.Model != e.served {
+		rerr = &reqError{http.StatusNotFound, "model", fmt.Sprintf("The model `%s` does not exist.", req.Model)}
+	}
+	if rerr == nil && req.N != nil && *req.N != 1 {
+		rerr = badRequest("n", "n=%d: the bundled engine supports only n=1", *req.N)
+	}
+	var prompt, maxTokens int
+	var text string
+	if rerr == nil {
+		prompt, text, rerr = req.prompt(chat)
+	}
+	if rerr == nil {
+		maxTokens, rerr = e.maxTokens(req, prompt)
+	}
+	if rerr != nil {
+		writeError(w, rerr.status, rerr.param, "%s", rerr.msg)
+		return nil, nil
+	}
+	return req, e.newRequest(chat, text, prompt, maxTokens, req.MinTokens, req.IgnoreEOS)
+}
+
+// decodeGenerate reads the JSON body, bounded by MaxBodyBytes.
+func decodeGenerate(w http.ResponseWriter, hr *http.Request) (*genRequest, *reqError) {
 	var req genRequest
-	dec := json.NewDecoder(body)
-	if err := dec.Decode(&req); err != nil {
+	if err := json.NewDecoder(http.MaxBytesReader(w, hr.Body, MaxBodyBytes)).Decode(&req); err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			writeError(w, http.StatusRequestEntityTooLarge, "", "request body over %d bytes", MaxBodyBytes)
-			return nil, nil
+			return nil, &reqError{http.StatusRequestEntityTooLarge, "", fmt.Sprintf("request body over %d bytes", MaxBodyBytes)}
 		}
-		writeError(w, http.StatusBadRequest, "", "malformed JSON body: %v", err)
-		return nil, nil
+		return nil, badRequest("", "malformed JSON body: %v", err)
 	}
-	if req.Model != "" && req.Model != e.served {
-		writeError(w, http.StatusNotFound, "model", "The model `%s` does not exist.", req.Model)
-		return nil, nil
-	}
-	if req.N != nil && *req.N != 1 {
-		writeError(w, http.StatusBadRequest, "n", "n=%d: the bundled engine supports only n=1", *req.N)
-		return nil, nil
-	}
-	var prompt int
-	var text string
-	if chat {
-		if len(req.Messages) == 0 {
-			writeError(w, http.StatusBadRequest, "messages", "messages: want at least one message")
-			return nil, nil
+	return &req, nil
+}
+
+// prompt counts the prompt's tokens and returns the text that seeds the
+// answer.
+func (req *genRequest) prompt(chat bool) (int, string, *reqError) {
+	if !chat {
+		n, text, err := promptTokens(req.Prompt)
+		if err != nil {
+			return 0, "", badRequest("prompt", "%v", err)
 		}
-		prompt = ChatReplyOverhead
-		var b strings.Builder
-		for i, m := range req.Messages {
-			t, err := m.text()
-			if err != nil {
-				writeError(w, http.StatusBadRequest, "messages", "messages[%d]: %v", i, err)
-				return nil, nil
-			}
-			prompt += CountTokens(t) + ChatMessageOverhead
-			b.WriteString(m.Role)
-			b.WriteString(t)
-		}
-		text = b.String()
-	} else {
-		var err error
-		if prompt, text, err = promptTokens(req.Prompt); err != nil {
-			writeError(w, http.StatusBadRequest, "prompt", "%v", err)
-			return nil, nil
-		}
+		return n, text, nil
 	}
+	if len(req.Messages) == 0 {
+		return 0, "", badRequest("messages", "messages: want at least one message")
+	}
+	n := ChatReplyOverhead
+	var b strings.Builder
+	for i, m := range req.Messages {
+		t, err := m.text()
+		if err != nil {
+			return 0, "", badRequest("messages", "messages[%d]: %v", i, err)
+		}
+		n += CountTokens(t) + ChatMessageOverhead
+		b.WriteString(m.Role)
+		b.WriteString(t)
+	}
+	return n, b.String(), nil
+}
+
+// maxTokens applies vLLM's length rules: the prompt must leave room in
+// --max-model-len, max_tokens defaults to the rest of it, and prompt plus
+// max_tokens must fit.
+func (e *Engine) maxTokens(req *genRequest, prompt int) (int, *reqError) {
 	maxLen := e.opts.MaxModelLen
 	if prompt >= maxLen {
-		writeError(w, http.StatusBadRequest, "", "This model's maximum context length is %d tokens. However, your request has %d input tokens. Please reduce the length of the input messages.", maxLen, prompt)
-		return nil, nil
+		return 0, badRequest("", "This model's maximum context length is %d tokens. However, your request has %d input tokens. Please reduce the length of the input messages.", maxLen, prompt)
 	}
-	maxTokens := maxLen - prompt // vLLM's default: the rest of the context
+	maxTokens := maxLen - prompt
 	if req.MaxCompletionTokens != nil {
 		maxTokens = *req.MaxCompletionTokens
 	} else if req.MaxTokens != nil {
 		maxTokens = *req.MaxTokens
 	}
-	if maxTokens < 1 {
-		writeError(w, http.StatusBadRequest, "max_tokens", "max_tokens must be at least 1, got %d.", maxTokens)
-		return nil, nil
+	switch {
+	case maxTokens < 1:
+		return 0, badRequest("max_tokens", "max_tokens must be at least 1, got %d.", maxTokens)
+	case prompt+maxTokens > maxLen:
+		return 0, badRequest("", "This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.", maxLen, prompt+maxTokens, prompt, maxTokens)
+	case req.MinTokens < 0 || req.MinTokens > maxTokens:
+		return 0, badRequest("min_tokens", "min_tokens must be between 0 and max_tokens=%d, got %d.", maxTokens, req.MinTokens)
 	}
-	if prompt+maxTokens > maxLen {
-		writeError(w, http.StatusBadRequest, "", "This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.", maxLen, prompt+maxTokens, prompt, maxTokens)
-		return nil, nil
-	}
-	if req.MinTokens < 0 || req.MinTokens > maxTokens {
-		writeError(w, http.StatusBadRequest, "min_tokens", "min_tokens must be between 0 and max_tokens=%d, got %d.", maxTokens, req.MinTokens)
-		return nil, nil
-	}
-	return &req, e.newRequest(chat, text, prompt, maxTokens, req.MinTokens, req.IgnoreEOS)
+	return maxTokens, nil
 }
 
 // newRequest fixes a request's identity, text and length up front: the text

@@ -74,6 +74,15 @@ func TestErrorPaths(t *testing.T) {
 			}
 		})
 	}
+	resp404, err := http.Get(e.BaseURL() + "/v1/embeddings")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b404, _ := io.ReadAll(resp404.Body)
+	resp404.Body.Close()
+	if resp404.StatusCode != 404 || string(b404) != `{"detail":"Not Found"}` {
+		t.Errorf("unknown path: %s %s", resp404.Status, b404)
+	}
 	// With the key: it works; /health and /metrics need no key, as in vLLM.
 	resp := post(t, e, "/v1/completions", map[string]any{"prompt": "hi", "max_tokens": 2}, auth...)
 	resp.Body.Close()

@@ -3,7 +3,6 @@ package sim
 import (
 	"net/http"
 	"strconv"
-	"time"
 )
 
 // chunker holds one request's pre-rendered SSE fragments, so that a token
@@ -72,6 +71,20 @@ func (c *chunker) appendUsage(b []byte, prompt, completion int) []byte {
 
 var sseDone = []byte("data: [DONE]\n\n")
 
+// sseStream is one streaming response in progress, owned by its handler
+// goroutine.
+type sseStream struct {
+	e         *Engine
+	w         http.ResponseWriter
+	flusher   http.Flusher
+	hr        *http.Request
+	r         *request
+	c         *chunker
+	buf       []byte
+	written   int // tokens appended to buf or sent
+	flushedTo int // tokens sent
+}
+
 // stream serves a streaming request. This goroutine alone writes to the
 // socket: the engine loop only raises r.emitted and wakes it, so a slow
 // client never slows the loop. It writes every token emitted since its last
@@ -80,101 +93,112 @@ func (e *Engine) stream(w http.ResponseWriter, hr *http.Request, r *request, c *
 	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
-	flusher, _ := w.(http.Flusher)
-	if flusher != nil {
-		flusher.Flush() // headers now, as Starlette's StreamingResponse does
-	}
-	f := e.faults
-	buf := make([]byte, 0, 4096)
-	written, flushedTo := 0, 0
-	flush := func() bool {
-		if len(buf) > 0 {
-			if _, err := w.Write(buf); err != nil {
-				return false
-			}
-			buf = buf[:0]
-		}
-		if flusher != nil {
-			flusher.Flush()
-		}
-		if e.paceHook != nil {
-			now := e.now()
-			for i := flushedTo; i < written; i++ {
-				e.paceHook(now - r.emitAt[i])
-			}
-		}
-		flushedTo = written
-		return true
+	s := &sseStream{e: e, w: w, hr: hr, r: r, c: c, buf: make([]byte, 0, 4096)}
+	s.flusher, _ = w.(http.Flusher)
+	if s.flusher != nil {
+		s.flusher.Flush() // headers now, as Starlette's StreamingResponse does
 	}
 	for {
 		select {
 		case <-r.notify:
 		case <-hr.Context().Done():
-			e.clientGone(r, written)
+			e.clientGone(r, s.written)
 			return
 		case <-e.stopping:
 			e.sched.abort(r, "abort")
 			return
 		}
 		n := int(r.emitted.Load())
-		if n > written && written == 0 && c.role != nil {
-			buf = append(buf, c.role...)
+		if n > s.written && s.written == 0 && c.role != nil {
+			s.buf = append(s.buf, c.role...) // vLLM sends it with the first token
 		}
-		for ; written < n; written++ {
-			if written == f.midStreamErrorAfter {
-				e.sched.abort(r, "error")
-				buf = append(buf, `data: {"error":{"message":"injected error after `...)
-				buf = strconv.AppendInt(buf, int64(written), 10)
-				buf = append(buf, ` tokens (fault mid-stream-error-after)","type":"InternalServerError","param":null,"code":500}}`+"\n\n"...)
-				buf = append(buf, sseDone...)
-				flush()
-				e.requestFinished()
+		for ; s.written < n; s.written++ {
+			if !s.faultAt(s.written) {
 				return
 			}
-			if written == f.dropAfter {
-				e.sched.abort(r, "abort")
-				flush()
-				e.requestFinished()
-				panic(http.ErrAbortHandler) // closes the connection mid-stream
-			}
-			if written == f.malformedAfter {
-				buf = append(buf, c.head...)
-				buf = append(buf, `{"index":0,"delta":{"content":"trunc`+"\n\n"...)
-			}
-			if written == f.stallAfter {
-				if !flush() || !e.stall(hr, f.stallFor) {
-					e.clientGone(r, written)
-					return
-				}
-			}
-			finish := ""
-			if written == r.target-1 {
-				finish = r.natural
-			}
-			text := ""
-			if finish != "stop" {
-				text = tokenText(r.key, written) // EOS (the last token of a "stop") has no text
-			}
-			buf = c.appendToken(buf, text, finish)
+			s.appendToken(s.written)
 		}
-		if written == r.target {
+		if s.written == r.target {
 			if usage {
-				buf = c.appendUsage(buf, r.prompt, r.target)
+				s.buf = c.appendUsage(s.buf, r.prompt, r.target)
 			}
-			buf = append(buf, sseDone...)
-			flush()
+			s.buf = append(s.buf, sseDone...)
+			s.flush()
 			e.requestFinished()
 			return
 		}
-		if f.bufferEvery > 0 && written-flushedTo < f.bufferEvery {
+		if b := e.faults.bufferEvery; b > 0 && s.written-s.flushedTo < b {
 			continue // a buffering proxy: hold tokens until N have piled up
 		}
-		if !flush() {
-			e.clientGone(r, written)
+		if !s.flush() {
+			e.clientGone(r, s.written)
 			return
 		}
 	}
 }
 
-// stall holds the stream for d (wall time, not sped up); false if the client left.
-func (e *Engine) stall(hr *http.Request, d time.Duration) bool { return e.wait(hr, d) }
+// appendToken appends token i's chunk; the last one carries finish_reason.
+func (s *sseStream) appendToken(i int) {
+	finish, text := "", ""
+	if i == s.r.target-1 {
+		finish = s.r.natural
+	}
+	if finish != "stop" {
+		text = tokenText(s.r.key, i) // EOS (the last token of a "stop") has no text
+	}
+	s.buf = s.c.appendToken(s.buf, text, finish)
+}
+
+// flush sends what is buffered; false if the client is gone.
+func (s *sseStream) flush() bool {
+	if len(s.buf) > 0 {
+		if _, err := s.w.Write(s.buf); err != nil {
+			return false
+		}
+		s.buf = s.buf[:0]
+	}
+	if s.flusher != nil {
+		s.flusher.Flush()
+	}
+	if hook := s.e.paceHook; hook != nil {
+		now := s.e.now()
+		for i := s.flushedTo; i < s.written; i++ {
+			hook(now - s.r.emitAt[i])
+		}
+	}
+	s.flushedTo = s.written
+	return true
+}
+
+// faultAt applies the stream faults due before token i (i tokens sent);
+// false when the stream is over.
+func (s *sseStream) faultAt(i int) bool {
+	f, e, r := s.e.faults, s.e, s.r
+	switch i {
+	case f.midStreamErrorAfter:
+		e.sched.abort(r, "error")
+		s.buf = append(s.buf, `data: {"error":{"message":"injected error after `...)
+		s.buf = strconv.AppendInt(s.buf, int64(i), 10)
+		s.buf = append(s.buf, ` tokens (fault mid-stream-error-after)","type":"InternalServerError","param":null,"code":500}}`+"\n\n"...)
+		s.buf = append(s.buf, sseDone...)
+		s.flush()
+		e.requestFinished()
+		return false
+	case f.dropAfter:
+		e.sched.abort(r, "abort")
+		s.flush()
+		e.requestFinished()
+		panic(http.ErrAbortHandler) // net/http closes the connection mid-stream
+	}
+	if i == f.malformedAfter {
+		s.buf = append(s.buf, s.c.head...)
+		s.buf = append(s.buf, `{"index":0,"delta":{"content":"trunc`+"\n\n"...)
+	}
+	if i == f.stallAfter {
+		if !s.flush() || !e.wait(s.hr, f.stallFor) { // wall time, not sped up
+			e.clientGone(r, i)
+			return false
+		}
+	}
+	return true
+}
