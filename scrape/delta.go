@@ -85,7 +85,10 @@ func (h HistDelta) Quantile(q float64) float64 {
 	if inBucket <= 0 {
 		return bs[i].UpperBound
 	}
-	return lo + (bs[i].UpperBound-lo)*(rank-below)/inBucket
+	// Fraction first, then clamp: found by FuzzParse, (ub-lo)*rank/n can
+	// round past ub (0.1*3/3 = 0.10000000000000002).
+	v := lo + (bs[i].UpperBound-lo)*((rank-below)/inBucket)
+	return min(max(v, lo), bs[i].UpperBound)
 }
 
 // Delta is the engine's account of one run: histogram and counter changes

@@ -162,6 +162,12 @@ func TestQuantileEdges(t *testing.T) {
 	if got := (HistDelta{Count: 3, Sum: 1}).Quantile(0.5); !math.IsNaN(got) {
 		t.Errorf("no buckets (a summary): Quantile = %g, want NaN", got)
 	}
+	// Found by FuzzParse: +Inf below a finite bucket (no _count line) is
+	// clamped, and rounding must not carry the estimate past the bound.
+	odd := HistDelta{Buckets: []Bucket{{0.1, 3}, {inf, 0}}}
+	if got := odd.Quantile(1); got != 0.1 {
+		t.Errorf("non-monotonic buckets: Quantile(1) = %.17g, want 0.1", got)
+	}
 	// Negative-bound first bucket returns its bound, as Prometheus does.
 	neg := HistDelta{Count: 4, Buckets: []Bucket{{-1, 2}, {1, 4}, {inf, 4}}}
 	if got := neg.Quantile(0.25); got != -1 {
