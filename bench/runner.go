@@ -87,7 +87,7 @@ type Runner struct {
 	OnRecord     func(result.Record)
 	ServerExited <-chan struct{} // closed when a server servebench started exits
 	Retries      int             // retry 429/503 up to this many times per request
-	RetryBackoff time.Duration   // first backoff, doubled per attempt (default 250 ms, max 5 s)
+	RetryBackoff time.Duration   // first backoff, doubled per attempt (default 250 ms, max 5 s; a longer Retry-After up to 30 s wins)
 	// ReconcileWait bounds the wait, after the last response, for the
 	// engine's finished-request count to reach what the client saw (default 5 s).
 	ReconcileWait time.Duration
@@ -355,7 +355,11 @@ func (r *Runner) do(st *runState, index int, warmup bool, intended time.Time) {
 		if !warmup {
 			st.retries.Add(1)
 		}
-		if !sleepCtx(st.sendCtx, backoff(r.RetryBackoff, attempt)) {
+		wait := backoff(r.RetryBackoff, attempt)
+		if tr.RetryAfter > wait && tr.RetryAfter <= maxRetryAfter {
+			wait = tr.RetryAfter // the server said when to come back
+		}
+		if !sleepCtx(st.sendCtx, wait) {
 			return
 		}
 	}
@@ -378,6 +382,11 @@ func (r *Runner) keep(st *runState, rec result.Record, firstOpenLoop bool, lag t
 	}
 }
 
+// maxRetryAfter bounds how long a server's Retry-After may hold a request.
+const maxRetryAfter = 30 * time.Second
+
+// backoff is the wait before retry attempt+1: first, doubled per attempt, at
+// most 5 s.
 func backoff(first time.Duration, attempt int) time.Duration {
 	d := first << (attempt - 1)
 	if d > 5*time.Second || d <= 0 {

@@ -82,16 +82,16 @@ func (o *observed) warnings() string {
 	return strings.Join(o.res.Warnings, " | ")
 }
 
-// faultRun runs `servebench run` on the bundled engine with fault and the
-// extra flags, and reads back what it wrote.
-func faultRun(t *testing.T, fault string, extra ...string) *observed {
-	t.Helper()
-	dir := t.TempDir()
-	args := append([]string{"run", "--speedup", "100", "--engine-arg=--fault=" + fault, "--max-tokens", "32",
-		"--out", dir, "--quiet", "--ready-timeout", "5s", "--request-timeout", "20s"}, extra...)
+// runFault runs `servebench run` (bin) on the bundled engine with fault
+// and the extra flags, writing to dir, and reads back what it wrote. It may
+// run on any goroutine: failures are returned, not reported.
+func runFault(bin, dir, fault string, extra ...string) (*observed, error) {
+	args := append([]string{"run", "--speedup", "100", "--engine-arg=--startup-speedup=1000",
+		"--engine-arg=--fault=" + fault, "--max-tokens", "32", "--out", dir, "--quiet",
+		"--ready-timeout", "5s", "--request-timeout", "20s"}, extra...)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, servebench(t), args...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	start := time.Now()
@@ -103,7 +103,7 @@ func faultRun(t *testing.T, fault string, extra ...string) *observed {
 	case errors.As(err, &ee):
 		o.code = ee.ExitCode()
 	default:
-		t.Fatalf("servebench %v: %v", args, err)
+		return nil, fmt.Errorf("servebench %v: %w", args, err)
 	}
 	for _, line := range strings.Split(stderr.String(), "\n") {
 		if strings.HasPrefix(line, "servebench: ") {
@@ -114,26 +114,25 @@ func faultRun(t *testing.T, fault string, extra ...string) *observed {
 	if b, err := os.ReadFile(filepath.Join(dir, result.ResultsFile)); err == nil {
 		o.res = new(result.Results)
 		if err := json.Unmarshal(b, o.res); err != nil {
-			t.Fatalf("results.json does not parse: %v", err)
+			return nil, fmt.Errorf("results.json does not parse: %w", err)
 		}
 	}
-	if f, err := os.Open(filepath.Join(dir, result.RequestsFile)); err == nil {
-		defer f.Close()
-		sc := bufio.NewScanner(f)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			o.lines++
-			var r result.Record
-			if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-				t.Fatalf("requests.jsonl line %d does not parse: %v", o.lines, err)
-			}
-			o.recs = append(o.recs, r)
-		}
-		if err := sc.Err(); err != nil {
-			t.Fatal(err)
-		}
+	f, err := os.Open(filepath.Join(dir, result.RequestsFile))
+	if err != nil {
+		return o, nil // nothing was sent (server never ready)
 	}
-	return o
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		o.lines++
+		var r result.Record
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return nil, fmt.Errorf("requests.jsonl line %d does not parse: %w", o.lines, err)
+		}
+		o.recs = append(o.recs, r)
+	}
+	return o, sc.Err()
 }
 
 // checkNoneLost asserts what must hold under every fault: each run's
@@ -173,6 +172,9 @@ func checkNoneLost(t *testing.T, o *observed) int {
 	}
 	return lost
 }
+
+// matrixParallel is how many faulted runs go at once.
+const matrixParallel = 6
 
 // matrixRow is one fault and what the harness must do under it.
 type matrixRow struct {
@@ -314,7 +316,6 @@ func TestFaultMatrix(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds servebench and starts the engine once per fault")
 	}
-	servebench(t)
 	var mu sync.Mutex
 	table := map[string]string{}
 	t.Cleanup(func() {
@@ -330,10 +331,28 @@ func TestFaultMatrix(t *testing.T) {
 		}
 		t.Log(b.String())
 	})
-	for _, row := range matrix {
+	// The runs mostly wait (start-up, timeouts, backoff): run them all
+	// first, several at once, then check each in its own subtest.
+	bin := servebench(t)
+	obs := make([]*observed, len(matrix))
+	errs := make([]error, len(matrix))
+	sem := make(chan struct{}, matrixParallel)
+	var wg sync.WaitGroup
+	for i, row := range matrix {
+		dir := t.TempDir()
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			obs[i], errs[i] = runFault(bin, dir, row.fault, row.extra...)
+		})
+	}
+	wg.Wait()
+	for i, row := range matrix {
 		t.Run(row.fault, func(t *testing.T) {
-			t.Parallel()
-			o := faultRun(t, row.fault, row.extra...)
+			o := obs[i]
+			if errs[i] != nil {
+				t.Fatal(errs[i])
+			}
 			lost := checkNoneLost(t, o)
 			if o.code != row.wantCode {
 				t.Errorf("exit %d (%s), want %d", o.code, o.msg, row.wantCode)
