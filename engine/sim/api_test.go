@@ -173,3 +173,36 @@ func TestModelsVersionHealth(t *testing.T) {
 		}
 	}
 }
+
+// TestPromptForms: completions take a string, a one-string list or token
+// IDs; chat content may be a list of text parts. Each is counted as the
+// documented approximation says.
+func TestPromptForms(t *testing.T) {
+	e := simtest.Start(t, quick)
+	cases := []struct {
+		path string
+		body map[string]any
+		want int
+	}{
+		{"/v1/completions", map[string]any{"prompt": "abcdefgh", "max_tokens": 1}, 2},
+		{"/v1/completions", map[string]any{"prompt": []string{"abcdefghi"}, "max_tokens": 1}, 3},
+		{"/v1/completions", map[string]any{"prompt": []int{1, 2, 3, 4, 5}, "max_tokens": 1}, 5},
+		{"/v1/chat/completions", map[string]any{"max_tokens": 1, "messages": []map[string]any{
+			{"role": "system", "content": "abcd"},
+			{"role": "user", "content": []map[string]string{{"type": "text", "text": "abcd"}, {"type": "text", "text": "efgh"}}},
+		}}, sim.ChatTokens("abcd", "abcdefgh")},
+	}
+	for i, c := range cases {
+		resp := post(t, e, c.path, c.body)
+		var out struct {
+			Usage struct {
+				Prompt int `json:"prompt_tokens"`
+			}
+		}
+		err := json.NewDecoder(resp.Body).Decode(&out)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != 200 || out.Usage.Prompt != c.want {
+			t.Errorf("case %d: status %s, prompt tokens %d, want %d (%v)", i, resp.Status, out.Usage.Prompt, c.want, err)
+		}
+	}
+}

@@ -2,13 +2,17 @@ package sim
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/servebench/servebench/report/stats"
 )
@@ -17,28 +21,57 @@ import (
 // time its chunk was written and flushed minus the time the performance
 // model says the step that produced it ended, at 1, 64 and 256 concurrent
 // streams, real time (speedup 1), with the HTTP clients reading on the same
-// cores. One decode step emits a token to every running stream at once, so
+// cores: a minimal raw-socket reader (client=raw) and net/http's client
+// (client=nethttp). One decode step emits a token to every running stream at once, so
 // at high concurrency a step's writes form a burst and the last writes of
 // the burst are the late ones.
 //
-//	go test ./engine/sim -run '^$' -bench Pacing -benchtime 1x
+//	go test ./engine/sim -run '^$' -bench Pacing -benchtime 1x\n//\n// It also logs the engine loop's own lateness (step completion minus\n// modelled step end), which is what the writes start from.
 func BenchmarkPacing(b *testing.B) {
-	for _, c := range []struct{ streams, tokens int }{{1, 128}, {64, 64}, {256, 16}} {
-		b.Run(fmt.Sprintf("streams=%d", c.streams), func(b *testing.B) {
-			lates := runPacing(b, c.streams, c.tokens)
-			s := stats.Summarize(lates)
-			if s == nil {
-				b.Fatal("no tokens measured")
-			}
-			b.ReportMetric(s.Median, "p50-ms")
-			b.ReportMetric(s.P99, "p99-ms")
-			b.ReportMetric(s.Max, "max-ms")
-			b.ReportMetric(float64(s.N)/float64(b.N), "tokens/op")
-		})
+	for _, client := range []string{"raw", "nethttp"} {
+		for _, c := range []struct{ streams, tokens int }{{1, 128}, {64, 64}, {256, 16}} {
+			b.Run(fmt.Sprintf("client=%s/streams=%d", client, c.streams), func(b *testing.B) {
+				lates := runPacing(b, client, c.streams, c.tokens)
+				s := stats.Summarize(lates)
+				if s == nil {
+					b.Fatal("no tokens measured")
+				}
+				b.ReportMetric(s.Median, "p50-ms")
+				b.ReportMetric(s.P99, "p99-ms")
+				b.ReportMetric(s.Max, "max-ms")
+				b.ReportMetric(float64(s.N)/float64(b.N), "tokens/op")
+			})
+		}
 	}
 }
 
-func runPacing(b *testing.B, streams, tokens int) []float64 {
+// rawStream is the leanest client: one TCP connection, a hand-written
+// HTTP/1.1 request, and a bufio loop over the lines until [DONE] (the
+// chunked framing lines are read as lines too; no JSON is parsed).
+func rawStream(addr, body string) error {
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	req := "POST /v1/chat/completions HTTP/1.1\r\nHost: " + addr + "\r\nContent-Type: application/json\r\nContent-Length: " +
+		strconv.Itoa(len(body)) + "\r\n\r\n" + body
+	if _, err := io.WriteString(conn, req); err != nil {
+		return err
+	}
+	br := bufio.NewReader(conn)
+	for {
+		line, err := br.ReadSlice('\n')
+		if err != nil {
+			return err
+		}
+		if bytes.HasPrefix(line, []byte("data: [DONE]")) {
+			return nil
+		}
+	}
+}
+
+func runPacing(b *testing.B, client string, streams, tokens int) []float64 {
 	o := DefaultOptions()
 	o.Port = 0
 	e, err := New(o)
@@ -74,6 +107,12 @@ func runPacing(b *testing.B, streams, tokens int) []float64 {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				if client == "raw" {
+					if err := rawStream(strings.TrimPrefix(e.BaseURL(), "http://"), body); err != nil {
+						b.Error(err)
+					}
+					return
+				}
 				resp, err := hc.Post(e.BaseURL()+"/v1/chat/completions", "application/json", strings.NewReader(body))
 				if err != nil {
 					b.Error(err)
@@ -94,7 +133,29 @@ func runPacing(b *testing.B, streams, tokens int) []float64 {
 		wg.Wait()
 	}
 	b.StopTimer()
+	// A client can see [DONE] before its writer has recorded the last flush.
+	want := streams * tokens * b.N
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		mu.Lock()
+		n := len(lates)
+		mu.Unlock()
+		if n >= want {
+			break
+		}
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	return lates
+}
+
+// BenchmarkAppendToken is the per-token cost of rendering an SSE chunk into
+// a stream's reused buffer (target: 0 allocations).
+func BenchmarkAppendToken(b *testing.B) {
+	c := newChunker(true, "chatcmpl-0123456789abcdef0123456789abcdef", "Qwen/Qwen2.5-7B-Instruct-AWQ", 1796025729)
+	buf := make([]byte, 0, 4096)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		buf = c.appendToken(buf[:0], tokenText(42, i), "")
+	}
+	b.SetBytes(int64(len(buf)))
 }
