@@ -49,8 +49,13 @@ func runReport(cmd *cobra.Command, o *reportOptions) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	if err := report.WriteAll(o.dir, res, recs); err != nil {
-		return usageErr(err) // DIR is the command's input: not writable is bad input, not an invalid run
+	// The table comes out even when a file cannot be written.
+	werr := report.WriteAll(o.dir, res, recs)
+	if err := report.Table(cmd.OutOrStdout(), res, o.format); err != nil {
+		return err
 	}
-	return report.Table(cmd.OutOrStdout(), res, o.format)
+	if werr != nil {
+		return usageErr(werr) // DIR is the command's input: not writable is bad input, not an invalid run
+	}
+	return nil
 }
