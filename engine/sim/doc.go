@@ -19,6 +19,10 @@
 //   - faults.go: --fault injection for testing harnesses against misbehaving servers.
 //
 // Every modelled duration is divided by Options.Speedup, and every time the
-// engine reports (metrics, log lines) is measured on its own wall clock, so at
-// --speedup 10 a 23.4 s weight load is logged as 2.34 s.
+// engine reports is in wall seconds after that division: at --speedup 10 a
+// 23.4 s weight load is logged as 2.34 s and a 3.85 s request shows as
+// 0.385 s in /metrics. Token times in /metrics are the modelled GPU clock
+// (each token at the end of the step that made it; a request's arrival is
+// real time), so a busy host delays what clients see but not what the
+// engine reports, just as a real server's clock and its clients' differ.
 package sim
