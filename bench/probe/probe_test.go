@@ -103,6 +103,9 @@ func TestBufferingPlainPasses(t *testing.T) {
 func TestBufferingFaultFlagged(t *testing.T) {
 	e := start(t, "buffer-stream=32")
 	r := runOne(t, "buffering", opts(e))
+	if r.Verdict == probe.Inconclusive && strings.Contains(r.Summary, "own process stalling") {
+		t.Skipf("machine too busy to judge: %s", r.Summary) // it said so rather than guess
+	}
 	if r.Verdict != probe.Fail || !strings.HasPrefix(r.Summary, "buffered") {
 		t.Fatalf("verdict %s %q, want fail \"buffered...\"", r.Verdict, r.Summary)
 	}
