@@ -266,29 +266,32 @@ func TestIgnoreDisconnectKeepsGenerating(t *testing.T) {
 }
 
 // TestLoadGrowsTTFTAndITL: 64 concurrent streams on the default profile see a
-// longer TTFT (prefills share steps, wait behind each other's chunks) and
-// longer inter-token latency (each step reads more KV) than one alone.
+// longer TTFT (prefills share steps and wait for each other's chunks), a
+// queue wait (the per-step token budget admits ~4 prompts of 500 tokens per
+// step, the rest wait) and a longer inter-token latency (prefill chunks make
+// the decode steps long, and each step reads more KV) than one alone.
 func TestLoadGrowsTTFTAndITL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("load run")
 	}
-	e := simtest.Start(t, func(o *sim.Options) { quick(o); o.Speedup = 50 })
-	mean := func(f func()) (ttft, itl float64) {
+	const speedup = 50
+	e := simtest.Start(t, func(o *sim.Options) { quick(o); o.Speedup = speedup })
+	mean := func(f func()) (ttft, queue, itl float64) {
 		b := scrape(t, e)
 		f()
 		a := scrape(t, e)
 		n := func(h string) float64 {
-			return (histSum(a, h) - histSum(b, h)) / (value(a, h) - value(b, h))
+			return (histSum(a, h) - histSum(b, h)) / (value(a, h) - value(b, h)) * speedup
 		}
-		return n("vllm:time_to_first_token_seconds") * 50, n("vllm:inter_token_latency_seconds") * 50
+		return n("vllm:time_to_first_token_seconds"), n("vllm:request_queue_time_seconds"), n("vllm:inter_token_latency_seconds")
 	}
 	prompt := strings.Repeat("load ", 400) // ~500 tokens
-	t1, i1 := mean(func() { streamTokens(t, e, prompt, 64) })
-	t64, i64 := mean(func() { parallel(64, func(int) { streamTokens(t, e, prompt, 64) }) })
-	t.Logf("model time: alone TTFT %.1f ms ITL %.1f ms; 64 concurrent TTFT %.1f ms ITL %.1f ms", t1*1e3, i1*1e3, t64*1e3, i64*1e3)
-	// 64 x 500 prompt tokens at 2048 per step is 16 prefill steps: the mean
-	// newcomer waits several long steps.
-	if t64 < 3*t1 || i64 < 1.5*i1 {
-		t.Errorf("under load TTFT %.4f (alone %.4f), ITL %.4f (alone %.4f): want TTFT >= 3x, ITL >= 1.5x", t64, t1, i64, i1)
+	t1, q1, i1 := mean(func() { streamTokens(t, e, prompt, 64) })
+	t64, q64, i64 := mean(func() { parallel(64, func(int) { streamTokens(t, e, prompt, 64) }) })
+	t.Logf("model time: alone TTFT %.1f ms queue %.1f ms ITL %.1f ms; 64 concurrent TTFT %.1f ms queue %.1f ms ITL %.1f ms",
+		t1*1e3, q1*1e3, i1*1e3, t64*1e3, q64*1e3, i64*1e3)
+	if t64 < 3*t1 || i64 < 1.5*i1 || q64 < 10*q1 || q64 < t1 {
+		t.Errorf("under load TTFT %.4f (alone %.4f), queue %.4f (alone %.4f), ITL %.4f (alone %.4f): want TTFT >= 3x, queue >= 10x and >= one prefill, ITL >= 1.5x",
+			t64, t1, q64, q1, i64, i1)
 	}
 }
