@@ -98,9 +98,9 @@ func AnalyzeBursts(events []client.Event, ref time.Duration) Bursts {
 }
 
 // bufferingAttempts bounds the requests the buffering probe sends. A stream
-// is called buffered only when every attempt shows bursts: a proxy buffers
-// every stream alike, while a client or machine that stalls once (CPU
-// contention) makes one stream look bursty, rarely several in a row.
+// is called buffered only when no attempt streams token by token: a proxy
+// buffers every stream alike, while a client or machine that stalls once
+// (CPU contention) makes one stream look bursty, rarely several in a row.
 const bufferingAttempts = 3
 
 // buffering streams exact-length requests and compares their arrival
