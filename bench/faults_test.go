@@ -19,7 +19,8 @@ import (
 // (none lost), sent = ok + failed, and results.json is written.
 func faultSession(t *testing.T, faults []string, stream bool, n int, mutate func(*Config)) (*result.Run, []result.Record, error) {
 	t.Helper()
-	e := startEngine(t, func(o *sim.Options) { o.Faults = faults; o.Seed = 3 })
+	// Fast start-up: these checks count and classify, they do not time.
+	e := startEngine(t, func(o *sim.Options) { o.Faults = faults; o.Seed = 3; o.Speedup = 200 })
 	dir := t.TempDir()
 	cfg := Config{
 		Server: ServerOptions{BaseURL: e.BaseURL()}, Dir: dir, FailOnErrorRate: -1, ReconcileWait: time.Second,
@@ -75,7 +76,7 @@ func TestFaultHTTPError(t *testing.T) {
 }
 
 func TestFaultRetries(t *testing.T) {
-	run, recs, err := faultSession(t, []string{"http-error=0.4:503"}, true, 15, func(c *Config) { c.Retries = 4 })
+	run, recs, err := faultSession(t, []string{"http-error=0.4:503"}, true, 15, func(c *Config) { c.Retries = 4; c.RetryBackoff = 10 * time.Millisecond })
 	if err != nil {
 		t.Fatalf("Execute: %v", err)
 	}
@@ -104,7 +105,7 @@ func TestFaultMidStreamError(t *testing.T) {
 }
 
 func TestFaultStall(t *testing.T) {
-	run, recs, _ := faultSession(t, []string{"stall-after=3:30s"}, true, 3, func(c *Config) { c.StallTimeout = 200 * time.Millisecond })
+	run, recs, _ := faultSession(t, []string{"stall-after=3:300s"}, true, 3, func(c *Config) { c.StallTimeout = 500 * time.Millisecond })
 	if run.Errors["timeout"] != 3 {
 		t.Errorf("errors %v, want 3 timeouts", run.Errors)
 	}

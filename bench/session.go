@@ -39,8 +39,8 @@ type Config struct {
 	StopAfter func(run *result.Run) string
 	// Client replaces the HTTP client (tests); nil builds a client.Client.
 	Client Doer
-	// Grace and ReconcileWait pass through to the Runner (0: defaults).
-	Grace, ReconcileWait time.Duration
+	// Grace, ReconcileWait and RetryBackoff pass through to the Runner (0: defaults).
+	Grace, ReconcileWait, RetryBackoff time.Duration
 }
 
 // Execute starts the server, runs every RunSpec, writes requests.jsonl as it
@@ -86,6 +86,7 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 		Records:       rw,
 		ServerExited:  srv.Exited(),
 		Retries:       cfg.Retries,
+		RetryBackoff:  cfg.RetryBackoff,
 		Grace:         cfg.Grace,
 		ReconcileWait: cfg.ReconcileWait,
 		Metrics:       &Metrics{HTTP: &http.Client{Timeout: 10 * time.Second}, URLs: srv.MetricsURLs, Filter: scrape.Filter{Model: cfg.Server.Model}},
