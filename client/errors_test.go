@@ -109,6 +109,15 @@ func TestDoErrorClasses(t *testing.T) {
 		{name: "bad endpoint", req: func(r *Request) { r.Endpoint = "embeddings" }, handler: func(w http.ResponseWriter, r *http.Request) {
 			t.Error("request was sent")
 		}, want: ErrRequest, wantText: `endpoint "embeddings": expected one of chat, completions`},
+		// A chat request needs messages.
+		{name: "chat without messages", req: func(r *Request) { r.Messages = nil },
+			want: ErrRequest, wantText: "no messages"},
+		// Exact length needs a length.
+		{name: "exact length without max tokens", req: func(r *Request) { r.ExactLength, r.MaxTokens = true, 0 },
+			want: ErrRequest, wantText: "exact length needs max tokens > 0, got 0"},
+		// A base URL that is not a URL.
+		{name: "bad base URL", opts: func(o *Options) { o.BaseURL = "http://[::1" },
+			want: ErrRequest, wantText: `base URL "http://[::1"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
