@@ -106,8 +106,6 @@ type scheduler struct {
 	spareAb []*request
 	prevEnd int64 // end of the previous step; 0 after an idle spell
 	lastEnd int64 // end of the last step ever run
-
-	finishedCount atomic.Int64 // for crash-after
 }
 
 // submit hands r to the engine loop; r.queued must be set.
@@ -392,7 +390,6 @@ func (s *scheduler) finish(r *request, reason string, now int64) {
 		s.e.logf(apiPrefix, "serving_chat.py", 1217, "Request %s: client disconnected after %d tokens; %d tokens generated for nobody (--ignore-disconnect)", r.id, g, int64(r.output)-g)
 	}
 	r.done.Store(true)
-	s.finishedCount.Add(1)
 	r.wake()
 }
 
