@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -126,5 +127,43 @@ func TestServerDiesMidRun(t *testing.T) {
 	}
 	if _, serr := os.Stat(filepath.Join(cfg.Dir, result.ResultsFile)); serr != nil {
 		t.Errorf("results.json not written: %v", serr)
+	}
+}
+
+// TestServerCmdSecrets starts a server from a command line holding an API
+// key (--server-cmd): the key works, and is written nowhere.
+func TestServerCmdSecrets(t *testing.T) {
+	bin := servebenchBin(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	const key = "sk-servebench-test-secret"
+	cfg := childConfig(t, 2)
+	cfg.Server = ServerOptions{
+		ServerCmd: fmt.Sprintf("%s engine --port %d --speedup 200 --api-key %s", bin, port, key),
+		BaseURL:   fmt.Sprintf("http://127.0.0.1:%d", port), APIKey: key, ReadyTimeout: time.Minute,
+	}
+	cfg.Args = []string{"servebench", "run", "--server-cmd", cfg.Server.ServerCmd}
+	res, _, err := Execute(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("Execute: %v", err)
+	}
+	if res.Runs[0].OK != 2 || res.Server.Startup == nil {
+		t.Errorf("run %+v startup %v", res.Runs[0], res.Server.Startup)
+	}
+	for _, f := range []string{result.ResultsFile, result.RequestsFile} {
+		b, err := os.ReadFile(filepath.Join(cfg.Dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), key) {
+			t.Errorf("%s contains the API key", f)
+		}
+	}
+	if !strings.Contains(res.Server.Command, "REDACTED") {
+		t.Errorf("server command %q: want the key redacted", res.Server.Command)
 	}
 }

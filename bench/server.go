@@ -110,13 +110,13 @@ func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 			return nil, fmt.Errorf("waiting for the server to be ready: %w", err)
 		}
 		s.BaseURL = strings.TrimRight(proc.BaseURL(), "/")
-		s.Info = result.Server{BaseURL: s.BaseURL, Command: strings.Join(spec.Command, " "),
+		s.Info = result.Server{BaseURL: s.BaseURL, Command: strings.Join(RedactArgs(spec.Command), " "),
 			Preset: opts.Preset, Startup: st}
 		if opts.Preset == "" && opts.ServerCmd == "" {
 			s.Info.Preset = PresetBundled
 		}
 		if s.Info.Preset == PresetBundled {
-			s.Info.Bundled = bundledInfo(spec.Command)
+			s.Info.Bundled = bundledInfo(RedactArgs(spec.Command))
 		}
 	}
 	s.MetricsURLs = opts.MetricsURLs

@@ -138,9 +138,8 @@ func (o *sessionOptions) session(cmd *cobra.Command, runs []bench.RunSpec, stopA
 	if werr := writeReport(dir, res, recs); werr != nil {
 		fmt.Fprintf(stderr, "servebench: report: %v\n", werr)
 	}
-	if !o.quiet {
-		fmt.Fprintf(stderr, "results: %s\n", dir)
-	}
+	fmt.Fprintf(stderr, "results: %s\n", dir) // also with --quiet: where the results are is the answer
+
 	if err != nil {
 		return mapBenchErr(err)
 	}
