@@ -41,8 +41,9 @@ func (e *env) cancel(ctx context.Context) *Result {
 		r.warn("%.0f requests were already running: their tokens count too; probe an idle server", runBefore)
 	}
 	r.add("max_tokens", maxTokens, fmt.Sprintf("%d (exact length)", maxTokens))
-	read, ended, err := e.readThenLeave(ctx, maxTokens)
+	ls := e.streamThenLeave(ctx, probePrompt, maxTokens, true, e.o.After)
 	left := time.Now()
+	read, ended, err := ls.read, ls.ended, ls.err
 	r.add("tokens_read", read, fmt.Sprintf("%d before disconnecting", read))
 	if err != nil || ended {
 		why := "the stream ended before the disconnect"
@@ -125,9 +126,9 @@ func (e *env) watchAfterLeave(ctx context.Context, r *Result, w *watcher, left t
 	return r
 }
 
-// wireRequest is the JSON body of the cancel probe's request. The probe
-// sends it itself, because it must drop the connection after exactly
-// After tokens, which client.Do (one whole exchange per call) cannot; the
+// wireRequest is the JSON body of a request the probe drops mid-stream. The
+// probe sends it itself, because it must drop the connection after exactly
+// K tokens, which client.Do (one whole exchange per call) cannot; the
 // events are still read with client's SSE reader and chunk decoder.
 type wireRequest struct {
 	Model         string           `json:"model"`
@@ -140,26 +141,37 @@ type wireRequest struct {
 	StreamOptions map[string]bool  `json:"stream_options"`
 }
 
-// readThenLeave streams an exact-length request, reads After tokens and
-// drops the connection. ended is true when the stream finished first.
-func (e *env) readThenLeave(ctx context.Context, maxTokens int) (read int, ended bool, err error) {
-	wr := wireRequest{Model: e.model, MaxTokens: maxTokens, MinTokens: maxTokens, IgnoreEOS: true, Stream: true,
-		StreamOptions: map[string]bool{"include_usage": true}}
+// leftStream is what streamThenLeave saw before it left.
+type leftStream struct {
+	status int    // HTTP status; 0 when none came
+	read   int    // tokens read
+	ended  bool   // the stream finished before the probe left
+	text   string // error body of a non-2xx answer
+	err    error  // transport or stream failure
+}
+
+// streamThenLeave streams a request for maxTokens (exactly, if exact),
+// reads after tokens and drops the connection.
+func (e *env) streamThenLeave(ctx context.Context, prompt string, maxTokens int, exact bool, after int) leftStream {
+	wr := wireRequest{Model: e.model, MaxTokens: maxTokens, Stream: true, StreamOptions: map[string]bool{"include_usage": true}}
+	if exact {
+		wr.MinTokens, wr.IgnoreEOS = maxTokens, true
+	}
 	path := "/v1/chat/completions"
 	if e.o.Endpoint == "chat" {
-		wr.Messages = []client.Message{{Role: "user", Content: probePrompt}}
+		wr.Messages = []client.Message{{Role: "user", Content: prompt}}
 	} else {
-		wr.Prompt, path = probePrompt, "/v1/completions"
+		wr.Prompt, path = prompt, "/v1/completions"
 	}
 	body, err := json.Marshal(&wr)
 	if err != nil {
-		return 0, false, err
+		return leftStream{err: err}
 	}
 	sctx, leave := context.WithTimeout(ctx, e.o.RequestTimeout)
 	defer leave() // the disconnect: canceling the request closes its connection
 	hreq, err := http.NewRequestWithContext(sctx, http.MethodPost, e.o.BaseURL+path, bytes.NewReader(body))
 	if err != nil {
-		return 0, false, err
+		return leftStream{err: err}
 	}
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("Accept", "text/event-stream")
@@ -172,14 +184,29 @@ func (e *env) readThenLeave(ctx context.Context, maxTokens int) (read int, ended
 	defer hc.CloseIdleConnections()
 	resp, err := hc.Do(hreq)
 	if err != nil {
-		return 0, false, fmt.Errorf("%w: %w", ErrUnreachable, err)
+		return leftStream{err: fmt.Errorf("%w: %w", ErrUnreachable, err)}
 	}
 	defer resp.Body.Close()
+	ls := leftStream{status: resp.StatusCode}
 	if resp.StatusCode/100 != 2 {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 300))
-		return 0, false, fmt.Errorf("HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(msg))
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		ls.text = errorMessage(msg)
+		ls.err = fmt.Errorf("HTTP %d: %s", resp.StatusCode, ls.text)
+		return ls
 	}
-	return countTokens(resp.Body, e.o.After)
+	ls.read, ls.ended, ls.err = countTokens(resp.Body, after)
+	return ls
+}
+
+// errorMessage is the message of an OpenAI-style error body (read with
+// client's chunk decoder), or the start of the body.
+func errorMessage(body []byte) string {
+	var dec client.ChunkDecoder
+	if ch, err := dec.Decode(body); err == nil && ch.HasError && len(ch.ErrorMessage) > 0 {
+		return string(ch.ErrorMessage)
+	}
+	body = bytes.TrimSpace(body)
+	return string(body[:min(len(body), 300)])
 }
 
 // countTokens reads SSE events until n tokens were seen (ended false), the

@@ -148,7 +148,8 @@ func overLongPrompt(maxLen int) string {
 // limits sends a prompt well over max_model_len (non-streaming, one output
 // token) and expects HTTP 400. A short control request shows the server
 // works at all, and a short prompt asking for max_model_len output tokens
-// shows whether the output budget is checked too (evidence only).
+// (streamed, dropped after one) shows whether the output budget is checked
+// too (evidence only).
 func (e *env) limits(ctx context.Context) *Result {
 	r := &Result{Probe: "limits"}
 	if e.maxLen <= 0 {
@@ -170,10 +171,18 @@ func (e *env) limits(ctx context.Context) *Result {
 		r.add("over_limit_prompt_tokens", tr.PromptTokens, fmt.Sprintf("%d (server's count)", tr.PromptTokens))
 	}
 
-	budget := e.c.Do(ctx, e.request(probePrompt, e.maxLen, false, false))
-	r.add("output_budget_status", budget.Status, statusText(&budget, fmt.Sprintf("a short prompt asking %d output tokens", e.maxLen)))
-	if budget.OK() {
+	// Streamed and dropped after one token: a server that accepts it would
+	// otherwise make the probe wait for max_model_len tokens.
+	budget := e.streamThenLeave(ctx, probePrompt, e.maxLen, false, 1)
+	what := fmt.Sprintf("a short prompt asking %d output tokens", e.maxLen)
+	switch {
+	case budget.status/100 == 2:
+		r.add("output_budget_status", budget.status, fmt.Sprintf("HTTP %d accepted (%s; left after the first token)", budget.status, what))
 		r.warn("a request for max_model_len output tokens on top of a prompt was accepted (vLLM rejects it with 400)")
+	case budget.status > 0:
+		r.add("output_budget_status", budget.status, fmt.Sprintf("HTTP %d (%s): %s", budget.status, what, budget.text))
+	default:
+		r.add("output_budget_status", 0, fmt.Sprintf("no answer (%s): %v", what, budget.err))
 	}
 
 	switch {

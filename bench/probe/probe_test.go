@@ -131,6 +131,9 @@ func TestLimits(t *testing.T) {
 	if s := num(t, r, "control_status"); s != 200 {
 		t.Errorf("control status = %v, want 200", s)
 	}
+	if s := num(t, r, "output_budget_status"); s != 400 {
+		t.Errorf("output budget status = %v, want 400 (prompt + max_tokens over the context)", s)
+	}
 }
 
 // TestLimitsWrongLength: told a larger max_model_len than the server's, the
@@ -143,6 +146,9 @@ func TestLimitsAcceptedFails(t *testing.T) {
 	r := runOne(t, "limits", o)
 	if r.Verdict != probe.Fail || !strings.HasPrefix(r.Summary, "accepted") {
 		t.Fatalf("verdict %s %q, want fail \"accepted...\"", r.Verdict, r.Summary)
+	}
+	if s := num(t, r, "output_budget_status"); s != 200 || len(r.Warnings) == 0 {
+		t.Errorf("output budget status = %v with warnings %q, want 200 and a warning", s, r.Warnings)
 	}
 }
 
