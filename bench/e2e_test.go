@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"os"
@@ -321,4 +322,90 @@ func (f *foreignDoer) Do(ctx context.Context, req *client.Request) client.Trace 
 		}
 	})
 	return f.Doer.Do(ctx, req)
+}
+
+// TestOpenLoopLateSends: with one worker allowed, a 100 req/s schedule
+// against ~80 ms requests cannot be kept; the late sends are counted and
+// latency from the intended send time shows the wait (no coordinated
+// omission hidden).
+func TestOpenLoopLateSends(t *testing.T) {
+	e := startEngine(t, nil)
+	res, _, _ := execute(t, e, []RunSpec{{Name: "rate=100",
+		Workload: Workload{Mode: ModeRate, Rate: 100, Arrival: ArrivalConstant, Requests: 8, MaxWorkers: 1},
+		Request:  RequestSpec{MaxTokens: 256, ExactLength: true, Stream: true}}})
+	r := res.Runs[0]
+	if r.Rate == nil || r.Rate.LateSends < 5 || r.Rate.AchievedPerS > 50 {
+		t.Fatalf("rate stats %+v: want most sends late and the rate missed", r.Rate)
+	}
+	if r.Client.E2EFromIntendedS.Max < r.Client.E2ES.Max+0.1 {
+		t.Errorf("E2E from intended max %.3f vs E2E max %.3f: the schedule's wait is hidden", r.Client.E2EFromIntendedS.Max, r.Client.E2ES.Max)
+	}
+
+	// Free workers keep the schedule although each request takes ~8 gaps
+	// (loosely: on a busy 2-core machine the pacer itself may be descheduled
+	// for tens of ms, and then says so in LateSends).
+	res, _, _ = execute(t, e, []RunSpec{{Name: "rate=100",
+		Workload: Workload{Mode: ModeRate, Rate: 100, Arrival: ArrivalConstant, Requests: 8},
+		Request:  RequestSpec{MaxTokens: 256, ExactLength: true, Stream: true}}})
+	if free := res.Runs[0].Rate; free.AchievedPerS < 1.5*r.Rate.AchievedPerS || free.SendLagS.Median > r.Rate.SendLagS.Median/2 {
+		t.Errorf("free workers %+v (lag %+v) vs one worker %+v (lag %+v): want the schedule (nearly) kept",
+			free, free.SendLagS, r.Rate, r.Rate.SendLagS)
+	}
+}
+
+// TestExecuteInterrupted: Ctrl-C during a session keeps the records, writes
+// results.json and returns ErrInterrupted.
+func TestExecuteInterrupted(t *testing.T) {
+	e := startEngine(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	cl := &cancelAfter{Doer: client.New(client.Options{BaseURL: e.BaseURL()}), n: 3, cancel: cancel}
+	dir := t.TempDir()
+	res, recs, err := Execute(ctx, Config{Server: ServerOptions{BaseURL: e.BaseURL()}, Runs: seqRuns(20, 64),
+		Dir: dir, FailOnErrorRate: -1, Client: cl})
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("Execute error = %v, want ErrInterrupted", err)
+	}
+	if res == nil || len(res.Runs) != 1 || len(recs) != 3 || res.Runs[0].OK != 3 {
+		t.Fatalf("partial results: %d runs, %d records", len(res.Runs), len(recs))
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, result.ResultsFile))
+	var back result.Results
+	if err := json.Unmarshal(b, &back); err != nil || len(back.Runs) != 1 {
+		t.Fatalf("results.json after interrupt: %v", err)
+	}
+}
+
+// cancelAfter cancels its context (Ctrl-C) while sending the n-th request.
+type cancelAfter struct {
+	Doer
+	mu     sync.Mutex
+	n      int
+	cancel context.CancelFunc
+}
+
+func (c *cancelAfter) Do(ctx context.Context, req *client.Request) client.Trace {
+	c.mu.Lock()
+	if c.n--; c.n == 0 {
+		c.cancel()
+	}
+	c.mu.Unlock()
+	return c.Doer.Do(ctx, req)
+}
+
+// TestSweepStopsEarly: a level whose error rate passes the bound ends the sweep.
+func TestSweepStopsEarly(t *testing.T) {
+	e := startEngine(t, func(o *sim.Options) { o.Faults = []string{"http-error=0.5:500"}; o.Seed = 5 })
+	sw := Sweep{Concurrencies: []int{1, 2, 4}, MaxErrorRate: 10}
+	runs, err := sw.Runs(RunSpec{Workload: Workload{Requests: 8}, Request: RequestSpec{MaxTokens: 8, Stream: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _, err := Execute(context.Background(), Config{Server: ServerOptions{BaseURL: e.BaseURL()}, Runs: runs,
+		Dir: t.TempDir(), FailOnErrorRate: -1, StopAfter: sw.StopAfter()})
+	if err != nil {
+		t.Fatalf("Execute: %v", err)
+	}
+	if len(res.Runs) != 1 || !strings.Contains(strings.Join(res.Warnings, "\n"), "stopped after run c=1") {
+		t.Errorf("%d runs, warnings %v: want a stop after c=1", len(res.Runs), res.Warnings)
+	}
 }
