@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"regexp"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/servebench/servebench/engine/perf"
 	"github.com/servebench/servebench/engine/sim"
 	"github.com/servebench/servebench/engine/sim/simtest"
 )
@@ -138,13 +140,26 @@ func TestStartupLog(t *testing.T) {
 	if !strings.Contains(out[at:], "INFO:     Application startup complete.\n") {
 		t.Errorf("no uvicorn startup line after the server line:\n%s", out)
 	}
-	// 23.4 s of weight loading at speedup 50 is ~0.47 s.
-	m := regexp.MustCompile(`Loading weights took (\d+\.\d\d) seconds`).FindStringSubmatch(out)
-	secs, _ := strconv.ParseFloat(m[1], 64)
-	if secs < 0.40 || secs > 0.60 {
-		t.Errorf("weights took %.2f s at speedup 50, want ~0.47", secs)
+	// The phase durations printed are the model's, divided by the speedup.
+	g, mod, _ := perf.Lookup("rtx3060-12gb", "qwen2.5-7b-instruct-awq")
+	p, err := perf.New(g, mod, perf.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
 	}
-	m = regexp.MustCompile(`Maximum concurrency for 4,096 tokens per request: (\d+\.\d\d)x`).FindStringSubmatch(out)
+	su := p.Startup()
+	for _, line := range []string{
+		fmt.Sprintf("Loading weights took %.2f seconds\n", su.WeightsLoad.Seconds()/50),
+		fmt.Sprintf("Model loading took %.4f GiB and %.6f seconds\n", su.ModelGiB, su.ModelLoad.Seconds()/50),
+		fmt.Sprintf("init engine (profile, create kv cache, warmup model) took %.2f seconds\n", su.InitEngine().Seconds()/50),
+	} {
+		if !strings.Contains(out, line) {
+			t.Errorf("log lacks %q", line)
+		}
+	}
+	if w := su.WeightsLoad.Seconds(); w < 23.4*0.95 || w > 23.4*1.05 {
+		t.Errorf("modelled weight load %.2f s, seed 23.4 s", w)
+	}
+	m := regexp.MustCompile(`Maximum concurrency for 4,096 tokens per request: (\d+\.\d\d)x`).FindStringSubmatch(out)
 	conc, _ := strconv.ParseFloat(m[1], 64)
 	if want := float64(e.KVCacheTokens()) / 4096; conc < want-0.01 || conc > want+0.01 {
 		t.Errorf("max concurrency %.2f, want %.2f", conc, want)

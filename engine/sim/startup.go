@@ -65,8 +65,9 @@ func (e *Engine) phase(d time.Duration) time.Duration {
 }
 
 // startup runs the modelled start-up phases in vLLM's order, each a real
-// (sped-up) wait, printing vLLM's line as each phase ends. Durations printed
-// are measured on the engine's clock, so they include timer slack.
+// (sped-up) wait, printing vLLM's line as each phase ends. The durations
+// printed are the modelled ones (after the speedup), like the token times in
+// /metrics; a busy host can only make the phases end later than printed.
 func (e *Engine) startup(ctx context.Context) error {
 	su := e.perf.Startup()
 	o := e.opts
@@ -79,11 +80,10 @@ func (e *Engine) startup(ctx context.Context) error {
 		return err
 	}
 	e.logf(enginePrefix, "gpu_model_runner.py", 2547, "Starting to load model %s...", e.served)
-	t0 := time.Now()
 	if err := sleep(ctx, e.phase(su.WeightsLoad)); err != nil {
 		return err
 	}
-	e.logf(enginePrefix, "default_loader.py", 267, "Loading weights took %.2f seconds", time.Since(t0).Seconds())
+	e.logf(enginePrefix, "default_loader.py", 267, "Loading weights took %.2f seconds", e.phase(su.WeightsLoad).Seconds())
 	if e.faults.exitDuringLoad {
 		e.logLevel(enginePrefix, "ERROR", "core.py", 708, "EngineCore failed to start (fault exit-during-load).")
 		return ErrLoadFailed
@@ -91,12 +91,11 @@ func (e *Engine) startup(ctx context.Context) error {
 	if err := sleep(ctx, e.phase(su.ModelLoad-su.WeightsLoad)); err != nil {
 		return err
 	}
-	e.logf(enginePrefix, "gpu_model_runner.py", 2598, "Model loading took %.4f GiB and %.6f seconds", su.ModelGiB, time.Since(t0).Seconds())
-	t1 := time.Now()
+	e.logf(enginePrefix, "gpu_model_runner.py", 2598, "Model loading took %.4f GiB and %.6f seconds", su.ModelGiB, e.phase(su.ModelLoad).Seconds())
 	if err := sleep(ctx, e.phase(su.Compile)); err != nil {
 		return err
 	}
-	e.logf(enginePrefix, "monitor.py", 34, "torch.compile takes %.2f s in total", time.Since(t1).Seconds())
+	e.logf(enginePrefix, "monitor.py", 34, "torch.compile takes %.2f s in total", e.phase(su.Compile).Seconds())
 	if err := sleep(ctx, e.phase(su.Profile)); err != nil {
 		return err
 	}
@@ -107,12 +106,11 @@ func (e *Engine) startup(ctx context.Context) error {
 	e.logf(enginePrefix, "gpu_worker.py", 306, "Available KV cache memory: %.2f GiB", kvGiB)
 	e.logf(enginePrefix, "kv_cache_utils.py", 1087, "GPU KV cache size: %s tokens", commas(e.kvTokens))
 	e.logf(enginePrefix, "kv_cache_utils.py", 1091, "Maximum concurrency for %s tokens per request: %.2fx", commas(o.MaxModelLen), e.maxConc)
-	t2 := time.Now()
 	if err := sleep(ctx, e.phase(su.GraphCapture)); err != nil {
 		return err
 	}
-	e.logf(enginePrefix, "gpu_model_runner.py", 3388, "Graph capturing finished in %.0f secs, took %.2f GiB", time.Since(t2).Seconds(), su.GraphGiB)
-	e.logf(enginePrefix, "core.py", 210, "init engine (profile, create kv cache, warmup model) took %.2f seconds", time.Since(t1).Seconds())
+	e.logf(enginePrefix, "gpu_model_runner.py", 3388, "Graph capturing finished in %.0f secs, took %.2f GiB", e.phase(su.GraphCapture).Seconds(), su.GraphGiB)
+	e.logf(enginePrefix, "core.py", 210, "init engine (profile, create kv cache, warmup model) took %.2f seconds", e.phase(su.InitEngine()).Seconds())
 	e.logf(apiPrefix, "loggers.py", 148, "Engine 000: vllm cache_config_info with initialization after num_gpu_blocks is: %d", e.numBlocks)
 	if e.faults.neverReady {
 		e.logLevel(apiPrefix, "WARNING", "api_server.py", 1600, "fault never-ready: the API server will not finish starting")
