@@ -141,7 +141,7 @@ func (o *sessionOptions) session(cmd *cobra.Command, runs []bench.RunSpec, stopA
 	fmt.Fprintf(stderr, "results: %s\n", dir) // also with --quiet: where the results are is the answer
 
 	if err != nil {
-		return mapBenchErr(err)
+		return mapBenchErr(fmt.Errorf("%w (results so far saved in %s)", err, dir))
 	}
 	return o.gate(stdout, res, recs)
 }
