@@ -214,7 +214,7 @@ func abortRun(t *testing.T, ignore bool) (gen, aborts, lengths, running float64)
 	e := simtest.Start(t, func(o *sim.Options) { quick(o); o.Speedup = 20; o.IgnoreDisconnect = ignore })
 	before := scrape(t, e)
 	ctx, cancel := context.WithCancel(context.Background())
-	body := strings.NewReader(`{"messages":[{"role":"user","content":"long"}],"max_tokens":300,"ignore_eos":true,"stream":true}`)
+	body := strings.NewReader(`{"messages":[{"role":"user","content":"long"}],"max_tokens":2000,"ignore_eos":true,"stream":true}`)
 	req, _ := http.NewRequestWithContext(ctx, "POST", e.BaseURL()+"/v1/chat/completions", body)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -230,8 +230,9 @@ func abortRun(t *testing.T, ignore bool) (gen, aborts, lengths, running float64)
 	}
 	cancel()
 	resp.Body.Close()
-	// 300 tokens take 300 x 15 ms / 20 = 0.23 s; settle for up to 2 s.
-	deadline := time.Now().Add(2 * time.Second)
+	// 2000 tokens take 2000 x 15 ms / 20 = 1.5 s (long enough for a loaded
+	// host to deliver the disconnect well before the end); settle for up to 5 s.
+	deadline := time.Now().Add(5 * time.Second)
 	var m = scrape(t, e)
 	for time.Now().Before(deadline) {
 		m = scrape(t, e)
@@ -252,16 +253,16 @@ func abortRun(t *testing.T, ignore bool) (gen, aborts, lengths, running float64)
 
 func TestAbortOnDisconnect(t *testing.T) {
 	gen, aborts, lengths, running := abortRun(t, false)
-	if aborts != 1 || lengths != 0 || running != 0 || gen >= 300 || gen < 5 {
-		t.Errorf("after disconnect: %v tokens generated, abort %v, length %v, running %v; want <300, 1, 0, 0", gen, aborts, lengths, running)
+	if aborts != 1 || lengths != 0 || running != 0 || gen >= 2000 || gen < 5 {
+		t.Errorf("after disconnect: %v tokens generated, abort %v, length %v, running %v; want <2000, 1, 0, 0", gen, aborts, lengths, running)
 	}
-	t.Logf("stopped after %v of 300 tokens", gen)
+	t.Logf("stopped after %v of 2000 tokens", gen)
 }
 
 func TestIgnoreDisconnectKeepsGenerating(t *testing.T) {
 	gen, aborts, lengths, running := abortRun(t, true)
-	if aborts != 0 || lengths != 1 || running != 0 || gen != 300 {
-		t.Errorf("after disconnect with --ignore-disconnect: %v tokens, abort %v, length %v, running %v; want 300, 0, 1, 0", gen, aborts, lengths, running)
+	if aborts != 0 || lengths != 1 || running != 0 || gen != 2000 {
+		t.Errorf("after disconnect with --ignore-disconnect: %v tokens, abort %v, length %v, running %v; want 2000, 0, 1, 0", gen, aborts, lengths, running)
 	}
 }
 
