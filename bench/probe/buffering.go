@@ -156,7 +156,10 @@ func (e *env) bufferingOnce(ctx context.Context) *Result {
 		return r
 	}
 	e.burstEvidence(r, &tr, b, itl, ttft)
-	long, stalled := StalledGaps(tr.Events, tr.Start, b.Ref, stalls)
+	// The wait from the response headers to the first token counts too: a
+	// stall (or a proxy) there can hold the whole answer in one burst.
+	lead := append([]client.Event{{At: tr.FirstByte}}, tr.Events...)
+	long, stalled := StalledGaps(lead, tr.Start, b.Ref, stalls)
 	r.add("long_gaps_client_stalled", stalled, fmt.Sprintf("%d of %d gaps over %gx the reference coincide with the probe's own process stalling", stalled, long, longGap))
 	switch {
 	case b.Buffered && long > 0 && 2*stalled >= long:

@@ -88,7 +88,7 @@ func (o *observed) warnings() string {
 func runFault(bin, dir, fault string, extra ...string) (*observed, error) {
 	args := append([]string{"run", "--speedup", "100", "--engine-arg=--startup-speedup=1000",
 		"--engine-arg=--fault=" + fault, "--max-tokens", "32", "--out", dir, "--quiet",
-		"--ready-timeout", "5s", "--request-timeout", "20s"}, extra...)
+		"--ready-timeout", "30s", "--request-timeout", "20s"}, extra...)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
@@ -189,7 +189,7 @@ type matrixRow struct {
 }
 
 var matrix = []matrixRow{
-	{fault: "never-ready", wantCode: 3, wantMsg: "server not ready after 5s (ready timeout)",
+	{fault: "never-ready", extra: []string{"--ready-timeout", "2s"}, wantCode: 3, wantMsg: "server not ready after 2s (ready timeout)",
 		did: "gave up at --ready-timeout, stopped the server, exit 3; nothing sent"},
 	{fault: "exit-during-load", wantCode: 3, wantMsg: "exited",
 		did: "saw the process exit before ready, exit 3 with the log tail; nothing sent"},
@@ -213,7 +213,7 @@ var matrix = []matrixRow{
 			}
 		},
 		did: "recorded each 500 as http_status (status, message), kept going, statistics over the successes, exit 0"},
-	{fault: "http-error=0.5:429", extra: []string{"--requests", "10", "--stream", "off", "--retries", "4"}, wantCode: 0,
+	{fault: "http-error=0.5:429", extra: []string{"--requests", "6", "--stream", "off", "--retries", "4"}, wantCode: 0,
 		classes: []string{"http_status"}, // on the retried attempts only
 		check: func(t *testing.T, o *observed) {
 			retried := 0
@@ -239,7 +239,7 @@ var matrix = []matrixRow{
 	{fault: "drop-connection-after=4", extra: []string{"--requests", "4", "--stream", "on"}, wantCode: 3,
 		wantMsg: "every request failed", classes: []string{"truncated"}, check: partialTokens(4),
 		did: "recorded truncated (no [DONE]) with the partial trace, exit 3 as every request failed"},
-	{fault: "stall-after=4:30s", extra: []string{"--requests", "3", "--stream", "on", "--stall-timeout", "300ms"}, wantCode: 3,
+	{fault: "stall-after=4:30s", extra: []string{"--requests", "3", "--stream", "on", "--stall-timeout", "2s"}, wantCode: 3,
 		wantMsg: "every request failed", classes: []string{"timeout"},
 		check: func(t *testing.T, o *observed) {
 			partialTokens(4)(t, o)
@@ -249,10 +249,10 @@ var matrix = []matrixRow{
 				}
 			}
 			if o.elapsed > 30*time.Second {
-				t.Errorf("took %v: the 30 s stall was waited out instead of --stall-timeout 300ms", o.elapsed)
+				t.Errorf("took %v: the 30 s stall was waited out instead of --stall-timeout 2s", o.elapsed)
 			}
 		},
-		did: "gave up on each stream after --stall-timeout 300ms (timeout, partial trace kept), exit 3 as every request failed"},
+		did: "gave up on each stream after --stall-timeout 2s (timeout, partial trace kept), exit 3 as every request failed"},
 	{fault: "malformed-event-after=4", extra: []string{"--requests", "4", "--stream", "on"}, wantCode: 3,
 		wantMsg: "every request failed", classes: []string{"malformed"}, check: partialTokens(4),
 		did: "recorded malformed with the bad event quoted and the partial trace, exit 3 as every request failed"},

@@ -29,6 +29,9 @@ const (
 // configs are the shared engines, by name.
 var configs = map[string]func(*sim.Options){
 	"plain": func(o *sim.Options) { o.Speedup, o.MaxModelLen = slowSpeedup, plainMaxModelLen },
+	// 7.5 ms per token: a busy test machine's stalls of tens of ms bunch a
+	// few tokens now and then, not most of them.
+	"plain-slow": func(o *sim.Options) { o.Speedup = 2 },
 	"ignore-disconnect": func(o *sim.Options) {
 		o.Speedup, o.IgnoreDisconnect = slowSpeedup, true
 	},
