@@ -189,7 +189,10 @@ func TestModes(t *testing.T) {
 					if r.Rate == nil || r.Client.E2EFromIntendedS == nil || r.Rate.SendLagS == nil {
 						t.Fatalf("%s: open-loop figures missing: %+v", r.Name, r.Rate)
 					}
-					if r.Rate.AchievedPerS < 10 || r.Rate.AchievedPerS > 160 {
+					// Loose: a busy machine may deschedule the pacer (it then
+					// reports late sends); an achieved rate far above the
+					// target would be a pacer bug.
+					if r.Rate.AchievedPerS > 80 || w.Requests > 0 && r.Rate.AchievedPerS < 5 {
 						t.Errorf("%s: achieved %.1f req/s for a 40 req/s target", r.Name, r.Rate.AchievedPerS)
 					}
 				}
@@ -330,27 +333,49 @@ func (f *foreignDoer) Do(ctx context.Context, req *client.Request) client.Trace 
 // omission hidden).
 func TestOpenLoopLateSends(t *testing.T) {
 	e := startEngine(t, nil)
-	res, _, _ := execute(t, e, []RunSpec{{Name: "rate=100",
+	res, recs1, _ := execute(t, e, []RunSpec{{Name: "rate=100",
 		Workload: Workload{Mode: ModeRate, Rate: 100, Arrival: ArrivalConstant, Requests: 8, MaxWorkers: 1},
 		Request:  RequestSpec{MaxTokens: 256, ExactLength: true, Stream: true}}})
 	r := res.Runs[0]
 	if r.Rate == nil || r.Rate.LateSends < 5 || r.Rate.AchievedPerS > 50 {
 		t.Fatalf("rate stats %+v: want most sends late and the rate missed", r.Rate)
 	}
+	if !strings.Contains(strings.Join(r.Warnings, "\n"), "schedule was not kept") {
+		t.Errorf("warnings %q: want the missed schedule named", r.Warnings)
+	}
 	if r.Client.E2EFromIntendedS.Max < r.Client.E2ES.Max+0.1 {
 		t.Errorf("E2E from intended max %.3f vs E2E max %.3f: the schedule's wait is hidden", r.Client.E2EFromIntendedS.Max, r.Client.E2ES.Max)
 	}
 
-	// Free workers keep the schedule although each request takes ~8 gaps
-	// (loosely: on a busy 2-core machine the pacer itself may be descheduled
-	// for tens of ms, and then says so in LateSends).
-	res, _, _ = execute(t, e, []RunSpec{{Name: "rate=100",
+	if n := maxOverlap(recs1); n != 1 {
+		t.Errorf("one worker had %d requests in flight at once", n)
+	}
+
+	// Free workers send on schedule without waiting for responses: requests
+	// overlap (each takes ~8 gaps). Timing itself is not asserted: on a busy
+	// 2-core machine the pacer may be descheduled, and then says so.
+	_, recs, _ := execute(t, e, []RunSpec{{Name: "rate=100",
 		Workload: Workload{Mode: ModeRate, Rate: 100, Arrival: ArrivalConstant, Requests: 8},
 		Request:  RequestSpec{MaxTokens: 256, ExactLength: true, Stream: true}}})
-	if free := res.Runs[0].Rate; free.AchievedPerS < 1.5*r.Rate.AchievedPerS || free.SendLagS.Median > r.Rate.SendLagS.Median/2 {
-		t.Errorf("free workers %+v (lag %+v) vs one worker %+v (lag %+v): want the schedule (nearly) kept",
-			free, free.SendLagS, r.Rate, r.Rate.SendLagS)
+	if n := maxOverlap(recs); n < 2 {
+		t.Errorf("free workers: at most %d request in flight: the sender waited for responses", n)
 	}
+}
+
+// maxOverlap is the most requests of recs in flight at one instant.
+func maxOverlap(recs []result.Record) int {
+	most := 0
+	for _, a := range recs {
+		n := 0
+		for _, b := range recs {
+			end := b.Start.Add(time.Duration(b.E2ES * float64(time.Second)))
+			if !a.Start.Before(b.Start) && a.Start.Before(end) {
+				n++
+			}
+		}
+		most = max(most, n)
+	}
+	return most
 }
 
 // TestExecuteInterrupted: Ctrl-C during a session keeps the records, writes

@@ -165,3 +165,15 @@ func rateStats(st *runState, target float64) *result.RateStats {
 	rs.SendLagS = stats.Summarize(st.lags)
 	return rs
 }
+
+// lateWarning says when an open-loop run missed its schedule: more than a
+// tenth of its sends started over 1 ms late (the harness or its worker bound
+// could not keep up). Latency from the intended send time includes the lag.
+func lateWarning(rs *result.RateStats, sends int) string {
+	if rs == nil || sends == 0 || rs.LateSends*10 <= sends || rs.SendLagS == nil {
+		return ""
+	}
+	return fmt.Sprintf("%d of %d sends started more than 1 ms late (median lag %.1f ms, max %.1f ms; achieved %.1f of %.1f req/s): "+
+		"the schedule was not kept; *_from_intended_s figures include the lag",
+		rs.LateSends, sends, 1000*rs.SendLagS.Median, 1000*rs.SendLagS.Max, rs.AchievedPerS, rs.TargetPerS)
+}

@@ -152,6 +152,9 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 	fillThroughput(run, measured)
 	if spec.Workload.Mode == ModeRate {
 		run.Rate = rateStats(st, spec.Workload.Rate)
+		if w := lateWarning(run.Rate, len(st.lags)); w != "" {
+			run.Warnings = append(run.Warnings, w)
+		}
 	}
 	if spec.Request.ExactLength {
 		if w := exactLengthWarning(measured, spec.Request.MaxTokens); w != "" {
