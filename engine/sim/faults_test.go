@@ -266,9 +266,15 @@ func TestFaultMetricsReset(t *testing.T) {
 	if n := value(scrape(t, e), "vllm:request_success_total"); n != 1 {
 		t.Fatalf("after 1 request: %v", n)
 	}
-	one() // the second completes the reset
-	m := scrape(t, e)
-	if n, g := value(m, "vllm:request_success_total"), value(m, "vllm:generation_tokens_total"); n != 0 || g != 0 {
+	one() // the second completes the reset (just after its response is written)
+	var n, g float64
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		m := scrape(t, e)
+		if n, g = value(m, "vllm:request_success_total"), value(m, "vllm:generation_tokens_total"); n == 0 {
+			break
+		}
+	}
+	if n != 0 || g != 0 {
 		t.Errorf("after the reset: requests %v, tokens %v; want 0, 0", n, g)
 	}
 	one()

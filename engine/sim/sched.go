@@ -359,14 +359,14 @@ func (s *scheduler) complete(end int64) {
 		}
 		r.lastAt = now
 		m.genTokens.Inc()
-		r.emitted.Store(int64(r.output))
 		if r.output >= r.target {
 			s.free += r.blocks
 			r.blocks = 0
-			s.finish(r, r.natural, now)
+			s.finish(r, r.natural, now) // publishes the last token after the metrics
 			finished = true
 			continue
 		}
+		r.emitted.Store(int64(r.output))
 		r.wake()
 	}
 	if finished {
@@ -381,11 +381,14 @@ func (s *scheduler) complete(end int64) {
 	}
 }
 
-// finish ends r with reason at time now (blocks already freed).
+// finish ends r with reason at time now (blocks already freed). The
+// metrics are recorded before the handler can see the last token, so a
+// client that scrapes right after its response finds its request counted.
 func (s *scheduler) finish(r *request, reason string, now int64) {
 	r.state = stateFinished
 	r.reason = reason
 	s.e.m().finished(r, now)
+	r.emitted.Store(int64(r.output))
 	if g := r.goneAt.Load(); g >= 0 && reason != "abort" {
 		s.e.logf(apiPrefix, "serving_chat.py", 1217, "Request %s: client disconnected after %d tokens; %d tokens generated for nobody (--ignore-disconnect)", r.id, g, int64(r.output)-g)
 	}
