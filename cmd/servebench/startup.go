@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -14,7 +15,9 @@ import (
 
 	"github.com/servebench/servebench/bench"
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/client"
 	"github.com/servebench/servebench/engine/launch"
+	"github.com/servebench/servebench/engine/perf"
 	"github.com/servebench/servebench/engine/sim"
 	"github.com/servebench/servebench/report/stats"
 )
@@ -31,6 +34,7 @@ type startupOptions struct {
 	speedup                                float64
 	gpu, model                             string
 	engineArgs                             []string
+	apiKeyEnv                              string
 	quiet                                  bool
 }
 
@@ -76,6 +80,7 @@ shows the last 40 lines of its log); 2 on bad flags; 4 when interrupted.`,
 	f.StringVar(&o.gpu, "gpu", "", "bundled engine only: GPU profile")
 	f.StringVar(&o.model, "model", "", "bundled engine: model profile; a preset: the model to serve")
 	f.StringArrayVar(&o.engineArgs, "engine-arg", nil, "bundled engine only: extra argument for `servebench engine` (repeatable)")
+	f.StringVar(&o.apiKeyEnv, "api-key-env", client.DefaultAPIKeyEnv, "environment variable holding the API key the readiness probes send (never written anywhere)")
 	f.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
 	return cmd
 }
@@ -106,6 +111,11 @@ func (o *startupOptions) spec() (launch.Spec, error) {
 		if err != nil {
 			return spec, fmt.Errorf("--server-cmd: %w", err)
 		}
+		if o.baseURL != "" {
+			if _, err := launch.ParseBaseURL(o.baseURL); err != nil {
+				return spec, fmt.Errorf("--base-url: %w", err)
+			}
+		}
 		spec = launch.Spec{Command: argv, BaseURL: cmpOr(o.baseURL, launch.DefaultBaseURL)}
 	} else {
 		name := cmpOr(o.preset, "bundled")
@@ -117,6 +127,9 @@ func (o *startupOptions) spec() (launch.Spec, error) {
 		}
 		self := ""
 		if name == "bundled" {
+			if err := o.checkBundled(); err != nil {
+				return spec, err
+			}
 			var err error
 			if self, err = os.Executable(); err != nil {
 				return spec, fmt.Errorf("finding the servebench binary for the bundled engine: %w", err)
@@ -136,6 +149,35 @@ func (o *startupOptions) spec() (launch.Spec, error) {
 	return spec, spec.Validate()
 }
 
+// checkBundled refuses an unknown --gpu or --model, or a model that does not
+// fit, before anything is spawned: the engine would exit 2 at once and the
+// start would read as a failed server (exit 3). --engine-arg values are the
+// engine's to check (their exit status 2 is mapped in runStartup).
+func (o *startupOptions) checkBundled() error {
+	if o.gpu != "" {
+		if _, err := perf.LookupGPU(o.gpu); err != nil {
+			return fmt.Errorf("--gpu: %w", err)
+		}
+	}
+	if o.model != "" {
+		if _, err := perf.LookupModel(o.model); err != nil {
+			return fmt.Errorf("--model: %w", err)
+		}
+	}
+	if len(o.engineArgs) > 0 {
+		return nil // they may change what fits (--gpu-memory-utilization, --max-model-len)
+	}
+	opts := sim.DefaultOptions()
+	opts.GPU, opts.Model = cmpOr(o.gpu, opts.GPU), cmpOr(o.model, opts.Model)
+	if o.speedup > 0 {
+		opts.Speedup = o.speedup
+	}
+	if _, err := sim.New(opts); err != nil { // validates only; starts nothing
+		return fmt.Errorf("--gpu %s --model %s: %w", opts.GPU, opts.Model, err)
+	}
+	return nil
+}
+
 func cmpOr(a, b string) string {
 	if a != "" {
 		return a
@@ -148,10 +190,14 @@ func runStartup(cmd *cobra.Command, o *startupOptions) error {
 	if o.fromLog != "" {
 		return startupFromLog(stdout, o)
 	}
+	if cmd.Flags().Changed("speedup") && o.speedup == 0 {
+		return usageErr(fmt.Errorf("--speedup 0: expected a factor > 0 (leave it out for the engine's own speed)"))
+	}
 	spec, err := o.spec()
 	if err != nil {
 		return usageErr(err)
 	}
+	spec.APIKey = client.APIKeyFromEnv(o.apiKeyEnv)
 	logDir := o.out
 	if logDir == "" {
 		// Kept only when a start fails, so the whole log can be read.
@@ -191,9 +237,13 @@ func runStartup(cmd *cobra.Command, o *startupOptions) error {
 			}
 		}
 	}
+	var exitErr *exec.ExitError
 	switch {
 	case runErr == nil:
 		return nil
+	case spec.Preset == "bundled" && len(runs) == 0 && errors.As(runErr, &exitErr) && exitErr.ExitCode() == exitUsage:
+		// The bundled engine exits 2 only on bad flags (--engine-arg): bad input.
+		return usageErr(fmt.Errorf("the bundled engine refused its flags: %w", runErr))
 	case cmd.Context().Err() != nil:
 		return withExit(exitInterrupted, fmt.Errorf("interrupted after %d of %d start(s): %w", len(runs), o.repeat, runErr))
 	}
@@ -251,7 +301,7 @@ func writeStartupResults(dir string, spec launch.Spec, o *startupOptions, runs [
 	if spec.Preset == "bundled" {
 		d := sim.DefaultOptions()
 		res.Server.Bundled = &result.Bundled{GPU: cmpOr(o.gpu, d.GPU), Model: cmpOr(o.model, d.Model),
-			Speedup: d.Speedup, Seed: d.Seed, Args: o.engineArgs}
+			Speedup: d.Speedup, Seed: d.Seed, Args: bench.RedactArgs(o.engineArgs)}
 		if o.speedup != 0 {
 			res.Server.Bundled.Speedup = o.speedup
 		}
@@ -286,6 +336,10 @@ func startupFromLog(w io.Writer, o *startupOptions) error {
 	fh, err := os.Open(o.fromLog)
 	if err != nil {
 		return usageErr(fmt.Errorf("--from-log: %w", err))
+	}
+	if fi, err := fh.Stat(); err == nil && fi.IsDir() {
+		fh.Close()
+		return usageErr(fmt.Errorf("--from-log %s: is a directory, expected a server log file", o.fromLog))
 	}
 	defer fh.Close()
 	facts := launch.ParseLog(fh)

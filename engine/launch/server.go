@@ -138,7 +138,8 @@ func (s *Server) run(started chan<- error) {
 		if err == nil {
 			err = errors.New("exit status 0")
 		}
-		s.exitErr = fmt.Errorf("%w: %v (pid %d, after %.2f s)", ErrExited, err, s.pid, time.Since(s.spawned).Seconds())
+		// %w twice: callers can also errors.As the *exec.ExitError (its code).
+		s.exitErr = fmt.Errorf("%w: %w (pid %d, after %.2f s)", ErrExited, err, s.pid, time.Since(s.spawned).Seconds())
 	}
 	close(s.exited)
 }

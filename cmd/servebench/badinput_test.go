@@ -1,0 +1,316 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/report/reporttest"
+)
+
+// init lets this test binary stand in for the servebench binary: the
+// bundled engine is started as os.Executable() + "engine ...", which in a
+// test is this binary. Without this, a command that reaches the bundled
+// engine in-process (a validation that regressed, or a test that means to)
+// would re-run the whole test suite as its "engine".
+func init() {
+	if len(os.Args) > 1 && os.Args[1] == "engine" {
+		os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
+	}
+}
+
+// closedURL is a loopback port nothing listens on: rows that do not test
+// --base-url point at it, so a flag that slips through validation fails
+// fast with a refused connection (exit 3) instead of starting a server.
+const closedURL = "http://127.0.0.1:1"
+
+// badInputFiles are the broken inputs the table reads, built once per test.
+type badInputFiles struct {
+	dir string
+	// prompt JSONL
+	promptBadLine2, promptEmpty, promptNeither, promptArray string
+	// results directories
+	good, noResults, badJSON, wrongSchema, noRecords, badRecord string
+	// /metrics and logs
+	metricsGarbage, metricsEmpty string
+}
+
+func (f badInputFiles) path(name string) string { return filepath.Join(f.dir, name) }
+
+func makeBadInputFiles(t *testing.T) badInputFiles {
+	t.Helper()
+	f := badInputFiles{dir: t.TempDir()}
+	write := func(name, content string) string {
+		p := name
+		if !filepath.IsAbs(p) {
+			p = f.path(name)
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	f.promptBadLine2 = write("bad.jsonl", "{\"prompt\": \"a\"}\n{\"prompt\": \n")
+	f.promptEmpty = write("empty.jsonl", "")
+	f.promptNeither = write("neither.jsonl", "{\"text\": \"a\"}\n")
+	f.promptArray = write("array.jsonl", "[\"a\"]\n")
+	res, recs := reporttest.Seed()
+	for _, d := range []*string{&f.good, &f.wrongSchema, &f.noRecords, &f.badRecord, &f.badJSON} {
+		*d = t.TempDir()
+		if err := reporttest.Save(*d, res, recs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.noResults = t.TempDir()
+	write(filepath.Join(f.noResults, "requests.jsonl"), "")
+	write(filepath.Join(f.badJSON, result.ResultsFile), "{\n  \"schema\": \"servebench/v1\",\n  \"runs\": [,]\n}\n")
+	write(filepath.Join(f.wrongSchema, result.ResultsFile), "{\"schema\": \"otherbench/v9\", \"runs\": []}\n")
+	os.Remove(filepath.Join(f.noRecords, result.RequestsFile))
+	fh, err := os.OpenFile(filepath.Join(f.badRecord, result.RequestsFile), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fh.WriteString("{\"run\": \"streaming\", \"index\": \n")
+	fh.Close()
+	f.metricsGarbage = write("garbage.prom", "garbage {{{\n")
+	f.metricsEmpty = write("empty.prom", "")
+	return f
+}
+
+// badInputCase is one command line that must be refused: exit 2, and
+// stderr holding every string in want (the bad value, and what was
+// expected). finding, when set, is a known defect listed in
+// /work/team/AUDIT_FINDINGS.md: the row is skipped until its owner fixes it.
+type badInputCase struct {
+	name    string
+	args    []string
+	want    []string
+	finding string
+}
+
+func badInputCases(f badInputFiles) []badInputCase {
+	u := closedURL
+	missing := f.path("nope/missing.jsonl")
+	// engineGuard keeps a bundled engine that wrongly accepted its flags
+	// from serving forever: it exits during loading (exit 3), fast.
+	engine := func(args ...string) []string {
+		return append([]string{"engine", "--port", "0", "--speedup", "1000", "--fault", "exit-during-load"}, args...)
+	}
+	return []badInputCase{
+		// --- table: the server, the requests, the output, the gate
+		{"table base-url not a URL", []string{"table", "--base-url", "not a url"}, []string{`"not a url"`, "http://HOST:PORT"}, ""},
+		{"table base-url ftp", []string{"table", "--base-url", "ftp://x"}, []string{`"ftp://x"`, "http://HOST:PORT"}, ""},
+		{"table base-url without host", []string{"table", "--base-url", "http://"}, []string{`"http://"`, "http://HOST:PORT"}, ""},
+		{"table base-url host without port", []string{"table", "--base-url", "http://:8000"}, []string{`"http://:8000"`}, ""},
+		{"table requests 0", []string{"table", "--base-url", u, "--requests", "0"}, []string{"--requests 0", "at least 1"}, ""},
+		{"table requests -1", []string{"table", "--base-url", u, "--requests", "-1"}, []string{"--requests -1", "at least 1"}, ""},
+		{"table max-tokens 0", []string{"table", "--base-url", u, "--max-tokens", "0"}, []string{"--max-tokens 0", "at least 1"}, ""},
+		{"table format bogus", []string{"table", "--base-url", u, "--format", "bogus"}, []string{`--format "bogus"`, "text, markdown, csv, json"}, ""},
+		{"table endpoint bogus", []string{"table", "--base-url", u, "--endpoint", "bogus"}, []string{`--endpoint "bogus"`, "chat or completions"}, ""},
+		{"table speedup -1", []string{"table", "--base-url", u, "--speedup", "-1"}, []string{"--speedup -1", "> 0"}, ""},
+		{"table speedup 0 given explicitly", []string{"table", "--speedup", "0", "--ready-timeout", "5s"}, []string{"--speedup 0", "> 0"},
+			"BENCH: an explicit --speedup 0 is taken as 'not given' and the bundled engine starts at speed 1 (a 90 s start); the help says a factor > 0"},
+		{"table fail-on-error-rate 150", []string{"table", "--base-url", u, "--fail-on-error-rate", "150"}, []string{"--fail-on-error-rate 150", "0 to 100"}, ""},
+		{"table fail-on-error-rate -5", []string{"table", "--base-url", u, "--fail-on-error-rate", "-5"}, []string{"--fail-on-error-rate -5", "0 to 100"},
+			"BENCH: negative --fail-on-error-rate is accepted (any value < 0 means 'only when all failed', the default's sentinel)"},
+		{"table max-regression without baseline", []string{"table", "--base-url", u, "--max-regression", "client.e2e.median=10%"}, []string{"--max-regression", "--baseline"}, ""},
+		{"table baseline missing", []string{"table", "--base-url", u, "--baseline", missing}, []string{missing},
+			"BENCH: --baseline is read only after the whole run; a missing directory should be refused before anything starts"},
+		{"table max-regression ten%", []string{"table", "--base-url", u, "--baseline", f.good, "--max-regression", "client.e2e.median=ten%"}, []string{`"client.e2e.median=ten%"`, "10%"},
+			"BENCH: --max-regression is parsed only after the whole run (gate); a typo costs the run"},
+		{"table out not creatable", []string{"table", "--base-url", u, "--out", "/proc/servebench-nope"}, []string{"/proc/servebench-nope"},
+			"BENCH: an --out that cannot be created exits 3 (invalid run); it is bad input: exit 2"},
+		{"table server preset bogus", []string{"table", "--server", "bogus"}, []string{`"bogus"`, "bundled, vllm"}, ""},
+		{"table engine-arg with base-url", []string{"table", "--base-url", u, "--engine-arg=--gpu=h100-80gb"}, []string{"--engine-arg", "bundled engine"}, ""},
+
+		// --- run: workload flags and prompt files
+		{"run duration without unit", []string{"run", "--base-url", u, "--duration", "5"}, []string{`"5"`, "--duration", "unit"}, ""},
+		{"run duration negative", []string{"run", "--base-url", u, "--duration", "-1s"}, []string{"--duration -1s", "positive"}, ""},
+		{"run rate -1", []string{"run", "--base-url", u, "--rate", "-1"}, []string{"--rate -1", "> 0"}, ""},
+		{"run rate 0 with arrival", []string{"run", "--base-url", u, "--rate", "0", "--arrival", "constant"}, []string{"--rate 0", "> 0"}, ""},
+		{"run rate and concurrency", []string{"run", "--base-url", u, "--rate", "2", "--concurrency", "4"}, []string{"--rate", "--concurrency", "one of them"}, ""},
+		{"run concurrency 0", []string{"run", "--base-url", u, "--concurrency", "0"}, []string{"--concurrency 0", "at least 1"}, ""},
+		{"run concurrency -3", []string{"run", "--base-url", u, "--concurrency", "-3"}, []string{"--concurrency -3", "at least 1"}, ""},
+		{"run requests -1", []string{"run", "--base-url", u, "--requests", "-1"}, []string{"--requests -1", ">= 0"}, ""},
+		{"run requests 0 without duration", []string{"run", "--base-url", u, "--requests", "0"}, []string{"--requests 0", "duration"}, ""},
+		{"run warmup -1", []string{"run", "--base-url", u, "--warmup", "-1"}, []string{"--warmup -1", ">= 0"}, ""},
+		{"run max-tokens 0", []string{"run", "--base-url", u, "--max-tokens", "0"}, []string{"--max-tokens 0", "at least 1"}, ""},
+		{"run stream maybe", []string{"run", "--base-url", u, "--stream", "maybe"}, []string{`--stream "maybe"`, "on, off, both"}, ""},
+		{"run endpoint bogus", []string{"run", "--base-url", u, "--endpoint", "bogus"}, []string{`--endpoint "bogus"`, "chat or completions"}, ""},
+		{"run format bogus", []string{"run", "--base-url", u, "--format", "bogus"}, []string{`--format "bogus"`, "text, markdown"}, ""},
+		{"run arrival bogus with rate", []string{"run", "--base-url", u, "--rate", "5", "--arrival", "bogus"}, []string{`--arrival "bogus"`, "constant", "gamma"}, ""},
+		{"run arrival bogus without rate", []string{"run", "--base-url", u, "--arrival", "bogus"}, []string{`--arrival "bogus"`},
+			"BENCH: --arrival is not checked without --rate: a typo (or a forgotten --rate) silently runs a sequential workload"},
+		{"run burstiness 0", []string{"run", "--base-url", u, "--rate", "5", "--arrival", "gamma", "--burstiness", "0"}, []string{"--burstiness 0", "> 0"}, ""},
+		{"run burstiness negative", []string{"run", "--base-url", u, "--rate", "5", "--arrival", "gamma", "--burstiness", "-1"}, []string{"--burstiness -1", "> 0"}, ""},
+		{"run burstiness negative without rate", []string{"run", "--base-url", u, "--burstiness", "-1"}, []string{"--burstiness -1"},
+			"BENCH: --burstiness is not checked without --rate --arrival gamma (silently ignored)"},
+		{"run retries -1", []string{"run", "--base-url", u, "--retries", "-1"}, []string{"--retries -1", "0-100"}, ""},
+		{"run request-timeout negative", []string{"run", "--base-url", u, "--request-timeout", "-1s"}, []string{"--request-timeout -1s", ">= 0"}, ""},
+		{"run stall-timeout negative", []string{"run", "--base-url", u, "--stall-timeout", "-1s"}, []string{"--stall-timeout -1s", ">= 0"}, ""},
+		{"run ready-timeout negative", []string{"run", "--ready-timeout", "-1s"}, []string{"--ready-timeout -1s"},
+			"BENCH: --ready-timeout <= 0 is accepted (the bundled engine then starts with the default timeout)"},
+		{"run metrics-url not a URL", []string{"run", "--base-url", u, "--metrics-url", "not a url"}, []string{`"not a url"`},
+			"BENCH: --metrics-url is not validated (not a URL, ftp://...); the run goes ahead and /metrics fails later"},
+		{"run server-cmd unterminated quote", []string{"run", "--base-url", u, "--server-cmd", "'unterminated"}, []string{"unterminated"},
+			"BENCH: --server-cmd goes to /bin/sh -c; a syntax error is a server that 'exited' (exit 3); startup splits it with launch.SplitCommand and exits 2"},
+		{"run prompt empty", []string{"run", "--base-url", u, "--prompt", ""}, []string{`--prompt ""`, "non-empty"}, ""},
+		{"run prompt-tokens 0", []string{"run", "--base-url", u, "--prompt-tokens", "0"}, []string{"--prompt-tokens 0", "from 1"}, ""},
+		{"run prompt and prompt-file", []string{"run", "--base-url", u, "--prompt", "x", "--prompt-file", f.promptEmpty}, []string{"--prompt-file", "at most one"}, ""},
+		{"run prompt-file missing", []string{"run", "--base-url", u, "--prompt-file", missing}, []string{"--prompt-file", missing, "no such file"}, ""},
+		{"run prompt-file bad JSON at line 2", []string{"run", "--base-url", u, "--prompt-file", f.promptBadLine2}, []string{f.promptBadLine2 + ":2", `{"prompt"`}, ""},
+		{"run prompt-file empty", []string{"run", "--base-url", u, "--prompt-file", f.promptEmpty}, []string{f.promptEmpty, "no prompts", `{"prompt"`}, ""},
+		{"run prompt-file neither prompt nor messages", []string{"run", "--base-url", u, "--prompt-file", f.promptNeither}, []string{f.promptNeither + ":1", `{"messages"`}, ""},
+		{"run prompt-file line is an array", []string{"run", "--base-url", u, "--prompt-file", f.promptArray}, []string{f.promptArray + ":1", `{"prompt"`}, ""},
+		{"run prompt-file is a directory", []string{"run", "--base-url", u, "--prompt-file", f.dir}, []string{f.dir, "directory"}, ""},
+
+		// --- sweep
+		{"sweep concurrency 0", []string{"sweep", "--base-url", u, "--concurrency", "0"}, []string{"--concurrency 0", "at least 1"}, ""},
+		{"sweep concurrency negative level", []string{"sweep", "--base-url", u, "--concurrency", "-3,4"}, []string{"--concurrency -3", "at least 1"}, ""},
+		{"sweep concurrency not a number", []string{"sweep", "--base-url", u, "--concurrency", "x"}, []string{`"x"`, "--concurrency"}, ""},
+		{"sweep rate 0", []string{"sweep", "--base-url", u, "--rate", "0,1"}, []string{"--rate 0", "> 0"}, ""},
+		{"sweep rate and concurrency", []string{"sweep", "--base-url", u, "--rate", "1", "--concurrency", "2"}, []string{"one of them"}, ""},
+		{"sweep stream both", []string{"sweep", "--base-url", u, "--stream", "both"}, []string{`--stream "both"`, "on or off"}, ""},
+		{"sweep max-error-rate 150", []string{"sweep", "--base-url", u, "--max-error-rate", "150"}, []string{"--max-error-rate 150"},
+			"BENCH: sweep --max-error-rate outside 0-100 is accepted"},
+		{"sweep max-p99-e2e negative", []string{"sweep", "--base-url", u, "--max-p99-e2e", "-1s"}, []string{"--max-p99-e2e -1s"},
+			"BENCH: sweep --max-p99-e2e < 0 is accepted"},
+		{"sweep arrival bogus without rate", []string{"sweep", "--base-url", u, "--arrival", "bogus"}, []string{`--arrival "bogus"`},
+			"BENCH: sweep --arrival is not checked for --concurrency sweeps"},
+
+		// --- report: results directories
+		{"report no directory", []string{"report"}, []string{"one results directory"}, ""},
+		{"report directory missing", []string{"report", missing}, []string{missing}, ""},
+		{"report results.json missing", []string{"report", f.noResults}, []string{filepath.Join(f.noResults, result.ResultsFile)}, ""},
+		{"report results.json bad JSON", []string{"report", f.badJSON}, []string{filepath.Join(f.badJSON, result.ResultsFile) + ":3"}, ""},
+		{"report results.json wrong schema", []string{"report", f.wrongSchema}, []string{`"otherbench/v9"`, `"servebench/v1"`}, ""},
+		{"report requests.jsonl missing", []string{"report", f.noRecords}, []string{filepath.Join(f.noRecords, result.RequestsFile)}, ""},
+		{"report requests.jsonl bad line", []string{"report", f.badRecord}, []string{result.RequestsFile + ":41"}, ""},
+		{"report format bogus", []string{"report", f.good, "--format", "bogus"}, []string{`--format "bogus"`, "text, markdown, csv, json"}, ""},
+
+		// --- compare: results files and thresholds
+		{"compare one argument", []string{"compare", f.good}, []string{"two arguments"}, ""},
+		{"compare NEW missing", []string{"compare", f.good, missing}, []string{missing}, ""},
+		{"compare BASE missing", []string{"compare", missing, f.good}, []string{missing}, ""},
+		{"compare results.json bad JSON", []string{"compare", f.good, f.badJSON}, []string{result.ResultsFile + ":3", "bad JSON"}, ""},
+		{"compare results.json wrong schema", []string{"compare", f.good, f.wrongSchema}, []string{`"otherbench/v9"`, `"servebench/v1"`}, ""},
+		{"compare results.json missing", []string{"compare", f.good, f.noResults}, []string{filepath.Join(f.noResults, result.ResultsFile)}, ""},
+		{"compare requests.jsonl missing", []string{"compare", f.good, f.noRecords}, []string{filepath.Join(f.noRecords, result.RequestsFile)}, ""},
+		{"compare requests.jsonl bad line", []string{"compare", f.good, f.badRecord}, []string{result.RequestsFile + ":41"}, ""},
+		{"compare alpha 2", []string{"compare", f.good, f.good, "--alpha", "2"}, []string{"--alpha 2", "(0, 1)"}, ""},
+		{"compare alpha 0", []string{"compare", f.good, f.good, "--alpha", "0"}, []string{"--alpha 0", "(0, 1)"}, ""},
+		{"compare format bogus", []string{"compare", f.good, f.good, "--format", "bogus"}, []string{`--format "bogus"`, "junit"}, ""},
+		{"compare threshold not a number", []string{"compare", f.good, f.good, "--max-regression", "client.e2e.median=ten%"}, []string{`"client.e2e.median=ten%"`, `"ten"`, "10%"}, ""},
+		{"compare threshold without unit", []string{"compare", f.good, f.good, "--max-regression", "client.e2e.median=10"}, []string{`"client.e2e.median=10"`, "unit"}, ""},
+		{"compare threshold unknown quantity", []string{"compare", f.good, f.good, "--max-regression", "client.bogus.median=10%"}, []string{`"client.bogus"`, "known:"}, ""},
+		{"compare threshold unknown statistic", []string{"compare", f.good, f.good, "--max-regression", "client.e2e.p42=10%"}, []string{`"p42"`, "median"}, ""},
+		{"compare threshold without =", []string{"compare", f.good, f.good, "--max-regression", "client.e2e.median"}, []string{`"client.e2e.median"`, "QUANTITY.STAT=LIMIT"}, ""},
+		{"compare threshold negative", []string{"compare", f.good, f.good, "--max-regression", "client.e2e.median=-10%"}, []string{`"-10%"`, "negative"}, ""},
+		{"compare threshold bad unit", []string{"compare", f.good, f.good, "--max-regression", "client.e2e.median=+5parsecs"}, []string{`"+5parsecs"`, "ms"}, ""},
+
+		// --- scrape: /metrics files and URLs
+		{"scrape nothing", []string{"scrape"}, []string{"URL", "--file"}, ""},
+		{"scrape file missing", []string{"scrape", "--file", missing}, []string{missing, "no such file"}, ""},
+		{"scrape file garbage", []string{"scrape", "--file", f.metricsGarbage}, []string{f.metricsGarbage, "line 1"}, ""},
+		{"scrape file empty", []string{"scrape", "--file", f.metricsEmpty}, []string{f.metricsEmpty, "vLLM"}, ""},
+		{"scrape file is a directory", []string{"scrape", "--file", f.dir}, []string{f.dir, "directory"}, ""},
+		{"scrape file and URL", []string{"scrape", "--file", f.metricsEmpty, u}, []string{"URLs or --file"}, ""},
+		{"scrape format bogus", []string{"scrape", "--file", f.metricsEmpty, "--format", "bogus"}, []string{`--format "bogus"`, "text, json"}, ""},
+		{"scrape URL not a URL", []string{"scrape", "not a url"}, []string{`"not a url"`, "http://host"}, ""},
+		{"scrape URL ftp", []string{"scrape", "ftp://x"}, []string{`"ftp://x"`, "http://host"}, ""},
+		{"scrape URL without host", []string{"scrape", "http://"}, []string{`"http://"`, "http://host"}, ""},
+		{"scrape timeout 0", []string{"scrape", "--timeout", "0", u}, []string{"--timeout 0s", "positive"}, ""},
+
+		// --- engine: the bundled engine's own flags
+		{"engine gpu unknown", engine("--gpu", "nope"), []string{`"nope"`, "rtx3060-12gb"}, ""},
+		{"engine model unknown", engine("--model", "nope"), []string{`"nope"`, "qwen2.5-7b-instruct"}, ""},
+		{"engine model does not fit", engine("--model", "llama-3.1-8b-instruct"), []string{"does not fit", "rtx3060-12gb"}, ""},
+		{"engine gpu-memory-utilization 1.5", engine("--gpu-memory-utilization", "1.5"), []string{"1.5", "(0, 1]"}, ""},
+		{"engine gpu-memory-utilization 0", engine("--gpu-memory-utilization", "0"), []string{"0", "(0, 1]"}, ""},
+		{"engine max-model-len -1", engine("--max-model-len", "-1"), []string{"-1", "positive"}, ""},
+		{"engine max-num-seqs -1", engine("--max-num-seqs", "-1"), []string{"-1", "positive"}, ""},
+		{"engine fault unknown", engine("--fault", "bogus"), []string{`"bogus"`, "http-error=RATE:STATUS"}, ""},
+		{"engine fault rate over 1", engine("--fault", "http-error=2:500"), []string{`"http-error=2:500"`, "[0,1]"}, ""},
+		{"engine fault status not an error", engine("--fault", "http-error=0.1:200"), []string{`"http-error=0.1:200"`, "400-599"}, ""},
+		{"engine fault count not a number", engine("--fault", "crash-after=x"), []string{`"crash-after=x"`, "N >= 1"}, ""},
+		{"engine fault bad duration", engine("--fault", "stall-after=3:forever"), []string{`"stall-after=3:forever"`, "duration"}, ""},
+		{"engine port 70000", engine("--port", "70000"), []string{"70000", "0-65535"}, ""},
+		{"engine speedup 0", engine("--speedup", "0"), []string{"0", "(0, 1e6]"}, ""},
+		{"engine speedup -1", engine("--speedup", "-1"), []string{"-1", "(0, 1e6]"}, ""},
+		{"engine health-during-load bogus", engine("--health-during-load", "maybe"), []string{`"maybe"`, `"503"`}, ""},
+		{"engine host unresolvable", engine("--host", "not a host"), []string{`not a host`},
+			"ENGINE: --host is used only after the whole start-up (exit 3 after ~90 s at speed 1); it could be checked (net.ParseIP / a test listen) before loading"},
+
+		// --- probe
+		{"probe no name", []string{"probe"}, []string{"one probe name", "cancel"}, ""},
+		{"probe unknown name", []string{"probe", "bogus"}, []string{`"bogus"`, "cancel, midstream-error"}, ""},
+		{"probe format bogus", []string{"probe", "cancel", "--base-url", u, "--format", "bogus"}, []string{`--format "bogus"`, "text, json"}, ""},
+		{"probe endpoint bogus", []string{"probe", "cancel", "--base-url", u, "--endpoint", "bogus"}, []string{`--endpoint "bogus"`, "chat or completions"}, ""},
+		{"probe after 0", []string{"probe", "cancel", "--base-url", u, "--after", "0"}, []string{"--after 0", "at least 1"}, ""},
+		{"probe after over max-tokens", []string{"probe", "cancel", "--base-url", u, "--after", "10", "--max-tokens", "5"}, []string{"--after 10", "--max-tokens 5"}, ""},
+		{"probe max-tokens -1", []string{"probe", "cancel", "--base-url", u, "--max-tokens", "-1"}, []string{"--max-tokens -1", ">= 0"}, ""},
+		{"probe max-model-len -1", []string{"probe", "limits", "--base-url", u, "--max-model-len", "-1"}, []string{"--max-model-len -1", ">= 0"}, ""},
+		{"probe watch 0", []string{"probe", "cancel", "--base-url", u, "--watch", "0"}, []string{"--watch 0s", "positive"}, ""},
+		{"probe settle negative", []string{"probe", "cancel", "--base-url", u, "--settle", "-1s"}, []string{"--settle -1s", "positive"}, ""},
+		{"probe speedup -1", []string{"probe", "cancel", "--speedup", "-1"}, []string{"--speedup -1", "> 0"}, ""},
+		{"probe base-url not a URL", []string{"probe", "cancel", "--base-url", "not a url"}, []string{`"not a url"`, "http://HOST:PORT"}, ""},
+		{"probe base-url ftp", []string{"probe", "cancel", "--base-url", "ftp://x"}, []string{`"ftp://x"`, "http://HOST:PORT"}, ""},
+		{"probe metrics-url not a URL", []string{"probe", "cancel", "--base-url", u, "--metrics-url", "not a url"}, []string{`"not a url"`},
+			"PROBE: --metrics-url is not validated; probe goes on to contact the server (exit 3 here)"},
+
+		// --- startup
+		{"startup repeat 0", []string{"startup", "--repeat", "0"}, []string{"--repeat 0", "1 or more"}, ""},
+		{"startup poll-interval 0", []string{"startup", "--poll-interval", "0"}, []string{"--poll-interval 0s", "> 0"}, ""},
+		{"startup ready-timeout negative", []string{"startup", "--ready-timeout", "-1s"}, []string{"--ready-timeout -1s", "> 0"}, ""},
+		{"startup format bogus", []string{"startup", "--format", "bogus"}, []string{`--format "bogus"`, "text, json"}, ""},
+		{"startup speedup -1", []string{"startup", "--speedup", "-1"}, []string{"--speedup -1", "> 0"}, ""},
+		{"startup speedup 0 given explicitly", []string{"startup", "--speedup", "0"}, []string{"--speedup 0", "> 0"}, ""},
+		{"startup server preset bogus", []string{"startup", "--server", "bogus"}, []string{`"bogus"`, "bundled, vllm"}, ""},
+		{"startup server-cmd unterminated quote", []string{"startup", "--server-cmd", "vllm 'serve"}, []string{"--server-cmd", "unterminated"}, ""},
+		{"startup base-url not a URL", []string{"startup", "--server-cmd", "x", "--base-url", "not a url"}, []string{"--base-url", `"not a url"`, "http://HOST:PORT"}, ""},
+		{"startup health-path without slash", []string{"startup", "--server-cmd", "x", "--health-path", "health"}, []string{`"health"`, "starting with /"}, ""},
+		{"startup gpu unknown", []string{"startup", "--speedup", "1000", "--gpu", "nope"}, []string{"--gpu", `"nope"`, "rtx3060-12gb"}, ""},
+		{"startup model unknown", []string{"startup", "--speedup", "1000", "--model", "nope"}, []string{"--model", `"nope"`, "qwen2.5-7b-instruct"}, ""},
+		{"startup from-log missing", []string{"startup", "--from-log", missing}, []string{"--from-log", missing}, ""},
+		{"startup from-log is a directory", []string{"startup", "--from-log", f.dir}, []string{"--from-log", f.dir, "directory"}, ""},
+		{"startup out not creatable", []string{"startup", "--speedup", "1000", "--out", "/proc/servebench-nope"}, []string{"--out", "/proc/servebench-nope"}, ""},
+	}
+}
+
+// TestBadInput runs every command with each kind of bad flag and file it
+// reads: each must exit 2 before measuring anything, with stderr naming the
+// bad value and what was expected.
+func TestBadInput(t *testing.T) {
+	f := makeBadInputFiles(t)
+	t.Setenv("SERVEBENCH_AUDIT_NO_KEY", "")
+	seen := map[string]bool{}
+	for _, c := range badInputCases(f) {
+		if seen[c.name] {
+			t.Fatalf("duplicate row %q", c.name)
+		}
+		seen[c.name] = true
+		t.Run(c.name, func(t *testing.T) {
+			if c.finding != "" {
+				t.Skip("finding: " + c.finding)
+			}
+			code, stdout, stderr := runMain(c.args...)
+			if code != exitUsage {
+				t.Errorf("servebench %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(c.args, " "), code, exitUsage, stdout, stderr)
+				return
+			}
+			for _, w := range c.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("servebench %s: stderr lacks %q:\n%s", strings.Join(c.args, " "), w, stderr)
+				}
+			}
+			if n := strings.Count(stderr, "\n"); n > 3 && !strings.Contains(stderr, "known:") {
+				t.Errorf("a usage error should be short, got %d lines:\n%s", n, stderr)
+			}
+		})
+	}
+}
