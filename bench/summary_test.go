@@ -152,6 +152,11 @@ func TestSweepRuns(t *testing.T) {
 	if err != nil || runs[0].Name != "rate=0.5" || runs[1].Workload.Mode != ModeRate {
 		t.Fatalf("rate sweep = %+v, %v", runs, err)
 	}
+	base.Workload.Requests = 0 // default: 4 x concurrency, at least 32
+	runs, _ = Sweep{Concurrencies: []int{2, 16}}.Runs(base)
+	if runs[0].Workload.Requests != 32 || runs[1].Workload.Requests != 64 {
+		t.Errorf("default requests per level %d, %d; want 32, 64", runs[0].Workload.Requests, runs[1].Workload.Requests)
+	}
 	if _, err := (Sweep{Concurrencies: []int{0}}).Runs(base); err == nil || !strings.Contains(err.Error(), "--concurrency 0") {
 		t.Errorf("level 0 error = %v", err)
 	}

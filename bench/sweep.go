@@ -26,9 +26,16 @@ type Sweep struct {
 	MaxP99E2E time.Duration
 }
 
+// MinSweepRequests is the fewest requests a sweep level sends when neither a
+// request count nor a duration is given.
+const MinSweepRequests = 32
+
 // Runs expands base (its Request, Prompts and the request count or duration
-// of its Workload) into one RunSpec per level.
+// of its Workload) into one RunSpec per level. Without a count or duration,
+// a level sends 4 x its concurrency (rate: 10 s worth), at least
+// MinSweepRequests, so every level reaches its steady state.
 func (s Sweep) Runs(base RunSpec) ([]RunSpec, error) {
+	auto := base.Workload.Requests == 0 && base.Workload.Duration == 0
 	if len(s.Concurrencies) > 0 && len(s.Rates) > 0 {
 		return nil, errors.New("sweep: --concurrency and --rate: expected one of them")
 	}
@@ -44,6 +51,9 @@ func (s Sweep) Runs(base RunSpec) ([]RunSpec, error) {
 		r := base
 		r.Name = "c=" + strconv.Itoa(c)
 		r.Workload.Mode, r.Workload.Concurrency = ModeConcurrent, c
+		if auto {
+			r.Workload.Requests = max(MinSweepRequests, 4*c)
+		}
 		runs = append(runs, r)
 	}
 	for _, rate := range s.Rates {
@@ -53,6 +63,9 @@ func (s Sweep) Runs(base RunSpec) ([]RunSpec, error) {
 		r := base
 		r.Name = "rate=" + strconv.FormatFloat(rate, 'g', -1, 64)
 		r.Workload.Mode, r.Workload.Rate = ModeRate, rate
+		if auto {
+			r.Workload.Requests = max(MinSweepRequests, int(10*rate))
+		}
 		runs = append(runs, r)
 	}
 	for i := range runs {

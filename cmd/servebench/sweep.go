@@ -49,7 +49,8 @@ passes --max-p99-e2e. report draws sweep.png from the runs in results.json.`,
 		},
 	}
 	o.sessionOptions.addFlags(cmd.Flags(), 256)
-	o.workloadOptions.addFlags(cmd.Flags(), 32)
+	o.workloadOptions.addFlags(cmd.Flags(), 0)
+	cmd.Flags().Lookup("requests").Usage = "requests per level (default: 4 x concurrency, rate: 10 s worth; at least 32)"
 	cmd.Flags().StringVar(&o.stream, "stream", "on", "streaming: on or off")
 	cmd.Flags().IntSliceVar(&o.levels, "concurrency", nil, "closed-loop levels (default "+intsString(bench.DefaultSweepConcurrencies)+")")
 	cmd.Flags().Float64SliceVar(&o.rates, "rate", nil, "open-loop levels in requests/s, instead of --concurrency")
