@@ -127,6 +127,35 @@ func reconcileNote(run *result.Run, rec *result.Reconciliation) {
 	}
 }
 
+// settle scrapes until the engine has counted at least target finished
+// requests since base (bounded by ReconcileWait) and returns the last
+// snapshot.
+func (r *Runner) settle(ctx context.Context, base *scrape.Snapshot, target int) snapshotResult {
+	start := time.Now()
+	for {
+		s := r.Metrics.snapshot(ctx)
+		if s.err != nil || r.Metrics.Dialect == nil || time.Since(start) >= r.ReconcileWait {
+			return s
+		}
+		n, ok := scrape.Diff(base, s.snap, r.Metrics.Dialect, r.Metrics.Filter).Counter(scrape.EngineRequests)
+		if !ok || n >= float64(target) {
+			return s
+		}
+		time.Sleep(reconcilePoll)
+	}
+}
+
+// countOK counts the successful records.
+func countOK(recs []result.Record) int {
+	n := 0
+	for i := range recs {
+		if recs[i].Error == "" {
+			n++
+		}
+	}
+	return n
+}
+
 // fillThroughput sets the run's request and output-token rates over its
 // measured duration.
 func fillThroughput(run *result.Run, recs []result.Record) {

@@ -132,11 +132,18 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 	go r.watch(ctx, sendCtx, done, stopSending, cancelReqs)
 
 	run := &result.Run{Name: spec.Name, Stream: spec.Request.Stream, Workload: workloadResult(&spec)}
+	var pre, before snapshotResult
+	if r.Metrics != nil && spec.Workload.Warmup > 0 {
+		pre = r.Metrics.snapshot(sendCtx)
+	}
 	r.warmup(st)
-
-	var before snapshotResult
 	if r.Metrics != nil && sendCtx.Err() == nil {
+		// The baseline must include the warm-up in the engine's counts, or
+		// a late-counted warm-up request would pass for foreign traffic.
 		before = r.Metrics.snapshot(sendCtx)
+		if pre.err == nil && pre.snap != nil {
+			before = r.settle(sendCtx, pre.snap, countOK(st.recs))
+		}
 	}
 	run.StartedAt = time.Now().UTC()
 	start := time.Now()
