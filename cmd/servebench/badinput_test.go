@@ -153,7 +153,7 @@ func badInputCases(f badInputFiles) []badInputCase {
 		{"run retries -1", []string{"run", "--base-url", u, "--retries", "-1"}, []string{"--retries -1", "0-100"}, ""},
 		{"run request-timeout negative", []string{"run", "--base-url", u, "--request-timeout", "-1s"}, []string{"--request-timeout -1s", ">= 0"}, ""},
 		{"run stall-timeout negative", []string{"run", "--base-url", u, "--stall-timeout", "-1s"}, []string{"--stall-timeout -1s", ">= 0"}, ""},
-		{"run ready-timeout negative", []string{"run", "--ready-timeout", "-1s"}, []string{"--ready-timeout -1s"},
+		{"run ready-timeout negative", []string{"run", "--speedup", "1000", "--requests", "1", "--max-tokens", "4", "--ready-timeout", "-1s"}, []string{"--ready-timeout -1s"},
 			"BENCH: --ready-timeout <= 0 is accepted (the bundled engine then starts with the default timeout)"},
 		{"run metrics-url not a URL", []string{"run", "--base-url", u, "--metrics-url", "not a url"}, []string{`"not a url"`},
 			"BENCH: --metrics-url is not validated (not a URL, ftp://...); the run goes ahead and /metrics fails later"},
@@ -282,6 +282,15 @@ func badInputCases(f badInputFiles) []badInputCase {
 	}
 }
 
+// skipFinding skips a row whose known defect (finding) is not fixed yet;
+// SERVEBENCH_AUDIT_FINDINGS=1 runs them anyway, to check a fix.
+func skipFinding(t *testing.T, finding string) {
+	t.Helper()
+	if finding != "" && os.Getenv("SERVEBENCH_AUDIT_FINDINGS") == "" {
+		t.Skip("finding: " + finding)
+	}
+}
+
 // TestBadInput runs every command with each kind of bad flag and file it
 // reads: each must exit 2 before measuring anything, with stderr naming the
 // bad value and what was expected.
@@ -295,9 +304,7 @@ func TestBadInput(t *testing.T) {
 		}
 		seen[c.name] = true
 		t.Run(c.name, func(t *testing.T) {
-			if c.finding != "" {
-				t.Skip("finding: " + c.finding)
-			}
+			skipFinding(t, c.finding)
 			code, stdout, stderr := runMain(c.args...)
 			if code != exitUsage {
 				t.Errorf("servebench %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(c.args, " "), code, exitUsage, stdout, stderr)

@@ -1,0 +1,287 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/engine/sim"
+	"github.com/servebench/servebench/engine/sim/simtest"
+)
+
+// testKey is the API key the secrets tests give the server and the client;
+// it must never show up in anything servebench prints or writes.
+const testKey = "sk-secret-TEST-123"
+
+// keyEnv is the variable --api-key-env names in these tests; OPENAI_API_KEY
+// (the default) is set too, so both paths are exercised.
+const keyEnv = "SERVEBENCH_AUDIT_KEY"
+
+// assertNoSecret fails when secret appears in the outputs or in any file
+// under dir (results.json, requests.jsonl, report.md, server.log, charts).
+func assertNoSecret(t *testing.T, secret, stdout, stderr, dir string) {
+	t.Helper()
+	if strings.Contains(stdout, secret) {
+		t.Errorf("the key is on stdout:\n%s", stdout)
+	}
+	if strings.Contains(stderr, secret) {
+		t.Errorf("the key is on stderr:\n%s", stderr)
+	}
+	if dir == "" {
+		return
+	}
+	n := 0
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		n++
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if strings.Contains(line, secret) {
+				t.Errorf("the key is in %s:%d: %s", filepath.Base(p), i+1, line)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 {
+		t.Errorf("%s: no files written, nothing checked", dir)
+	}
+}
+
+// withArgs sets os.Args (the manifest's command line comes from it, as in
+// the real binary) for the duration of the test.
+func withArgs(t *testing.T, args []string) {
+	t.Helper()
+	old := os.Args
+	os.Args = append([]string{"servebench"}, args...)
+	t.Cleanup(func() { os.Args = old })
+}
+
+// readRecords reads requests.jsonl.
+func readRecords(t *testing.T, dir string) []result.Record {
+	t.Helper()
+	fh, err := os.Open(filepath.Join(dir, result.RequestsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	var recs []result.Record
+	sc := bufio.NewScanner(fh)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		var r result.Record
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("requests.jsonl: %v", err)
+		}
+		recs = append(recs, r)
+	}
+	return recs
+}
+
+// keyEngine starts the in-process bundled engine requiring testKey.
+func keyEngine(t *testing.T) *sim.Engine {
+	return simtest.Start(t, func(o *sim.Options) { o.APIKey = testKey; o.Speedup = 200 })
+}
+
+// TestSecretsRun: a real run against a server that wants the key, the key
+// from the environment (default variable and --api-key-env): every request
+// succeeds, and the key is nowhere in the output or the results directory.
+func TestSecretsRun(t *testing.T) {
+	e := keyEngine(t)
+	t.Setenv("OPENAI_API_KEY", testKey)
+	t.Setenv(keyEnv, testKey)
+	for _, env := range []string{"", keyEnv} {
+		t.Run("env "+env, func(t *testing.T) {
+			dir := t.TempDir()
+			args := []string{"run", "--base-url", e.BaseURL(), "--requests", "3", "--concurrency", "2", "--max-tokens", "8",
+				"--stream", "both", "--out", dir, "--format", "json"}
+			if env != "" {
+				args = append(args, "--api-key-env", env)
+			}
+			withArgs(t, args)
+			code, stdout, stderr := runMain(args...)
+			if code != exitOK {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+			}
+			for _, r := range readRecords(t, dir) {
+				if r.Error != "" || r.Status != 200 {
+					t.Errorf("record %s #%d: status %d error %q: the key was not sent", r.Run, r.Index, r.Status, r.Error)
+				}
+			}
+			assertNoSecret(t, testKey, stdout, stderr, dir)
+		})
+	}
+}
+
+// TestSecretsEngineArgs: the bundled engine started with the key on its
+// command line (--engine-arg, every spelling a user may type): the engine
+// requires it, the client sends it from OPENAI_API_KEY, and neither the
+// manifest's command line, server.command, server.bundled.args, report.md
+// nor server.log shows it. The child is this test binary (see init in
+// badinput_test.go).
+func TestSecretsEngineArgs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the bundled engine as a child process")
+	}
+	t.Setenv("OPENAI_API_KEY", testKey)
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		finding string
+	}{
+		// Two arguments: --engine-arg then --api-key=KEY.
+		{"engine-arg, --api-key=KEY", []string{"--engine-arg", "--api-key=" + testKey}, ""},
+		// One argument holding both flags.
+		{"--engine-arg=--api-key=KEY", []string{"--engine-arg=--api-key=" + testKey},
+			"BENCH: bench.RedactArgs leaves \"--engine-arg=--api-key=KEY\" whole in manifest.command_line and report.md"},
+		// The key as its own --engine-arg after a bare --api-key.
+		{"--engine-arg=--api-key --engine-arg=KEY", []string{"--engine-arg=--api-key", "--engine-arg=" + testKey},
+			"BENCH: bench.RedactArgs leaves \"--engine-arg=KEY\" after \"--engine-arg=--api-key\" in manifest.command_line and report.md"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			skipFinding(t, tc.finding)
+			dir := t.TempDir()
+			args := append([]string{"table", "--speedup", "200", "--requests", "2", "--max-tokens", "8", "--out", dir,
+				"--quiet", "--ready-timeout", "30s"}, tc.args...)
+			withArgs(t, args)
+			code, stdout, stderr := runMain(args...)
+			if code != exitOK {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+			}
+			res := loadResults(t, dir)
+			if !strings.Contains(strings.Join(res.Manifest.CommandLine, " "), "--engine-arg") {
+				t.Errorf("manifest.command_line lost the flags instead of redacting the value: %q", res.Manifest.CommandLine)
+			}
+			if !strings.Contains(res.Server.Command, "REDACTED") {
+				t.Errorf("server.command %q: want the key replaced by REDACTED", res.Server.Command)
+			}
+			for _, r := range res.Runs {
+				if r.OK != r.Requests {
+					t.Errorf("run %s: %d of %d ok (errors %v): the key did not reach the engine", r.Name, r.OK, r.Requests, r.Errors)
+				}
+			}
+			assertNoSecret(t, testKey, stdout, stderr, dir)
+		})
+	}
+}
+
+// TestSecretsServerCmd: the key inside --server-cmd, as a user starting
+// their own server would write it.
+func TestSecretsServerCmd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the bundled engine as a child process")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(keyEnv, testKey)
+	port := freePort(t)
+	dir := t.TempDir()
+	args := []string{"run", "--server-cmd", fmt.Sprintf("%s engine --port %d --speedup 200 --api-key %s", self, port, testKey),
+		"--base-url", fmt.Sprintf("http://127.0.0.1:%d", port), "--api-key-env", keyEnv,
+		"--requests", "2", "--max-tokens", "8", "--stream", "on", "--out", dir, "--quiet"}
+	withArgs(t, args)
+	code, stdout, stderr := runMain(args...)
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	assertNoSecret(t, testKey, stdout, stderr, dir)
+}
+
+// TestSecretsStartup: startup of a server that wants a key (the readiness
+// probes send it from --api-key-env), the key also among --engine-arg.
+func TestSecretsStartup(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the bundled engine as a child process")
+	}
+	t.Setenv(keyEnv, testKey)
+	dir := t.TempDir()
+	args := []string{"startup", "--speedup", "200", "--quiet", "--out", dir, "--api-key-env", keyEnv,
+		"--engine-arg", "--api-key=" + testKey, "--format", "json"}
+	withArgs(t, args)
+	code, stdout, stderr := runMain(args...)
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	res := loadResults(t, dir)
+	if res.Server.Startup == nil || res.Server.Startup.FirstTokenS == nil {
+		t.Errorf("no first token measured: %+v", res.Server.Startup)
+	}
+	assertNoSecret(t, testKey, stdout, stderr, dir)
+}
+
+// TestSecretsProbe: probe output (verdicts and evidence) never shows the key.
+func TestSecretsProbe(t *testing.T) {
+	e := keyEngine(t)
+	t.Setenv(keyEnv, testKey)
+	code, stdout, stderr := runMain("probe", "limits", "--base-url", e.BaseURL(), "--api-key-env", keyEnv, "--format", "json")
+	if code != exitOK || !strings.Contains(stdout, "400") {
+		t.Fatalf("exit %d (want 0 and a 400 in the evidence)\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	assertNoSecret(t, testKey, stdout, stderr, "")
+}
+
+// TestSecretsMissingKey: without the key (or with a wrong one) every
+// request is a 401 recorded as data (error class http_status, status 401),
+// the run ends as invalid (exit 3), and a wrong key is not echoed either.
+func TestSecretsMissingKey(t *testing.T) {
+	e := keyEngine(t)
+	wrong := "sk-wrong-TEST-456"
+	t.Setenv(keyEnv, wrong)
+	t.Setenv("SERVEBENCH_AUDIT_NO_KEY", "")
+	for _, env := range []string{"SERVEBENCH_AUDIT_NO_KEY", keyEnv} {
+		t.Run(env, func(t *testing.T) {
+			dir := t.TempDir()
+			// --model skips /v1/models, which would answer 401 before any request.
+			code, stdout, stderr := runMain("run", "--base-url", e.BaseURL(), "--model", "Qwen/Qwen2.5-7B-Instruct-AWQ",
+				"--api-key-env", env, "--requests", "2", "--max-tokens", "8", "--stream", "both", "--out", dir, "--quiet")
+			if code != exitInvalidRun || !strings.Contains(stderr, "every request failed") {
+				t.Errorf("exit %d, want 3 (every request failed)\nstderr:\n%s", code, stderr)
+			}
+			recs := readRecords(t, dir)
+			if len(recs) != 4 {
+				t.Errorf("%d records, want 4 (2 per stream mode): failed requests are data", len(recs))
+			}
+			for _, r := range recs {
+				if r.Status != 401 || r.Error != "http_status" {
+					t.Errorf("record %s #%d: status %d error %q, want 401 http_status", r.Run, r.Index, r.Status, r.Error)
+				}
+			}
+			res := loadResults(t, dir)
+			for _, r := range res.Runs {
+				if r.Errors["http_status"] != r.Requests {
+					t.Errorf("run %s errors %v, want http_status: %d", r.Name, r.Errors, r.Requests)
+				}
+			}
+			assertNoSecret(t, wrong, stdout, stderr, dir)
+			assertNoSecret(t, testKey, stdout, stderr, dir)
+		})
+	}
+	// Without --model the first call is /v1/models: refused before the run,
+	// saying why.
+	code, _, stderr := runMain("run", "--base-url", e.BaseURL(), "--api-key-env", "SERVEBENCH_AUDIT_NO_KEY",
+		"--requests", "1", "--out", t.TempDir(), "--quiet")
+	if code != exitInvalidRun || !strings.Contains(stderr, "401") {
+		t.Errorf("no key, no --model: exit %d, want 3 naming HTTP 401\nstderr:\n%s", code, stderr)
+	}
+	t.Run("hint", func(t *testing.T) {
+		skipFinding(t, "BENCH: with --base-url, a 401 from /v1/models says only \"HTTP 401: Unauthorized\"; "+
+			"the started-server path says \"(the server wants an API key)\": say it here too, naming the variable (--api-key-env)")
+		if !strings.Contains(stderr, "API key") || !strings.Contains(stderr, "SERVEBENCH_AUDIT_NO_KEY") {
+			t.Errorf("the 401 does not say an API key is wanted, nor which variable was read:\n%s", stderr)
+		}
+	})
+}
