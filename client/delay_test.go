@@ -18,21 +18,20 @@ import (
 	"github.com/servebench/servebench/report/stats"
 )
 
-// Added-delay benchmark set-up. Each stream sends delayEvents content
-// events an interval apart (a decode step of a loaded server: 100 ms, or
-// 250 us per stream at high counts, so 1,000 streams per reader make 4,000
-// events/s each and the 2 shared cores are not saturated: saturation
-// measures the machine, not the reader). Streams are phase-shifted evenly
-// across the interval, so the figure is the per-event cost of reading, not
-// a synchronized burst of all streams.
-const (
-	delayEvents = 20
-	delayLead   = 50 * time.Millisecond // from the last request's arrival to the first event
-)
+// Added-delay benchmark set-up. Each stream sends its events an interval
+// apart: 250 us per stream (at least 10 ms), so every level makes about
+// 4,000 events/s per reader (100/s with one stream) and the 2 shared cores
+// are not saturated: saturation measures the machine, not the reader.
+// Streams are phase-shifted evenly across the interval, so the figure is
+// the per-event cost of reading, not a synchronized burst of all streams.
+// One stream sends 200 events so its p99 rests on more than a handful.
+const delayLead = 50 * time.Millisecond // from the last request's arrival to the first event
 
 func delayInterval(streams int) time.Duration {
-	return max(100*time.Millisecond, time.Duration(streams)*250*time.Microsecond)
+	return max(10*time.Millisecond, time.Duration(streams)*250*time.Microsecond)
 }
+
+func delayEvents(streams int) int { return max(20, 200/streams) }
 
 // stampServer streams stamped events. Each request names its stream index
 // in "model"; the server records when it wrote each event (nanoseconds on
@@ -138,10 +137,10 @@ func readDelays(tb testing.TB, srv *stampServer, n, events int, readers ...func(
 
 // clientReader reads with Client.Do: the receive time of an event is the
 // trace's own offset for it.
-func clientReader(c *Client, base time.Time) func(int) ([]int64, error) {
+func clientReader(c *Client, base time.Time, events int) func(int) ([]int64, error) {
 	return func(stream int) ([]int64, error) {
 		req := &Request{Endpoint: "chat", Model: strconv.Itoa(stream), Messages: []Message{{Role: "user", Content: "x"}},
-			MaxTokens: delayEvents, Stream: true}
+			MaxTokens: events, Stream: true}
 		tr := c.Do(context.Background(), req)
 		if !tr.OK() {
 			return nil, fmt.Errorf("%s: %s", tr.Error, tr.ErrorText)
@@ -209,11 +208,12 @@ func BenchmarkAddedDelay(b *testing.B) {
 			defer hc.CloseIdleConnections()
 			// Warm-up: open every connection of both readers outside the
 			// measured rounds, so no round starts with a storm of dials.
-			readDelays(b, srv, n, 1, clientReader(c, base), minimalReader(hc, hs.URL, base))
+			readDelays(b, srv, n, 1, clientReader(c, base, 1), minimalReader(hc, hs.URL, base))
 			b.ResetTimer()
 			var cl, mi []float64
 			for i := 0; i < b.N; i++ {
-				got := readDelays(b, srv, n, delayEvents, clientReader(c, base), minimalReader(hc, hs.URL, base))
+				events := delayEvents(n)
+				got := readDelays(b, srv, n, events, clientReader(c, base, events), minimalReader(hc, hs.URL, base))
 				cl, mi = append(cl, got[0]...), append(mi, got[1]...)
 			}
 			cs, ms := stats.Summarize(cl), stats.Summarize(mi)
