@@ -140,7 +140,11 @@ func serverSpec(opts ServerOptions) (launch.Spec, bool, error) {
 	case opts.ServerCmd != "" && opts.Preset != "":
 		return spec, false, errors.New("--server-cmd and --server: expected one of them")
 	case opts.ServerCmd != "":
-		spec = launch.Spec{Command: []string{"/bin/sh", "-c", "exec " + opts.ServerCmd}, BaseURL: opts.BaseURL}
+		argv, err := launch.SplitCommand(opts.ServerCmd)
+		if err != nil {
+			return spec, false, fmt.Errorf("--server-cmd %q: %w", opts.ServerCmd, err)
+		}
+		spec = launch.Spec{Command: argv, BaseURL: opts.BaseURL}
 		if spec.BaseURL == "" {
 			spec.BaseURL = DefaultServerCmdURL
 		}

@@ -58,7 +58,7 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 		return nil, nil, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
-		return nil, nil, fmt.Errorf("creating results directory: %w", err)
+		return nil, nil, fmt.Errorf("%w: results directory (--out): %w", ErrUsage, err)
 	}
 	res := &result.Results{Schema: result.Schema, Manifest: NewManifest(cfg.Version, cfg.Args), Runs: []result.Run{}, Warnings: []string{}}
 	prog := newProgress(cfg.Progress)

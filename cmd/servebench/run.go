@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,6 +45,7 @@ type sessionOptions struct {
 	failOnErrorRate            float64
 	baseline                   string
 	maxRegression              []string
+	thresholds                 []compare.Threshold // parsed from maxRegression by check
 }
 
 func (o *sessionOptions) addFlags(fs *pflag.FlagSet, maxTokens int) {
@@ -70,12 +72,14 @@ func (o *sessionOptions) addFlags(fs *pflag.FlagSet, maxTokens int) {
 	fs.StringArrayVar(&o.maxRegression, "max-regression", nil, "with --baseline: QUANTITY.STAT=LIMIT, e.g. client.e2e.median=10% or =+5ms (repeatable)")
 }
 
-// check validates the shared flags; errors are usage errors.
-func (o *sessionOptions) check() error {
+// check validates the shared flags before anything starts; errors are usage
+// errors. A flag given explicitly is checked even where its zero value would
+// mean "default".
+func (o *sessionOptions) check(fs *pflag.FlagSet) error {
 	if !contains(report.Formats, o.format) {
 		return fmt.Errorf("--format %q: expected one of %s", o.format, strings.Join(report.Formats, ", "))
 	}
-	if o.failOnErrorRate > 100 {
+	if fs.Changed("fail-on-error-rate") && !(o.failOnErrorRate >= 0 && o.failOnErrorRate <= 100) {
 		return fmt.Errorf("--fail-on-error-rate %g: expected a percentage from 0 to 100", o.failOnErrorRate)
 	}
 	if o.retries < 0 || o.retries > 100 {
@@ -84,11 +88,32 @@ func (o *sessionOptions) check() error {
 	if o.requestTimeout < 0 || o.stallTimeout < 0 {
 		return fmt.Errorf("--request-timeout %v / --stall-timeout %v: expected durations >= 0", o.requestTimeout, o.stallTimeout)
 	}
-	if o.speedup < 0 {
+	if o.readyTimeout <= 0 {
+		return fmt.Errorf("--ready-timeout %v: expected a positive duration", o.readyTimeout)
+	}
+	if o.speedup < 0 || fs.Changed("speedup") && !(o.speedup > 0) {
 		return fmt.Errorf("--speedup %g: expected a factor > 0", o.speedup)
+	}
+	for _, u := range o.metricsURLs {
+		if _, err := launch.ParseBaseURL(u); err != nil {
+			return fmt.Errorf("--metrics-url: %w", err)
+		}
 	}
 	if len(o.maxRegression) > 0 && o.baseline == "" {
 		return errors.New("--max-regression without --baseline: expected a baseline to compare with")
+	}
+	o.thresholds = nil
+	for _, s := range o.maxRegression {
+		th, err := compare.ParseThreshold(s)
+		if err != nil {
+			return fmt.Errorf("--max-regression %q: %w", s, err)
+		}
+		o.thresholds = append(o.thresholds, th)
+	}
+	if o.baseline != "" { // a typo must not cost the whole run
+		if _, err := compare.Load(o.baseline); err != nil {
+			return fmt.Errorf("--baseline %q: %w", o.baseline, err)
+		}
 	}
 	return nil
 }
@@ -102,7 +127,7 @@ func (o *sessionOptions) request(stream bool) bench.RequestSpec {
 // the table on stdout, report.md and charts, the baseline gate, and the
 // mapping of errors to exit codes.
 func (o *sessionOptions) session(cmd *cobra.Command, runs []bench.RunSpec, stopAfter func(*result.Run) string) error {
-	if err := o.check(); err != nil {
+	if err := o.check(cmd.Flags()); err != nil {
 		return usageErr(err)
 	}
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
@@ -154,14 +179,7 @@ func (o *sessionOptions) gate(w io.Writer, res *result.Results, recs []result.Re
 	if o.baseline == "" {
 		return nil
 	}
-	var opts compare.Options
-	for _, s := range o.maxRegression {
-		th, err := compare.ParseThreshold(s)
-		if err != nil {
-			return usageErr(fmt.Errorf("--max-regression %q: %w", s, err))
-		}
-		opts.Thresholds = append(opts.Thresholds, th)
-	}
+	opts := compare.Options{Thresholds: o.thresholds}
 	fmt.Fprintln(w)
 	regressed, err := compare.Gate(w, o.baseline, res, recs, opts, "text")
 	switch {
@@ -262,6 +280,9 @@ func (w *workloadOptions) workload(fs *pflag.FlagSet) (bench.Workload, error) {
 	if fs.Changed("duration") && !fs.Changed("requests") {
 		wl.Requests = 0
 	}
+	if err := w.checkArrival(fs); err != nil {
+		return wl, err
+	}
 	switch {
 	case fs.Changed("rate") && fs.Changed("concurrency"):
 		return wl, errors.New("--rate and --concurrency: expected one of them (open or closed loop)")
@@ -275,6 +296,22 @@ func (w *workloadOptions) workload(fs *pflag.FlagSet) (bench.Workload, error) {
 		wl.Mode = bench.ModeSequential
 	}
 	return wl, wl.Validate()
+}
+
+// checkArrival checks --arrival and --burstiness even when --rate does not
+// use them: a typo, or a forgotten --rate, must not silently run another
+// workload.
+func (w *workloadOptions) checkArrival(fs *pflag.FlagSet) error {
+	if !contains(bench.Arrivals, w.arrival) {
+		return fmt.Errorf("--arrival %q: expected one of %s", w.arrival, strings.Join(bench.Arrivals, ", "))
+	}
+	if !(w.burstiness > 0) || math.IsInf(w.burstiness, 0) {
+		return fmt.Errorf("--burstiness %g: expected a gamma shape > 0 (1 = Poisson)", w.burstiness)
+	}
+	if !fs.Changed("rate") && (fs.Changed("arrival") || fs.Changed("burstiness")) {
+		return errors.New("--arrival and --burstiness shape an open-loop schedule: expected --rate too")
+	}
+	return nil
 }
 
 // streams expands --stream into the runs' stream modes.

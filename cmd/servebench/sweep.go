@@ -64,7 +64,16 @@ func (o *sweepOptions) base(fs *pflag.FlagSet) (bench.RunSpec, error) {
 	if o.stream != "on" && o.stream != "off" {
 		return bench.RunSpec{}, fmt.Errorf("--stream %q: expected on or off (a sweep compares load levels in one mode)", o.stream)
 	}
+	if !(o.maxErrorRate >= 0 && o.maxErrorRate <= 100) {
+		return bench.RunSpec{}, fmt.Errorf("--max-error-rate %g: expected a percentage from 0 to 100", o.maxErrorRate)
+	}
+	if o.maxP99E2E < 0 {
+		return bench.RunSpec{}, fmt.Errorf("--max-p99-e2e %v: expected a duration >= 0 (0: no bound)", o.maxP99E2E)
+	}
 	w := o.workloadOptions
+	if err := w.checkArrival(fs); err != nil {
+		return bench.RunSpec{}, err
+	}
 	wl := bench.Workload{Requests: w.requests, Duration: w.duration, Warmup: w.warmup, Seed: w.seed,
 		Arrival: w.arrival, Burstiness: w.burstiness}
 	if fs.Changed("duration") && !fs.Changed("requests") {
