@@ -18,7 +18,6 @@ type engineOptions struct {
 
 func newEngineCmd() *cobra.Command {
 	o := &engineOptions{sim: sim.DefaultOptions()}
-	o.sim.MaxNumSeqs = 0 // vLLM's per-GPU default unless given
 	cmd := &cobra.Command{
 		Use:   "engine",
 		Short: "Run the bundled engine: a vLLM-compatible server timed by a GPU performance model",
@@ -55,8 +54,8 @@ chat message and 3 for the reply.`,
 	f.StringVar(&s.Model, "model", s.Model, "model profile or served name (see --list-profiles)")
 	f.IntVar(&s.MaxModelLen, "max-model-len", s.MaxModelLen, "context length in tokens (0: the model's)")
 	f.Float64Var(&s.GPUMemoryUtilization, "gpu-memory-utilization", s.GPUMemoryUtilization, "fraction of GPU memory vLLM may use")
-	f.IntVar(&s.MaxNumSeqs, "max-num-seqs", s.MaxNumSeqs, "running sequences at most (0: vLLM's default for the GPU, 256 or 1024)")
-	f.IntVar(&s.MaxNumBatchedTokens, "max-num-batched-tokens", s.MaxNumBatchedTokens, "tokens per step, the chunked-prefill budget (0: vLLM's default, 2048 or 8192)")
+	f.IntVar(&s.MaxNumSeqs, "max-num-seqs", s.MaxNumSeqs, "running sequences at most (0: vLLM's default for the GPU, 256, or 1024 on H100/H200)")
+	f.IntVar(&s.MaxNumBatchedTokens, "max-num-batched-tokens", s.MaxNumBatchedTokens, "tokens per step, the chunked-prefill budget (0: vLLM's default, 2048, or 8192 on H100/H200)")
 	f.IntVar(&s.NumGPUBlocksOverride, "num-gpu-blocks-override", 0, "KV cache blocks of 16 tokens (0: from the performance model)")
 	f.Float64Var(&s.Speedup, "speedup", s.Speedup, "divide every modelled duration by this factor")
 	f.Float64Var(&s.StartupSpeedup, "startup-speedup", 0, "divide the start-up phases by this factor instead (0: --speedup)")

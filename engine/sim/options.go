@@ -13,8 +13,8 @@ type Options struct {
 	Model                string  // perf model profile, e.g. "qwen2.5-7b-instruct-awq"
 	MaxModelLen          int     // --max-model-len; 0: the model's context length
 	GPUMemoryUtilization float64 // --gpu-memory-utilization, (0, 1]
-	MaxNumSeqs           int     // --max-num-seqs; 0: vLLM's default for the GPU (256, 1024 at >= 70 GiB)
-	MaxNumBatchedTokens  int     // --max-num-batched-tokens; 0: vLLM's default (2048, 8192 at >= 70 GiB)
+	MaxNumSeqs           int     // --max-num-seqs; 0: vLLM's default for the GPU (perf.DefaultBatching: 256, 1024 on H100/H200)
+	MaxNumBatchedTokens  int     // --max-num-batched-tokens; 0: vLLM's default (2048, 8192 on H100/H200)
 	NumGPUBlocksOverride int     // --num-gpu-blocks-override; 0: from the performance model
 	Speedup              float64 // divides every modelled duration; 1 is real time
 	StartupSpeedup       float64 // divides start-up phases instead, when > 0 (tests: real-time steps, quick start)
@@ -40,14 +40,14 @@ const (
 const MaxBodyBytes = 8 << 20
 
 // DefaultOptions is the seed lesson's set-up: Qwen2.5-7B-Instruct-AWQ on an
-// RTX 3060 12 GB, --max-model-len 4096 --gpu-memory-utilization 0.9, port 8000.
+// RTX 3060 12 GB, --max-model-len 4096 --gpu-memory-utilization 0.9, port 8000,
+// and vLLM's scheduler defaults for that GPU (256 sequences, 2048 tokens a step).
 func DefaultOptions() Options {
 	return Options{
 		GPU:                  "rtx3060-12gb",
 		Model:                "qwen2.5-7b-instruct-awq",
 		MaxModelLen:          4096,
 		GPUMemoryUtilization: 0.9,
-		MaxNumSeqs:           256,
 		Speedup:              1,
 		Host:                 "127.0.0.1",
 		Port:                 8000,
