@@ -38,6 +38,7 @@ type ServerOptions struct {
 	MetricsURLs []string // default: BaseURL + "/metrics"
 	Model       string   // default: the first model /v1/models lists
 	APIKey      string
+	APIKeyEnv   string // where APIKey came from, named in errors
 	// ReadyTimeout bounds start-up (0: the launcher's default, 15 min).
 	ReadyTimeout time.Duration
 	// Phase is told each start-up phase as it passes (progress); may be nil.
@@ -218,7 +219,19 @@ func (s *Server) learn(ctx context.Context, opts ServerOptions) error {
 		c := client.New(client.Options{BaseURL: s.BaseURL, APIKey: opts.APIKey, RequestTimeout: 30 * time.Second})
 		ms, err := c.Models(ctx)
 		if err != nil {
-			return fmt.Errorf("listing models at %s/v1/models (pass --model to skip): %w", s.BaseURL, err)
+			hint := "pass --model to skip"
+			if strings.Contains(err.Error(), "401") || strings.Contains(err.Error(), "403") {
+				hint = "the server wants an API key: put it in the environment variable named by --api-key-env"
+				if opts.APIKeyEnv != "" {
+					hint += " (" + opts.APIKeyEnv + ", which is "
+					if opts.APIKey == "" {
+						hint += "empty or unset)"
+					} else {
+						hint += "set but refused)"
+					}
+				}
+			}
+			return fmt.Errorf("listing models at %s/v1/models (%s): %w", s.BaseURL, hint, err)
 		}
 		if len(ms) == 0 {
 			return fmt.Errorf("%s/v1/models lists no model: pass --model", s.BaseURL)

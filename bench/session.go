@@ -266,26 +266,41 @@ func NewManifest(version string, args []string) result.Manifest {
 }
 
 // RedactArgs returns a copy of args with secrets replaced by "REDACTED":
-// values of --api-key (as "--api-key X" or "--api-key=X", also inside
-// --server-cmd strings) and Authorization headers. Environment variable
-// names (--api-key-env) are kept: they are not secrets.
+// values of --api-key (as "--api-key X" or "--api-key=X", also passed on
+// through another flag such as "--engine-arg=--api-key=X" or
+// "--engine-arg=--api-key --engine-arg=X", and inside --server-cmd strings)
+// and Authorization headers. Environment variable names (--api-key-env)
+// are kept: they are not secrets.
 func RedactArgs(args []string) []string {
 	out := make([]string, len(args))
 	redactNext := false
 	for i, a := range args {
+		prefix, v := splitPassThrough(a)
 		switch {
 		case redactNext:
-			out[i] = "REDACTED"
+			out[i] = prefix + "REDACTED"
 			redactNext = false
 			continue
-		case a == "--api-key" || a == "-api-key":
+		case v == "--api-key" || v == "-api-key":
 			redactNext = true
-		case strings.HasPrefix(a, "--api-key="):
-			a = "--api-key=REDACTED"
+		case strings.HasPrefix(v, "--api-key="):
+			a = prefix + "--api-key=REDACTED"
 		}
 		out[i] = redactInline(a)
 	}
 	return out
+}
+
+// splitPassThrough splits "--flag=--other..." (a flag whose value is
+// another flag, as --engine-arg takes) into "--flag=" and the value; any
+// other argument comes back whole as the value.
+func splitPassThrough(a string) (prefix, v string) {
+	if strings.HasPrefix(a, "--") {
+		if k, rest, ok := strings.Cut(a, "="); ok && k != "--api-key" {
+			return k + "=", rest
+		}
+	}
+	return "", a
 }
 
 // redactInline redacts secrets inside one argument (a --server-cmd string or

@@ -138,7 +138,7 @@ func (o *sessionOptions) session(cmd *cobra.Command, runs []bench.RunSpec, stopA
 	cfg := bench.Config{
 		Server: bench.ServerOptions{BaseURL: o.baseURL, ServerCmd: o.serverCmd, Preset: o.preset,
 			Speedup: o.speedup, EngineArgs: o.engineArgs, MetricsURLs: o.metricsURLs, Model: o.model,
-			APIKey: client.APIKeyFromEnv(o.apiKeyEnv), ReadyTimeout: o.readyTimeout},
+			APIKey: client.APIKeyFromEnv(o.apiKeyEnv), APIKeyEnv: o.apiKeyEnv, ReadyTimeout: o.readyTimeout},
 		Runs: runs, Dir: dir, Args: os.Args, Version: version,
 		RequestTimeout: o.requestTimeout, StallTimeout: o.stallTimeout, Retries: o.retries,
 		FailOnErrorRate: o.failOnErrorRate, StopAfter: stopAfter,
