@@ -53,7 +53,7 @@ func (o *sessionOptions) addFlags(fs *pflag.FlagSet, maxTokens int) {
 	fs.StringVar(&o.serverCmd, "server-cmd", "", `start this server command (e.g. "vllm serve MODEL --port 8000") and stop it at the end`)
 	fs.StringVar(&o.preset, "server", "", "start a preset server: "+strings.Join(launch.Presets, ", ")+" (default: the bundled engine)")
 	fs.Float64Var(&o.speedup, "speedup", 0, "bundled engine only: divide every modelled duration by this factor")
-	fs.StringArrayVar(&o.engineArgs, "engine-arg", nil, "bundled engine only: extra argument for `servebench engine` (repeatable, e.g. --engine-arg=--max-num-seqs=4)")
+	fs.StringArrayVar(&o.engineArgs, "engine-arg", nil, "bundled engine only: extra argument for the engine command (repeatable, e.g. --engine-arg=--max-num-seqs=4)")
 	fs.StringArrayVar(&o.metricsURLs, "metrics-url", nil, "scrape these /metrics URLs (repeatable; summed, for replicas; default BASE_URL/metrics)")
 	fs.StringVar(&o.model, "model", "", "model name to request (default: the first model /v1/models lists); also filters /metrics by model_name")
 	fs.StringVar(&o.endpoint, "endpoint", bench.EndpointChat, "API: chat (/v1/chat/completions) or completions (/v1/completions)")
@@ -67,7 +67,7 @@ func (o *sessionOptions) addFlags(fs *pflag.FlagSet, maxTokens int) {
 	fs.DurationVar(&o.stallTimeout, "stall-timeout", time.Minute, "give up on a stream with no event for this long (0: never)")
 	fs.DurationVar(&o.readyTimeout, "ready-timeout", launch.DefaultReadyTimeout, "give up on a server that is not ready after this long")
 	fs.IntVar(&o.retries, "retries", 0, "retry requests answered 429 or 503 up to this many times, with backoff (counted apart)")
-	fs.Float64Var(&o.failOnErrorRate, "fail-on-error-rate", -1, "exit 3 when more than this percentage of a run's requests failed (default: only when all failed)")
+	fs.Float64Var(&o.failOnErrorRate, "fail-on-error-rate", 0, "exit 3 when more than this percentage of a run's requests failed (default: only when all failed)")
 	fs.StringVar(&o.baseline, "baseline", "", "compare with the results in this directory after the run (exit 1 on a regression)")
 	fs.StringArrayVar(&o.maxRegression, "max-regression", nil, "with --baseline: QUANTITY.STAT=LIMIT, e.g. client.e2e.median=10% or =+5ms (repeatable)")
 }
@@ -141,7 +141,10 @@ func (o *sessionOptions) session(cmd *cobra.Command, runs []bench.RunSpec, stopA
 			APIKey: client.APIKeyFromEnv(o.apiKeyEnv), APIKeyEnv: o.apiKeyEnv, ReadyTimeout: o.readyTimeout},
 		Runs: runs, Dir: dir, Args: os.Args, Version: version,
 		RequestTimeout: o.requestTimeout, StallTimeout: o.stallTimeout, Retries: o.retries,
-		FailOnErrorRate: o.failOnErrorRate, StopAfter: stopAfter,
+		FailOnErrorRate: -1, StopAfter: stopAfter,
+	}
+	if cmd.Flags().Changed("fail-on-error-rate") {
+		cfg.FailOnErrorRate = o.failOnErrorRate
 	}
 	if !o.quiet && isTerminal(stderr) {
 		cfg.Progress = stderr

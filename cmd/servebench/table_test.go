@@ -186,3 +186,17 @@ func TestMapBenchErr(t *testing.T) {
 		}
 	}
 }
+
+// TestFailOnErrorRate: failures within the limit exit 0, past it exit 3;
+// without the flag only an all-failed run is invalid.
+func TestFailOnErrorRate(t *testing.T) {
+	e := simtest.Start(t, func(o *sim.Options) { o.Speedup = 200; o.Faults = []string{"http-error=0.3:500"}; o.Seed = 2 })
+	base := []string{"run", "--base-url", e.BaseURL(), "--requests", "20", "--max-tokens", "4", "--stream", "off", "--quiet"}
+	if code, _, errOut := benchMain(t, append(base, "--out", t.TempDir())...); code != exitOK {
+		t.Errorf("no limit: exit %d\n%s", code, errOut)
+	}
+	code, _, errOut := benchMain(t, append(base, "--out", t.TempDir(), "--fail-on-error-rate", "5")...)
+	if code != exitInvalidRun || !strings.Contains(errOut, "--fail-on-error-rate 5%") {
+		t.Errorf("5%% limit: exit %d, stderr %q; want 3 naming the limit", code, errOut)
+	}
+}
