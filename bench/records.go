@@ -18,24 +18,24 @@ import (
 // request, as each request completes, so an interrupted run leaves a valid
 // file holding everything measured so far. It is safe for concurrent use.
 //
-// Writes are group-committed: a record is encoded by its caller, and
-// whichever caller finds no write in progress writes every line pending at
-// that moment in one call, repeating until none is left. Under load one
-// syscall carries many lines; at low rates each line is written at once.
-// Lines are only ever written whole.
+// Write only queues the record, so a closed-loop worker sends its next
+// request at once; one writer goroutine encodes whatever is queued and
+// writes it with a single call, straight away (no buffering in between):
+// at low rates each line is written as its request completes, under load
+// one syscall carries many lines. Lines are only ever written whole. Call
+// Close (or Err) to wait until everything queued is written.
 type RecordWriter struct {
-	mu       sync.Mutex
-	idle     sync.Cond // signalled when a flush ends
-	w        io.Writer
-	c        io.Closer
-	pending  []byte
-	spare    []byte
-	flushing bool
-	n        int
-	err      error // first write error; later writes are skipped
+	mu     sync.Mutex
+	cond   sync.Cond // wakes the writer (work queued) and waiters (batch done)
+	w      io.Writer
+	c      io.Closer
+	queue  []result.Record
+	busy   bool // the writer holds a batch
+	closed bool
+	done   chan struct{}
+	n      int
+	err    error // first encode or write error; later records are dropped
 }
-
-var encodeBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // CreateRecordFile creates (truncating) the JSONL file at path.
 func CreateRecordFile(path string) (*RecordWriter, error) {
@@ -48,82 +48,121 @@ func CreateRecordFile(path string) (*RecordWriter, error) {
 	return rw, nil
 }
 
-// NewRecordWriter writes records to w (no buffering beyond group commit).
+// NewRecordWriter writes records to w as they come; Close stops it.
 func NewRecordWriter(w io.Writer) *RecordWriter {
-	rw := &RecordWriter{w: w}
-	rw.idle.L = &rw.mu
+	rw := &RecordWriter{w: w, done: make(chan struct{})}
+	rw.cond.L = &rw.mu
+	go rw.loop()
 	return rw
 }
 
-// Write appends rec as one JSON line. It returns the first write error.
+// Write queues rec (copied) for writing. It returns the first error seen so
+// far; an error of this record shows in a later call or in Err.
 func (rw *RecordWriter) Write(rec *result.Record) error {
 	if rw == nil {
 		return nil
 	}
-	buf := encodeBufs.Get().(*bytes.Buffer)
-	defer encodeBufs.Put(buf)
-	buf.Reset()
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(rec); err != nil { // Encode ends the line with '\n'
-		return fmt.Errorf("encoding record %d: %w", rec.Index, err)
-	}
 	rw.mu.Lock()
 	defer rw.mu.Unlock()
-	if rw.err != nil {
+	switch {
+	case rw.err != nil:
 		return rw.err
+	case rw.closed:
+		return fmt.Errorf("%s: record %d after close", result.RequestsFile, rec.Index)
 	}
-	rw.pending = append(rw.pending, buf.Bytes()...)
-	if rw.flushing {
-		return nil // the flushing caller writes this line next
-	}
-	rw.flushing = true
-	for len(rw.pending) > 0 && rw.err == nil {
-		out := rw.pending
-		rw.pending = rw.spare[:0]
-		rw.mu.Unlock()
-		_, err := rw.w.Write(out)
-		rw.mu.Lock()
-		rw.spare = out[:0]
-		if err != nil {
-			rw.err = fmt.Errorf("writing %s: %w", result.RequestsFile, err)
-		} else {
-			rw.n += bytes.Count(out, []byte{'\n'})
-		}
-	}
-	rw.flushing = false
-	rw.idle.Broadcast()
-	return rw.err
+	rw.queue = append(rw.queue, *rec)
+	rw.cond.Broadcast()
+	return nil
 }
 
-// Count is the number of records written.
+// loop is the writer goroutine: take the whole queue, encode it, write it
+// in one call, until closed and drained.
+func (rw *RecordWriter) loop() {
+	defer close(rw.done)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	var batch []result.Record
+	rw.mu.Lock()
+	for {
+		for len(rw.queue) == 0 && !rw.closed {
+			rw.cond.Wait()
+		}
+		if len(rw.queue) == 0 {
+			rw.mu.Unlock()
+			return
+		}
+		batch, rw.queue = rw.queue, batch[:0]
+		rw.busy = true
+		failed := rw.err != nil
+		rw.mu.Unlock()
+
+		buf.Reset()
+		var err error
+		for i := range batch {
+			if err == nil {
+				err = enc.Encode(&batch[i]) // ends the line with '\n'
+			}
+			batch[i] = result.Record{} // let the events go
+		}
+		if err != nil {
+			err = fmt.Errorf("encoding a record for %s: %w", result.RequestsFile, err)
+		} else if !failed {
+			if _, err = rw.w.Write(buf.Bytes()); err != nil {
+				err = fmt.Errorf("writing %s: %w", result.RequestsFile, err)
+			}
+		}
+
+		rw.mu.Lock()
+		rw.busy = false
+		switch {
+		case err != nil && rw.err == nil:
+			rw.err = err
+		case err == nil && !failed:
+			rw.n += len(batch)
+		}
+		rw.cond.Broadcast()
+	}
+}
+
+// Count waits until everything queued is written and returns the number of
+// records written.
 func (rw *RecordWriter) Count() int {
 	rw.mu.Lock()
 	defer rw.mu.Unlock()
-	for rw.flushing {
-		rw.idle.Wait()
-	}
+	rw.wait()
 	return rw.n
 }
 
-// Err waits for a write in progress and returns the first write error.
+// Err waits until everything queued is written and returns the first error.
 func (rw *RecordWriter) Err() error {
 	rw.mu.Lock()
 	defer rw.mu.Unlock()
-	for rw.flushing {
-		rw.idle.Wait()
-	}
+	rw.wait()
 	return rw.err
 }
 
-// Close waits for a write in progress and closes the file, if the writer
-// opened one.
+// wait blocks, with rw.mu held, until the queue is empty and no batch is out.
+func (rw *RecordWriter) wait() {
+	for len(rw.queue) > 0 || rw.busy {
+		rw.cond.Wait()
+	}
+}
+
+// Close writes everything queued, stops the writer and closes the file, if
+// the writer opened one. It returns the first error; closing twice is safe.
 func (rw *RecordWriter) Close() error {
 	if rw == nil {
 		return nil
 	}
+	rw.mu.Lock()
+	already := rw.closed
+	rw.closed = true
+	rw.cond.Broadcast()
+	rw.mu.Unlock()
+	<-rw.done
 	err := rw.Err()
-	if rw.c == nil {
+	if rw.c == nil || already {
 		return err
 	}
 	return errors.Join(err, rw.c.Close())

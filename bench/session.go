@@ -92,8 +92,10 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 		Metrics:       &Metrics{HTTP: &http.Client{Timeout: 10 * time.Second}, URLs: srv.MetricsURLs, Filter: scrape.Filter{Model: cfg.Server.Model}},
 	}
 	if runner.Client == nil {
-		runner.Client = client.New(client.Options{BaseURL: srv.BaseURL, APIKey: cfg.Server.APIKey, MaxConns: maxConns,
+		c := client.New(client.Options{BaseURL: srv.BaseURL, APIKey: cfg.Server.APIKey, MaxConns: maxConns,
 			RequestTimeout: cfg.RequestTimeout, StallTimeout: cfg.StallTimeout})
+		defer c.Close()
+		runner.Client = c
 	}
 	res.Server.Dialect = detectDialect(ctx, runner.Metrics, res)
 	var recs []result.Record

@@ -32,6 +32,9 @@ func TestNewRecordAndWriter(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if err := rw.Close(); err != nil {
+		t.Fatal(err)
+	}
 	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
 	if len(lines) != 3 || rw.Count() != 3 {
 		t.Fatalf("%d lines, Count %d, want 3", len(lines), rw.Count())
@@ -55,15 +58,20 @@ func (f *failingWriter) Write(p []byte) (int, error) {
 
 func TestRecordWriterKeepsFirstError(t *testing.T) {
 	rw := NewRecordWriter(&failingWriter{n: 1})
+	defer rw.Close()
 	rec := result.Record{Run: "r"}
-	if err := rw.Write(&rec); err != nil {
-		t.Fatal(err)
+	if err := rw.Write(&rec); err != nil || rw.Err() != nil {
+		t.Fatal(err, rw.Err())
 	}
-	if err := rw.Write(&rec); err == nil || !strings.Contains(err.Error(), "disk full") {
-		t.Fatalf("second write error = %v", err)
+	_ = rw.Write(&rec)
+	if err := rw.Err(); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("error after the failed write = %v", err)
 	}
-	if rw.Err() == nil || rw.Count() != 1 {
-		t.Fatalf("Err %v Count %d", rw.Err(), rw.Count())
+	if err := rw.Write(&rec); err == nil {
+		t.Error("a write after the failure was accepted")
+	}
+	if rw.Count() != 1 {
+		t.Fatalf("Count %d, want 1", rw.Count())
 	}
 }
 
