@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -284,4 +286,46 @@ func TestSecretsMissingKey(t *testing.T) {
 			t.Errorf("the 401 does not say an API key is wanted, nor which variable was read:\n%s", stderr)
 		}
 	})
+}
+
+// TestSecretsReflected: a server (or proxy) that echoes the bearer token in
+// its error body must not get it written to requests.jsonl or printed.
+func TestSecretsReflected(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, `{"error": {"message": "invalid key in header %q", "code": 401}}`, r.Header.Get("Authorization"))
+	}))
+	defer srv.Close()
+	t.Setenv(keyEnv, testKey)
+	dir := t.TempDir()
+	code, stdout, stderr := runMain("run", "--base-url", srv.URL, "--model", "m", "--api-key-env", keyEnv,
+		"--requests", "2", "--max-tokens", "8", "--stream", "both", "--out", dir, "--quiet")
+	if code != exitInvalidRun {
+		t.Errorf("exit %d, want 3 (every request failed)\nstderr:\n%s", code, stderr)
+	}
+	recs := readRecords(t, dir)
+	if len(recs) != 4 || recs[0].Status != 401 || !strings.Contains(recs[0].ErrorText, "401") {
+		t.Fatalf("records %+v: want 4 with status 401 and the body kept (less the key)", recs)
+	}
+	assertNoSecret(t, testKey, stdout, stderr, dir)
+}
+
+// TestSecretsURLPassword: a password in --base-url or --metrics-url
+// (http://user:pass@host, for a server behind basic auth) is a secret too.
+func TestSecretsURLPassword(t *testing.T) {
+	e := simtest.Start(t, func(o *sim.Options) { o.Speedup = 200 })
+	const pw = "pw-SECRET-789"
+	withPW := strings.Replace(e.BaseURL(), "http://", "http://bob:"+pw+"@", 1)
+	dir := t.TempDir()
+	args := []string{"run", "--base-url", withPW, "--metrics-url", withPW + "/metrics",
+		"--requests", "2", "--max-tokens", "8", "--stream", "on", "--out", dir, "--quiet"}
+	withArgs(t, args)
+	code, stdout, stderr := runMain(args...)
+	if code != exitOK {
+		t.Fatalf("exit %d\nstderr:\n%s", code, stderr)
+	}
+	skipFinding(t, "BENCH: the password of http://user:pass@host URLs is written to results.json "+
+		"(command_line, server.base_url, server.metrics_urls) and report.md: redact it (url.URL.Redacted)")
+	assertNoSecret(t, pw, stdout, stderr, dir)
 }
