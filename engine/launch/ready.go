@@ -93,7 +93,8 @@ func (s *Server) WaitReady(ctx context.Context, progress func(phase string, at t
 			return nil, w.exitedErr(ctx)
 		case <-ctx.Done():
 			s.Stop()
-			return nil, fmt.Errorf("waiting for the server to be ready: %w", ctx.Err())
+			// No "waiting for ..." prefix: callers say what they were doing.
+			return nil, fmt.Errorf("%w before the server was ready; %s", ctx.Err(), w.reached())
 		case <-deadline.C:
 			s.Stop()
 			return nil, fmt.Errorf("%w after %s (ready timeout); %s%s", ErrNotReady, s.spec.ReadyTimeout, w.reached(), s.tailText())
@@ -348,7 +349,7 @@ func (w *waiter) exitedErr(ctx context.Context) error {
 	err := w.s.ExitErr()
 	if err == nil { // Stop ended it: ctx was cancelled
 		if ctx.Err() != nil {
-			return fmt.Errorf("waiting for the server to be ready: %w", ctx.Err())
+			return fmt.Errorf("%w before the server was ready; %s", ctx.Err(), w.reached())
 		}
 		err = fmt.Errorf("%w: stopped", ErrExited)
 	}
