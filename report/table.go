@@ -146,11 +146,11 @@ func runValue(res *result.Results, run *result.Run, key string) (float64, bool, 
 	case KeyE2EClient:
 		return clientMedian(run.Client.E2ES)
 	case KeyEngineTTFT:
-		return engineMean(res, run.Engine.TTFTS, "engine TTFT")
+		return engineMean(res, run, run.Engine.TTFTS, "engine TTFT")
 	case KeyE2EEngine:
-		return engineMean(res, run.Engine.E2ES, "engine E2E")
+		return engineMean(res, run, run.Engine.E2ES, "engine E2E")
 	case KeyQueue:
-		return engineMean(res, run.Engine.QueueS, "engine queue wait")
+		return engineMean(res, run, run.Engine.QueueS, "engine queue wait")
 	}
 	return 0, false, "unknown quantity " + key
 }
@@ -162,13 +162,17 @@ func clientMedian(s *stats.Summary) (float64, bool, string) {
 	return s.Median, true, ""
 }
 
-func engineMean(res *result.Results, h *result.Hist, what string) (float64, bool, string) {
+func engineMean(res *result.Results, run *result.Run, h *result.Hist, what string) (float64, bool, string) {
 	if h != nil && h.Count > 0 && !math.IsNaN(h.Mean) {
 		return h.Mean, true, ""
 	}
+	rec := run.Engine.Reconciliation
 	switch d := res.Server.Dialect; {
 	case d == "" || d == "none":
 		return 0, false, "no engine /metrics were scraped (no known dialect), so engine figures are unavailable"
+	case rec != nil && rec.OK == 0 && rec.EngineCount == 0:
+		// An empty delta, not a missing metric (e.g. every request got a 401).
+		return 0, false, fmt.Sprintf("the engine finished none of this run's %d requests, so it has no %s to report", rec.Sent, what)
 	case h != nil:
 		return 0, false, fmt.Sprintf("the engine counted no requests for %s in this run", what)
 	default:

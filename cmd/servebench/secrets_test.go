@@ -262,6 +262,11 @@ func TestSecretsMissingKey(t *testing.T) {
 					t.Errorf("record %s #%d: status %d error %q, want 401 http_status", r.Run, r.Index, r.Status, r.Error)
 				}
 			}
+			// The engine columns are empty because nothing reached the
+			// engine, not because the server lacks the metrics.
+			if !strings.Contains(stdout, "the engine finished none of this run's 2 requests") || strings.Contains(stdout, "does not export") {
+				t.Errorf("the table's notes should say the engine finished none of the requests:\n%s", stdout)
+			}
 			res := loadResults(t, dir)
 			for _, r := range res.Runs {
 				if r.Errors["http_status"] != r.Requests {
