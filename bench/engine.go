@@ -107,13 +107,17 @@ func (r *Runner) engineFigures(ctx context.Context, run *result.Run, before snap
 	}
 	run.Engine = EngineSummary(delta)
 	run.Engine.Reconciliation = rec
-	reconcileNote(run, rec)
+	reconcileNote(run, rec, m.Filter.Model)
 }
 
 // reconcileNote explains a mismatch between the client's and the engine's
 // request counts.
-func reconcileNote(run *result.Run, rec *result.Reconciliation) {
+func reconcileNote(run *result.Run, rec *result.Reconciliation, model string) {
 	switch {
+	case rec.EngineCount == 0 && rec.OK > 0 && model != "":
+		rec.Note = fmt.Sprintf("/metrics counted no finished request with model_name=%q although %d succeeded: "+
+			"--model must match the server's model_name label; engine figures absent", model, rec.OK)
+		run.Warnings = append(run.Warnings, rec.Note)
 	case rec.EngineCount > float64(rec.Sent):
 		rec.Foreign = true
 		rec.Note = fmt.Sprintf("engine finished %.0f requests, servebench sent %d: foreign traffic; engine figures mix in other clients' requests", rec.EngineCount, rec.Sent)
