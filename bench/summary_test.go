@@ -243,3 +243,26 @@ func TestRecordWriterConcurrent(t *testing.T) {
 		t.Errorf("%d writes for %d records: no group commit", sw.writes, workers*each)
 	}
 }
+
+func TestProgress(t *testing.T) {
+	var buf bytes.Buffer
+	p := newProgress(&buf)
+	p.phase("health OK", 1500*time.Millisecond)
+	bar := p.start(RunSpec{Name: "streaming", Workload: Workload{Requests: 3}})
+	for i := 0; i < 3; i++ {
+		bar.add(result.Record{FirstVisibleS: 0.03, E2ES: 3.85})
+	}
+	bar.finish()
+	out := buf.String()
+	for _, want := range []string{"health OK", "1.50 s", "streaming", "first visible p50 0.030s", "e2e p50 3.850s", "(3/3)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("progress lacks %q:\n%q", want, out)
+		}
+	}
+	// Quiet: a nil writer writes nothing and never fails.
+	q := newProgress(nil)
+	q.phase("x", 0)
+	qb := q.start(RunSpec{Name: "r"})
+	qb.add(result.Record{})
+	qb.finish()
+}

@@ -54,6 +54,9 @@ func TestTableCommand(t *testing.T) {
 	if !strings.Contains(errOut, "results: "+dir) {
 		t.Errorf("stderr does not name the results directory:\n%s", errOut)
 	}
+	if strings.Contains(errOut, "p50") || strings.Contains(errOut, "health OK") {
+		t.Errorf("progress written to a stderr that is not a terminal:\n%s", errOut)
+	}
 	res := loadResults(t, dir)
 	if len(res.Runs) != 2 || res.Runs[0].Name != "streaming" || res.Runs[1].Name != "non-streaming" {
 		t.Fatalf("runs = %+v", res.Runs)
