@@ -4,13 +4,26 @@
 //
 //	Workload -> Runner -> client.Trace -> result.Record -> report
 //
-// A Workload decides when requests are sent (sequential, closed-loop
-// concurrency, open-loop rate with a vegeta-style pacer). The Runner sends
-// them with a client.Client, scrapes /metrics before and after each run
-// (scrape), appends one result.Record per request to requests.jsonl as each
-// completes, and summarises client figures (report/stats) and engine figures
-// (histogram deltas) into a result.Run. Server sets up the server under test
-// (the bundled engine, a preset, a command, or an already running URL via
-// engine/launch). Nothing here touches the process: callers pass a context,
-// writers and options; cmd/servebench maps the errors to exit codes.
+// A Workload decides when requests are sent: sequential, closed-loop
+// concurrency, or an open-loop rate whose Pacer (constant, Poisson, gamma)
+// never waits on responses, starting workers as needed up to a bound, so
+// latency is also measured from the intended send time. Prompts fill each
+// request (fixed text, synthetic prompts of about N tokens, a JSONL file).
+// The Runner sends them with a client.Client, scrapes /metrics before and
+// after each run (scrape), waits (bounded) until the engine has counted the
+// requests the client saw succeed, appends one result.Record per request to
+// requests.jsonl as each completes (RecordWriter), and summarises client
+// figures (report/stats) and engine figures (histogram deltas) into a
+// result.Run with its reconciliation and warnings.
+//
+// Execute is a whole session: StartServer (the bundled engine, a preset, a
+// --server-cmd, or an already running URL, via engine/launch), the runs in
+// order (Sweep makes one per load level), results.json, and the server
+// stopped at the end. Records are kept in memory for the summaries; a run
+// of N requests holds N records (each with up to client.MaxEvents events).
+//
+// Nothing here touches the process: callers pass a context, writers and
+// options. Whole-run failures are errors (ErrInterrupted, ErrServerExited,
+// ErrInvalidRun, ErrUsage) that cmd/servebench maps to exit codes; a failed
+// request is data, a record with its error class.
 package bench
