@@ -120,6 +120,8 @@ func badInputCases(f badInputFiles) []badInputCase {
 		{"table baseline missing", []string{"table", "--base-url", u, "--baseline", missing}, []string{missing}, ""},
 		{"table max-regression ten%", []string{"table", "--base-url", u, "--baseline", f.good, "--max-regression", "client.e2e.median=ten%"}, []string{`"client.e2e.median=ten%"`, "10%"}, ""},
 		{"table out not creatable", []string{"table", "--base-url", u, "--out", "/proc/servebench-nope"}, []string{"/proc/servebench-nope"}, ""},
+		{"table engine-arg unknown GPU", []string{"table", "--speedup", "1000", "--ready-timeout", "20s", "--engine-arg=--gpu=nope"}, []string{`"nope"`, "rtx3060-12gb"},
+			"BENCH: the bundled engine exits 2 on a bad --engine-arg and table/run/sweep report exit 3 (server failed); launch now wraps the *exec.ExitError: map exit status 2 of the bundled engine to exit 2, as startup does"},
 		{"table server preset bogus", []string{"table", "--server", "bogus"}, []string{`"bogus"`, "bundled, vllm"}, ""},
 		{"table engine-arg with base-url", []string{"table", "--base-url", u, "--engine-arg=--gpu=h100-80gb"}, []string{"--engine-arg", "bundled engine"}, ""},
 
@@ -250,6 +252,9 @@ func badInputCases(f badInputFiles) []badInputCase {
 		{"probe metrics-url not a URL", []string{"probe", "cancel", "--base-url", u, "--metrics-url", "not a url"}, []string{`"not a url"`},
 			"PROBE: --metrics-url is not validated; probe goes on to contact the server (exit 3 here)"},
 
+		{"probe engine-arg unknown flag", []string{"probe", "limits", "--speedup", "1000", "--ready-timeout", "20s", "--engine-arg=--bogus"}, []string{"--bogus"},
+			"PROBE: a bad --engine-arg makes the bundled engine exit 2, reported as exit 3 (server unreachable); map it to exit 2 as startup does"},
+
 		// --- startup
 		{"startup repeat 0", []string{"startup", "--repeat", "0"}, []string{"--repeat 0", "1 or more"}, ""},
 		{"startup poll-interval 0", []string{"startup", "--poll-interval", "0"}, []string{"--poll-interval 0s", "> 0"}, ""},
@@ -263,6 +268,7 @@ func badInputCases(f badInputFiles) []badInputCase {
 		{"startup health-path without slash", []string{"startup", "--server-cmd", "x", "--health-path", "health"}, []string{`"health"`, "starting with /"}, ""},
 		{"startup gpu unknown", []string{"startup", "--speedup", "1000", "--gpu", "nope"}, []string{"--gpu", `"nope"`, "rtx3060-12gb"}, ""},
 		{"startup model unknown", []string{"startup", "--speedup", "1000", "--model", "nope"}, []string{"--model", `"nope"`, "qwen2.5-7b-instruct"}, ""},
+		{"startup engine-arg unknown flag", []string{"startup", "--quiet", "--out", f.path("startup-out"), "--speedup", "1000", "--ready-timeout", "20s", "--engine-arg=--bogus"}, []string{"refused its flags", "--bogus"}, ""},
 		{"startup from-log missing", []string{"startup", "--from-log", missing}, []string{"--from-log", missing}, ""},
 		{"startup from-log is a directory", []string{"startup", "--from-log", f.dir}, []string{"--from-log", f.dir, "directory"}, ""},
 		{"startup out not creatable", []string{"startup", "--speedup", "1000", "--out", "/proc/servebench-nope"}, []string{"--out", "/proc/servebench-nope"}, ""},
@@ -302,7 +308,7 @@ func TestBadInput(t *testing.T) {
 					t.Errorf("servebench %s: stderr lacks %q:\n%s", strings.Join(c.args, " "), w, stderr)
 				}
 			}
-			if n := strings.Count(stderr, "\n"); n > 3 && !strings.Contains(stderr, "known:") {
+			if n := strings.Count(stderr, "\n"); n > 4 && !strings.Contains(stderr, "known:") {
 				t.Errorf("a usage error should be short, got %d lines:\n%s", n, stderr)
 			}
 		})

@@ -199,6 +199,23 @@ func TestSecretsServerCmd(t *testing.T) {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	assertNoSecret(t, testKey, stdout, stderr, dir)
+
+	// A token in an environment assignment (env HF_TOKEN=... vllm serve).
+	t.Run("env assignment", func(t *testing.T) {
+		skipFinding(t, "BENCH: RedactArgs keeps VAR=VALUE assignments in --server-cmd (env HF_TOKEN=hf_... / VLLM_API_KEY=...) "+
+			"and --hf-token VALUE: redact the values of *TOKEN*, *KEY*, *SECRET*, *PASSWORD* assignments and flags")
+		const token = "hf_SECRET_TOKEN_42"
+		port := freePort(t)
+		dir := t.TempDir()
+		args := []string{"run", "--server-cmd", fmt.Sprintf("env HF_TOKEN=%s %s engine --port %d --speedup 200", token, self, port),
+			"--base-url", fmt.Sprintf("http://127.0.0.1:%d", port), "--requests", "1", "--max-tokens", "4", "--stream", "on", "--out", dir, "--quiet"}
+		withArgs(t, args)
+		code, stdout, stderr := runMain(args...)
+		if code != exitOK {
+			t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+		}
+		assertNoSecret(t, token, stdout, stderr, dir)
+	})
 }
 
 // TestSecretsStartup: startup of a server that wants a key (the readiness
