@@ -97,8 +97,8 @@ func (o *startupOptions) spec() (launch.Spec, error) {
 		return spec, fmt.Errorf("--poll-interval %v: expected a duration > 0", o.pollInterval)
 	case o.readyTimeout <= 0:
 		return spec, fmt.Errorf("--ready-timeout %v: expected a duration > 0", o.readyTimeout)
-	case o.speedup < 0:
-		return spec, fmt.Errorf("--speedup %g: expected a factor > 0", o.speedup)
+	case !(o.speedup >= 0 && o.speedup <= 1e6): // also NaN, which every comparison lets through
+		return spec, fmt.Errorf("--speedup %g: expected a factor > 0, at most 1e6", o.speedup)
 	case o.serverCmd != "" && o.preset != "":
 		return spec, errors.New("--server-cmd and --server: expected one of them")
 	}
