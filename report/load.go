@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -55,6 +56,9 @@ func LoadDir(dir string) (*result.Results, []result.Record, error) {
 	}
 	recPath := filepath.Join(dir, result.RequestsFile)
 	f, err := os.Open(recPath)
+	if errors.Is(err, fs.ErrNotExist) && len(res.Runs) == 0 {
+		return res, nil, nil // `servebench startup --out DIR`: no requests were sent
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading records: %w", err)
 	}

@@ -26,6 +26,12 @@ func Markdown(w io.Writer, res *result.Results, recs []result.Record, charts []C
 		}
 	}
 
+	if len(res.Runs) == 0 { // `servebench startup --out DIR`: start-up only
+		b.WriteString("## Results\n\nNo benchmark runs: this directory holds a start-up measurement only.\n\n")
+		writeStartupOnly(&b, res, embed)
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
 	b.WriteString("## Results\n\n")
 	if err := writeMarkdown(&b, NewTableModel(res)); err != nil {
 		return err
@@ -73,6 +79,22 @@ func Markdown(w io.Writer, res *result.Results, recs []result.Record, charts []C
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeStartupOnly is the rest of a report without runs: warnings and start-up.
+func writeStartupOnly(b *strings.Builder, res *result.Results, embed func(string)) {
+	if ws := allWarnings(res); len(ws) > 0 {
+		b.WriteString("## Warnings\n\n")
+		for _, w := range ws {
+			fmt.Fprintf(b, "- %s\n", w)
+		}
+		b.WriteString("\n")
+	}
+	if st := res.Server.Startup; st != nil {
+		b.WriteString("## Start-up\n\n")
+		writeStartup(b, st)
+		embed(FileStartup)
+	}
 }
 
 func writeHeader(b *strings.Builder, res *result.Results) {

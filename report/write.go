@@ -31,11 +31,14 @@ type Chart struct {
 }
 
 // PlanCharts lists the charts that apply to res and recs, without drawing
-// them: table always; timeline, tokens and cdf when some request succeeded;
+// them: table when there are runs; timeline, tokens and cdf when some request succeeded;
 // startup when start-up was measured; sweep when the runs are a sweep.
 func PlanCharts(res *result.Results, recs []result.Record) []Chart {
-	cs := []Chart{{FileTable, "The table as bars: client medians beside engine means", nil,
-		func() ([]byte, error) { return TableChart(res) }}}
+	var cs []Chart
+	if len(res.Runs) > 0 { // none in a start-up only directory
+		cs = append(cs, Chart{FileTable, "The table as bars: client medians beside engine means", nil,
+			func() ([]byte, error) { return TableChart(res) }})
+	}
 	ok := false
 	for _, r := range res.Runs {
 		if len(measured(r.Name, recs)) > 0 {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/report"
 	"github.com/spf13/cobra"
 )
@@ -51,7 +52,9 @@ func runReport(cmd *cobra.Command, o *reportOptions) error {
 	}
 	// The table comes out even when a file cannot be written.
 	werr := report.WriteAll(o.dir, res, recs)
-	if err := report.Table(cmd.OutOrStdout(), res, o.format); err != nil {
+	if len(res.Runs) == 0 { // `servebench startup --out DIR`: no table to print
+		fmt.Fprintf(cmd.OutOrStdout(), "%s: no benchmark runs, start-up only; wrote %s\n", o.dir, result.ReportFile)
+	} else if err := report.Table(cmd.OutOrStdout(), res, o.format); err != nil {
 		return err
 	}
 	if werr != nil {

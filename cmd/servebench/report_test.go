@@ -129,3 +129,30 @@ func TestReportRegeneratesRealRun(t *testing.T) {
 		}
 	}
 }
+
+// TestReportStartupOnly: the directory `servebench startup --out DIR` writes
+// (results.json without runs, no requests.jsonl) gives report.md with the
+// start-up section and startup.png, and no table chart.
+func TestReportStartupOnly(t *testing.T) {
+	res, _ := reporttest.Seed()
+	res.Runs = []result.Run{}
+	dir := t.TempDir()
+	if err := reporttest.Save(dir, res, nil); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(dir, result.RequestsFile))
+	code, stdout, stderr := runMain("report", dir)
+	if code != exitOK || !strings.Contains(stdout, "start-up only") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, result.ReportFile))
+	if err != nil || !strings.Contains(string(md), "## Start-up") || !strings.Contains(string(md), "start-up measurement only") {
+		t.Errorf("report.md (%v):\n%s", err, md)
+	}
+	if _, err := os.Stat(filepath.Join(dir, report.FileStartup)); err != nil {
+		t.Errorf("startup.png: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, report.FileTable)); err == nil {
+		t.Error("table.png written for a directory without runs")
+	}
+}
