@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -23,7 +25,8 @@ func newReportCmd() *cobra.Command {
 		Short: "Regenerate report.md and the PNG charts from a saved results directory",
 		Long: `report reads DIR/results.json and DIR/requests.jsonl, writes report.md and the
 charts (table.png, timeline.png, tokens.png, cdf.png, and startup.png / sweep.png
-where they apply) into DIR exactly as the run wrote them, and prints the table.`,
+where they apply) into DIR exactly as the run wrote them, and prints the table.
+DIR/results.json may be given for DIR.`,
 		Example: `  servebench report servebench-results/20260909T100000Z
   servebench report out --format csv > table.csv`,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -34,6 +37,12 @@ where they apply) into DIR exactly as the run wrote them, and prints the table.`
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.dir = args[0]
+			// DIR/results.json works too, as it does for compare.
+			if filepath.Base(o.dir) == result.ResultsFile {
+				if fi, err := os.Stat(o.dir); err == nil && !fi.IsDir() {
+					o.dir = filepath.Dir(o.dir)
+				}
+			}
 			return runReport(cmd, o)
 		},
 	}

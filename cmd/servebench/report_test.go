@@ -25,7 +25,7 @@ func TestReportCommand(t *testing.T) {
 	if err := report.WriteAll(ref, res, recs); err != nil { // what the run wrote
 		t.Fatal(err)
 	}
-	code, stdout, stderr := runMain("report", dir, "--format", "markdown")
+	code, stdout, stderr := runMain("report", filepath.Join(dir, result.ResultsFile), "--format", "markdown")
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %s", code, stderr)
 	}
@@ -72,6 +72,7 @@ func TestReportCommandErrors(t *testing.T) {
 		{"no dir", []string{"report"}, "one results directory"},
 		{"missing dir", []string{"report", filepath.Join(good, "nope")}, "nope"},
 		{"bad format", []string{"report", good, "--format", "xml"}, `"xml"`},
+		{"a file, not results.json", []string{"report", filepath.Join(good, result.RequestsFile)}, "not a directory"},
 		{"bad results.json", []string{"report", badJSON}, "results.json:3"},
 		{"bad requests.jsonl", []string{"report", badLine}, "requests.jsonl:41"},
 	}
