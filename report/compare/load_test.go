@@ -29,47 +29,26 @@ func TestLoadRoundTrip(t *testing.T) {
 	}
 }
 
+// TestLoadErrors: a loading error (the cases are in bench/result's
+// tests) is compare's ErrInput, so the command exits 2, and names the path.
 func TestLoadErrors(t *testing.T) {
 	good := saveSide(t, synthSide(t, "x", 1, 100, twoRuns(1)...))
-	goodRes, _ := os.ReadFile(filepath.Join(good, result.ResultsFile))
-	goodReq, _ := os.ReadFile(filepath.Join(good, result.RequestsFile))
-	for _, tc := range []struct {
-		name     string
-		res, req string // file contents; "-" = file absent
-		want     string // a phrase of the error
-		file     string // the file the error must name
-	}{
-		{"no results.json", "-", string(goodReq), "missing", result.ResultsFile},
-		{"no requests.jsonl", string(goodRes), "-", "missing", result.RequestsFile},
-		{"results.json syntax", "{\n\"schema\": \"servebench/v1\",\n\"runs\": [,]\n}", string(goodReq), ".json:3: bad JSON", result.ResultsFile},
-		{"results.json type", "{\n\"schema\": \"servebench/v1\",\n\"runs\": 5\n}", string(goodReq), ".json:3: bad JSON", result.ResultsFile},
-		{"schema", `{"schema": "other/v9"}`, string(goodReq), `schema "other/v9", want "servebench/v1"`, result.ResultsFile},
-		{"no schema", `{"runs": []}`, string(goodReq), `schema "", want`, result.ResultsFile},
-		{"requests.jsonl bad middle line", string(goodRes), "{\"run\":\"a\"}\n{oops\n{\"run\":\"a\"}\n", ".jsonl:2: bad JSON", result.RequestsFile},
-		{"requests.jsonl wrong type", string(goodRes), "{\"run\":\"a\"}\n{\"run\":\"a\",\"e2e_s\":\"slow\"}\n", ".jsonl:2: bad JSON", result.RequestsFile},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			for name, data := range map[string]string{result.ResultsFile: tc.res, result.RequestsFile: tc.req} {
-				if data != "-" {
-					os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644)
-				}
-			}
-			_, err := Load(dir)
-			if !errors.Is(err, ErrInput) {
-				t.Fatalf("err = %v, want ErrInput", err)
-			}
-			if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), filepath.Join(dir, tc.file)) {
-				t.Errorf("error %q lacks %q or the path of %s", err, tc.want, tc.file)
-			}
-		})
-	}
-	if _, err := Load(filepath.Join(good, "absent")); !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), "absent") {
-		t.Errorf("absent path: %v", err)
+	bad := t.TempDir()
+	os.WriteFile(filepath.Join(bad, result.ResultsFile), []byte(`{"schema": "other/v9"}`), 0o644)
+	for _, p := range []string{filepath.Join(good, "absent"), bad} {
+		_, err := Load(p)
+		var ie *InputError
+		if !errors.Is(err, ErrInput) || !errors.As(err, &ie) || !strings.Contains(err.Error(), p) {
+			t.Errorf("Load(%s): err = %v, want an InputError wrapping ErrInput naming the path", p, err)
+		}
+		if errors.Is(err, ErrInvalidRun) || errors.Is(err, ErrMismatch) {
+			t.Errorf("Load(%s): err = %v also matches another exit code's sentinel", p, err)
+		}
 	}
 }
 
-// TestLoadTruncatedLastLine: a writer killed mid-line loses only that line.
+// TestLoadTruncatedLastLine: a writer killed mid-line loses only that
+// line, and the warning reaches the side (and so the report).
 func TestLoadTruncatedLastLine(t *testing.T) {
 	dir := saveSide(t, synthSide(t, "x", 1, 100, twoRuns(1)...))
 	req := filepath.Join(dir, result.RequestsFile)
@@ -83,6 +62,9 @@ func TestLoadTruncatedLastLine(t *testing.T) {
 	if len(s.Records) != 42 || len(s.Warnings) != 1 || !strings.Contains(s.Warnings[0], ":43: truncated last line") {
 		t.Errorf("%d records, warnings %v; want 42 and one warning naming line 43", len(s.Records), s.Warnings)
 	}
+	if info := sideInfo(s); len(info.Warnings) == 0 || info.Warnings[len(info.Warnings)-1] != s.Warnings[0] {
+		t.Errorf("report side warnings %v lack the load warning", info.Warnings)
+	}
 }
 
 // TestMissingRecordsForRun: results.json counts requests that
@@ -95,18 +77,6 @@ func TestMissingRecordsForRun(t *testing.T) {
 	if !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), `no measured requests for run "non-streaming"`) {
 		t.Errorf("err = %v, want ErrInput naming the run", err)
 	}
-}
-
-func FuzzReadRecords(f *testing.F) {
-	f.Add([]byte("{\"run\":\"a\",\"e2e_s\":1}\n{\"run\":\"a\"}"))
-	f.Add([]byte("\n\n{bad"))
-	f.Add([]byte(`{"events":[[0.1,1],[0.2,2]]}`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		recs, _, err := readRecords("fuzz.jsonl", strings.NewReader(string(data)))
-		if err != nil && recs != nil {
-			t.Errorf("records %v returned with error %v", recs, err)
-		}
-	})
 }
 
 func FuzzParseThreshold(f *testing.F) {

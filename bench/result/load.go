@@ -1,0 +1,171 @@
+package result
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// ErrInput marks unusable saved results: a missing file, bad JSON, a
+// schema that is not Schema. Commands map it to exit code 2.
+var ErrInput = errors.New("unusable input")
+
+// InputError says which file (and line, when known) could not be used.
+// errors.Is finds both ErrInput and the cause.
+type InputError struct {
+	Path string
+	Line int // 1-based; 0 when not about one line
+	Err  error
+}
+
+func (e *InputError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %v", e.Path, e.Line, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", e.Path, e.Err)
+}
+
+// Unwrap lets errors.Is find both ErrInput and the cause.
+func (e *InputError) Unwrap() []error { return []error{ErrInput, e.Err} }
+
+// MaxLine bounds one requests.jsonl line so a corrupt file cannot exhaust
+// memory: a record keeps at most client.MaxEvents events of ~30 bytes
+// each, so 16 MiB is ample.
+const MaxLine = 16 << 20
+
+// Load reads a saved result set from a results directory or from the path
+// of its results.json; requests.jsonl is read from the same directory. A
+// set without runs (`servebench startup --out DIR`) needs no
+// requests.jsonl. warnings name what was skipped, e.g. a truncated last
+// line. Errors are *InputError (wrapping ErrInput) naming the file and,
+// for bad JSON, the line.
+func Load(pathOrDir string) (res *Results, recs []Record, warnings []string, err error) {
+	fi, err := os.Stat(pathOrDir)
+	if err != nil {
+		return nil, nil, nil, &InputError{Path: pathOrDir, Err: errors.New("no such results directory or results.json")}
+	}
+	resPath := pathOrDir
+	if fi.IsDir() {
+		resPath = filepath.Join(pathOrDir, ResultsFile)
+	}
+	data, err := os.ReadFile(resPath)
+	if err != nil {
+		return nil, nil, nil, &InputError{Path: resPath, Err: readErr(err)}
+	}
+	if res, err = ParseResults(resPath, data); err != nil {
+		return nil, nil, nil, err
+	}
+	reqPath := filepath.Join(filepath.Dir(resPath), RequestsFile)
+	f, err := os.Open(reqPath)
+	if errors.Is(err, fs.ErrNotExist) && len(res.Runs) == 0 {
+		return res, nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, nil, &InputError{Path: reqPath, Err: readErr(err)}
+	}
+	defer f.Close()
+	if recs, warnings, err = ReadRecords(reqPath, f); err != nil {
+		return nil, nil, nil, err
+	}
+	return res, recs, warnings, nil
+}
+
+func readErr(err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return errors.New("missing (a results directory holds results.json and requests.jsonl)")
+	}
+	return err
+}
+
+// ParseResults decodes results.json (name is used in errors) and checks
+// its schema.
+func ParseResults(name string, data []byte) (*Results, error) {
+	var res Results
+	if err := json.Unmarshal(data, &res); err != nil {
+		return nil, &InputError{Path: name, Line: jsonErrLine(data, err), Err: fmt.Errorf("bad JSON: %w", err)}
+	}
+	if res.Schema != Schema {
+		return nil, &InputError{Path: name, Err: fmt.Errorf("schema %q: expected %q (not a servebench results file, or from an incompatible version)", res.Schema, Schema)}
+	}
+	return &res, nil
+}
+
+// jsonErrLine finds the line of a JSON syntax or type error in data; 0
+// when the error carries no offset.
+func jsonErrLine(data []byte, err error) int {
+	var off int64 = -1
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		off = se.Offset
+	case errors.As(err, &te):
+		off = te.Offset
+	}
+	if off < 0 {
+		return 0
+	}
+	off = min(off, int64(len(data)))
+	return 1 + bytes.Count(data[:off], []byte("\n"))
+}
+
+// ReadRecords reads requests.jsonl from r (name is used in errors and
+// warnings): one Record per line, blank lines skipped but counted. A final
+// line without a newline that does not parse is what a killed writer
+// leaves: it is skipped with a warning so nothing already measured is
+// lost. Any other bad line, a record without "run", or a line over MaxLine
+// is an *InputError naming the line; no records come back with an error.
+func ReadRecords(name string, r io.Reader) ([]Record, []string, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var recs []Record
+	var warns []string
+	for line := 1; ; line++ {
+		b, err := readLine(br)
+		if err != nil && err != io.EOF {
+			return nil, nil, &InputError{Path: name, Line: line, Err: err}
+		}
+		complete := len(b) > 0 && b[len(b)-1] == '\n'
+		if t := bytes.TrimSpace(b); len(t) > 0 {
+			var rec Record
+			if jerr := json.Unmarshal(t, &rec); jerr != nil {
+				if err == io.EOF && !complete {
+					warns = append(warns, fmt.Sprintf("%s:%d: truncated last line skipped (writer stopped mid-line?)", name, line))
+					break
+				}
+				return nil, nil, &InputError{Path: name, Line: line, Err: fmt.Errorf("bad JSON: %w", jerr)}
+			}
+			if rec.Run == "" {
+				return nil, nil, &InputError{Path: name, Line: line,
+					Err: errors.New(`record has no "run": expected the name of the run it belongs to`)}
+			}
+			recs = append(recs, rec)
+		}
+		if err == io.EOF {
+			break
+		}
+	}
+	return recs, warns, nil
+}
+
+// readLine returns one line including its newline, refusing lines over
+// MaxLine.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	var buf []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		buf = append(buf, chunk...)
+		if len(buf) > MaxLine {
+			return nil, fmt.Errorf("line longer than %d bytes", MaxLine)
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		return buf, err
+	}
+}
