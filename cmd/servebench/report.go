@@ -55,9 +55,12 @@ func runReport(cmd *cobra.Command, o *reportOptions) error {
 	if !slices.Contains(report.Formats, o.format) {
 		return usageErr(fmt.Errorf("--format %q: expected one of %s", o.format, strings.Join(report.Formats, ", ")))
 	}
-	res, recs, err := report.LoadDir(o.dir)
+	res, recs, warns, err := report.LoadDir(o.dir)
 	if err != nil {
 		return usageErr(err)
+	}
+	for _, w := range warns { // e.g. a truncated last line: the rest still reports
+		fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", w)
 	}
 	// The table comes out even when a file cannot be written.
 	werr := report.WriteAll(o.dir, res, recs)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,6 +42,24 @@ func TestReportCommand(t *testing.T) {
 		if !bytes.Equal(got, want) {
 			t.Errorf("%s regenerated differs from the run's", f)
 		}
+	}
+}
+
+// TestReportTruncatedLastLine: a run killed mid-line still reports (exit
+// 0), and stderr says which line was skipped.
+func TestReportTruncatedLastLine(t *testing.T) {
+	res, recs := reporttest.Seed()
+	dir := t.TempDir()
+	if err := reporttest.Save(dir, res, recs); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := os.OpenFile(filepath.Join(dir, result.RequestsFile), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"run":"streaming","index":3`)
+	f.Close()
+	code, stdout, stderr := runMain("report", dir)
+	want := fmt.Sprintf("warning: %s:%d: truncated last line skipped", filepath.Join(dir, result.RequestsFile), len(recs)+1)
+	if code != 0 || !strings.Contains(stderr, want) || !strings.Contains(stdout, "Streaming") {
+		t.Errorf("exit %d, stderr %q (want %q), stdout:\n%s", code, stderr, want, stdout)
 	}
 }
 
