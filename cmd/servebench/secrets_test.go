@@ -200,6 +200,29 @@ func TestSecretsServerCmd(t *testing.T) {
 	}
 	assertNoSecret(t, testKey, stdout, stderr, dir)
 
+	// A server that logs its arguments, key included (vLLM's "non-default
+	// args" line): server.log and any log tail shown keep it out.
+	t.Run("server logs its key", func(t *testing.T) {
+		port := freePort(t)
+		dir := t.TempDir()
+		// The key comes from the environment the server inherits, as
+		// VLLM_API_KEY would: only --api-key-env tells servebench what it is.
+		script := fmt.Sprintf(`echo "INFO non-default args: {api_key: [$%s]}" >&2; exec %s engine --port %d --speedup 200 --api-key $%s`,
+			keyEnv, self, port, keyEnv)
+		args := []string{"run", "--server-cmd", "sh -c '" + script + "'", "--base-url", fmt.Sprintf("http://127.0.0.1:%d", port),
+			"--api-key-env", keyEnv, "--requests", "1", "--max-tokens", "4", "--stream", "on", "--out", dir, "--quiet"}
+		withArgs(t, args)
+		code, stdout, stderr := runMain(args...)
+		if code != exitOK {
+			t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+		}
+		log, err := os.ReadFile(filepath.Join(dir, result.ServerLog))
+		if err != nil || !strings.Contains(string(log), "{api_key: [REDACTED]}") {
+			t.Errorf("server.log (%v) lacks the redacted args line:\n%s", err, log)
+		}
+		assertNoSecret(t, testKey, stdout, stderr, dir)
+	})
+
 	// A token in an environment assignment (env HF_TOKEN=... vllm serve).
 	t.Run("env assignment", func(t *testing.T) {
 		skipFinding(t, "BENCH: RedactArgs keeps VAR=VALUE assignments in --server-cmd (env HF_TOKEN=hf_... / VLLM_API_KEY=...) "+

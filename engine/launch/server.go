@@ -32,8 +32,10 @@ type Server struct {
 	pid     int // also the process group id (Setpgid)
 	spawned time.Time
 
-	logFile *os.File // nil when Spec.LogPath is ""
-	pipe    *os.File // read end of the child's stdout+stderr
+	logFile *os.File      // nil when Spec.LogPath is ""
+	logW    *redactWriter // writes logFile, secrets replaced; nil with logFile
+	secrets []string      // the API key and --api-key values: kept out of the log and its tail
+	pipe    *os.File      // read end of the child's stdout+stderr
 	tail    *ring
 
 	mu     sync.Mutex
@@ -81,6 +83,10 @@ func Start(ctx context.Context, spec Spec) (*Server, error) {
 			return nil, fmt.Errorf("server log: %w", err)
 		}
 		s.logFile = f
+	}
+	s.secrets = secretsOf(spec)
+	if s.logFile != nil {
+		s.logW = newRedactWriter(s.logFile, s.secrets)
 	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
@@ -151,7 +157,7 @@ func (s *Server) readLog() {
 	var sp lineSplitter
 	emit := func(line []byte, no int) {
 		at := time.Since(s.spawned)
-		str := string(line)
+		str := redactString(string(line), s.secrets)
 		s.tail.add(str)
 		s.mu.Lock()
 		s.parser.Line(str, no, at)
@@ -161,8 +167,8 @@ func (s *Server) readLog() {
 	for {
 		n, err := s.pipe.Read(buf)
 		if n > 0 {
-			if s.logFile != nil {
-				s.logFile.Write(buf[:n]) // a full disk must not stop the server; the tail stays in memory
+			if s.logW != nil {
+				s.logW.Write(buf[:n]) // a full disk must not stop the server; the tail stays in memory
 			}
 			sp.feed(buf[:n], emit)
 		}
@@ -175,6 +181,9 @@ func (s *Server) readLog() {
 
 func (s *Server) closeLog() {
 	s.closeOnce.Do(func() {
+		if s.logW != nil {
+			s.logW.Flush()
+		}
 		if s.logFile != nil {
 			s.logFile.Close()
 		}
