@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/engine/sim"
+	"github.com/servebench/servebench/engine/sim/simtest"
 	"github.com/servebench/servebench/report/reporttest"
 )
 
@@ -345,4 +347,49 @@ func TestBadInput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestBadInputAgainstServer: input that only a running server can show to
+// be wrong (a model it does not serve, more tokens than its context) is
+// still bad input: exit 2 before the run, naming the value and what the
+// server offers, rather than a run of failed requests.
+func TestBadInputAgainstServer(t *testing.T) {
+	e := simtest.Start(t, func(o *sim.Options) { o.Speedup = 200 })
+	t.Chdir(t.TempDir())
+	u := e.BaseURL()
+	for _, c := range []badInputCase{
+		{"run model not served", []string{"run", "--base-url", u, "--model", "nope", "--requests", "2", "--max-tokens", "4"},
+			[]string{`"nope"`, "Qwen/Qwen2.5-7B-Instruct-AWQ"},
+			"BENCH: with --model, /v1/models is skipped and every request gets a 404 (exit 3, the reason only in requests.jsonl); " +
+				"when /v1/models answers and does not list the model, refuse it naming the served ones"},
+		{"run max-tokens over the context", []string{"run", "--base-url", u, "--max-tokens", "5000", "--requests", "1"},
+			[]string{"--max-tokens 5000", "4096"},
+			"BENCH: /v1/models says max_model_len 4096, yet --max-tokens 5000 is sent and every request gets a 400 (exit 3)"},
+		{"probe model not served", []string{"probe", "limits", "--base-url", u, "--model", "nope"},
+			[]string{`"nope"`, "Qwen/Qwen2.5-7B-Instruct-AWQ"},
+			"PROBE: --model nope gives INCONCLUSIVE 'the server does not say its max_model_len' (exit 0); it does, for the model it serves"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			skipFinding(t, c.finding)
+			code, stdout, stderr := runMain(c.args...)
+			if code != exitUsage {
+				t.Fatalf("servebench %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(c.args, " "), code, exitUsage, stdout, stderr)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, stderr)
+				}
+			}
+		})
+	}
+	// When every request failed, stderr says why (the server's message),
+	// not only the error classes.
+	t.Run("every request failed says why", func(t *testing.T) {
+		skipFinding(t, "BENCH: 'every request failed (2 of 2; errors map[http_status:2])' prints a Go map and not the reason; "+
+			"add the commonest error_text, e.g. 'HTTP 404: The model `nope` does not exist.'")
+		code, _, stderr := runMain("run", "--base-url", u, "--model", "nope", "--requests", "2", "--max-tokens", "4", "--quiet")
+		if code == exitOK || !strings.Contains(stderr, "does not exist") || strings.Contains(stderr, "map[") {
+			t.Errorf("exit %d; stderr should give the server's reason without a Go map:\n%s", code, stderr)
+		}
+	})
 }
