@@ -3,65 +3,26 @@ package bench
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"net"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/engine/launch/launchtest"
 )
 
-// binDir holds the servebench binary the child-process tests start, built
-// once per test binary (and only when such a test runs).
-var (
-	binDir    string
-	buildOnce sync.Once
-	buildErr  error
-)
-
-func TestMain(m *testing.M) {
-	flag.Parse()
-	d, err := os.MkdirTemp("", "servebench-bench-bin")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binDir = d
-	code := m.Run()
-	os.RemoveAll(d)
-	os.Exit(code)
-}
-
-// servebenchBin builds cmd/servebench with `go build -o` once and returns its path.
-func servebenchBin(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds and starts the servebench binary; skipped with -short")
-	}
-	bin := filepath.Join(binDir, "servebench")
-	buildOnce.Do(func() {
-		out, err := exec.Command("go", "build", "-o", bin, "github.com/servebench/servebench/cmd/servebench").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return bin
-}
+// TestMain removes the servebench binary the child-process tests built.
+func TestMain(m *testing.M) { os.Exit(launchtest.Run(m)) }
 
 // childConfig is a session on the bundled engine started as a child process.
 func childConfig(t *testing.T, n int, engineArgs ...string) Config {
 	return Config{
-		Server: ServerOptions{Self: servebenchBin(t), Speedup: 50, EngineArgs: engineArgs, ReadyTimeout: time.Minute},
+		Server: ServerOptions{Self: launchtest.Servebench(t), Speedup: 50, EngineArgs: engineArgs, ReadyTimeout: time.Minute},
 		Dir:    t.TempDir(), FailOnErrorRate: -1, ReconcileWait: time.Second,
 		Runs: []RunSpec{{Name: "streaming", Workload: Workload{Mode: ModeSequential, Requests: n},
 			Request: RequestSpec{MaxTokens: 32, ExactLength: true, Stream: true}}},
@@ -133,7 +94,7 @@ func TestServerDiesMidRun(t *testing.T) {
 // TestServerCmdSecrets starts a server from a command line holding an API
 // key (--server-cmd): the key works, and is written nowhere.
 func TestServerCmdSecrets(t *testing.T) {
-	bin := servebenchBin(t)
+	bin := launchtest.Servebench(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

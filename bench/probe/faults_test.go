@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/engine/launch/launchtest"
 )
 
 // The fault matrix (issue 7): every --fault of the bundled engine, run
@@ -27,33 +28,6 @@ import (
 // request sent is a record (sent = ok + failed, requests.jsonl holds them
 // all). TestFaultMatrix logs the matrix as a Markdown table; run it with
 // -v to see it.
-
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
-
-// servebench builds cmd/servebench once per test binary.
-func servebench(t *testing.T) string {
-	t.Helper()
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "servebench-probe-bin")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "servebench")
-		out, err := exec.Command("go", "build", "-o", binPath, "github.com/servebench/servebench/cmd/servebench").CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
-}
 
 // observed is what one faulted `servebench run` left behind.
 type observed struct {
@@ -333,7 +307,7 @@ func TestFaultMatrix(t *testing.T) {
 	})
 	// The runs mostly wait (start-up, timeouts, backoff): run them all
 	// first, several at once, then check each in its own subtest.
-	bin := servebench(t)
+	bin := launchtest.Servebench(t)
 	obs := make([]*observed, len(matrix))
 	errs := make([]error, len(matrix))
 	sem := make(chan struct{}, matrixParallel)
@@ -443,7 +417,7 @@ func TestProbeCLIBundled(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds servebench and starts the engine per case")
 	}
-	bin := servebench(t)
+	bin := launchtest.Servebench(t)
 	for _, tc := range []struct {
 		name string
 		args []string

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/servebench/servebench/engine/launch/launchtest"
 	"github.com/servebench/servebench/engine/sim"
 )
 
@@ -71,6 +72,7 @@ func TestMain(m *testing.M) {
 		}()
 	}
 	code := m.Run()
+	launchtest.Cleanup()
 	cancel()
 	var wg sync.WaitGroup
 	for name, s := range engines {

@@ -10,44 +10,17 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/engine/launch/launchtest"
 	"github.com/servebench/servebench/report/stats"
 )
 
-// The startup tests start real server processes: the servebench binary,
-// built once (and only when such a test runs).
-var (
-	sbOnce sync.Once
-	sbBin  string
-	sbErr  error
-)
-
-func startupBin(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds and starts the servebench binary; skipped with -short")
-	}
-	sbOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "servebench-startup-bin")
-		if err != nil {
-			sbErr = err
-			return
-		}
-		sbBin = filepath.Join(dir, "servebench")
-		if out, err := exec.Command("go", "build", "-o", sbBin, ".").CombinedOutput(); err != nil {
-			sbErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if sbErr != nil {
-		t.Fatal(sbErr)
-	}
-	return sbBin
-}
+// TestMain removes the servebench binary the startup tests built.
+func TestMain(m *testing.M) { os.Exit(launchtest.Run(m)) }
 
 func freePort(t *testing.T) int {
 	t.Helper()
@@ -62,7 +35,7 @@ func freePort(t *testing.T) int {
 // TestStartupServerCmdRepeatJSON: --server-cmd with --base-url, two cold
 // starts, JSON list plus summary on stdout and in results.json.
 func TestStartupServerCmdRepeatJSON(t *testing.T) {
-	bin := startupBin(t)
+	bin := launchtest.Servebench(t)
 	port := freePort(t)
 	dir := t.TempDir()
 	code, out, errOut := benchMain(t, "startup", "--server-cmd", fmt.Sprintf("%s engine --port %d --speedup 50", bin, port),
@@ -121,7 +94,7 @@ func TestStartupServerCmdRepeatJSON(t *testing.T) {
 // TestStartupBundledDefault runs the binary itself: the default server is
 // the bundled engine, started from os.Executable.
 func TestStartupBundledDefault(t *testing.T) {
-	bin := startupBin(t)
+	bin := launchtest.Servebench(t)
 	cmd := exec.Command(bin, "startup", "--speedup", "50")
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -137,7 +110,7 @@ func TestStartupBundledDefault(t *testing.T) {
 }
 
 func TestStartupServerFails(t *testing.T) {
-	bin := startupBin(t)
+	bin := launchtest.Servebench(t)
 	cases := []struct {
 		name  string
 		args  []string
@@ -244,7 +217,7 @@ func enginePID(t *testing.T, dir string) int {
 // stops the engine and exits 4; SIGKILL to servebench (which can run no
 // handler) still takes the engine down, by the parent-death signal.
 func TestStartupInterruptedLeavesNoChild(t *testing.T) {
-	bin := startupBin(t)
+	bin := launchtest.Servebench(t)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGKILL} {
 		t.Run(sig.String(), func(t *testing.T) {
 			dir := t.TempDir()

@@ -2,49 +2,17 @@ package launch
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-)
 
-// The bundled-engine tests start the real servebench binary, built once per
-// test binary (and only when such a test runs).
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
+	"github.com/servebench/servebench/engine/launch/launchtest"
 )
-
-func servebenchBin(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds and starts the servebench binary; skipped with -short")
-	}
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "servebench-launch-bin")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "servebench")
-		out, err := exec.Command("go", "build", "-o", binPath, "github.com/servebench/servebench/cmd/servebench").CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
-}
 
 // The seed lesson's figures for the default profile (RTX 3060, Qwen2.5-7B AWQ).
 const (
@@ -74,7 +42,7 @@ func logNumber(t *testing.T, log, pattern string) float64 {
 // health modes and checks phases, the port learned from the log, and the
 // facts against the engine's own log lines and the seed's figures.
 func TestBundledEngine(t *testing.T) {
-	bin := servebenchBin(t)
+	bin := launchtest.Servebench(t)
 	for _, mode := range []string{"refuse", "503"} {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()

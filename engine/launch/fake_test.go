@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/servebench/servebench/engine/launch/launchtest"
 )
 
 // The test binary doubles as a fake server: TestMain runs fakeMain instead of
@@ -24,7 +26,7 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(fakeEnv); mode != "" {
 		os.Exit(fakeMain(mode))
 	}
-	os.Exit(m.Run())
+	os.Exit(launchtest.Run(m))
 }
 
 // fakeSpec returns a spec that runs this test binary as a fake server.
