@@ -185,22 +185,25 @@ func writeStartup(b *strings.Builder, st *result.Startup) {
 	}
 }
 
-// countRecords counts run's lines in requests.jsonl: measured and warm-up.
-func countRecords(run string, recs []result.Record) [2]int {
-	var n [2]int
+// countRecords counts run's lines in requests.jsonl: measured outcomes,
+// warm-up, and attempts retried after a 429/503 (not outcomes).
+func countRecords(run string, recs []result.Record) [3]int {
+	var n [3]int
 	for _, r := range recs {
-		if r.Run == run {
-			if r.Warmup {
-				n[1]++
-			} else {
-				n[0]++
-			}
+		switch {
+		case r.Run != run:
+		case r.Warmup:
+			n[1]++
+		case r.Retried:
+			n[2]++
+		default:
+			n[0]++
 		}
 	}
 	return n
 }
 
-func writeRun(b *strings.Builder, r *result.Run, nrec [2]int) {
+func writeRun(b *strings.Builder, r *result.Run, nrec [3]int) {
 	fmt.Fprintf(b, "### %s\n\n", mdEscape(RunLabel(r.Name)))
 	wl := r.Workload
 	mode := "streaming"
@@ -222,7 +225,11 @@ func writeRun(b *strings.Builder, r *result.Run, nrec [2]int) {
 		load, mode, orDash(wl.Endpoint), wl.MaxTokens, exact, orDash(wl.PromptKind), wl.Warmup)
 	fmt.Fprintf(b, "- Requests: %d measured, %d ok%s; %.2f s; %.3g requests/s, %.4g output tokens/s\n",
 		r.Requests, r.OK, errorsText(r.Errors), r.DurationS, r.Throughput.RequestsPerS, r.Throughput.OutputTokensPerS)
-	fmt.Fprintf(b, "- Records in requests.jsonl: %d measured, %d warm-up\n", nrec[0], nrec[1])
+	fmt.Fprintf(b, "- Records in requests.jsonl: %d measured, %d warm-up", nrec[0], nrec[1])
+	if nrec[2] > 0 {
+		fmt.Fprintf(b, ", %d retried attempts (left out of the charts, as warm-up is)", nrec[2])
+	}
+	b.WriteString("\n")
 	if rc := r.Engine.Reconciliation; rc != nil {
 		fmt.Fprintf(b, "- Reconciliation: client sent %d measured requests (retries included), %d ok, %d answered; engine counted %g",
 			rc.Sent, rc.OK, rc.Completed, rc.EngineCount)
