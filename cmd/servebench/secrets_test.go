@@ -261,6 +261,21 @@ func TestSecretsStartup(t *testing.T) {
 		t.Errorf("no first token measured: %+v", res.Server.Startup)
 	}
 	assertNoSecret(t, testKey, stdout, stderr, dir)
+
+	// No key, or a wrong one: exit 3, saying which, the key never shown.
+	t.Setenv("SERVEBENCH_AUDIT_WRONG_KEY", "sk-wrong-TEST-456")
+	for _, tc := range []struct{ env, want string }{
+		{"SERVEBENCH_AUDIT_NO_KEY", "none was sent"},
+		{"SERVEBENCH_AUDIT_WRONG_KEY", "refused the API key"},
+	} {
+		code, stdout, stderr := runMain("startup", "--speedup", "200", "--quiet", "--out", t.TempDir(), "--api-key-env", tc.env,
+			"--engine-arg", "--api-key="+testKey)
+		if code != exitInvalidRun || !strings.Contains(stderr, "401") || !strings.Contains(stderr, tc.want) {
+			t.Errorf("--api-key-env %s: exit %d, want 3 naming 401 and %q:\n%s", tc.env, code, tc.want, stderr)
+		}
+		assertNoSecret(t, testKey, stdout, stderr, "")
+		assertNoSecret(t, "sk-wrong-TEST-456", stdout, stderr, "")
+	}
 }
 
 // TestSecretsProbe: probe output (verdicts and evidence) never shows the key.

@@ -231,7 +231,11 @@ func (w *waiter) final(what string, status int, body []byte) error {
 	hint := ""
 	switch status {
 	case http.StatusUnauthorized, http.StatusForbidden:
-		hint = " (the server wants an API key)"
+		// Say whether a key was sent: "none" and "refused" have different fixes.
+		hint = " (the server wants an API key and none was sent: put it in the variable --api-key-env names, OPENAI_API_KEY by default)"
+		if w.s.spec.APIKey != "" {
+			hint = " (the server refused the API key that was sent)"
+		}
 	case http.StatusNotFound:
 		if what == "GET "+w.s.spec.HealthPath {
 			hint = " (the server has no such path: set the health path)"
