@@ -77,6 +77,7 @@ func (r *Runner) engineFigures(ctx context.Context, run *result.Run, before snap
 	ctx = context.WithoutCancel(ctx)
 	start := time.Now()
 	var delta *scrape.Delta
+	counted := false // the dialect exports a finished-request counter
 	for {
 		after := m.snapshot(ctx)
 		if after.err != nil {
@@ -89,7 +90,7 @@ func (r *Runner) engineFigures(ctx context.Context, run *result.Run, before snap
 		}
 		delta = scrape.Diff(before.snap, after.snap, m.Dialect, m.Filter)
 		n, ok := delta.Counter(scrape.EngineRequests)
-		if ok {
+		if counted = ok; ok {
 			rec.EngineCount = n
 		}
 		if !ok || n >= float64(run.OK) || time.Since(start) >= r.ReconcileWait {
@@ -103,17 +104,29 @@ func (r *Runner) engineFigures(ctx context.Context, run *result.Run, before snap
 			run.Warnings = append(run.Warnings, "engine figures absent: "+w)
 		}
 		rec.Note = "counter reset during the run: engine figures left out"
+		rec.EngineAbsent = true
 		return
+	}
+	if reconcileNote(run, rec, m.Filter.Model, counted) {
+		return // run.Engine holds only the reconciliation
 	}
 	run.Engine = EngineSummary(delta)
 	run.Engine.Reconciliation = rec
-	reconcileNote(run, rec, m.Filter.Model)
 }
 
 // reconcileNote explains a mismatch between the client's and the engine's
-// request counts.
-func reconcileNote(run *result.Run, rec *result.Reconciliation, model string) {
+// request counts (counted: the server exports the finished-request
+// counter) and reports whether the engine figures must be left out.
+//
+// The engine must count at least the requests the client saw succeed. If,
+// after the bounded wait, it counted fewer, its counters went back during
+// the run (a server restart) and climbed again without going below their
+// pre-run values, so scrape.Diff saw no reset: figures over such a delta
+// describe only part of the run, unlabelled, so they are left out.
+// Foreign traffic only adds to the count, so it cannot explain a shortfall.
+func reconcileNote(run *result.Run, rec *result.Reconciliation, model string, counted bool) (drop bool) {
 	switch {
+	case !counted:
 	case rec.EngineCount == 0 && rec.OK > 0 && model != "":
 		rec.Note = fmt.Sprintf("/metrics counted no finished request with model_name=%q although %d succeeded: "+
 			"--model must match the server's model_name label; engine figures absent", model, rec.OK)
@@ -123,12 +136,15 @@ func reconcileNote(run *result.Run, rec *result.Reconciliation, model string) {
 		rec.Note = fmt.Sprintf("engine finished %.0f requests, servebench sent %d: foreign traffic; engine figures mix in other clients' requests", rec.EngineCount, rec.Sent)
 		run.Warnings = append(run.Warnings, rec.Note)
 	case rec.EngineCount < float64(rec.OK):
-		rec.Note = fmt.Sprintf("engine counted %.0f finished requests after %.1f s, the client saw %d succeed: "+
-			"/metrics lags, or its counters were reset (server restart); engine figures cover only part of the run", rec.EngineCount, rec.WaitedS, rec.OK)
+		rec.Note = fmt.Sprintf("engine counted %.0f finished requests after waiting %.1f s, the client saw %d succeed: "+
+			"/metrics counters were reset during the run (server restart?) or lag more than the wait; engine figures absent", rec.EngineCount, rec.WaitedS, rec.OK)
 		run.Warnings = append(run.Warnings, rec.Note)
+		rec.EngineAbsent = true
+		return true
 	case rec.EngineCount < float64(rec.Sent):
 		rec.Note = fmt.Sprintf("engine counted %.0f of %d requests sent; the others failed before the engine finished them", rec.EngineCount, rec.Sent)
 	}
+	return false
 }
 
 // settle scrapes until the engine has counted at least target finished

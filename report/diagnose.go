@@ -98,7 +98,11 @@ func DiagnoseWith(run result.Run, th Thresholds) Diagnosis {
 	engE2E, haveEngE2E := histMean(run.Engine.E2ES)
 
 	if !haveTTFT && run.Stream {
-		add(CauseUnknown, "The engine does not export TTFT, so the client's first visible output (%s) "+
+		why := "The engine does not export TTFT"
+		if rc := run.Engine.Reconciliation; rc != nil && rc.EngineAbsent {
+			why = "Engine figures were left out (" + rc.Note + ")"
+		}
+		add(CauseUnknown, why+", so the client's first visible output (%s) "+
 			"cannot be split into engine time and time lost on the way.", secs(fv))
 	}
 	if haveTTFT && ttft >= th.LargeTTFT {

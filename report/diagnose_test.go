@@ -44,6 +44,12 @@ func TestDiagnose(t *testing.T) {
 		// No TTFT exported (TGI): say we cannot tell.
 		{"no ttft", runOf("tgi", func() reporttest.RunSpec { s := seed[0]; s.NoTTFT = true; return s }()),
 			CauseUnknown, []Cause{CauseHealthy, CauseBetween}, []string{"does not export TTFT"}},
+		// Engine figures left out after a counter reset: say so, not "does not export".
+		{"engine left out", func() result.Run {
+			r := runOf("vllm", seed[0])
+			r.Engine = result.EngineStats{Reconciliation: &result.Reconciliation{OK: 20, EngineCount: 3, EngineAbsent: true, Note: "counters were reset"}}
+			return r
+		}(), CauseUnknown, []Cause{CauseHealthy, CauseBetween}, []string{"Engine figures were left out (counters were reset)"}},
 		// Every request failed.
 		{"no requests", result.Run{Name: "streaming", Stream: true}, CauseUnknown, []Cause{CauseHealthy},
 			[]string{"No successful requests"}},

@@ -170,6 +170,8 @@ func engineMean(res *result.Results, run *result.Run, h *result.Hist, what strin
 	switch d := res.Server.Dialect; {
 	case d == "" || d == "none":
 		return 0, false, "no engine /metrics were scraped (no known dialect), so engine figures are unavailable"
+	case rec != nil && rec.EngineAbsent:
+		return 0, false, "engine figures left out: " + rec.Note
 	case rec != nil && rec.OK == 0 && rec.EngineCount == 0:
 		// An empty delta, not a missing metric (e.g. every request got a 401).
 		return 0, false, fmt.Sprintf("the engine finished none of this run's %d requests, so it has no %s to report", rec.Sent, what)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/report/reporttest"
 )
 
@@ -107,6 +108,19 @@ func TestTableNotExported(t *testing.T) {
 	}
 	if !strings.Contains(doc.Rows[0].Missing[KeyEngineTTFT], "tgi") {
 		t.Errorf("json: missing reason = %q", doc.Rows[0].Missing[KeyEngineTTFT])
+	}
+}
+
+// TestTableEngineLeftOut: engine figures bench left out (a counter reset)
+// are "n/a" with bench's reason, not "does not export".
+func TestTableEngineLeftOut(t *testing.T) {
+	res, _ := reporttest.Seed()
+	run := &res.Runs[0]
+	note := "engine counted 2 finished requests after waiting 5.0 s, the client saw 4 succeed: /metrics counters were reset during the run"
+	run.Engine = result.EngineStats{Reconciliation: &result.Reconciliation{Sent: 4, OK: 4, EngineCount: 2, Note: note, EngineAbsent: true}}
+	m := NewTableModel(res)
+	if len(m.Notes) != 1 || m.Notes[0] != "engine figures left out: "+note {
+		t.Errorf("notes = %q", m.Notes)
 	}
 }
 

@@ -266,12 +266,16 @@ var matrix = []matrixRow{
 	{fault: "metrics-reset=3", extra: []string{"--requests", "4", "--stream", "on"}, wantCode: 0,
 		wantWarn: "counters were reset",
 		check: func(t *testing.T, o *observed) {
-			rec := o.res.Runs[0].Engine.Reconciliation
-			if rec == nil || rec.EngineCount >= float64(rec.OK) {
-				t.Errorf("reconciliation %+v: want the engine count below the %d successes", rec, o.res.Runs[0].OK)
+			run := o.res.Runs[0]
+			rec := run.Engine.Reconciliation
+			if rec == nil || rec.EngineCount >= float64(rec.OK) || !rec.EngineAbsent {
+				t.Errorf("reconciliation %+v: want the engine count below the %d successes, engine figures marked absent", rec, run.OK)
+			}
+			if run.Engine.TTFTS != nil || run.Engine.E2ES != nil || run.Client.E2ES == nil {
+				t.Errorf("engine TTFT %v E2E %v, client E2E %v: want engine absent after the reset, client present", run.Engine.TTFTS, run.Engine.E2ES, run.Client.E2ES)
 			}
 		},
-		did: "waited the 5 s reconcile bound, warned that the engine counted fewer requests than succeeded (counters reset?); client columns reported, exit 0"},
+		did: "waited the 5 s reconcile bound, saw the engine count fewer requests than succeeded (counters reset), left engine figures out with a warning; client columns reported, exit 0"},
 }
 
 // partialTokens checks that each failed record kept the k tokens it got.

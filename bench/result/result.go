@@ -174,6 +174,9 @@ type Reconciliation struct {
 	WaitedS     float64 `json:"waited_s"` // how long we waited for the engine count to catch up
 	Foreign     bool    `json:"foreign_traffic"`
 	Note        string  `json:"note,omitempty"`
+	// EngineAbsent: the engine figures were left out because the counts
+	// cannot be trusted (a counter reset); Note says why.
+	EngineAbsent bool `json:"engine_figures_absent,omitempty"`
 }
 
 // RateStats describe how well an open-loop run kept its schedule.
