@@ -58,5 +58,28 @@ client's first visible output and E2E beside the engine's TTFT and queue wait.`,
 		newSweepCmd(),
 		newProbeCmd(),
 	)
+	markArgErrorsAsUsage(root)
 	return root
+}
+
+// markArgErrorsAsUsage makes a stray or missing argument, and an unknown
+// command, a usage error (exit 2) rather than a failed run: cobra returns
+// those errors untagged.
+func markArgErrorsAsUsage(root *cobra.Command) {
+	root.Args = func(cmd *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return usageErr(fmt.Errorf("unknown command %q for %q (see servebench --help)", args[0], cmd.CommandPath()))
+		}
+		return nil
+	}
+	// A runnable root, so cobra runs the check above instead of printing
+	// help for an unknown command and exiting 0.
+	root.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+	for _, c := range root.Commands() {
+		check := c.Args
+		if check == nil {
+			continue // the command checks its arguments itself
+		}
+		c.Args = func(cmd *cobra.Command, args []string) error { return usageErr(check(cmd, args)) }
+	}
 }
