@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -50,6 +51,7 @@ type Server struct {
 	BaseURL     string
 	MetricsURLs []string
 	Model       string
+	MaxModelLen int // the model's context length from /v1/models; 0: unknown
 	Info        result.Server
 	proc        *launch.Server // nil when servebench did not start it
 }
@@ -212,34 +214,63 @@ func bundledInfo(cmd []string) *result.Bundled {
 	return b
 }
 
-// learn asks the server for its model (unless given) and version.
+// learn asks the server for its model (unless given), its context length
+// and its version. A --model the server's /v1/models does not list is bad
+// input (every request would fail); a server without a usable /v1/models is
+// taken at its word when --model is given.
 func (s *Server) learn(ctx context.Context, opts ServerOptions) error {
 	s.Model = opts.Model
-	if s.Model == "" {
-		c := client.New(client.Options{BaseURL: s.BaseURL, APIKey: opts.APIKey, RequestTimeout: 30 * time.Second})
-		ms, err := c.Models(ctx)
-		if err != nil {
-			hint := "pass --model to skip"
-			if strings.Contains(err.Error(), "401") || strings.Contains(err.Error(), "403") {
-				hint = "the server wants an API key: put it in the environment variable named by --api-key-env"
-				if opts.APIKeyEnv != "" {
-					hint += " (" + opts.APIKeyEnv + ", which is "
-					if opts.APIKey == "" {
-						hint += "empty or unset)"
-					} else {
-						hint += "set but refused)"
-					}
+	c := client.New(client.Options{BaseURL: s.BaseURL, APIKey: opts.APIKey, RequestTimeout: 30 * time.Second})
+	ms, err := c.Models(ctx)
+	switch {
+	case s.Model != "":
+		if err != nil || len(ms) == 0 {
+			break
+		}
+		var ids []string
+		for _, m := range ms {
+			ids = append(ids, m.ID)
+			if m.ID == s.Model {
+				s.MaxModelLen = m.MaxModelLen
+			}
+		}
+		if !slices.Contains(ids, s.Model) {
+			return fmt.Errorf("%w: --model %q: not served by this server (%s/v1/models lists %s)",
+				ErrUsage, s.Model, s.Info.BaseURL, strings.Join(ids, ", "))
+		}
+	case err != nil:
+		hint := "pass --model to skip"
+		if strings.Contains(err.Error(), "401") || strings.Contains(err.Error(), "403") {
+			hint = "the server wants an API key: put it in the environment variable named by --api-key-env"
+			if opts.APIKeyEnv != "" {
+				hint += " (" + opts.APIKeyEnv + ", which is "
+				if opts.APIKey == "" {
+					hint += "empty or unset)"
+				} else {
+					hint += "set but refused)"
 				}
 			}
-			return fmt.Errorf("listing models at %s/v1/models (%s): %w", s.BaseURL, hint, err)
 		}
-		if len(ms) == 0 {
-			return fmt.Errorf("%s/v1/models lists no model: pass --model", s.BaseURL)
-		}
-		s.Model = ms[0].ID
+		// The client's error already names the URL.
+		return fmt.Errorf("%w (%s)", err, hint)
+	case len(ms) == 0:
+		return fmt.Errorf("%s/v1/models lists no model: pass --model", s.Info.BaseURL)
+	default:
+		s.Model, s.MaxModelLen = ms[0].ID, ms[0].MaxModelLen
 	}
 	s.Info.Model = s.Model
 	s.Info.Version = serverVersion(ctx, s.BaseURL)
+	return nil
+}
+
+// CheckMaxTokens refuses a run whose output alone fills the model's
+// context (max_model_len from /v1/models; 0: unknown, not checked): the
+// server would answer every request with 400.
+func (s *Server) CheckMaxTokens(maxTokens int) error {
+	if s.MaxModelLen > 0 && maxTokens >= s.MaxModelLen {
+		return fmt.Errorf("%w: --max-tokens %d: over the server's max_model_len %d for %q (prompt and output must fit together): expected fewer",
+			ErrUsage, maxTokens, s.MaxModelLen, s.Model)
+	}
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 	"time"
 
@@ -73,6 +75,11 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 		return nil, nil, err
 	}
 	defer srv.Stop()
+	for _, r := range cfg.Runs {
+		if err := srv.CheckMaxTokens(r.Request.MaxTokens); err != nil {
+			return nil, nil, err
+		}
+	}
 	res.Server = srv.Info
 	prog.printf("server ready: %s, model %s\n", srv.BaseURL, srv.Model)
 
@@ -109,7 +116,7 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 	if runErr != nil {
 		return res, recs, runErr
 	}
-	return res, recs, Validate(res, cfg.FailOnErrorRate)
+	return res, recs, validate(res, recs, cfg.FailOnErrorRate)
 }
 
 // validateRuns checks every spec and returns the most requests any run keeps
@@ -220,13 +227,20 @@ func serverExitWarning(srv *Server) string {
 // succeeded in every run, and no run's error rate passed failOnErrorRate
 // percent (negative: no limit). It returns an error wrapping ErrInvalidRun.
 func Validate(res *result.Results, failOnErrorRate float64) error {
+	return validate(res, nil, failOnErrorRate)
+}
+
+// validate is Validate that, given the run's records, also says why every
+// request failed: the commonest error text (the server's own message).
+func validate(res *result.Results, recs []result.Record, failOnErrorRate float64) error {
 	var errs []error
 	for i := range res.Runs {
 		r := &res.Runs[i]
 		failed := r.Requests - r.OK
 		switch {
 		case r.Requests > 0 && r.OK == 0:
-			errs = append(errs, fmt.Errorf("run %s: every request failed (%d of %d; errors %v)", r.Name, failed, r.Requests, r.Errors))
+			errs = append(errs, fmt.Errorf("run %s: every request failed (%d of %d; %s)%s",
+				r.Name, failed, r.Requests, errorCounts(r.Errors), commonestError(recs, r.Name)))
 		case failOnErrorRate >= 0 && r.Requests > 0 && 100*float64(failed)/float64(r.Requests) > failOnErrorRate:
 			errs = append(errs, fmt.Errorf("run %s: %d of %d requests failed (%.1f%%), over --fail-on-error-rate %g%%",
 				r.Name, failed, r.Requests, 100*float64(failed)/float64(r.Requests), failOnErrorRate))
@@ -236,6 +250,58 @@ func Validate(res *result.Results, failOnErrorRate float64) error {
 		return nil
 	}
 	return fmt.Errorf("%w: %w", ErrInvalidRun, errors.Join(errs...))
+}
+
+// errorCounts lists error classes and counts, "http_status: 2, timeout: 1".
+func errorCounts(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s: %d", k, m[k])
+	}
+	if len(parts) == 0 {
+		return "no error class recorded"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// commonestError is ": CLASS: TEXT (N of M)" for the error text most of
+// run's failed measured records share, or "" without one; the text is the
+// client's, already redacted and shortened.
+func commonestError(recs []result.Record, run string) string {
+	count := map[string]int{}
+	class := map[string]string{}
+	best, n := "", 0
+	for _, r := range recs {
+		if r.Run != run || r.Warmup || r.Retried || r.Error == "" {
+			continue
+		}
+		text := cmp.Or(r.ErrorText, r.Error)
+		count[text]++
+		class[text] = r.Error
+		if c := count[text]; c > n || c == n && text < best {
+			best, n = text, c
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	total := 0
+	for _, c := range count {
+		total += c
+	}
+	s := ": " + class[best]
+	if best != class[best] {
+		s += ": " + best
+	}
+	if n < total {
+		s += fmt.Sprintf(" (%d of %d failures)", n, total)
+	}
+	return s
 }
 
 // WriteResults writes dir/results.json atomically (temp file and rename), so

@@ -130,6 +130,31 @@ func TestValidateResults(t *testing.T) {
 	}
 }
 
+// TestValidateSaysWhy: when every request failed, the error gives the
+// commonest error text (the server's reason) and the classes without a Go map.
+func TestValidateSaysWhy(t *testing.T) {
+	res := &result.Results{Runs: []result.Run{{Name: "a", Requests: 3, Errors: map[string]int{"http_status": 2, "timeout": 1}}}}
+	recs := []result.Record{
+		{Run: "a", Error: "http_status", ErrorText: "HTTP 404: model `nope` does not exist"},
+		{Run: "a", Error: "timeout"},
+		{Run: "a", Error: "http_status", ErrorText: "HTTP 404: model `nope` does not exist"},
+		{Run: "b", Error: "http_status", ErrorText: "other run"},
+	}
+	err := validate(res, recs, -1)
+	if err == nil {
+		t.Fatal("every request failed, yet valid")
+	}
+	msg := err.Error()
+	for _, want := range []string{"every request failed (3 of 3; http_status: 2, timeout: 1)", "http_status: HTTP 404: model `nope` does not exist (2 of 3 failures)"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error lacks %q: %s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "map[") || strings.Contains(msg, "other run") {
+		t.Errorf("error shows a Go map or another run's error: %s", msg)
+	}
+}
+
 func TestRedactArgs(t *testing.T) {
 	in := []string{"run", "--api-key", "sk-secret", "--api-key=sk-2", "--api-key-env", "MY_KEY",
 		"--server-cmd", "vllm serve m --api-key sk-3 --port 8011", "-H", "Authorization: Bearer sk-4",

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -129,8 +132,7 @@ func badInputCases(f badInputFiles) []badInputCase {
 		{"table speedup -1", []string{"table", "--base-url", u, "--speedup", "-1"}, []string{"--speedup -1", "> 0"}, ""},
 		{"table speedup 0 given explicitly", []string{"table", "--speedup", "0", "--ready-timeout", "5s"}, []string{"--speedup 0", "> 0"}, ""},
 		{"table speedup NaN", []string{"table", "--speedup", "NaN"}, []string{"--speedup NaN", "> 0"}, ""},
-		{"table speedup Inf", []string{"table", "--speedup", "Inf", "--ready-timeout", "20s"}, []string{"--speedup +Inf"},
-			"BENCH: --speedup Inf passes the CLI check, the bundled engine refuses it (factor in (0, 1e6]), exit 3: check the same range"},
+		{"table speedup Inf", []string{"table", "--speedup", "Inf", "--ready-timeout", "20s"}, []string{"--speedup +Inf"}, ""},
 		{"run rate NaN", []string{"run", "--base-url", u, "--rate", "NaN"}, []string{"--rate NaN", "> 0"}, ""},
 		{"run rate Inf", []string{"run", "--base-url", u, "--rate", "Inf"}, []string{"--rate +Inf", "> 0"}, ""},
 		{"run fail-on-error-rate NaN", []string{"run", "--base-url", u, "--fail-on-error-rate", "NaN"}, []string{"--fail-on-error-rate NaN", "0 to 100"}, ""},
@@ -140,8 +142,7 @@ func badInputCases(f badInputFiles) []badInputCase {
 		{"table baseline missing", []string{"table", "--base-url", u, "--baseline", missing}, []string{missing}, ""},
 		{"table max-regression ten%", []string{"table", "--base-url", u, "--baseline", f.good, "--max-regression", "client.e2e.median=ten%"}, []string{`"client.e2e.median=ten%"`, "10%"}, ""},
 		{"table out not creatable", []string{"table", "--base-url", u, "--out", "/proc/servebench-nope"}, []string{"/proc/servebench-nope"}, ""},
-		{"table engine-arg unknown GPU", []string{"table", "--speedup", "1000", "--ready-timeout", "20s", "--engine-arg=--gpu=nope"}, []string{`"nope"`, "rtx3060-12gb"},
-			"BENCH: the bundled engine exits 2 on a bad --engine-arg and table/run/sweep report exit 3 (server failed); launch now wraps the *exec.ExitError: map exit status 2 of the bundled engine to exit 2, as startup does"},
+		{"table engine-arg unknown GPU", []string{"table", "--speedup", "1000", "--ready-timeout", "20s", "--engine-arg=--gpu=nope"}, []string{`"nope"`, "rtx3060-12gb"}, ""},
 		{"table server preset bogus", []string{"table", "--server", "bogus"}, []string{`"bogus"`, "bundled, vllm"}, ""},
 		{"table engine-arg with base-url", []string{"table", "--base-url", u, "--engine-arg=--gpu=h100-80gb"}, []string{"--engine-arg", "bundled engine"}, ""},
 
@@ -257,11 +258,9 @@ func badInputCases(f badInputFiles) []badInputCase {
 		{"engine speedup NaN", engine("--speedup", "NaN"), []string{"NaN", "(0, 1e6]"}, ""},
 		{"engine gpu-memory-utilization NaN", engine("--gpu-memory-utilization", "NaN"), []string{"NaN", "(0, 1]"}, ""},
 		{"engine fault rate NaN", engine("--fault", "http-error=NaN:500"), []string{`"http-error=NaN:500"`, "[0,1]"}, ""},
-		{"engine startup-speedup NaN", engine("--startup-speedup", "NaN"), []string{"NaN", "(0, 1e6]"},
-			"ENGINE: --startup-speedup NaN is accepted (NaN passes the range check); the start-up phases then take ~0 s"},
+		{"engine startup-speedup NaN", engine("--startup-speedup", "NaN"), []string{"NaN", "(0, 1e6]"}, ""},
 		{"engine health-during-load bogus", engine("--health-during-load", "maybe"), []string{`"maybe"`, `"503"`}, ""},
-		{"engine host unresolvable", engine("--host", "not a host"), []string{`not a host`},
-			"ENGINE: --host is used only after the whole start-up (exit 3 after ~90 s at speed 1); it could be checked (net.ParseIP / a test listen) before loading"},
+		{"engine host unresolvable", engine("--host", "not a host"), []string{`not a host`}, ""},
 
 		// --- probe
 		{"probe no name", []string{"probe"}, []string{"one probe name", "cancel"}, ""},
@@ -274,16 +273,13 @@ func badInputCases(f badInputFiles) []badInputCase {
 		{"probe max-model-len -1", []string{"probe", "limits", "--base-url", u, "--max-model-len", "-1"}, []string{"--max-model-len -1", ">= 0"}, ""},
 		{"probe watch 0", []string{"probe", "cancel", "--base-url", u, "--watch", "0"}, []string{"--watch 0s", "positive"}, ""},
 		{"probe settle negative", []string{"probe", "cancel", "--base-url", u, "--settle", "-1s"}, []string{"--settle -1s", "positive"}, ""},
-		{"probe speedup NaN", []string{"probe", "cancel", "--speedup", "NaN", "--ready-timeout", "20s"}, []string{"--speedup NaN"},
-			"PROBE: --speedup NaN passes the check (NaN < 0 is false); the engine refuses it and probe exits 3"},
+		{"probe speedup NaN", []string{"probe", "cancel", "--speedup", "NaN", "--ready-timeout", "20s"}, []string{"--speedup NaN"}, ""},
 		{"probe speedup -1", []string{"probe", "cancel", "--speedup", "-1"}, []string{"--speedup -1", "> 0"}, ""},
 		{"probe base-url not a URL", []string{"probe", "cancel", "--base-url", "not a url"}, []string{`"not a url"`, "http://HOST:PORT"}, ""},
 		{"probe base-url ftp", []string{"probe", "cancel", "--base-url", "ftp://x"}, []string{`"ftp://x"`, "http://HOST:PORT"}, ""},
-		{"probe metrics-url not a URL", []string{"probe", "cancel", "--base-url", u, "--metrics-url", "not a url"}, []string{`"not a url"`},
-			"PROBE: --metrics-url is not validated; probe goes on to contact the server (exit 3 here)"},
+		{"probe metrics-url not a URL", []string{"probe", "cancel", "--base-url", u, "--metrics-url", "not a url"}, []string{`"not a url"`}, ""},
 
-		{"probe engine-arg unknown flag", []string{"probe", "limits", "--speedup", "1000", "--ready-timeout", "20s", "--engine-arg=--bogus"}, []string{"--bogus"},
-			"PROBE: a bad --engine-arg makes the bundled engine exit 2, reported as exit 3 (server unreachable); map it to exit 2 as startup does"},
+		{"probe engine-arg unknown flag", []string{"probe", "limits", "--speedup", "1000", "--ready-timeout", "20s", "--engine-arg=--bogus"}, []string{"--bogus"}, ""},
 
 		// --- startup
 		{"startup repeat 0", []string{"startup", "--repeat", "0"}, []string{"--repeat 0", "1 or more"}, ""},
@@ -359,15 +355,11 @@ func TestBadInputAgainstServer(t *testing.T) {
 	u := e.BaseURL()
 	for _, c := range []badInputCase{
 		{"run model not served", []string{"run", "--base-url", u, "--model", "nope", "--requests", "2", "--max-tokens", "4"},
-			[]string{`"nope"`, "Qwen/Qwen2.5-7B-Instruct-AWQ"},
-			"BENCH: with --model, /v1/models is skipped and every request gets a 404 (exit 3, the reason only in requests.jsonl); " +
-				"when /v1/models answers and does not list the model, refuse it naming the served ones"},
+			[]string{`"nope"`, "Qwen/Qwen2.5-7B-Instruct-AWQ"}, ""},
 		{"run max-tokens over the context", []string{"run", "--base-url", u, "--max-tokens", "5000", "--requests", "1"},
-			[]string{"--max-tokens 5000", "4096"},
-			"BENCH: /v1/models says max_model_len 4096, yet --max-tokens 5000 is sent and every request gets a 400 (exit 3)"},
+			[]string{"--max-tokens 5000", "4096"}, ""},
 		{"probe model not served", []string{"probe", "limits", "--base-url", u, "--model", "nope"},
-			[]string{`"nope"`, "Qwen/Qwen2.5-7B-Instruct-AWQ"},
-			"PROBE: --model nope gives INCONCLUSIVE 'the server does not say its max_model_len' (exit 0); it does, for the model it serves"},
+			[]string{`"nope"`, "Qwen/Qwen2.5-7B-Instruct-AWQ"}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			skipFinding(t, c.finding)
@@ -385,11 +377,17 @@ func TestBadInputAgainstServer(t *testing.T) {
 	// When every request failed, stderr says why (the server's message),
 	// not only the error classes.
 	t.Run("every request failed says why", func(t *testing.T) {
-		skipFinding(t, "BENCH: 'every request failed (2 of 2; errors map[http_status:2])' prints a Go map and not the reason; "+
-			"add the commonest error_text, e.g. 'HTTP 404: The model `nope` does not exist.'")
-		code, _, stderr := runMain("run", "--base-url", u, "--model", "nope", "--requests", "2", "--max-tokens", "4", "--quiet")
-		if code == exitOK || !strings.Contains(stderr, "does not exist") || strings.Contains(stderr, "map[") {
-			t.Errorf("exit %d; stderr should give the server's reason without a Go map:\n%s", code, stderr)
+		// A server that lists no models (so --model is taken at its word)
+		// and refuses every request, as a proxy in front of vLLM might.
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprint(w, `{"error": {"message": "The model `+"`nope`"+` does not exist.", "code": 404}}`)
+		}))
+		defer srv.Close()
+		code, _, stderr := runMain("run", "--base-url", srv.URL, "--model", "nope", "--requests", "2", "--max-tokens", "4", "--quiet")
+		if code != exitInvalidRun || !strings.Contains(stderr, "does not exist") || strings.Contains(stderr, "map[") {
+			t.Errorf("exit %d (want 3); stderr should give the server's reason without a Go map:\n%s", code, stderr)
 		}
 	})
 }

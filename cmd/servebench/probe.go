@@ -117,8 +117,11 @@ func (o *probeOptions) check(name string) error {
 			return fmt.Errorf("%s %v: expected a positive duration", d.name, d.v)
 		}
 	}
-	if o.speedup < 0 {
-		return fmt.Errorf("--speedup %g: expected a factor > 0", o.speedup)
+	if err := checkSpeedup(o.speedup, false); err != nil {
+		return err
+	}
+	if err := checkMetricsURLs(o.metricsURLs); err != nil {
+		return err
 	}
 	if o.baseURL != "" {
 		if _, err := launch.ParseBaseURL(o.baseURL); err != nil {
@@ -143,7 +146,8 @@ func runProbe(cmd *cobra.Command, name string, o *probeOptions) error {
 	so := bench.ServerOptions{BaseURL: o.baseURL, ServerCmd: o.serverCmd, Preset: o.preset, Speedup: o.speedup,
 		EngineArgs: o.engineArgs, MetricsURLs: o.metricsURLs, Model: o.model,
 		APIKey: client.APIKeyFromEnv(o.apiKeyEnv), ReadyTimeout: o.readyTimeout}
-	if o.serverCmd == "" && (o.preset == bench.PresetBundled || (o.preset == "" && o.baseURL == "")) {
+	bundled := o.serverCmd == "" && (o.preset == bench.PresetBundled || (o.preset == "" && o.baseURL == ""))
+	if bundled {
 		self, err := os.Executable()
 		if err != nil {
 			return fmt.Errorf("finding the servebench binary for the bundled engine: %w", err)
@@ -155,6 +159,9 @@ func runProbe(cmd *cobra.Command, name string, o *probeOptions) error {
 	}
 	srv, err := bench.StartServer(ctx, so)
 	if err != nil {
+		if errors.Is(err, bench.ErrUsage) || bundled && engineRefusedFlags(err) {
+			return mapBenchErr(err, bundled)
+		}
 		return withExit(exitInvalidRun, fmt.Errorf("server unreachable or not started: %w", err))
 	}
 	defer srv.Stop()

@@ -18,6 +18,7 @@ import (
 	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/client"
 	"github.com/servebench/servebench/engine/launch"
+	"github.com/servebench/servebench/engine/sim"
 	"github.com/servebench/servebench/report"
 	"github.com/servebench/servebench/report/compare"
 )
@@ -91,13 +92,11 @@ func (o *sessionOptions) check(fs *pflag.FlagSet) error {
 	if o.readyTimeout <= 0 {
 		return fmt.Errorf("--ready-timeout %v: expected a positive duration", o.readyTimeout)
 	}
-	if o.speedup < 0 || fs.Changed("speedup") && !(o.speedup > 0) {
-		return fmt.Errorf("--speedup %g: expected a factor > 0", o.speedup)
+	if err := checkSpeedup(o.speedup, fs.Changed("speedup")); err != nil {
+		return err
 	}
-	for _, u := range o.metricsURLs {
-		if _, err := launch.ParseBaseURL(u); err != nil {
-			return fmt.Errorf("--metrics-url: %w", err)
-		}
+	if err := checkMetricsURLs(o.metricsURLs); err != nil {
+		return err
 	}
 	if len(o.maxRegression) > 0 && o.baseline == "" {
 		return errors.New("--max-regression without --baseline: expected a baseline to compare with")
@@ -158,7 +157,7 @@ func (o *sessionOptions) session(cmd *cobra.Command, runs []bench.RunSpec, stopA
 	}
 	res, recs, err := bench.Execute(cmd.Context(), cfg)
 	if res == nil {
-		return mapBenchErr(err)
+		return mapBenchErr(err, usesBundled(o))
 	}
 	if terr := report.Table(stdout, res, o.format); terr != nil {
 		err = errors.Join(err, terr)
@@ -169,7 +168,7 @@ func (o *sessionOptions) session(cmd *cobra.Command, runs []bench.RunSpec, stopA
 	fmt.Fprintf(stderr, "results: %s\n", dir) // also with --quiet: where the results are is the answer
 
 	if err != nil {
-		return mapBenchErr(fmt.Errorf("%w (results so far saved in %s)", err, dir))
+		return mapBenchErr(fmt.Errorf("%w (results so far saved in %s)", err, dir), false)
 	}
 	return o.gate(stdout, res, recs)
 }
@@ -196,17 +195,42 @@ func (o *sessionOptions) gate(w io.Writer, res *result.Results, recs []result.Re
 	return nil
 }
 
-// mapBenchErr maps bench's errors to exit codes.
-func mapBenchErr(err error) error {
+// mapBenchErr maps bench's errors to exit codes; bundled says the server
+// was the bundled engine and err came before any run (bench.Execute gave no
+// results), when its exit status 2 means it refused its flags.
+func mapBenchErr(err error, bundled bool) error {
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, bench.ErrUsage):
 		return usageErr(err)
+	case bundled && engineRefusedFlags(err):
+		return engineRefusal(err)
 	case errors.Is(err, bench.ErrInterrupted):
 		return withExit(exitInterrupted, err)
 	}
 	return withExit(exitInvalidRun, err) // server failed or died, every request failed, error rate
+}
+
+// checkSpeedup checks --speedup against the bundled engine's own range
+// (sim.SpeedupOK), so a value the engine would refuse is a usage error here
+// and not a server that "exited". 0 is the default (the engine's own speed)
+// unless given explicitly.
+func checkSpeedup(v float64, given bool) error {
+	if v == 0 && !given || sim.SpeedupOK(v) {
+		return nil
+	}
+	return fmt.Errorf("--speedup %g: expected a factor > 0, at most 1e6 (leave it out for the engine's own speed)", v)
+}
+
+// checkMetricsURLs checks each --metrics-url before anything starts.
+func checkMetricsURLs(urls []string) error {
+	for _, u := range urls {
+		if _, err := launch.ParseBaseURL(u); err != nil {
+			return fmt.Errorf("--metrics-url: %w", err)
+		}
+	}
+	return nil
 }
 
 func usesBundled(o *sessionOptions) bool {

@@ -97,8 +97,8 @@ func (o *startupOptions) spec() (launch.Spec, error) {
 		return spec, fmt.Errorf("--poll-interval %v: expected a duration > 0", o.pollInterval)
 	case o.readyTimeout <= 0:
 		return spec, fmt.Errorf("--ready-timeout %v: expected a duration > 0", o.readyTimeout)
-	case !(o.speedup >= 0 && o.speedup <= 1e6): // also NaN, which every comparison lets through
-		return spec, fmt.Errorf("--speedup %g: expected a factor > 0, at most 1e6", o.speedup)
+	case checkSpeedup(o.speedup, false) != nil:
+		return spec, checkSpeedup(o.speedup, false)
 	case o.serverCmd != "" && o.preset != "":
 		return spec, errors.New("--server-cmd and --server: expected one of them")
 	}
@@ -190,8 +190,8 @@ func runStartup(cmd *cobra.Command, o *startupOptions) error {
 	if o.fromLog != "" {
 		return startupFromLog(stdout, o)
 	}
-	if cmd.Flags().Changed("speedup") && o.speedup == 0 {
-		return usageErr(fmt.Errorf("--speedup 0: expected a factor > 0 (leave it out for the engine's own speed)"))
+	if err := checkSpeedup(o.speedup, cmd.Flags().Changed("speedup")); err != nil {
+		return usageErr(err)
 	}
 	spec, err := o.spec()
 	if err != nil {
@@ -237,17 +237,46 @@ func runStartup(cmd *cobra.Command, o *startupOptions) error {
 			}
 		}
 	}
-	var exitErr *exec.ExitError
 	switch {
 	case runErr == nil:
 		return nil
-	case spec.Preset == "bundled" && len(runs) == 0 && errors.As(runErr, &exitErr) && exitErr.ExitCode() == exitUsage:
-		// The bundled engine exits 2 only on bad flags (--engine-arg): bad input.
-		return usageErr(fmt.Errorf("the bundled engine refused its flags: %w", runErr))
+	case spec.Preset == "bundled" && len(runs) == 0 && engineRefusedFlags(runErr):
+		return engineRefusal(runErr)
 	case cmd.Context().Err() != nil:
 		return withExit(exitInterrupted, fmt.Errorf("interrupted after %d of %d start(s): %w", len(runs), o.repeat, runErr))
 	}
 	return withExit(exitInvalidRun, fmt.Errorf("start %d of %d: %w", len(runs)+1, o.repeat, runErr))
+}
+
+// engineRefusedFlags reports whether err says a started server exited with
+// status 2. The bundled engine does so only on flags it refuses (a bad
+// --engine-arg): bad input, not a failed server. Callers check that the
+// server was the bundled engine, and that it had not been ready yet.
+func engineRefusedFlags(err error) bool {
+	var ee *exec.ExitError
+	return errors.As(err, &ee) && ee.ExitCode() == exitUsage
+}
+
+// engineRefusal is the usage error for a bundled engine that refused its
+// flags: the engine's own message (its log's last "servebench: ..." lines)
+// rather than the launcher's account of a failed start, which would bury it.
+func engineRefusal(err error) error {
+	var reason []string
+	for _, l := range strings.Split(err.Error(), "\n") {
+		l, ok := strings.CutPrefix(l, "  | ")
+		switch {
+		case !ok:
+			continue
+		case strings.HasPrefix(l, "servebench: "):
+			reason = []string{strings.TrimPrefix(l, "servebench: ")}
+		case reason != nil:
+			reason = append(reason, l)
+		}
+	}
+	if reason == nil {
+		return usageErr(fmt.Errorf("the bundled engine refused its flags: %w", err))
+	}
+	return usageErr(fmt.Errorf("the bundled engine refused its flags (exit status 2): %s", strings.Join(reason, "\n")))
 }
 
 // logName is run i's server log: server.log, then server-2.log, ...

@@ -184,7 +184,7 @@ func TestMapBenchErr(t *testing.T) {
 		{fmt.Errorf("%w: bad", bench.ErrUsage), exitUsage},
 		{errors.New("connection refused"), exitInvalidRun},
 	} {
-		if got := exitCode(mapBenchErr(tc.err)); got != tc.code {
+		if got := exitCode(mapBenchErr(tc.err, false)); got != tc.code {
 			t.Errorf("mapBenchErr(%v) exit %d, want %d", tc.err, got, tc.code)
 		}
 	}

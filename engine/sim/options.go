@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 )
 
 // Options configures the bundled engine. Field names follow vLLM's flags
@@ -55,43 +56,58 @@ func DefaultOptions() Options {
 	}
 }
 
+// MaxSpeedup is the largest Speedup (and StartupSpeedup) the engine takes.
+const MaxSpeedup = 1e6
+
+// SpeedupOK reports whether v is a speed-up factor the engine takes: in
+// (0, MaxSpeedup]; false for NaN and Inf. Commands that pass --speedup on to
+// the bundled engine check it with this, before starting it.
+func SpeedupOK(v float64) bool { return v > 0 && v <= MaxSpeedup }
+
 // validate checks the fields that do not need the performance model.
 func (o *Options) validate() error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 	if o.MaxModelLen < 0 {
-		bad("max model len %d: want a positive token count (or 0 for the model's context length)", o.MaxModelLen)
+		bad("--max-model-len %d: want a positive token count (or 0 for the model's context length)", o.MaxModelLen)
 	}
 	if !(o.GPUMemoryUtilization > 0 && o.GPUMemoryUtilization <= 1) {
-		bad("gpu memory utilization %g: want a fraction in (0, 1]", o.GPUMemoryUtilization)
+		bad("--gpu-memory-utilization %g: want a fraction in (0, 1]", o.GPUMemoryUtilization)
 	}
 	if o.MaxNumSeqs < 0 {
-		bad("max num seqs %d: want a positive count (or 0 for the default)", o.MaxNumSeqs)
+		bad("--max-num-seqs %d: want a positive count (or 0 for the default)", o.MaxNumSeqs)
 	}
 	if o.MaxNumBatchedTokens < 0 {
-		bad("max num batched tokens %d: want a positive count (or 0 for the default)", o.MaxNumBatchedTokens)
+		bad("--max-num-batched-tokens %d: want a positive count (or 0 for the default)", o.MaxNumBatchedTokens)
 	}
 	if o.NumGPUBlocksOverride < 0 {
-		bad("num gpu blocks override %d: want a positive count (or 0 for none)", o.NumGPUBlocksOverride)
+		bad("--num-gpu-blocks-override %d: want a positive count (or 0 for none)", o.NumGPUBlocksOverride)
 	}
-	if !(o.Speedup > 0) || o.Speedup > 1e6 {
-		bad("speedup %g: want a factor in (0, 1e6]", o.Speedup)
+	if !SpeedupOK(o.Speedup) {
+		bad("--speedup %g: want a factor in (0, 1e6]", o.Speedup)
 	}
-	if o.StartupSpeedup < 0 || o.StartupSpeedup > 1e6 {
-		bad("startup speedup %g: want a factor in (0, 1e6], or 0 for --speedup", o.StartupSpeedup)
+	if o.StartupSpeedup != 0 && !SpeedupOK(o.StartupSpeedup) {
+		bad("--startup-speedup %g: want a factor in (0, 1e6], or 0 for --speedup", o.StartupSpeedup)
 	}
 	if o.Port < 0 || o.Port > 65535 {
-		bad("port %d: want 0-65535", o.Port)
+		bad("--port %d: want 0-65535", o.Port)
 	}
 	switch o.HealthDuringLoad {
 	case HealthRefuse, Health503:
 	case "":
 		o.HealthDuringLoad = HealthRefuse
 	default:
-		bad("health during load %q: want %q or %q", o.HealthDuringLoad, HealthRefuse, Health503)
+		bad("--health-during-load %q: want %q or %q", o.HealthDuringLoad, HealthRefuse, Health503)
 	}
 	if o.Host == "" {
 		o.Host = "127.0.0.1"
+	}
+	// The real listen comes only after the start-up phases (90 s at speed
+	// 1): a host that cannot be bound is found now, by a trial listen.
+	if l, err := net.Listen("tcp", net.JoinHostPort(o.Host, "0")); err != nil {
+		bad("--host %q: cannot listen there: %v", o.Host, err)
+	} else {
+		l.Close()
 	}
 	if o.Log == nil {
 		o.Log = io.Discard
