@@ -100,7 +100,7 @@ func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 	s := &Server{}
 	if !started {
 		s.BaseURL = strings.TrimRight(opts.BaseURL, "/")
-		s.Info.BaseURL = s.BaseURL
+		s.Info.BaseURL = launch.RedactURL(s.BaseURL)
 	} else {
 		proc, err := launch.Start(ctx, spec)
 		if err != nil {
@@ -113,20 +113,23 @@ func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 			return nil, fmt.Errorf("waiting for the server to be ready: %w", err)
 		}
 		s.BaseURL = strings.TrimRight(proc.BaseURL(), "/")
-		s.Info = result.Server{BaseURL: s.BaseURL, Command: strings.Join(RedactArgs(spec.Command), " "),
+		s.Info = result.Server{BaseURL: launch.RedactURL(s.BaseURL), Command: strings.Join(launch.RedactArgs(spec.Command), " "),
 			Preset: opts.Preset, Startup: st}
 		if opts.Preset == "" && opts.ServerCmd == "" {
 			s.Info.Preset = PresetBundled
 		}
 		if s.Info.Preset == PresetBundled {
-			s.Info.Bundled = bundledInfo(RedactArgs(spec.Command))
+			s.Info.Bundled = bundledInfo(launch.RedactArgs(spec.Command))
 		}
 	}
 	s.MetricsURLs = opts.MetricsURLs
 	if len(s.MetricsURLs) == 0 {
 		s.MetricsURLs = []string{s.BaseURL + "/metrics"}
 	}
-	s.Info.MetricsURL = s.MetricsURLs
+	s.Info.MetricsURL = make([]string, len(s.MetricsURLs))
+	for i, u := range s.MetricsURLs {
+		s.Info.MetricsURL[i] = launch.RedactURL(u)
+	}
 	if err := s.learn(ctx, opts); err != nil {
 		_ = s.Stop()
 		return nil, err

@@ -17,6 +17,7 @@ import (
 
 	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/client"
+	"github.com/servebench/servebench/engine/launch"
 	"github.com/servebench/servebench/scrape"
 )
 
@@ -81,7 +82,7 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 		}
 	}
 	res.Server = srv.Info
-	prog.printf("server ready: %s, model %s\n", srv.BaseURL, srv.Model)
+	prog.printf("server ready: %s, model %s\n", srv.Info.BaseURL, srv.Model)
 
 	rw, err := CreateRecordFile(filepath.Join(cfg.Dir, result.RequestsFile))
 	if err != nil {
@@ -326,68 +327,9 @@ func NewManifest(version string, args []string) result.Manifest {
 	host, _ := os.Hostname()
 	return result.Manifest{
 		Version:     version,
-		CommandLine: RedactArgs(args),
+		CommandLine: launch.RedactArgs(args),
 		StartedAt:   time.Now().UTC(),
 		Host: result.Host{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), OS: runtime.GOOS,
 			Arch: runtime.GOARCH, Hostname: host},
 	}
-}
-
-// RedactArgs returns a copy of args with secrets replaced by "REDACTED":
-// values of --api-key (as "--api-key X" or "--api-key=X", also passed on
-// through another flag such as "--engine-arg=--api-key=X" or
-// "--engine-arg=--api-key --engine-arg=X", and inside --server-cmd strings)
-// and Authorization headers. Environment variable names (--api-key-env)
-// are kept: they are not secrets.
-func RedactArgs(args []string) []string {
-	out := make([]string, len(args))
-	redactNext := false
-	for i, a := range args {
-		prefix, v := splitPassThrough(a)
-		switch {
-		case redactNext:
-			out[i] = prefix + "REDACTED"
-			redactNext = false
-			continue
-		case v == "--api-key" || v == "-api-key":
-			redactNext = true
-		case strings.HasPrefix(v, "--api-key="):
-			a = prefix + "--api-key=REDACTED"
-		}
-		out[i] = redactInline(a)
-	}
-	return out
-}
-
-// splitPassThrough splits "--flag=--other..." (a flag whose value is
-// another flag, as --engine-arg takes) into "--flag=" and the value; any
-// other argument comes back whole as the value.
-func splitPassThrough(a string) (prefix, v string) {
-	if strings.HasPrefix(a, "--") {
-		if k, rest, ok := strings.Cut(a, "="); ok && k != "--api-key" {
-			return k + "=", rest
-		}
-	}
-	return "", a
-}
-
-// redactInline redacts secrets inside one argument (a --server-cmd string or
-// a header value).
-func redactInline(a string) string {
-	if strings.Contains(strings.ToLower(a), "authorization:") || strings.Contains(strings.ToLower(a), "bearer ") {
-		return "REDACTED"
-	}
-	if !strings.Contains(a, "--api-key") {
-		return a
-	}
-	f := strings.Fields(a)
-	for i := range f {
-		switch {
-		case f[i] == "--api-key" && i+1 < len(f):
-			f[i+1] = "REDACTED"
-		case strings.HasPrefix(f[i], "--api-key="):
-			f[i] = "--api-key=REDACTED"
-		}
-	}
-	return strings.Join(f, " ")
 }

@@ -167,6 +167,7 @@ func (c *Client) Models(ctx context.Context) ([]ModelInfo, error) {
 		return nil, fmt.Errorf("listing models: base URL %q: %w", c.opts.BaseURL, err)
 	}
 	c.auth(hreq)
+	url = hreq.URL.Redacted() // messages name it without a password
 	resp, err := c.hc.Do(hreq)
 	if err != nil {
 		return nil, fmt.Errorf("listing models at %s: %w", url, err)

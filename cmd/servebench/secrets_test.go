@@ -225,8 +225,6 @@ func TestSecretsServerCmd(t *testing.T) {
 
 	// A token in an environment assignment (env HF_TOKEN=... vllm serve).
 	t.Run("env assignment", func(t *testing.T) {
-		skipFinding(t, "BENCH: RedactArgs keeps VAR=VALUE assignments in --server-cmd (env HF_TOKEN=hf_... / VLLM_API_KEY=...) "+
-			"and --hf-token VALUE: redact the values of *TOKEN*, *KEY*, *SECRET*, *PASSWORD* assignments and flags")
 		const token = "hf_SECRET_TOKEN_42"
 		port := freePort(t)
 		dir := t.TempDir()
@@ -381,7 +379,5 @@ func TestSecretsURLPassword(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d\nstderr:\n%s", code, stderr)
 	}
-	skipFinding(t, "BENCH: the password of http://user:pass@host URLs is written to results.json "+
-		"(command_line, server.base_url, server.metrics_urls) and report.md: redact it (url.URL.Redacted)")
 	assertNoSecret(t, pw, stdout, stderr, dir)
 }

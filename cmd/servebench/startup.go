@@ -326,11 +326,11 @@ func writeStartupResults(dir string, spec launch.Spec, o *startupOptions, runs [
 	res.Manifest.StartedAt = started.UTC()
 	last := runs[len(runs)-1]
 	res.Server = result.Server{BaseURL: last.BaseURL, Model: last.Model, Dialect: dialectOf(last.Facts.Engine),
-		Command: strings.Join(bench.RedactArgs(spec.Command), " "), Preset: spec.Preset, Startup: runs[0].Startup}
+		Command: strings.Join(launch.RedactArgs(spec.Command), " "), Preset: spec.Preset, Startup: runs[0].Startup}
 	if spec.Preset == "bundled" {
 		d := sim.DefaultOptions()
 		res.Server.Bundled = &result.Bundled{GPU: cmpOr(o.gpu, d.GPU), Model: cmpOr(o.model, d.Model),
-			Speedup: d.Speedup, Seed: d.Seed, Args: bench.RedactArgs(o.engineArgs)}
+			Speedup: d.Speedup, Seed: d.Seed, Args: launch.RedactArgs(o.engineArgs)}
 		if o.speedup != 0 {
 			res.Server.Bundled.Speedup = o.speedup
 		}
