@@ -2,12 +2,14 @@ package bench
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/servebench/servebench/client"
@@ -97,35 +99,20 @@ func parsePromptLines(r io.Reader, name string) ([]promptItem, error) {
 	line := 0
 	for sc.Scan() {
 		line++
-		text := strings.TrimSpace(sc.Text())
+		text := sc.Text()
+		if line == 1 {
+			// Windows editors start UTF-8 files with a byte order mark.
+			text = strings.TrimPrefix(text, "\uFEFF")
+		}
+		text = strings.TrimSpace(text)
 		if text == "" {
 			continue
 		}
-		var raw struct {
-			Prompt   *string          `json:"prompt"`
-			Messages []client.Message `json:"messages"`
+		it, err := parsePromptLine(text)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
 		}
-		if err := json.Unmarshal([]byte(text), &raw); err != nil {
-			return nil, fmt.Errorf("%s:%d: %v (expected {\"prompt\": \"...\"} or {\"messages\": [...]})", name, line, err)
-		}
-		switch {
-		case raw.Prompt != nil && raw.Messages != nil:
-			return nil, fmt.Errorf("%s:%d: both \"prompt\" and \"messages\": expected one of them", name, line)
-		case raw.Prompt != nil:
-			if *raw.Prompt == "" {
-				return nil, fmt.Errorf("%s:%d: empty \"prompt\"", name, line)
-			}
-			items = append(items, promptItem{Prompt: *raw.Prompt})
-		case len(raw.Messages) > 0:
-			for i, m := range raw.Messages {
-				if m.Role == "" {
-					return nil, fmt.Errorf("%s:%d: messages[%d] has no \"role\"", name, line, i)
-				}
-			}
-			items = append(items, promptItem{Messages: raw.Messages})
-		default:
-			return nil, fmt.Errorf("%s:%d: expected {\"prompt\": \"...\"} or {\"messages\": [...]}", name, line)
-		}
+		items = append(items, it)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s:%d: %w", name, line+1, err)
@@ -134,6 +121,78 @@ func parsePromptLines(r io.Reader, name string) ([]promptItem, error) {
 		return nil, fmt.Errorf("%s: no prompts (expected JSONL lines of {\"prompt\": ...} or {\"messages\": [...]})", name)
 	}
 	return items, nil
+}
+
+// promptRoles are the chat roles the OpenAI API takes.
+var promptRoles = []string{"system", "user", "assistant", "tool", "developer"}
+
+// parsePromptLine reads one non-blank line of a prompt file.
+func parsePromptLine(text string) (promptItem, error) {
+	const want = `expected {"prompt": "..."} or {"messages": [...]}`
+	if text[0] != '{' {
+		return promptItem{}, fmt.Errorf("expected a JSON object %s, got %s", strings.TrimPrefix(want, "expected "), jsonKind(text[0]))
+	}
+	var raw struct {
+		Prompt   *string `json:"prompt"`
+		Messages []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal([]byte(text), &raw); err != nil {
+		return promptItem{}, fmt.Errorf("%v (%s)", err, want)
+	}
+	switch {
+	case raw.Prompt != nil && raw.Messages != nil:
+		return promptItem{}, errors.New(`both "prompt" and "messages": expected one of them`)
+	case raw.Prompt != nil:
+		if *raw.Prompt == "" {
+			return promptItem{}, errors.New(`empty "prompt"`)
+		}
+		return promptItem{Prompt: *raw.Prompt}, nil
+	case len(raw.Messages) == 0:
+		return promptItem{}, errors.New(want)
+	}
+	msgs := make([]client.Message, len(raw.Messages))
+	for i, m := range raw.Messages {
+		switch {
+		case m.Role == "":
+			return promptItem{}, fmt.Errorf("messages[%d] has no \"role\"", i)
+		case !slices.Contains(promptRoles, m.Role):
+			return promptItem{}, fmt.Errorf("messages[%d] role %q: expected one of %s", i, m.Role, strings.Join(promptRoles, ", "))
+		}
+		msgs[i].Role = m.Role
+		c := bytes.TrimSpace(m.Content)
+		switch {
+		case len(c) == 0 || string(c) == "null":
+		case c[0] == '"':
+			if err := json.Unmarshal(c, &msgs[i].Content); err != nil {
+				return promptItem{}, fmt.Errorf("messages[%d].content: %v", i, err)
+			}
+		default:
+			return promptItem{}, fmt.Errorf("messages[%d].content is %s: expected a string (multi-part content is not supported)", i, jsonKind(c[0]))
+		}
+	}
+	return promptItem{Messages: msgs}, nil
+}
+
+// jsonKind names the kind of JSON value that starts with c.
+func jsonKind(c byte) string {
+	switch {
+	case c == '[':
+		return "an array"
+	case c == '{':
+		return "an object"
+	case c == '"':
+		return "a string"
+	case c == 't' || c == 'f':
+		return "a boolean"
+	case c == 'n':
+		return "null"
+	case c == '-' || c >= '0' && c <= '9':
+		return "a number"
+	}
+	return fmt.Sprintf("%q, not JSON", c)
 }
 
 // Len is the number of distinct prompts (0 for synthetic: unbounded).

@@ -127,12 +127,27 @@ func TestPromptFile(t *testing.T) {
 		{"\n\n", "no prompts"},
 		{"{\"prompt\": \"a\", \"messages\": [{\"role\":\"user\",\"content\":\"b\"}]}\n", "bad.jsonl:1: both"},
 		{"{\"messages\": [{\"content\":\"b\"}]}\n", "bad.jsonl:1: messages[0] has no \"role\""},
+		// #9: OpenAI multi-part content, common in exported data sets.
+		{"{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}]}\n",
+			"bad.jsonl:1: messages[0].content is an array: expected a string (multi-part content is not supported)"},
+		// #10: a line that is not an object says what it is, not a Go type.
+		{"[\"a\"]\n", "bad.jsonl:1: expected a JSON object {\"prompt\": \"...\"} or {\"messages\": [...]}, got an array"},
+		// #11: a role the API refuses, found before the run.
+		{"{\"messages\":[{\"role\":\"wizard\",\"content\":\"b\"}]}\n", "bad.jsonl:1: messages[0] role \"wizard\": expected one of system, user"},
 	} {
 		bad := filepath.Join(dir, "bad.jsonl")
 		os.WriteFile(bad, []byte(tc.body), 0o644)
 		if _, err := LoadPromptFile(bad); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("LoadPromptFile(%q) error = %v, want %q", tc.body, err, tc.want)
 		}
+	}
+	// #8: a UTF-8 byte order mark (Windows editors) before the first line.
+	bom := filepath.Join(dir, "bom.jsonl")
+	os.WriteFile(bom, []byte("\uFEFF{\"prompt\": \"hello\"}\n{\"messages\": [{\"role\": \"assistant\", \"content\": null}, {\"role\": \"user\", \"content\": \"x\"}]}\n"), 0o644)
+	if p, err := LoadPromptFile(bom); err != nil || p.Len() != 2 {
+		t.Errorf("prompt file with a BOM: %v", err)
+	} else if p.Fill(&chat, 0); chat.Messages[0].Content != "hello" {
+		t.Errorf("BOM kept in the prompt: %q", chat.Messages[0].Content)
 	}
 	if _, err := LoadPromptFile(filepath.Join(dir, "missing.jsonl")); err == nil || !strings.Contains(err.Error(), "missing.jsonl") {
 		t.Errorf("missing file error = %v, want the path named", err)
