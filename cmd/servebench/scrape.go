@@ -83,7 +83,10 @@ func runScrape(ctx context.Context, opts *scrapeOptions, stdout, stderr io.Write
 		}
 		ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 		defer cancel()
-		snap, err = scrape.FetchAll(ctx, nil, urls)
+		if snap, err = scrape.FetchAll(ctx, nil, urls); err != nil {
+			// The URL was well formed: the server is unreachable or failed.
+			return withExit(exitInvalidRun, err)
+		}
 	default:
 		return usageErr(errors.New("nothing to read: give a /metrics URL or --file FILE"))
 	}

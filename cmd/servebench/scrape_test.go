@@ -159,7 +159,6 @@ func TestScrapeErrors(t *testing.T) {
 		{"unparsable file", []string{"--file", bad}, []string{bad, "line 2"}},
 		{"no server metrics", []string{"--file", unknown}, []string{unknown, "no vLLM, SGLang, TGI or llama.cpp metrics"}},
 		{"not a URL", []string{"localhost:8000"}, []string{`"localhost:8000"`, "http://"}},
-		{"nothing listening", []string{closed.URL}, []string{closed.URL + "/metrics"}},
 		{"bad format", []string{"--format", "yaml", "--file", bad}, []string{`"yaml"`, "text, json"}},
 		{"bad timeout", []string{"--timeout", "0s", closed.URL}, []string{"--timeout"}},
 		{"both", []string{"--file", bad, closed.URL}, []string{"not both"}},
@@ -175,6 +174,12 @@ func TestScrapeErrors(t *testing.T) {
 				t.Errorf("%s: stderr %q lacks %q", c.name, errOut, w)
 			}
 		}
+	}
+	// A well-formed URL nothing answers at is an unreachable server (exit
+	// 3, as run, table and probe say), not bad input.
+	code, _, errOut := scrapeCLI(t, "scrape", closed.URL)
+	if code != exitInvalidRun || !strings.Contains(errOut, closed.URL+"/metrics") {
+		t.Errorf("nothing listening: exit %d, want %d naming the URL; stderr %q", code, exitInvalidRun, errOut)
 	}
 }
 
