@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strings"
 	"time"
 
@@ -241,7 +240,7 @@ func validate(res *result.Results, recs []result.Record, failOnErrorRate float64
 		switch {
 		case r.Requests > 0 && r.OK == 0:
 			errs = append(errs, fmt.Errorf("run %s: every request failed (%d of %d; %s)%s",
-				r.Name, failed, r.Requests, errorCounts(r.Errors), commonestError(recs, r.Name)))
+				r.Name, failed, r.Requests, result.ErrorCounts(r.Errors), commonestError(recs, r.Name)))
 		case failOnErrorRate >= 0 && r.Requests > 0 && 100*float64(failed)/float64(r.Requests) > failOnErrorRate:
 			errs = append(errs, fmt.Errorf("run %s: %d of %d requests failed (%.1f%%), over --fail-on-error-rate %g%%",
 				r.Name, failed, r.Requests, 100*float64(failed)/float64(r.Requests), failOnErrorRate))
@@ -251,23 +250,6 @@ func validate(res *result.Results, recs []result.Record, failOnErrorRate float64
 		return nil
 	}
 	return fmt.Errorf("%w: %w", ErrInvalidRun, errors.Join(errs...))
-}
-
-// errorCounts lists error classes and counts, "http_status: 2, timeout: 1".
-func errorCounts(m map[string]int) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s: %d", k, m[k])
-	}
-	if len(parts) == 0 {
-		return "no error class recorded"
-	}
-	return strings.Join(parts, ", ")
 }
 
 // commonestError is ": CLASS: TEXT (N of M)" for the error text most of

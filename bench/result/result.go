@@ -1,6 +1,9 @@
 package result
 
 import (
+	"fmt"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/servebench/servebench/report/stats"
@@ -214,4 +217,22 @@ type Record struct {
 	Retried       bool         `json:"retried,omitempty"`
 	Events        [][2]float64 `json:"events,omitempty"` // [seconds from start, tokens] per content event
 	EventsDropped int          `json:"events_dropped,omitempty"`
+}
+
+// ErrorCounts lists a run's error classes with their counts in a stable
+// order, "http_status: 2, timeout: 1", for messages that say why a run failed.
+func ErrorCounts(errs map[string]int) string {
+	if len(errs) == 0 {
+		return "no error class recorded"
+	}
+	keys := make([]string, 0, len(errs))
+	for k := range errs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s: %d", k, errs[k])
+	}
+	return strings.Join(parts, ", ")
 }

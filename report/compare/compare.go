@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -307,7 +306,7 @@ func checkSide(s *Side, label string, r *result.Run, smp *runSamples, minN int, 
 	case smp.measured == 0:
 		return bad("no measured requests")
 	case smp.ok() == 0:
-		return bad(fmt.Sprintf("every one of the %d measured requests failed (%s)", smp.measured, errorSummary(r.Errors)))
+		return bad(fmt.Sprintf("every one of the %d measured requests failed (%s)", smp.measured, result.ErrorCounts(r.Errors)))
 	case smp.ok() < minN:
 		return bad(fmt.Sprintf("only %d successful measured requests; at least %d per side are needed to judge (Mann-Whitney normal approximation; at alpha %g it cannot reach significance below %d): run more requests",
 			smp.ok(), minN, alpha, stats.MannWhitneyMinN(alpha)))
@@ -321,22 +320,6 @@ func requestsPath(path string) string {
 		path = filepath.Dir(path)
 	}
 	return filepath.Join(path, result.RequestsFile)
-}
-
-func errorSummary(m map[string]int) string {
-	if len(m) == 0 {
-		return "no error classes recorded"
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s %d", k, m[k])
-	}
-	return strings.Join(parts, ", ")
 }
 
 func sortedThresholds(m map[string]Threshold) []Threshold {

@@ -212,7 +212,7 @@ func TestInvalidRuns(t *testing.T) {
 		want []string
 	}{
 		{"all failed", synthSide(t, "new", 2, 100, synthRun{name: "r", n: 20, scale: 1, stream: true, failed: 20}),
-			[]string{"every one of the 20 measured requests failed", "http_status 20"}},
+			[]string{"every one of the 20 measured requests failed", "http_status: 20"}},
 		{"too few", synthSide(t, "new", 2, 100, synthRun{name: "r", n: 5, scale: 1, stream: true}),
 			[]string{"only 5 successful", "at least 8 per side", "below 4"}},
 		{"too few after failures", synthSide(t, "new", 2, 100, synthRun{name: "r", n: 20, scale: 1, stream: true, failed: 15}),
