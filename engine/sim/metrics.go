@@ -7,7 +7,7 @@ import (
 )
 
 // vLLM V1's histogram bucket bounds (vllm/v1/metrics/loggers.py), as seen in
-// the real scrape in ../shared/fixtures/vllm_v1_metrics_qwen2.5-1.5b.txt.
+// the real scrape in testdata/fixtures/vllm_v1_metrics_qwen2.5-1.5b.txt.
 var (
 	ttftBuckets = []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75,
 		1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0}
