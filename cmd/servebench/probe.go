@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -91,10 +92,10 @@ the server is unreachable or failed to start.`,
 
 // check validates the flags before anything starts; errors are usage errors.
 func (o *probeOptions) check(name string) error {
-	if name != probe.All && !contains(probe.Names, name) {
+	if name != probe.All && !slices.Contains(probe.Names, name) {
 		return fmt.Errorf("probe %q: expected one of %s, all", name, strings.Join(probe.Names, ", "))
 	}
-	if !contains(probe.Formats, o.format) {
+	if !slices.Contains(probe.Formats, o.format) {
 		return fmt.Errorf("--format %q: expected one of %s", o.format, strings.Join(probe.Formats, ", "))
 	}
 	if o.endpoint != "chat" && o.endpoint != "completions" {

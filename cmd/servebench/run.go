@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -77,7 +78,7 @@ func (o *sessionOptions) addFlags(fs *pflag.FlagSet, maxTokens int) {
 // errors. A flag given explicitly is checked even where its zero value would
 // mean "default".
 func (o *sessionOptions) check(fs *pflag.FlagSet) error {
-	if !contains(report.Formats, o.format) {
+	if !slices.Contains(report.Formats, o.format) {
 		return fmt.Errorf("--format %q: expected one of %s", o.format, strings.Join(report.Formats, ", "))
 	}
 	if fs.Changed("fail-on-error-rate") && !(o.failOnErrorRate >= 0 && o.failOnErrorRate <= 100) {
@@ -243,15 +244,6 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-func contains(xs []string, s string) bool {
-	for _, x := range xs {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // workloadOptions are the workload flags of run and sweep.
 type workloadOptions struct {
 	requests     int
@@ -329,7 +321,7 @@ func (w *workloadOptions) workload(fs *pflag.FlagSet) (bench.Workload, error) {
 // use them: a typo, or a forgotten --rate, must not silently run another
 // workload.
 func (w *workloadOptions) checkArrival(fs *pflag.FlagSet) error {
-	if !contains(bench.Arrivals, w.arrival) {
+	if !slices.Contains(bench.Arrivals, w.arrival) {
 		return fmt.Errorf("--arrival %q: expected one of %s", w.arrival, strings.Join(bench.Arrivals, ", "))
 	}
 	if !(w.burstiness > 0) || math.IsInf(w.burstiness, 0) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -91,7 +93,7 @@ func (o *startupOptions) spec() (launch.Spec, error) {
 	switch {
 	case o.repeat < 1:
 		return spec, fmt.Errorf("--repeat %d: expected 1 or more", o.repeat)
-	case !contains(startupFormats, o.format):
+	case !slices.Contains(startupFormats, o.format):
 		return spec, fmt.Errorf("--format %q: expected one of %s", o.format, strings.Join(startupFormats, ", "))
 	case o.pollInterval <= 0:
 		return spec, fmt.Errorf("--poll-interval %v: expected a duration > 0", o.pollInterval)
@@ -116,9 +118,9 @@ func (o *startupOptions) spec() (launch.Spec, error) {
 				return spec, fmt.Errorf("--base-url: %w", err)
 			}
 		}
-		spec = launch.Spec{Command: argv, BaseURL: cmpOr(o.baseURL, launch.DefaultBaseURL)}
+		spec = launch.Spec{Command: argv, BaseURL: cmp.Or(o.baseURL, launch.DefaultBaseURL)}
 	} else {
-		name := cmpOr(o.preset, "bundled")
+		name := cmp.Or(o.preset, "bundled")
 		if name != "bundled" && bundledOnly {
 			return spec, fmt.Errorf("--speedup, --gpu and --engine-arg: only for the bundled engine, not --server %s", name)
 		}
@@ -168,7 +170,7 @@ func (o *startupOptions) checkBundled() error {
 		return nil // they may change what fits (--gpu-memory-utilization, --max-model-len)
 	}
 	opts := sim.DefaultOptions()
-	opts.GPU, opts.Model = cmpOr(o.gpu, opts.GPU), cmpOr(o.model, opts.Model)
+	opts.GPU, opts.Model = cmp.Or(o.gpu, opts.GPU), cmp.Or(o.model, opts.Model)
 	if o.speedup > 0 {
 		opts.Speedup = o.speedup
 	}
@@ -176,13 +178,6 @@ func (o *startupOptions) checkBundled() error {
 		return fmt.Errorf("--gpu %s --model %s: %w", opts.GPU, opts.Model, err)
 	}
 	return nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 func runStartup(cmd *cobra.Command, o *startupOptions) error {
@@ -329,7 +324,7 @@ func writeStartupResults(dir string, spec launch.Spec, o *startupOptions, runs [
 		Command: strings.Join(launch.RedactArgs(spec.Command), " "), Preset: spec.Preset, Startup: runs[0].Startup}
 	if spec.Preset == "bundled" {
 		d := sim.DefaultOptions()
-		res.Server.Bundled = &result.Bundled{GPU: cmpOr(o.gpu, d.GPU), Model: cmpOr(o.model, d.Model),
+		res.Server.Bundled = &result.Bundled{GPU: cmp.Or(o.gpu, d.GPU), Model: cmp.Or(o.model, d.Model),
 			Speedup: d.Speedup, Seed: d.Seed, Args: launch.RedactArgs(o.engineArgs)}
 		if o.speedup != 0 {
 			res.Server.Bundled.Speedup = o.speedup
@@ -359,7 +354,7 @@ func dialectOf(engine string) string {
 }
 
 func startupFromLog(w io.Writer, o *startupOptions) error {
-	if !contains(startupFormats, o.format) {
+	if !slices.Contains(startupFormats, o.format) {
 		return usageErr(fmt.Errorf("--format %q: expected one of %s", o.format, strings.Join(startupFormats, ", ")))
 	}
 	fh, err := os.Open(o.fromLog)
