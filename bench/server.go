@@ -31,6 +31,7 @@ const DefaultServerCmdURL = "http://127.0.0.1:8000"
 type ServerOptions struct {
 	BaseURL     string   // already running server, or where ServerCmd's server listens
 	ServerCmd   string   // shell command line that starts a server
+	ServerDir   string   // working directory of a server servebench starts ("" = servebench's)
 	Preset      string   // engine/launch preset: vllm, sglang, tgi, llamacpp, bundled
 	Self        string   // path of the servebench binary, for the bundled preset
 	EngineArgs  []string // extra arguments for the bundled engine (e.g. --speedup 10)
@@ -137,6 +138,13 @@ func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 	return s, nil
 }
 
+// CheckServer reports what is wrong with opts before anything starts: the
+// checks StartServer would make, without starting a server.
+func CheckServer(opts ServerOptions) error {
+	_, _, err := serverSpec(opts)
+	return err
+}
+
 // serverSpec builds the launch spec; started is false for an already
 // running server (BaseURL alone).
 func serverSpec(opts ServerOptions) (launch.Spec, bool, error) {
@@ -181,6 +189,7 @@ func serverSpec(opts ServerOptions) (launch.Spec, bool, error) {
 	if opts.ServerCmd != "" && (opts.Speedup != 0 || len(opts.EngineArgs) > 0) {
 		return spec, false, errors.New("--speedup and --engine-arg: only for the bundled engine, not with --server-cmd")
 	}
+	spec.Dir = opts.ServerDir
 	if opts.Dir != "" {
 		spec.LogPath = filepath.Join(opts.Dir, result.ServerLog)
 	}
@@ -189,7 +198,7 @@ func serverSpec(opts ServerOptions) (launch.Spec, bool, error) {
 	}
 	spec.Model = opts.Model
 	spec.APIKey = opts.APIKey
-	return spec, true, nil
+	return spec, true, spec.Validate()
 }
 
 // bundledInfo reads the bundled engine's flags back from its command line.

@@ -110,6 +110,10 @@ func badInputCases(f badInputFiles) []badInputCase {
 		// --- every command: stray arguments and unknown commands are usage errors
 		{"unknown command", []string{"bogus"}, []string{`"bogus"`},
 			""},
+		// --- the server's working directory must exist (checked before anything starts)
+		{"run server-dir missing", []string{"run", "--server-cmd", "true", "--server-dir", f.path("nodir")}, []string{f.path("nodir"), "existing directory"}, ""},
+		{"startup server-dir missing", []string{"startup", "--server-cmd", "true", "--server-dir", f.path("nodir")}, []string{f.path("nodir"), "existing directory"}, ""},
+		{"probe server-dir missing", []string{"probe", "limits", "--server-cmd", "true", "--server-dir", f.path("nodir")}, []string{f.path("nodir"), "existing directory"}, ""},
 		{"table stray argument", []string{"table", "--base-url", u, "20"}, []string{`"20"`},
 			""},
 		{"run stray argument", []string{"run", "--base-url", u, "--stream", "off", "20"}, []string{`"20"`},

@@ -18,18 +18,18 @@ import (
 
 // probeOptions are `servebench probe`'s flags.
 type probeOptions struct {
-	baseURL, serverCmd, preset string
-	speedup                    float64
-	engineArgs                 []string
-	metricsURLs                []string
-	model, endpoint            string
-	apiKeyEnv                  string
-	maxModelLen                int
-	after, maxTokens           int
-	watch, settle              time.Duration
-	requestTimeout             time.Duration
-	readyTimeout               time.Duration
-	format                     string
+	baseURL, serverCmd, serverDir, preset string
+	speedup                               float64
+	engineArgs                            []string
+	metricsURLs                           []string
+	model, endpoint                       string
+	apiKeyEnv                             string
+	maxModelLen                           int
+	after, maxTokens                      int
+	watch, settle                         time.Duration
+	requestTimeout                        time.Duration
+	readyTimeout                          time.Duration
+	format                                string
 }
 
 func newProbeCmd() *cobra.Command {
@@ -72,6 +72,7 @@ the server is unreachable or failed to start.`,
 	f := cmd.Flags()
 	f.StringVar(&o.baseURL, "base-url", "", "an already running server (default: start the bundled engine)")
 	f.StringVar(&o.serverCmd, "server-cmd", "", "start this server command and stop it at the end")
+	f.StringVar(&o.serverDir, "server-dir", "", "working directory of the server servebench starts (default: the current one)")
 	f.StringVar(&o.preset, "server", "", "start a preset server: "+strings.Join(launch.Presets, ", "))
 	f.Float64Var(&o.speedup, "speedup", 0, "bundled engine only: divide every modelled duration by this factor")
 	f.StringArrayVar(&o.engineArgs, "engine-arg", nil, "bundled engine only: extra argument for `servebench engine` (repeatable)")
@@ -144,7 +145,7 @@ func runProbe(cmd *cobra.Command, name string, o *probeOptions) error {
 		return usageErr(err)
 	}
 	ctx := cmd.Context()
-	so := bench.ServerOptions{BaseURL: o.baseURL, ServerCmd: o.serverCmd, Preset: o.preset, Speedup: o.speedup,
+	so := bench.ServerOptions{BaseURL: o.baseURL, ServerCmd: o.serverCmd, ServerDir: o.serverDir, Preset: o.preset, Speedup: o.speedup,
 		EngineArgs: o.engineArgs, MetricsURLs: o.metricsURLs, Model: o.model,
 		APIKey: client.APIKeyFromEnv(o.apiKeyEnv), ReadyTimeout: o.readyTimeout}
 	bundled := o.serverCmd == "" && (o.preset == bench.PresetBundled || (o.preset == "" && o.baseURL == ""))
@@ -157,6 +158,9 @@ func runProbe(cmd *cobra.Command, name string, o *probeOptions) error {
 		stderr := cmd.ErrOrStderr()
 		fmt.Fprintln(stderr, "starting the bundled engine (--base-url probes a running server)...")
 		so.Phase = func(phase string, at time.Duration) { fmt.Fprintf(stderr, "  %s at %.1f s\n", phase, at.Seconds()) }
+	}
+	if err := bench.CheckServer(so); err != nil {
+		return usageErr(err)
 	}
 	srv, err := bench.StartServer(ctx, so)
 	if err != nil {

@@ -30,29 +30,30 @@ var streamChoices = []string{"on", "off", "both"}
 // sessionOptions are the flags table, run and sweep share: the server, the
 // requests, the output and the gate.
 type sessionOptions struct {
-	baseURL, serverCmd, preset string
-	speedup                    float64
-	engineArgs                 []string
-	metricsURLs                []string
-	model, endpoint            string
-	maxTokens                  int
-	exactLength                bool
-	out, format                string
-	quiet                      bool
-	apiKeyEnv                  string
-	requestTimeout             time.Duration
-	stallTimeout               time.Duration
-	readyTimeout               time.Duration
-	retries                    int
-	failOnErrorRate            float64
-	baseline                   string
-	maxRegression              []string
-	thresholds                 []compare.Threshold // parsed from maxRegression by check
+	baseURL, serverCmd, serverDir, preset string
+	speedup                               float64
+	engineArgs                            []string
+	metricsURLs                           []string
+	model, endpoint                       string
+	maxTokens                             int
+	exactLength                           bool
+	out, format                           string
+	quiet                                 bool
+	apiKeyEnv                             string
+	requestTimeout                        time.Duration
+	stallTimeout                          time.Duration
+	readyTimeout                          time.Duration
+	retries                               int
+	failOnErrorRate                       float64
+	baseline                              string
+	maxRegression                         []string
+	thresholds                            []compare.Threshold // parsed from maxRegression by check
 }
 
 func (o *sessionOptions) addFlags(fs *pflag.FlagSet, maxTokens int) {
 	fs.StringVar(&o.baseURL, "base-url", "", "an already running server (with --server-cmd: where it listens; default "+bench.DefaultServerCmdURL+")")
 	fs.StringVar(&o.serverCmd, "server-cmd", "", `start this server command (e.g. "vllm serve MODEL --port 8000") and stop it at the end`)
+	fs.StringVar(&o.serverDir, "server-dir", "", "working directory of the server servebench starts (default: the current one)")
 	fs.StringVar(&o.preset, "server", "", "start a preset server: "+strings.Join(launch.Presets, ", ")+" (default: the bundled engine)")
 	fs.Float64Var(&o.speedup, "speedup", 0, "bundled engine only: divide every modelled duration by this factor")
 	fs.StringArrayVar(&o.engineArgs, "engine-arg", nil, "bundled engine only: extra argument for the engine command (repeatable, e.g. --engine-arg=--max-num-seqs=4)")
@@ -136,7 +137,7 @@ func (o *sessionOptions) session(cmd *cobra.Command, runs []bench.RunSpec, stopA
 		dir = filepath.Join("servebench-results", time.Now().UTC().Format("20060102T150405Z"))
 	}
 	cfg := bench.Config{
-		Server: bench.ServerOptions{BaseURL: o.baseURL, ServerCmd: o.serverCmd, Preset: o.preset,
+		Server: bench.ServerOptions{BaseURL: o.baseURL, ServerCmd: o.serverCmd, ServerDir: o.serverDir, Preset: o.preset,
 			Speedup: o.speedup, EngineArgs: o.engineArgs, MetricsURLs: o.metricsURLs, Model: o.model,
 			APIKey: client.APIKeyFromEnv(o.apiKeyEnv), APIKeyEnv: o.apiKeyEnv, ReadyTimeout: o.readyTimeout},
 		Runs: runs, Dir: dir, Args: os.Args, Version: version,

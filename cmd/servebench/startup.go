@@ -29,15 +29,15 @@ var startupFormats = []string{"text", "json"}
 
 // startupOptions is `servebench startup`'s parsed flags.
 type startupOptions struct {
-	preset, serverCmd, baseURL, healthPath string
-	pollInterval, readyTimeout             time.Duration
-	repeat                                 int
-	out, format, fromLog                   string
-	speedup                                float64
-	gpu, model                             string
-	engineArgs                             []string
-	apiKeyEnv                              string
-	quiet                                  bool
+	preset, serverCmd, serverDir, baseURL, healthPath string
+	pollInterval, readyTimeout                        time.Duration
+	repeat                                            int
+	out, format, fromLog                              string
+	speedup                                           float64
+	gpu, model                                        string
+	engineArgs                                        []string
+	apiKeyEnv                                         string
+	quiet                                             bool
 }
 
 func newStartupCmd() *cobra.Command {
@@ -70,6 +70,7 @@ shows the last 40 lines of its log); 2 on bad flags; 4 when interrupted.`,
 	f := cmd.Flags()
 	f.StringVar(&o.preset, "server", "", "start a preset server: "+strings.Join(launch.Presets, ", ")+" (default: the bundled engine)")
 	f.StringVar(&o.serverCmd, "server-cmd", "", `start this server command, e.g. "vllm serve MODEL --port 8000"`)
+	f.StringVar(&o.serverDir, "server-dir", "", "working directory of the server (default: the current one)")
 	f.StringVar(&o.baseURL, "base-url", "", "where the --server-cmd server listens (default "+launch.DefaultBaseURL+")")
 	f.StringVar(&o.healthPath, "health-path", "", "readiness path (default: the preset's, "+launch.DefaultHealthPath+")")
 	f.DurationVar(&o.pollInterval, "poll-interval", launch.DefaultPollInterval, "readiness polling interval: the resolution of every phase time")
@@ -146,7 +147,7 @@ func (o *startupOptions) spec() (launch.Spec, error) {
 			spec.BaseURL = o.baseURL
 		}
 	}
-	spec.HealthPath = o.healthPath
+	spec.HealthPath, spec.Dir = o.healthPath, o.serverDir
 	spec.PollInterval, spec.ReadyTimeout = o.pollInterval, o.readyTimeout
 	return spec, spec.Validate()
 }

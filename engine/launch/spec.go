@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -72,6 +73,11 @@ func (spec Spec) Validate() error {
 	}
 	if spec.HealthPath != "" && !strings.HasPrefix(spec.HealthPath, "/") {
 		return fmt.Errorf("health path %q: expected a path starting with /", spec.HealthPath)
+	}
+	if spec.Dir != "" {
+		if fi, err := os.Stat(spec.Dir); err != nil || !fi.IsDir() {
+			return fmt.Errorf("server working directory %q: expected an existing directory", spec.Dir)
+		}
 	}
 	for _, kv := range spec.Env {
 		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
