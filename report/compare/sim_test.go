@@ -196,7 +196,17 @@ func TestSimSameProfileNoFalseAlarm(t *testing.T) {
 	for i := range pairs {
 		t.Run(fmt.Sprintf("seed%d", i+1), func(t *testing.T) {
 			d := mustExecute(t, engines, simRuns(32, int64(i+1)), simRuns(32, int64(i+1)))
-			rep, err := compareDirs(t, d[0], d[1], compare.Options{})
+			// At speedup 50 streaming first visible is ~1 ms, the size of
+			// this shared host's scheduling jitter: a 1 ms floor there
+			// measures the host, not the engine (it raised a false alarm
+			// under load: 1.02 -> 2.29 ms). The floor a real server's
+			// 28 ms figure gets from the defaults is kept for every other
+			// figure.
+			th, err := compare.ParseThreshold("client.first_visible.median=10%,+5ms")
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := compareDirs(t, d[0], d[1], compare.Options{Thresholds: []compare.Threshold{th}})
 			if err != nil {
 				t.Fatal(err)
 			}
