@@ -388,6 +388,10 @@ func (s *scheduler) finish(r *request, reason string, now int64) {
 	r.state = stateFinished
 	r.reason = reason
 	s.e.m().finished(r, now)
+	// The request's blocks are already free: show it before the client can
+	// see its stream end, so a scrape right after the last request is not
+	// stale (the other gauges follow at the step boundary).
+	s.kvGauge()
 	r.emitted.Store(int64(r.output))
 	if g := r.goneAt.Load(); g >= 0 && reason != "abort" {
 		s.e.logf(apiPrefix, "serving_chat.py", 1217, "Request %s: client disconnected after %d tokens; %d tokens generated for nobody (--ignore-disconnect)", r.id, g, int64(r.output)-g)
@@ -400,7 +404,11 @@ func (s *scheduler) gauges() {
 	m := s.e.m()
 	m.running.Set(float64(len(s.running)))
 	m.waiting.Set(float64(len(s.waiting)))
-	m.kvUsage.Set(float64(s.total-s.free) / float64(s.total))
+	s.kvGauge()
+}
+
+func (s *scheduler) kvGauge() {
+	s.e.m().kvUsage.Set(float64(s.total-s.free) / float64(s.total))
 }
 
 // fineSleepMax is the stretch at the end of a wait that sleepUntil hands to
