@@ -244,6 +244,21 @@ func (w *waiter) final(what string, status int, body []byte) error {
 	return fmt.Errorf("%w: %s answered HTTP %d%s: %s%s", ErrNotReady, what, status, hint, snippet(body), w.s.tailText())
 }
 
+// pending reports whether a probe's answer means "not ready yet": no
+// answer, or a status that means still starting. It remembers the answer
+// for the timeout message.
+func (w *waiter) pending(what string, status int, err error) bool {
+	switch {
+	case err != nil:
+		w.last = what + ": " + err.Error()
+	case notYet(status):
+		w.last = fmt.Sprintf("%s: HTTP %d", what, status)
+	default:
+		return false
+	}
+	return true
+}
+
 // notYet reports whether an HTTP status means "still starting".
 func notYet(status int) bool {
 	return status == http.StatusServiceUnavailable || status == http.StatusTooManyRequests ||
@@ -254,14 +269,10 @@ func (w *waiter) health(ctx context.Context) (bool, error) {
 	what := "GET " + w.s.spec.HealthPath
 	status, body, err := w.do(ctx, http.MethodGet, w.s.spec.HealthPath, nil, probeTimeout)
 	switch {
-	case err != nil:
-		w.last = what + ": " + err.Error()
+	case w.pending(what, status, err):
 		return false, nil
 	case status == http.StatusOK:
 		return true, nil
-	case notYet(status):
-		w.last = fmt.Sprintf("%s: HTTP %d", what, status)
-		return false, nil
 	}
 	return false, w.final(what, status, body)
 }
@@ -270,11 +281,7 @@ func (w *waiter) models(ctx context.Context) (bool, error) {
 	const what = "GET /v1/models"
 	status, body, err := w.do(ctx, http.MethodGet, "/v1/models", nil, probeTimeout)
 	switch {
-	case err != nil:
-		w.last = what + ": " + err.Error()
-		return false, nil
-	case notYet(status):
-		w.last = fmt.Sprintf("%s: HTTP %d", what, status)
+	case w.pending(what, status, err):
 		return false, nil
 	case status == http.StatusNotFound || status == http.StatusMethodNotAllowed:
 		// Older servers (e.g. TGI before its OpenAI routes) list no models:
@@ -318,14 +325,10 @@ func (w *waiter) complete(ctx context.Context) (bool, error) {
 	what := "POST " + path
 	status, resp, err := w.do(ctx, http.MethodPost, path, body, completionTimeout)
 	switch {
-	case err != nil:
-		w.last = what + ": " + err.Error()
+	case w.pending(what, status, err):
 		return false, nil
 	case status == http.StatusOK:
 		return true, nil
-	case notYet(status):
-		w.last = fmt.Sprintf("%s: HTTP %d", what, status)
-		return false, nil
 	case !w.chat && (status == http.StatusNotFound || status == http.StatusMethodNotAllowed || status == http.StatusBadRequest):
 		w.chat = true // e.g. a chat-only model or server
 		return w.complete(ctx)
