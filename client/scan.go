@@ -104,18 +104,8 @@ func (s *scanner) object(keys []string, field func(k int) error) error {
 		if err != nil {
 			return err
 		}
-		s.ws()
-		if s.i >= len(s.b) {
-			return errDecline
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-		case '}':
-			s.i++
-			return nil
-		default:
-			return errDecline
+		if done, err := s.next('}'); done || err != nil {
+			return err
 		}
 	}
 }
@@ -177,18 +167,8 @@ func (s *scanner) choices(p *chunkParts) error {
 			}
 		}
 		p.hasChoices = true
-		s.ws()
-		if s.i >= len(s.b) {
-			return errDecline
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-		case ']':
-			s.i++
-			return nil
-		default:
-			return errDecline
+		if done, err := s.next(']'); done || err != nil {
+			return err
 		}
 	}
 }
