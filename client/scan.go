@@ -42,12 +42,7 @@ func (s *scanner) ws() {
 // top parses the whole input as one object.
 func (s *scanner) top(p *chunkParts) error {
 	s.ws()
-	var seen uint8
 	err := s.object(topKeys, func(k int) error {
-		if seen&(1<<k) != 0 {
-			return errDecline // duplicate key: encoding/json merges, let it
-		}
-		seen |= 1 << k
 		switch k {
 		case 0:
 			return s.choices(p)
@@ -67,10 +62,13 @@ func (s *scanner) top(p *chunkParts) error {
 	return nil
 }
 
-// object walks an object whose interesting keys are keys; field is called
-// with the key's index, positioned at its value; other values are skipped.
-// A func argument that does not escape costs no allocation.
+// object walks an object whose interesting keys are keys (at most 8);
+// field is called with the key's index, positioned at its value; other
+// values are skipped. An interesting key given twice declines, so
+// encoding/json decides how duplicates merge. A func argument that does not
+// escape costs no allocation.
 func (s *scanner) object(keys []string, field func(k int) error) error {
+	var seen uint8
 	if s.i >= len(s.b) || s.b[s.i] != '{' {
 		return errDecline
 	}
@@ -96,7 +94,11 @@ func (s *scanner) object(keys []string, field func(k int) error) error {
 		if err != nil {
 			return err
 		}
+		if k >= 0 && seen&(1<<k) != 0 {
+			return errDecline // duplicate key: encoding/json merges, let it
+		}
 		if k >= 0 {
+			seen |= 1 << k
 			err = field(k)
 		} else {
 			err = s.skip(0)
@@ -174,12 +176,7 @@ func (s *scanner) choices(p *chunkParts) error {
 }
 
 func (s *scanner) choice(p *chunkParts) error {
-	var seen uint8
 	return s.object(choiceKeys, func(k int) error {
-		if seen&(1<<k) != 0 {
-			return errDecline
-		}
-		seen |= 1 << k
 		var err error
 		switch k {
 		case 0:
@@ -199,12 +196,7 @@ func (s *scanner) msg(m *msgParts) error {
 	if s.null() {
 		return nil
 	}
-	var seen uint8
 	return s.object(msgKeys, func(k int) error {
-		if seen&(1<<k) != 0 {
-			return errDecline
-		}
-		seen |= 1 << k
 		var err error
 		switch k {
 		case 0:
@@ -223,12 +215,7 @@ func (s *scanner) usage(p *chunkParts) error {
 		return nil
 	}
 	p.hasUsage = true
-	var seen uint8
 	return s.object(usageKeys, func(k int) error {
-		if seen&(1<<k) != 0 {
-			return errDecline
-		}
-		seen |= 1 << k
 		var err error
 		if k == 0 {
 			p.prompt, err = s.intValue()
@@ -255,12 +242,7 @@ func (s *scanner) errorValue(p *chunkParts) error {
 		p.errMsg = msg
 		return err
 	case '{':
-		seen := false
 		return s.object(errorKeys, func(int) error {
-			if seen {
-				return errDecline
-			}
-			seen = true
 			msg, _, err := s.stringValue()
 			p.errMsg = msg
 			return err
