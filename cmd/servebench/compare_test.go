@@ -51,12 +51,6 @@ func writeSide(t *testing.T, n, failed int, scale float64, maxTokens int) string
 	return dir
 }
 
-func runMain(args ...string) (int, string, string) {
-	var out, errb bytes.Buffer
-	code := Main(args, &out, &errb)
-	return code, out.String(), errb.String()
-}
-
 // TestCompareExitCodes runs the whole command for each exit status.
 func TestCompareExitCodes(t *testing.T) {
 	base := writeSide(t, 20, 0, 1, 32)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"flag"
 	"net/http"
@@ -30,17 +29,10 @@ func scrapeUpdate() bool {
 
 const scrapeFixtures = "../../testdata/fixtures/"
 
-func scrapeCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code = Main(args, &out, &errb)
-	return code, out.String(), errb.String()
-}
-
 // TestScrapeFileJSON is the golden test of `servebench scrape --file
 // --format json` on the real vLLM scrape.
 func TestScrapeFileJSON(t *testing.T) {
-	code, out, errOut := scrapeCLI(t, "scrape", "--file", scrapeFixtures+"vllm_v1_metrics_qwen2.5-1.5b.txt", "--format", "json")
+	code, out, errOut := runMain("scrape", "--file", scrapeFixtures+"vllm_v1_metrics_qwen2.5-1.5b.txt", "--format", "json")
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
@@ -93,7 +85,7 @@ func TestScrapeFileJSON(t *testing.T) {
 // TestScrapeText: the text form names the dialect, says the figures are
 // cumulative, and lists what TGI does not export.
 func TestScrapeText(t *testing.T) {
-	code, out, _ := scrapeCLI(t, "scrape", "--file", scrapeFixtures+"tgi_metrics_constructed.txt")
+	code, out, _ := runMain("scrape", "--file", scrapeFixtures+"tgi_metrics_constructed.txt")
 	for _, want := range []string{"dialect: tgi", "Cumulative totals since the server started", "not exported: engine.ttft_s", "engine.ttft is unavailable", "tgi_request_duration"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("exit %d; output lacks %q:\n%s", code, want, out)
@@ -119,7 +111,7 @@ func TestScrapeURL(t *testing.T) {
 	defer srv.Close()
 	defer srv2.Close()
 	quantity := func(args ...string) map[string]float64 {
-		code, out, errOut := scrapeCLI(t, append([]string{"scrape", "--format", "json"}, args...)...)
+		code, out, errOut := runMain(append([]string{"scrape", "--format", "json"}, args...)...)
 		if code != 0 {
 			t.Fatalf("%v: exit %d, %s", args, code, errOut)
 		}
@@ -165,7 +157,7 @@ func TestScrapeErrors(t *testing.T) {
 		{"neither", nil, []string{"--file"}},
 	}
 	for _, c := range cases {
-		code, _, errOut := scrapeCLI(t, append([]string{"scrape"}, c.args...)...)
+		code, _, errOut := runMain(append([]string{"scrape"}, c.args...)...)
 		if code != exitUsage {
 			t.Errorf("%s: exit %d, want %d; stderr %q", c.name, code, exitUsage, errOut)
 		}
@@ -177,7 +169,7 @@ func TestScrapeErrors(t *testing.T) {
 	}
 	// A well-formed URL nothing answers at is an unreachable server (exit
 	// 3, as run, table and probe say), not bad input.
-	code, _, errOut := scrapeCLI(t, "scrape", closed.URL)
+	code, _, errOut := runMain("scrape", closed.URL)
 	if code != exitInvalidRun || !strings.Contains(errOut, closed.URL+"/metrics") {
 		t.Errorf("nothing listening: exit %d, want %d naming the URL; stderr %q", code, exitInvalidRun, errOut)
 	}
@@ -187,15 +179,15 @@ func TestScrapeErrors(t *testing.T) {
 // warns on stderr.
 func TestScrapeModelFilter(t *testing.T) {
 	file := scrapeFixtures + "vllm_v1_metrics_qwen2.5-1.5b.txt"
-	code, out, errOut := scrapeCLI(t, "scrape", "--file", file, "--format", "json", "--model", "other")
+	code, out, errOut := runMain("scrape", "--file", file, "--format", "json", "--model", "other")
 	if code != 0 || !strings.Contains(errOut, `"other" matches no series`) || !strings.Contains(errOut, `"qwen2.5-1.5b"`) {
 		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
 	if strings.Contains(out, "engine.ttft_s") {
 		t.Errorf("model other has no TTFT, output:\n%s", out)
 	}
-	_, out2, _ := scrapeCLI(t, "scrape", "--file", file, "--format", "json", "--model", "qwen2.5-1.5b")
-	_, all, _ := scrapeCLI(t, "scrape", "--file", file, "--format", "json")
+	_, out2, _ := runMain("scrape", "--file", file, "--format", "json", "--model", "qwen2.5-1.5b")
+	_, all, _ := runMain("scrape", "--file", file, "--format", "json")
 	if out2 != all {
 		t.Errorf("the only model selected should equal no filter:\n%s\nvs\n%s", out2, all)
 	}
@@ -208,7 +200,7 @@ func TestScrapeBundledEngine(t *testing.T) {
 		t.Skip("starts the bundled engine")
 	}
 	e := simtest.Start(t, nil)
-	code, out, errOut := scrapeCLI(t, "scrape", e.BaseURL())
+	code, out, errOut := runMain("scrape", e.BaseURL())
 	if code != 0 || !strings.Contains(out, "dialect: vllm") || !strings.Contains(out, "engine.ttft_s") {
 		t.Errorf("exit %d, stderr %q, output:\n%s", code, errOut, out)
 	}
