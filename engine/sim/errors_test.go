@@ -206,6 +206,12 @@ func TestHealth503DuringLoad(t *testing.T) {
 			t.Errorf("%s during load: %s %s", p, resp.Status, b)
 		}
 	}
+	wantHealthyOnceReady(t, e)
+}
+
+// wantHealthyOnceReady waits for e to be ready and checks /health says so.
+func wantHealthyOnceReady(t *testing.T, e *sim.Engine) {
+	t.Helper()
 	<-e.Ready()
 	resp, err := http.Get(e.BaseURL() + "/health")
 	if err != nil {
@@ -224,15 +230,7 @@ func TestHealthRefuseDuringLoad(t *testing.T) {
 	if u := e.BaseURL(); u != "" {
 		t.Fatalf("listening at %s during load in refuse mode", u)
 	}
-	<-e.Ready()
-	resp, err := http.Get(e.BaseURL() + "/health")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Errorf("/health after ready: %s", resp.Status)
-	}
+	wantHealthyOnceReady(t, e)
 }
 
 // TestGracefulShutdown: cancelling Run's context ends in-flight streams and
