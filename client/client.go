@@ -50,7 +50,9 @@ type Client struct {
 // New returns a Client. The transport keeps connections alive, allows
 // MaxConns idle and in-flight connections to the server, speaks HTTP/1.1
 // only (what inference servers speak on plain HTTP) and asks for no
-// compression, so timings are not skewed by gzip buffering.
+// compression, so timings are not skewed by gzip buffering. Plain http://
+// goes through inlineTransport, which does each exchange's I/O on the
+// caller's goroutine; https:// through net/http's Transport.
 func New(opts Options) *Client {
 	if opts.MaxConns <= 0 {
 		opts.MaxConns = DefaultMaxConns
@@ -69,7 +71,8 @@ func New(opts Options) *Client {
 	}
 	base := strings.TrimRight(opts.BaseURL, "/")
 	base = strings.TrimSuffix(base, "/v1")
-	return &Client{opts: opts, base: base, hc: &http.Client{Transport: tr}}
+	inline := newInlineTransport(dialer, opts.MaxConns, tr.IdleConnTimeout, tr)
+	return &Client{opts: opts, base: base, hc: &http.Client{Transport: inline}}
 }
 
 // Close releases idle connections.

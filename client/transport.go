@@ -1,0 +1,240 @@
+package client
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"time"
+)
+
+// inlineTransport is an HTTP/1.1 keep-alive transport for plain http://
+// servers that does all of an exchange's I/O on the caller's goroutine.
+//
+// net/http's Transport runs a reader and a writer goroutine per connection
+// and hands every request and response between them and the caller over
+// channels: three goroutine wake-ups per request, which on a small shared
+// host cost as much CPU and latency as the server's own work on a short
+// request and so cap the request rate a benchmark can drive. Here a
+// request is one write of the whole request and the response is read where
+// it is consumed. Requests over TLS (or any other scheme) go to fallback.
+//
+// The pool holds at most maxConns connections, idle and busy; a request
+// beyond that waits for one (httptrace GotConn says when it got it). A
+// connection that failed, was cancelled, or whose body was not read to the
+// end is closed, never reused.
+type inlineTransport struct {
+	dialer   *net.Dialer
+	fallback http.RoundTripper
+	slots    chan struct{}    // one token per open connection
+	idle     chan *inlineConn // connections ready for a request
+	idleFor  time.Duration    // idle connections older than this are closed, not reused
+}
+
+type inlineConn struct {
+	conn      net.Conn
+	br        *bufio.Reader
+	bw        *bufio.Writer
+	idleSince time.Time
+}
+
+func newInlineTransport(dialer *net.Dialer, maxConns int, idleFor time.Duration, fallback http.RoundTripper) *inlineTransport {
+	return &inlineTransport{dialer: dialer, fallback: fallback, idleFor: idleFor,
+		slots: make(chan struct{}, maxConns), idle: make(chan *inlineConn, maxConns)}
+}
+
+// RoundTrip implements http.RoundTripper.
+func (t *inlineTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL.Scheme != "http" {
+		return t.fallback.RoundTrip(req)
+	}
+	ctx := req.Context()
+	trace := httptrace.ContextClientTrace(ctx)
+	for attempt := 0; ; attempt++ {
+		pc, reused, err := t.get(ctx, req.URL.Host)
+		if err != nil {
+			closeBody(req)
+			return nil, err
+		}
+		if trace != nil && trace.GotConn != nil {
+			trace.GotConn(httptrace.GotConnInfo{Conn: pc.conn, Reused: reused})
+		}
+		resp, err := t.exchange(ctx, pc, req, trace)
+		if err == nil {
+			return resp, nil
+		}
+		t.discard(pc)
+		// A kept-alive connection the server has since closed fails before
+		// any byte of an answer: the server never saw the request, so it
+		// is sent again, once, on a new connection (as net/http does).
+		var fresh errNoAnswer
+		if !reused || attempt > 0 || !errors.As(err, &fresh) || req.GetBody == nil || ctx.Err() != nil {
+			closeBody(req)
+			return nil, err
+		}
+		if req.Body, err = req.GetBody(); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// errNoAnswer is a failure before the first response byte.
+type errNoAnswer struct{ error }
+
+func (e errNoAnswer) Unwrap() error { return e.error }
+
+// exchange writes req on pc and reads the response head; the body is read
+// by the caller through the returned response.
+func (t *inlineTransport) exchange(ctx context.Context, pc *inlineConn, req *http.Request, trace *httptrace.ClientTrace) (*http.Response, error) {
+	// Cancelling ctx unblocks whatever I/O is in progress on this
+	// goroutine; the connection is then closed, not reused.
+	stop := context.AfterFunc(ctx, func() { pc.conn.SetDeadline(time.Unix(1, 0)) })
+	fail := func(err error) (*http.Response, error) {
+		stop()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, err
+	}
+	if err := req.Write(pc.bw); err != nil {
+		return fail(errNoAnswer{err})
+	}
+	if err := pc.bw.Flush(); err != nil {
+		return fail(errNoAnswer{err})
+	}
+	if trace != nil && trace.WroteRequest != nil {
+		trace.WroteRequest(httptrace.WroteRequestInfo{})
+	}
+	if _, err := pc.br.Peek(1); err != nil {
+		return fail(errNoAnswer{err})
+	}
+	if trace != nil && trace.GotFirstResponseByte != nil {
+		trace.GotFirstResponseByte()
+	}
+	for {
+		resp, err := http.ReadResponse(pc.br, req)
+		if err != nil {
+			return fail(fmt.Errorf("reading response head: %w", err))
+		}
+		// An interim 1xx answer (e.g. 100 Continue) is followed by the real one.
+		if resp.StatusCode >= 100 && resp.StatusCode < 200 && resp.StatusCode != http.StatusSwitchingProtocols {
+			continue
+		}
+		resp.Body = &inlineBody{t: t, pc: pc, rc: resp.Body, stop: stop, keep: !resp.Close && !req.Close,
+			eof: resp.Body == http.NoBody}
+		return resp, nil
+	}
+}
+
+// get returns an idle connection to host, or dials one when the pool has
+// room; otherwise it waits for whichever comes first, a connection coming
+// back or room for a new one.
+func (t *inlineTransport) get(ctx context.Context, host string) (*inlineConn, bool, error) {
+	for {
+		var pc *inlineConn
+		select {
+		case pc = <-t.idle:
+		default:
+			select {
+			case pc = <-t.idle:
+			case t.slots <- struct{}{}:
+				return t.dial(ctx, host)
+			case <-ctx.Done():
+				return nil, false, ctx.Err()
+			}
+		}
+		if time.Since(pc.idleSince) < t.idleFor {
+			return pc, true, nil
+		}
+		t.discard(pc) // idle too long: the server has likely closed it
+	}
+}
+
+func (t *inlineTransport) dial(ctx context.Context, host string) (*inlineConn, bool, error) {
+	conn, err := t.dialer.DialContext(ctx, "tcp", host)
+	if err != nil {
+		<-t.slots
+		return nil, false, err
+	}
+	return &inlineConn{conn: conn, br: bufio.NewReaderSize(conn, 16<<10), bw: bufio.NewWriterSize(conn, 4<<10)}, false, nil
+}
+
+// put returns a connection whose exchange ended cleanly to the pool. It
+// never blocks: idle has room for every connection the slots allow.
+func (t *inlineTransport) put(pc *inlineConn) {
+	pc.idleSince = time.Now()
+	t.idle <- pc
+}
+
+// discard closes a connection that cannot be reused and frees its slot.
+func (t *inlineTransport) discard(pc *inlineConn) {
+	pc.conn.Close()
+	<-t.slots
+}
+
+// CloseIdleConnections closes the idle connections (http.Client calls it).
+func (t *inlineTransport) CloseIdleConnections() {
+	for {
+		select {
+		case pc := <-t.idle:
+			t.discard(pc)
+		default:
+			if c, ok := t.fallback.(interface{ CloseIdleConnections() }); ok {
+				c.CloseIdleConnections()
+			}
+			return
+		}
+	}
+}
+
+// inlineBody is a response body read straight from its connection, which
+// goes back to the pool once the body has been read to its end and closed.
+type inlineBody struct {
+	t    *inlineTransport
+	pc   *inlineConn
+	rc   io.ReadCloser
+	stop func() bool // unregisters the cancellation hook
+	keep bool        // the server allows another request on this connection
+	eof  bool
+	bad  bool // a read failed: the connection's state is unknown
+	done bool
+}
+
+func (b *inlineBody) Read(p []byte) (int, error) {
+	if b.done {
+		return 0, errors.New("read on closed response body")
+	}
+	n, err := b.rc.Read(p)
+	switch {
+	case err == io.EOF:
+		b.eof = true
+	case err != nil:
+		b.bad = true
+	}
+	return n, err
+}
+
+func (b *inlineBody) Close() error {
+	if b.done {
+		return nil
+	}
+	b.done = true
+	// Unregistering fails when cancellation already set a past deadline.
+	cancelled := !b.stop()
+	if b.eof && b.keep && !b.bad && !cancelled {
+		b.t.put(b.pc)
+		return nil
+	}
+	b.t.discard(b.pc)
+	return nil
+}
+
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+}

@@ -1,0 +1,154 @@
+package client
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// countingServer is a real HTTP server that counts the connections it
+// accepted and the requests it answered.
+type countingServer struct {
+	*httptest.Server
+	conns, requests atomic.Int64
+}
+
+func newCountingServer(t *testing.T, h http.HandlerFunc) *countingServer {
+	t.Helper()
+	s := &countingServer{}
+	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.requests.Add(1)
+		h(w, r)
+	}))
+	s.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			s.conns.Add(1)
+		}
+	}
+	s.Start()
+	t.Cleanup(s.Close)
+	return s
+}
+
+func jsonAnswer(w http.ResponseWriter, r *http.Request) {
+	io.Copy(io.Discard, r.Body)
+	w.Header().Set("Content-Type", "application/json")
+	io.WriteString(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"length"}],"usage":{"prompt_tokens":3,"completion_tokens":1}}`)
+}
+
+// TestInlineTransportReuses sends sequential requests, streaming and not,
+// over one connection.
+func TestInlineTransportReuses(t *testing.T) {
+	s := newCountingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Accept") == "text/event-stream" {
+			writeEvents(w, r, vllmChunk("a"), "[DONE]")
+			return
+		}
+		jsonAnswer(w, r)
+	})
+	c := New(Options{BaseURL: s.URL})
+	defer c.Close()
+	for i := range 6 {
+		tr := c.Do(context.Background(), chatReq(i%2 == 0))
+		if !tr.OK() || tr.ConnReused != (i > 0) || tr.Written <= 0 || tr.FirstByte < tr.Written {
+			t.Fatalf("request %d: ok %v (%s %s), reused %v, written %v, first byte %v", i, tr.OK(), tr.Error, tr.ErrorText,
+				tr.ConnReused, tr.Written, tr.FirstByte)
+		}
+	}
+	if n := s.conns.Load(); n != 1 {
+		t.Errorf("server accepted %d connections for 6 sequential requests; want 1", n)
+	}
+}
+
+// TestInlineTransportServerClosedIdle: a kept-alive connection the server
+// has closed since is replaced, and the request is sent once, not lost.
+func TestInlineTransportServerClosedIdle(t *testing.T) {
+	s := newCountingServer(t, jsonAnswer)
+	c := New(Options{BaseURL: s.URL})
+	defer c.Close()
+	if tr := c.Do(context.Background(), chatReq(false)); !tr.OK() {
+		t.Fatalf("first: %s %s", tr.Error, tr.ErrorText)
+	}
+	s.CloseClientConnections()
+	time.Sleep(20 * time.Millisecond) // let the FIN arrive
+	tr := c.Do(context.Background(), chatReq(false))
+	if !tr.OK() || tr.ConnReused {
+		t.Fatalf("after the server closed the idle connection: ok %v (%s %s), reused %v", tr.OK(), tr.Error, tr.ErrorText, tr.ConnReused)
+	}
+	if got := s.requests.Load(); got != 2 {
+		t.Errorf("server answered %d requests; want 2", got)
+	}
+}
+
+// TestInlineTransportConnectionClose: a response with Connection: close is
+// not followed by another request on its connection.
+func TestInlineTransportConnectionClose(t *testing.T) {
+	s := newCountingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Connection", "close")
+		jsonAnswer(w, r)
+	})
+	c := New(Options{BaseURL: s.URL})
+	defer c.Close()
+	for i := range 3 {
+		if tr := c.Do(context.Background(), chatReq(false)); !tr.OK() || tr.ConnReused {
+			t.Fatalf("request %d: ok %v (%s), reused %v", i, tr.OK(), tr.ErrorText, tr.ConnReused)
+		}
+	}
+	if n := s.conns.Load(); n != 3 {
+		t.Errorf("server accepted %d connections; want 3", n)
+	}
+}
+
+// TestInlineTransportCancelMidStream: a request cancelled while its stream
+// is being read ends as canceled, promptly, and its connection (in an
+// unknown state) is closed and never reused.
+func TestInlineTransportCancelMidStream(t *testing.T) {
+	s := newCountingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Accept") != "text/event-stream" {
+			jsonAnswer(w, r)
+			return
+		}
+		writeEvents(w, r, vllmChunk("a"), "sleep:10s", vllmChunk("b"), "[DONE]")
+	})
+	c := New(Options{BaseURL: s.URL, MaxConns: 1})
+	defer c.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	start := time.Now()
+	tr := c.Do(ctx, chatReq(true))
+	if tr.Error != ErrCanceled || time.Since(start) > 5*time.Second {
+		t.Fatalf("cancelled stream: error %q after %v; want %q well before the 10 s stall", tr.Error, time.Since(start), ErrCanceled)
+	}
+	// MaxConns is 1: this only gets a connection if the cancelled one's slot was freed.
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel2()
+	next := c.Do(ctx2, chatReq(false))
+	if !next.OK() || next.ConnReused || s.conns.Load() != 2 {
+		t.Errorf("request after a cancel: ok %v (%s %s), reused %v, %d connections; want it answered on a second connection",
+			next.OK(), next.Error, next.ErrorText, next.ConnReused, s.conns.Load())
+	}
+}
+
+// TestInlineTransportFallback: schemes other than http go to the fallback
+// transport (net/http's, for TLS).
+func TestInlineTransportFallback(t *testing.T) {
+	var fell atomic.Int64
+	fb := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		fell.Add(1)
+		return nil, io.ErrUnexpectedEOF
+	})
+	tp := newInlineTransport(&net.Dialer{}, 1, time.Minute, fb)
+	req, _ := http.NewRequest(http.MethodGet, "https://127.0.0.1:1/v1/models", nil)
+	if _, err := tp.RoundTrip(req); err != io.ErrUnexpectedEOF || fell.Load() != 1 {
+		t.Errorf("https request: err %v, fallback calls %d; want the fallback's error from one call", err, fell.Load())
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
