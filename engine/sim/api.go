@@ -384,19 +384,53 @@ func (e *Engine) complete(w http.ResponseWriter, hr *http.Request, r *request, c
 		}
 		text = append(text, tokenText(r.key, i)...)
 	}
-	usage := map[string]int{"prompt_tokens": r.prompt, "total_tokens": r.prompt + r.target, "completion_tokens": r.target}
-	var choice map[string]any
+	choice := completionChoice{FinishReason: r.natural}
 	object := "text_completion"
 	if chat {
 		object = "chat.completion"
-		choice = map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": string(text),
-			"tool_calls": []any{}}, "logprobs": nil, "finish_reason": r.natural, "stop_reason": nil}
+		choice.Message = &completionMessage{Role: "assistant", Content: string(text), ToolCalls: []struct{}{}}
 	} else {
-		choice = map[string]any{"index": 0, "text": string(text), "logprobs": nil, "finish_reason": r.natural, "stop_reason": nil}
+		t := string(text)
+		choice.Text = &t
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"id": r.id, "object": object, "created": created,
-		"model": e.served, "choices": []any{choice}, "usage": usage})
+	writeJSON(w, http.StatusOK, &completionResponse{ID: r.id, Object: object, Created: created, Model: e.served,
+		Choices: []completionChoice{choice},
+		Usage:   completionUsage{Prompt: r.prompt, Total: r.prompt + r.target, Completion: r.target}})
 	e.requestFinished()
+}
+
+// completionResponse is a non-streaming answer, fields in vLLM's order
+// (a struct, not a map: encoding/json sorts map keys, and is several
+// times slower on them).
+type completionResponse struct {
+	ID      string             `json:"id"`
+	Object  string             `json:"object"`
+	Created int64              `json:"created"`
+	Model   string             `json:"model"`
+	Choices []completionChoice `json:"choices"`
+	Usage   completionUsage    `json:"usage"`
+}
+
+// completionChoice has Message (chat) or Text (completions).
+type completionChoice struct {
+	Index        int                `json:"index"`
+	Message      *completionMessage `json:"message,omitempty"`
+	Text         *string            `json:"text,omitempty"`
+	Logprobs     *struct{}          `json:"logprobs"`      // always null
+	FinishReason string             `json:"finish_reason"` //
+	StopReason   *string            `json:"stop_reason"`   // always null
+}
+
+type completionMessage struct {
+	Role      string     `json:"role"`
+	Content   string     `json:"content"`
+	ToolCalls []struct{} `json:"tool_calls"`
+}
+
+type completionUsage struct {
+	Prompt     int `json:"prompt_tokens"`
+	Total      int `json:"total_tokens"`
+	Completion int `json:"completion_tokens"`
 }
 
 // wait sleeps d unless the client leaves or the engine stops first.
