@@ -3,11 +3,18 @@ package bench
 import (
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/servebench/servebench/client"
+	"github.com/servebench/servebench/engine/launch/launchtest"
+	"github.com/servebench/servebench/report/stats"
 	"github.com/servebench/servebench/engine/sim"
 	"github.com/servebench/servebench/engine/sim/simtest"
 )
@@ -77,4 +84,135 @@ func BenchmarkRunnerOverhead(b *testing.B) {
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
 		})
 	}
+}
+
+// BenchmarkRateVsHey compares the non-streaming request rate servebench
+// drives with hey's (github.com/rakyll/hey, a Go load generator on
+// net/http), both against one bundled engine child process at its fastest
+// settings (H200 profile, --speedup 100000, max_tokens 1), closed loop, at
+// several concurrencies. Rounds alternate hey and servebench so host noise
+// falls on both; the ratio is the median of the paired ratios. Skipped
+// without hey on PATH or in $GOPATH/bin:
+//
+//	go install github.com/rakyll/hey@latest
+//	go test ./bench -run '^$' -bench RateVsHey -benchtime 1x
+func BenchmarkRateVsHey(b *testing.B) {
+	hey := findHey()
+	if hey == "" {
+		b.Skip("hey not found on PATH or in $GOPATH/bin: go install github.com/rakyll/hey@latest")
+	}
+	ctx := context.Background()
+	srv, err := StartServer(ctx, ServerOptions{Self: launchtest.Servebench(b), Speedup: 100000,
+		EngineArgs: []string{"--gpu", "h200-141gb"}, ReadyTimeout: time.Minute})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Stop()
+	const requests, rounds = 10240, 3 // a multiple of every c: hey sends n/c per worker
+	body := fmt.Sprintf(`{"model":%q,"messages":[{"role":"user","content":%q}],"max_tokens":1,"min_tokens":1,"ignore_eos":true,"stream":false}`,
+		srv.Model, DefaultPrompt)
+	enginePID := srv.proc.PID()
+	for _, c := range []int{1, 4, 16, 64} {
+		b.Run(fmt.Sprintf("c=%d", c), func(b *testing.B) {
+			var ours, theirs, ratios, ourCPU, heyCPU, engCPU []float64
+			perReq := func(d time.Duration) float64 { return float64(d.Microseconds()) / requests }
+			for range rounds * b.N {
+				e0 := processCPU(b, enginePID)
+				h, hcpu, err := heyRate(hey, srv.BaseURL+"/v1/chat/completions", body, c, requests)
+				if err != nil {
+					b.Fatal(err)
+				}
+				e1 := processCPU(b, enginePID)
+				cl := client.New(client.Options{BaseURL: srv.BaseURL, MaxConns: c})
+				r := &Runner{Client: cl}
+				spec := RunSpec{Name: "rate", Workload: Workload{Mode: ModeConcurrent, Concurrency: c, Requests: requests},
+					Request: RequestSpec{Model: srv.Model, MaxTokens: 1, ExactLength: true}}
+				s0 := selfCPU(b)
+				run, _, err := r.Run(ctx, spec)
+				s1 := selfCPU(b)
+				e2 := processCPU(b, enginePID)
+				cl.Close()
+				if err != nil || run.OK != requests {
+					b.Fatalf("servebench: ok %d of %d: %v (errors %v)", run.OK, requests, err, run.Errors)
+				}
+				s := float64(run.OK) / run.DurationS
+				ours, theirs, ratios = append(ours, s), append(theirs, h), append(ratios, s/h)
+				ourCPU, heyCPU = append(ourCPU, perReq(s1-s0)), append(heyCPU, perReq(hcpu))
+				engCPU = append(engCPU, perReq(e1-e0), perReq(e2-e1))
+			}
+			b.ReportMetric(stats.Summarize(ours).Median, "servebench-req/s")
+			b.ReportMetric(stats.Summarize(theirs).Median, "hey-req/s")
+			b.ReportMetric(stats.Summarize(ratios).Median, "ratio")
+			b.ReportMetric(stats.Summarize(ourCPU).Median, "servebench-cpu-us/req")
+			b.ReportMetric(stats.Summarize(heyCPU).Median, "hey-cpu-us/req")
+			b.ReportMetric(stats.Summarize(engCPU).Median, "engine-cpu-us/req")
+		})
+	}
+}
+
+// processCPU is a process's user+system CPU time so far, from
+// /proc/PID/stat (clock ticks of 10 ms).
+func processCPU(b *testing.B, pid int) time.Duration {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	// Fields after the parenthesised command name: state is field 3, so
+	// utime (14) and stime (15) are the 12th and 13th after it.
+	f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+1:]))
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond
+}
+
+// selfCPU is this process's user+system CPU time so far.
+func selfCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func findHey() string {
+	if p, err := exec.LookPath("hey"); err == nil {
+		return p
+	}
+	out, err := exec.Command("go", "env", "GOPATH").Output()
+	if err != nil {
+		return ""
+	}
+	for _, dir := range filepath.SplitList(strings.TrimSpace(string(out))) {
+		if p := filepath.Join(dir, "bin", "hey"); fileExists(p) {
+			return p
+		}
+	}
+	return ""
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// heyRate runs hey and returns the "Requests/sec" it printed and the CPU
+// time it used, after checking that every answer was a 200.
+func heyRate(hey, url, body string, c, n int) (float64, time.Duration, error) {
+	cmd := exec.Command(hey, "-n", strconv.Itoa(n), "-c", strconv.Itoa(c), "-m", "POST",
+		"-T", "application/json", "-d", body, url)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return 0, 0, fmt.Errorf("hey: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), fmt.Sprintf("[200]\t%d responses", n)) {
+		return 0, 0, fmt.Errorf("hey: not all %d answers were 200:\n%s", n, out)
+	}
+	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	for line := range strings.SplitSeq(string(out), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "Requests/sec:"); ok {
+			rate, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			return rate, cpu, err
+		}
+	}
+	return 0, 0, fmt.Errorf("hey printed no Requests/sec:\n%s", out)
 }
