@@ -14,9 +14,9 @@ import (
 
 	"github.com/servebench/servebench/client"
 	"github.com/servebench/servebench/engine/launch/launchtest"
-	"github.com/servebench/servebench/report/stats"
 	"github.com/servebench/servebench/engine/sim"
 	"github.com/servebench/servebench/engine/sim/simtest"
+	"github.com/servebench/servebench/report/stats"
 )
 
 // BenchmarkNonStreamingRate measures how many non-streaming requests per
