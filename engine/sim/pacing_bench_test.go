@@ -27,11 +27,23 @@ import (
 // the burst are the late ones.
 //
 //	go test ./engine/sim -run '^$' -bench Pacing -benchtime 1x\n//\n// It also logs the engine loop's own lateness (step completion minus\n// modelled step end), which is what the writes start from.
+//
+// client=floor is the same burst without the engine or HTTP: one goroutine
+// per TCP connection writes one token's bytes (an SSE chunk in HTTP chunked
+// framing) when a step loop wakes it, and a bufio reader per connection
+// reads them, its lateness counted from the moment the loop woke (so it
+// leaves out timer lateness too). It is what one write(2) per token and
+// stream costs on this host, and a floor for the engine's figures.
 func BenchmarkPacing(b *testing.B) {
-	for _, client := range []string{"raw", "nethttp"} {
+	for _, client := range []string{"raw", "nethttp", "floor"} {
 		for _, c := range []struct{ streams, tokens int }{{1, 128}, {64, 64}, {256, 16}} {
 			b.Run(fmt.Sprintf("client=%s/streams=%d", client, c.streams), func(b *testing.B) {
-				lates := runPacing(b, client, c.streams, c.tokens)
+				var lates []float64
+				if client == "floor" {
+					lates = runFloor(b, c.streams, c.tokens)
+				} else {
+					lates = runPacing(b, client, c.streams, c.tokens)
+				}
 				s := stats.Summarize(lates)
 				if s == nil {
 					b.Fatal("no tokens measured")
@@ -145,6 +157,78 @@ func runPacing(b *testing.B, client string, streams, tokens int) []float64 {
 	}
 	mu.Lock()
 	defer mu.Unlock()
+	return lates
+}
+
+// runFloor times the bare write burst (see BenchmarkPacing): streams TCP
+// connections on 127.0.0.1, tokens steps of one write per connection.
+func runFloor(b *testing.B, streams, tokens int) []float64 {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	c := newChunker(true, "chatcmpl-0123456789abcdef0123456789abcdef", "Qwen/Qwen2.5-7B-Instruct-AWQ", 1796025729)
+	chunk := c.appendToken(nil, tokenText(42, 7), "")
+	payload := append(append(fmt.Appendf(nil, "%x\r\n", len(chunk)), chunk...), "\r\n"...)
+
+	var mu sync.Mutex
+	lates := make([]float64, 0, streams*tokens*b.N)
+	var readers, writers sync.WaitGroup
+	wake := make([]chan time.Time, streams)
+	for i := range streams {
+		cc, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			b.Fatal(err)
+		}
+		sc, err := ln.Accept()
+		if err != nil {
+			b.Fatal(err)
+		}
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			defer cc.Close()
+			br := bufio.NewReader(cc)
+			for {
+				if _, err := br.ReadSlice('\n'); err != nil {
+					return
+				}
+			}
+		}()
+		wake[i] = make(chan time.Time, 1)
+		writers.Add(1)
+		go func() {
+			defer writers.Done()
+			defer sc.Close()
+			for at := range wake[i] {
+				if _, err := sc.Write(payload); err != nil {
+					b.Error(err)
+					return
+				}
+				late := float64(time.Since(at)) / 1e6
+				mu.Lock()
+				lates = append(lates, late)
+				mu.Unlock()
+			}
+		}()
+	}
+	// Steps 30 ms apart: longer than any burst here, as the engine's decode
+	// steps (15-64 ms on the default profile) are.
+	b.ResetTimer()
+	for range tokens * b.N {
+		time.Sleep(30 * time.Millisecond)
+		at := time.Now()
+		for _, w := range wake {
+			w <- at
+		}
+	}
+	for _, w := range wake {
+		close(w)
+	}
+	writers.Wait()
+	readers.Wait()
+	b.StopTimer()
 	return lates
 }
 
