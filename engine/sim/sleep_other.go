@@ -5,4 +5,8 @@ package sim
 import "time"
 
 // fineSleep falls back to the runtime's timer off Linux.
-func fineSleep(d time.Duration) { time.Sleep(d) }
+func fineSleep(d time.Duration) {
+	if d >= shortestSleep {
+		time.Sleep(d)
+	}
+}
