@@ -1,11 +1,15 @@
 package client
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -152,3 +156,45 @@ func TestInlineTransportFallback(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestWriteRequest: the hand-written request parses as the one
+// Request.Write writes; a header value with a line break is refused, not
+// sent (it would split the request).
+func TestWriteRequest(t *testing.T) {
+	build := func() *http.Request {
+		req, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1:8000/v1/chat/completions?x=1", strings.NewReader(`{"a":1}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer k")
+		return req
+	}
+	parse := func(write func(*bufio.Writer, *http.Request) error) *http.Request {
+		var buf bytes.Buffer
+		bw := bufio.NewWriter(&buf)
+		if err := write(bw, build()); err != nil {
+			t.Fatal(err)
+		}
+		bw.Flush()
+		got, err := http.ReadRequest(bufio.NewReader(&buf))
+		if err != nil {
+			t.Fatalf("%q: %v", buf.String(), err)
+		}
+		body, _ := io.ReadAll(got.Body)
+		got.Body = io.NopCloser(bytes.NewReader(body))
+		return got
+	}
+	ours := parse(writeRequest)
+	std := parse(func(bw *bufio.Writer, r *http.Request) error { return r.Write(bw) })
+	ob, _ := io.ReadAll(ours.Body)
+	sb, _ := io.ReadAll(std.Body)
+	if ours.Method != std.Method || ours.RequestURI != std.RequestURI || ours.Host != std.Host ||
+		ours.ContentLength != std.ContentLength || string(ob) != string(sb) || !reflect.DeepEqual(ours.Header, std.Header) {
+		t.Errorf("hand-written request %s %s host %s len %d body %q headers %v;\nRequest.Write: %s %s host %s len %d body %q headers %v",
+			ours.Method, ours.RequestURI, ours.Host, ours.ContentLength, ob, ours.Header,
+			std.Method, std.RequestURI, std.Host, std.ContentLength, sb, std.Header)
+	}
+	bad := build()
+	bad.Header.Set("Authorization", "Bearer k\r\nX-Injected: 1")
+	if err := writeRequest(bufio.NewWriter(io.Discard), bad); err == nil || strings.Contains(err.Error(), "Bearer") {
+		t.Errorf("header with a line break: err %v; want a refusal that does not quote the value", err)
+	}
+}
