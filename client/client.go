@@ -42,9 +42,11 @@ type Options struct {
 // is safe for concurrent use; its connection pool is sized by
 // Options.MaxConns.
 type Client struct {
-	opts Options
-	base string // BaseURL without trailing "/" or "/v1"
-	hc   *http.Client
+	opts   Options
+	base   string // BaseURL without trailing "/" or "/v1"
+	hc     *http.Client
+	inline *inlineTransport
+	direct *directPath // nil: requests go through hc
 }
 
 // New returns a Client. The transport keeps connections alive, allows
@@ -72,7 +74,8 @@ func New(opts Options) *Client {
 	base := strings.TrimRight(opts.BaseURL, "/")
 	base = strings.TrimSuffix(base, "/v1")
 	inline := newInlineTransport(dialer, opts.MaxConns, tr.IdleConnTimeout, tr)
-	return &Client{opts: opts, base: base, hc: &http.Client{Transport: inline}}
+	return &Client{opts: opts, base: base, hc: &http.Client{Transport: inline}, inline: inline,
+		direct: newDirectPath(base, opts.APIKey)}
 }
 
 // Close releases idle connections.

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -66,18 +67,28 @@ func (c *Client) Do(ctx context.Context, req *Request) Trace {
 		defer stop()
 	}
 	ph := new(phases)
-	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(rctx, ph.clientTrace()),
-		http.MethodPost, c.base+path, bytes.NewReader(body))
-	if err != nil {
-		tr.Start = time.Now()
-		tr.Error, tr.ErrorText = ErrRequest, c.short(fmt.Sprintf("base URL %q: %v", c.opts.BaseURL, err))
-		return tr
+	var send func() (*http.Response, error)
+	if d := c.direct; d != nil {
+		send = func() (*http.Response, error) {
+			return c.inline.do(rctx, call{host: d.host, probe: postProbe, hooks: ph,
+				write:  func(bw *bufio.Writer) error { return d.write(bw, path, body, req.Stream) },
+				rewind: func() error { return nil }})
+		}
+	} else {
+		hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(rctx, ph.clientTrace()),
+			http.MethodPost, c.base+path, bytes.NewReader(body))
+		if err != nil {
+			tr.Start = time.Now()
+			tr.Error, tr.ErrorText = ErrRequest, c.short(fmt.Sprintf("base URL %q: %v", c.opts.BaseURL, err))
+			return tr
+		}
+		hreq.Header.Set("Content-Type", "application/json")
+		if req.Stream {
+			hreq.Header.Set("Accept", "text/event-stream")
+		}
+		c.auth(hreq)
+		send = func() (*http.Response, error) { return c.hc.Do(hreq) }
 	}
-	hreq.Header.Set("Content-Type", "application/json")
-	if req.Stream {
-		hreq.Header.Set("Accept", "text/event-stream")
-	}
-	c.auth(hreq)
 
 	x := exchange{c: c, tr: &tr, parent: ctx, rctx: rctx, cancel: cancel}
 	ph.start = time.Now()
@@ -86,7 +97,7 @@ func (c *Client) Do(ctx context.Context, req *Request) Trace {
 		x.stall = newStallWatch(x.start, c.opts.StallTimeout, cancel)
 		defer x.stall.stop()
 	}
-	resp, err := c.hc.Do(hreq)
+	resp, err := send()
 	if err != nil {
 		ph.copyTo(&tr)
 		class := x.classify(err, ErrConnect)
@@ -193,27 +204,33 @@ func retryAfter(h string) time.Duration {
 // goroutines: hence atomics.
 type phases struct {
 	start                    time.Time
-	conn, written, firstByte atomic.Int64
+	conn, written, firstRead atomic.Int64
 	reused                   atomic.Bool
 }
 
 func (p *phases) clientTrace() *httptrace.ClientTrace {
-	at := func(v *atomic.Int64) { v.Store(int64(time.Since(p.start))) }
 	return &httptrace.ClientTrace{
-		GotConn: func(i httptrace.GotConnInfo) {
-			at(&p.conn)
-			p.reused.Store(i.Reused)
-		},
-		WroteRequest:         func(httptrace.WroteRequestInfo) { at(&p.written) },
-		GotFirstResponseByte: func() { at(&p.firstByte) },
+		GotConn:              func(i httptrace.GotConnInfo) { p.gotConn(i.Conn, i.Reused) },
+		WroteRequest:         func(httptrace.WroteRequestInfo) { p.wrote() },
+		GotFirstResponseByte: p.firstByte,
 	}
 }
+
+func (p *phases) at(v *atomic.Int64) { v.Store(int64(time.Since(p.start))) }
+
+func (p *phases) gotConn(_ net.Conn, reused bool) {
+	p.at(&p.conn)
+	p.reused.Store(reused)
+}
+
+func (p *phases) wrote()     { p.at(&p.written) }
+func (p *phases) firstByte() { p.at(&p.firstRead) }
 
 func (p *phases) copyTo(tr *Trace) {
 	tr.Conn = time.Duration(p.conn.Load())
 	tr.ConnReused = p.reused.Load()
 	tr.Written = time.Duration(p.written.Load())
-	tr.FirstByte = time.Duration(p.firstByte.Load())
+	tr.FirstByte = time.Duration(p.firstRead.Load())
 }
 
 // stallWatch cancels a streaming request when no event arrived for limit.

@@ -198,3 +198,76 @@ func TestWriteRequest(t *testing.T) {
 		t.Errorf("header with a line break: err %v; want a refusal that does not quote the value", err)
 	}
 }
+
+// TestDirectPathMatchesNetHTTP: what Do writes straight onto the
+// connection parses as the request net/http would have written for it.
+func TestDirectPathMatchesNetHTTP(t *testing.T) {
+	const base, key, path, body = "http://127.0.0.1:8000/pre%20fix", "k", "/v1/chat/completions", `{"model":"m"}`
+	d := newDirectPath(base, key)
+	if d == nil {
+		t.Fatal("no direct path for a plain http base URL")
+	}
+	read := func(write func(*bufio.Writer) error) (*http.Request, string) {
+		var buf bytes.Buffer
+		bw := bufio.NewWriter(&buf)
+		if err := write(bw); err != nil {
+			t.Fatal(err)
+		}
+		bw.Flush()
+		r, err := http.ReadRequest(bufio.NewReader(&buf))
+		if err != nil {
+			t.Fatalf("%q: %v", buf.String(), err)
+		}
+		b, _ := io.ReadAll(r.Body)
+		return r, string(b)
+	}
+	for _, stream := range []bool{false, true} {
+		ours, ob := read(func(bw *bufio.Writer) error { return d.write(bw, path, []byte(body), stream) })
+		std, sb := read(func(bw *bufio.Writer) error {
+			req, _ := http.NewRequest(http.MethodPost, base+path, strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			if stream {
+				req.Header.Set("Accept", "text/event-stream")
+			}
+			req.Header.Set("Authorization", "Bearer "+key)
+			return req.Write(bw)
+		})
+		if ours.Method != std.Method || ours.RequestURI != std.RequestURI || ours.Host != std.Host || ob != sb ||
+			!reflect.DeepEqual(ours.Header, std.Header) {
+			t.Errorf("stream %v: direct %s %s host %s body %q headers %v;\nnet/http: %s %s host %s body %q headers %v", stream,
+				ours.Method, ours.RequestURI, ours.Host, ob, ours.Header, std.Method, std.RequestURI, std.Host, sb, std.Header)
+		}
+	}
+	for _, b := range []string{"https://127.0.0.1:8000", "http://u:p@127.0.0.1:8000", "http://127.0.0.1:8000?x=1"} {
+		if newDirectPath(b, "") != nil {
+			t.Errorf("direct path for %s; want requests to go through net/http's client", b)
+		}
+	}
+	if newDirectPath("http://127.0.0.1:8000", "k\r\nX: 1") != nil {
+		t.Error("direct path for an API key with a line break")
+	}
+}
+
+// TestDoThroughHTTPClient: a base URL the direct path does not take (here
+// with userinfo) still works, through net/http's client and the inline
+// transport's Request.Write path, basic auth included.
+func TestDoThroughHTTPClient(t *testing.T) {
+	var user, pass string
+	s := newCountingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		user, pass, _ = r.BasicAuth()
+		jsonAnswer(w, r)
+	})
+	c := New(Options{BaseURL: strings.Replace(s.URL, "http://", "http://u:p@", 1)})
+	defer c.Close()
+	if c.direct != nil {
+		t.Fatal("direct path taken for a base URL with userinfo")
+	}
+	for i := range 2 {
+		if tr := c.Do(context.Background(), chatReq(false)); !tr.OK() || tr.ConnReused != (i > 0) || tr.Written <= 0 {
+			t.Fatalf("request %d: ok %v (%s %s), reused %v, written %v", i, tr.OK(), tr.Error, tr.ErrorText, tr.ConnReused, tr.Written)
+		}
+	}
+	if user != "u" || pass != "p" {
+		t.Errorf("basic auth %q:%q; want u:p", user, pass)
+	}
+}
