@@ -137,12 +137,20 @@ func BenchmarkRateVsHey(b *testing.B) {
 					b.Fatal(err)
 				}
 				e1 := processCPU(b, enginePID)
-				cl := client.New(client.Options{BaseURL: srv.BaseURL, MaxConns: c})
-				r := &Runner{Client: cl}
+				// As `servebench run` does: a request timeout, and a requests.jsonl line per request.
+				cl := client.New(client.Options{BaseURL: srv.BaseURL, MaxConns: c, RequestTimeout: 10 * time.Minute})
+				rw, err := CreateRecordFile(filepath.Join(b.TempDir(), "requests.jsonl"))
+				if err != nil {
+					b.Fatal(err)
+				}
+				r := &Runner{Client: cl, Records: rw}
 				spec := RunSpec{Name: "rate", Workload: Workload{Mode: ModeConcurrent, Concurrency: c, Requests: requests},
 					Request: RequestSpec{Model: srv.Model, MaxTokens: 1, ExactLength: true}}
 				s0 := selfCPU(b)
 				run, _, err := r.Run(ctx, spec)
+				if cerr := rw.Close(); err == nil {
+					err = cerr
+				}
 				s1 := selfCPU(b)
 				e2 := processCPU(b, enginePID)
 				cl.Close()

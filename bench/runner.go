@@ -171,6 +171,7 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 	if r.Metrics != nil {
 		r.engineFigures(ctx, run, before, int(st.sent.Load()), measured)
 	}
+	_ = r.Records.Err() // returns once this run's lines are in the file; the session reports the error
 	return run, st.recs, runErr(ctx, sendCtx)
 }
 

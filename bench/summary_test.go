@@ -273,3 +273,33 @@ func TestProgress(t *testing.T) {
 	qb.add(result.Record{})
 	qb.finish()
 }
+
+// TestRecordWriterBatches: records completing together share one write,
+// and a lone record still reaches the file without Close.
+func TestRecordWriterBatches(t *testing.T) {
+	sw := &slowWriter{}
+	rw := NewRecordWriter(sw)
+	defer rw.Close()
+	rec := result.Record{Run: "r"}
+	if err := rw.Write(&rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := rw.Err(); err != nil || sw.writes != 1 || len(readRecords(t, sw.Bytes())) != 1 {
+		t.Fatalf("a lone record: err %v, %d writes, %q", err, sw.writes, sw.String())
+	}
+	// Requests completing 0.1 ms apart, as at thousands per second.
+	const n = 20
+	for i := range n {
+		rec.Index = i
+		if err := rw.Write(&rec); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	if err := rw.Err(); err != nil || len(readRecords(t, sw.Bytes())) != n+1 {
+		t.Fatalf("err %v, %d lines, want %d", err, len(readRecords(t, sw.Bytes())), n+1)
+	}
+	if w := sw.writes - 1; w > 8 {
+		t.Errorf("%d records 0.1 ms apart took %d writes; want them batched (at most 8)", n, w)
+	}
+}
