@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -157,6 +158,35 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
+// writtenRequest parses what write writes as a server would, returning the
+// request and its body.
+func writtenRequest(t *testing.T, write func(*bufio.Writer) error) (*http.Request, string) {
+	t.Helper()
+	var buf bytes.Buffer
+	bw := bufio.NewWriter(&buf)
+	if err := write(bw); err != nil {
+		t.Fatal(err)
+	}
+	bw.Flush()
+	r, err := http.ReadRequest(bufio.NewReader(&buf))
+	if err != nil {
+		t.Fatalf("%q: %v", buf.String(), err)
+	}
+	b, _ := io.ReadAll(r.Body)
+	return r, string(b)
+}
+
+// sameRequest fails t unless ours (with body ob) reads as std (body sb).
+func sameRequest(t *testing.T, what string, ours *http.Request, ob string, std *http.Request, sb string) {
+	t.Helper()
+	if ours.Method != std.Method || ours.RequestURI != std.RequestURI || ours.Host != std.Host ||
+		ours.ContentLength != std.ContentLength || ob != sb || !reflect.DeepEqual(ours.Header, std.Header) {
+		t.Errorf("%s: %s %s host %s len %d body %q headers %v;\nnet/http: %s %s host %s len %d body %q headers %v", what,
+			ours.Method, ours.RequestURI, ours.Host, ours.ContentLength, ob, ours.Header,
+			std.Method, std.RequestURI, std.Host, std.ContentLength, sb, std.Header)
+	}
+}
+
 // TestWriteRequest: the hand-written request parses as the one
 // Request.Write writes; a header value with a line break is refused, not
 // sent (it would split the request).
@@ -167,31 +197,9 @@ func TestWriteRequest(t *testing.T) {
 		req.Header.Set("Authorization", "Bearer k")
 		return req
 	}
-	parse := func(write func(*bufio.Writer, *http.Request) error) *http.Request {
-		var buf bytes.Buffer
-		bw := bufio.NewWriter(&buf)
-		if err := write(bw, build()); err != nil {
-			t.Fatal(err)
-		}
-		bw.Flush()
-		got, err := http.ReadRequest(bufio.NewReader(&buf))
-		if err != nil {
-			t.Fatalf("%q: %v", buf.String(), err)
-		}
-		body, _ := io.ReadAll(got.Body)
-		got.Body = io.NopCloser(bytes.NewReader(body))
-		return got
-	}
-	ours := parse(writeRequest)
-	std := parse(func(bw *bufio.Writer, r *http.Request) error { return r.Write(bw) })
-	ob, _ := io.ReadAll(ours.Body)
-	sb, _ := io.ReadAll(std.Body)
-	if ours.Method != std.Method || ours.RequestURI != std.RequestURI || ours.Host != std.Host ||
-		ours.ContentLength != std.ContentLength || string(ob) != string(sb) || !reflect.DeepEqual(ours.Header, std.Header) {
-		t.Errorf("hand-written request %s %s host %s len %d body %q headers %v;\nRequest.Write: %s %s host %s len %d body %q headers %v",
-			ours.Method, ours.RequestURI, ours.Host, ours.ContentLength, ob, ours.Header,
-			std.Method, std.RequestURI, std.Host, std.ContentLength, sb, std.Header)
-	}
+	ours, ob := writtenRequest(t, func(bw *bufio.Writer) error { return writeRequest(bw, build()) })
+	std, sb := writtenRequest(t, func(bw *bufio.Writer) error { return build().Write(bw) })
+	sameRequest(t, "hand-written request", ours, ob, std, sb)
 	bad := build()
 	bad.Header.Set("Authorization", "Bearer k\r\nX-Injected: 1")
 	if err := writeRequest(bufio.NewWriter(io.Discard), bad); err == nil || strings.Contains(err.Error(), "Bearer") {
@@ -207,23 +215,9 @@ func TestDirectPathMatchesNetHTTP(t *testing.T) {
 	if d == nil {
 		t.Fatal("no direct path for a plain http base URL")
 	}
-	read := func(write func(*bufio.Writer) error) (*http.Request, string) {
-		var buf bytes.Buffer
-		bw := bufio.NewWriter(&buf)
-		if err := write(bw); err != nil {
-			t.Fatal(err)
-		}
-		bw.Flush()
-		r, err := http.ReadRequest(bufio.NewReader(&buf))
-		if err != nil {
-			t.Fatalf("%q: %v", buf.String(), err)
-		}
-		b, _ := io.ReadAll(r.Body)
-		return r, string(b)
-	}
 	for _, stream := range []bool{false, true} {
-		ours, ob := read(func(bw *bufio.Writer) error { return d.write(bw, path, []byte(body), stream) })
-		std, sb := read(func(bw *bufio.Writer) error {
+		ours, ob := writtenRequest(t, func(bw *bufio.Writer) error { return d.write(bw, path, []byte(body), stream) })
+		std, sb := writtenRequest(t, func(bw *bufio.Writer) error {
 			req, _ := http.NewRequest(http.MethodPost, base+path, strings.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
 			if stream {
@@ -232,11 +226,7 @@ func TestDirectPathMatchesNetHTTP(t *testing.T) {
 			req.Header.Set("Authorization", "Bearer "+key)
 			return req.Write(bw)
 		})
-		if ours.Method != std.Method || ours.RequestURI != std.RequestURI || ours.Host != std.Host || ob != sb ||
-			!reflect.DeepEqual(ours.Header, std.Header) {
-			t.Errorf("stream %v: direct %s %s host %s body %q headers %v;\nnet/http: %s %s host %s body %q headers %v", stream,
-				ours.Method, ours.RequestURI, ours.Host, ob, ours.Header, std.Method, std.RequestURI, std.Host, sb, std.Header)
-		}
+		sameRequest(t, fmt.Sprintf("direct path, stream %v", stream), ours, ob, std, sb)
 	}
 	for _, b := range []string{"https://127.0.0.1:8000", "http://u:p@127.0.0.1:8000", "http://127.0.0.1:8000?x=1"} {
 		if newDirectPath(b, "") != nil {
