@@ -125,3 +125,17 @@ func TestEndToEndFaults(t *testing.T) {
 		})
 	}
 }
+
+// TestDoBodyTooLarge: an oversized request comes back as the server's 413
+// and its message, not as a broken connection (the server may answer and
+// close before it has read the whole body).
+func TestDoBodyTooLarge(t *testing.T) {
+	e := simtest.Start(t, nil)
+	c := client.New(client.Options{BaseURL: e.BaseURL()})
+	defer c.Close()
+	tr := c.Do(context.Background(), &client.Request{Endpoint: "completions", Model: e.ServedModelName(),
+		Prompt: strings.Repeat("a", sim.MaxBodyBytes+1), MaxTokens: 1})
+	if tr.Status != 413 || tr.Error != client.ErrHTTPStatus || !strings.Contains(tr.ErrorText, "over") {
+		t.Errorf("oversized request: status %d, error %q (%s); want 413 with the server's message", tr.Status, tr.Error, tr.ErrorText)
+	}
+}
