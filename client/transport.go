@@ -36,6 +36,14 @@ type inlineTransport struct {
 	slots    chan struct{}    // one token per open connection
 	idle     chan *inlineConn // connections ready for a request
 	idleFor  time.Duration    // idle connections older than this are closed, not reused
+	// checkAfter is the idle time after which a connection is checked for
+	// a close by the server before it is reused. net/http's reader
+	// goroutine notices such closes as they happen; here nothing reads an
+	// idle connection, and servers close idle ones early (uvicorn, which
+	// serves vLLM and SGLang, after 5 s). Sending on a closed connection
+	// would fail and be sent again, but the failed try would count in the
+	// request's timings.
+	checkAfter time.Duration
 }
 
 type inlineConn struct {
@@ -46,7 +54,7 @@ type inlineConn struct {
 }
 
 func newInlineTransport(dialer *net.Dialer, maxConns int, idleFor time.Duration, fallback http.RoundTripper) *inlineTransport {
-	return &inlineTransport{dialer: dialer, fallback: fallback, idleFor: idleFor,
+	return &inlineTransport{dialer: dialer, fallback: fallback, idleFor: idleFor, checkAfter: time.Second,
 		slots: make(chan struct{}, maxConns), idle: make(chan *inlineConn, maxConns)}
 }
 
@@ -300,10 +308,11 @@ func (t *inlineTransport) get(ctx context.Context, host string) (*inlineConn, bo
 				return nil, false, ctx.Err()
 			}
 		}
-		if time.Since(pc.idleSince) < t.idleFor {
+		idle := time.Since(pc.idleSince)
+		if idle < t.idleFor && (idle < t.checkAfter || !peerClosed(pc.conn)) {
 			return pc, true, nil
 		}
-		t.discard(pc) // idle too long: the server has likely closed it
+		t.discard(pc) // idle too long, or the server has closed it
 	}
 }
 

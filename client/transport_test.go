@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"reflect"
 	"strings"
 	"sync/atomic"
@@ -259,5 +260,37 @@ func TestDoThroughHTTPClient(t *testing.T) {
 	}
 	if user != "u" || pass != "p" {
 		t.Errorf("basic auth %q:%q; want u:p", user, pass)
+	}
+}
+
+// TestInlineTransportChecksIdleConnections: a kept-alive connection idle
+// past checkAfter is peeked at before reuse: a live one is reused, one the
+// server closed is replaced without first sending on it (a failed try
+// would count in the request's timings).
+func TestInlineTransportChecksIdleConnections(t *testing.T) {
+	s := newCountingServer(t, jsonAnswer)
+	tp := newInlineTransport(&net.Dialer{}, 2, time.Minute, http.DefaultTransport)
+	tp.checkAfter = 0
+	defer tp.CloseIdleConnections()
+	send := func() (conns []bool) {
+		trace := &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { conns = append(conns, i.Reused) }}
+		req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace),
+			http.MethodPost, s.URL+"/v1/chat/completions", strings.NewReader(`{}`))
+		resp, err := tp.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return conns
+	}
+	send()
+	if got := send(); !reflect.DeepEqual(got, []bool{true}) {
+		t.Errorf("live idle connection: connections got %v; want one, reused", got)
+	}
+	s.CloseClientConnections()
+	time.Sleep(20 * time.Millisecond) // let the FIN arrive
+	if got := send(); !reflect.DeepEqual(got, []bool{false}) {
+		t.Errorf("idle connection closed by the server: connections got %v; want one new one, no try on the closed one", got)
 	}
 }
