@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,13 +35,15 @@ import (
 // reads them, its lateness counted from the moment the loop woke (so it
 // leaves out timer lateness too). It is what one write(2) per token and
 // stream costs on this host, and a floor for the engine's figures.
+// client=floor-http is the same with the writes made by a net/http handler
+// (no engine): what net/http adds to that.
 func BenchmarkPacing(b *testing.B) {
-	for _, client := range []string{"raw", "nethttp", "floor"} {
+	for _, client := range []string{"raw", "nethttp", "floor", "floor-http"} {
 		for _, c := range []struct{ streams, tokens int }{{1, 128}, {64, 64}, {256, 16}} {
 			b.Run(fmt.Sprintf("client=%s/streams=%d", client, c.streams), func(b *testing.B) {
 				var lates []float64
-				if client == "floor" {
-					lates = runFloor(b, c.streams, c.tokens)
+				if variant, ok := strings.CutPrefix(client, "floor"); ok {
+					lates = runFloor(b, c.streams, c.tokens, variant == "-http")
 				} else {
 					lates = runPacing(b, client, c.streams, c.tokens)
 				}
@@ -160,9 +163,11 @@ func runPacing(b *testing.B, client string, streams, tokens int) []float64 {
 	return lates
 }
 
-// runFloor times the bare write burst (see BenchmarkPacing): streams TCP
-// connections on 127.0.0.1, tokens steps of one write per connection.
-func runFloor(b *testing.B, streams, tokens int) []float64 {
+// runFloor times the write burst without the engine (see BenchmarkPacing):
+// streams connections on 127.0.0.1, tokens steps of one token's chunk per
+// connection, written on bare TCP or, viaHTTP, by a net/http handler
+// (ResponseWriter.Write and Flush, as the engine's are).
+func runFloor(b *testing.B, streams, tokens int, viaHTTP bool) []float64 {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
@@ -170,49 +175,89 @@ func runFloor(b *testing.B, streams, tokens int) []float64 {
 	defer ln.Close()
 	c := newChunker(true, "chatcmpl-0123456789abcdef0123456789abcdef", "Qwen/Qwen2.5-7B-Instruct-AWQ", 1796025729)
 	chunk := c.appendToken(nil, tokenText(42, 7), "")
-	payload := append(append(fmt.Appendf(nil, "%x\r\n", len(chunk)), chunk...), "\r\n"...)
 
 	var mu sync.Mutex
 	lates := make([]float64, 0, streams*tokens*b.N)
-	var readers, writers sync.WaitGroup
 	wake := make([]chan time.Time, streams)
-	for i := range streams {
-		cc, err := net.Dial("tcp", ln.Addr().String())
-		if err != nil {
-			b.Fatal(err)
-		}
-		sc, err := ln.Accept()
-		if err != nil {
-			b.Fatal(err)
-		}
-		readers.Add(1)
-		go func() {
-			defer readers.Done()
-			defer cc.Close()
-			br := bufio.NewReader(cc)
-			for {
-				if _, err := br.ReadSlice('\n'); err != nil {
-					return
-				}
-			}
-		}()
+	for i := range wake {
 		wake[i] = make(chan time.Time, 1)
-		writers.Add(1)
-		go func() {
-			defer writers.Done()
-			defer sc.Close()
-			for at := range wake[i] {
-				if _, err := sc.Write(payload); err != nil {
-					b.Error(err)
-					return
-				}
-				late := float64(time.Since(at)) / 1e6
-				mu.Lock()
-				lates = append(lates, late)
-				mu.Unlock()
-			}
-		}()
 	}
+	// serve writes stream i's token at every step until the steps end.
+	serve := func(i int, write func() error) {
+		for at := range wake[i] {
+			if err := write(); err != nil {
+				b.Error(err)
+				return
+			}
+			late := float64(time.Since(at)) / 1e6
+			mu.Lock()
+			lates = append(lates, late)
+			mu.Unlock()
+		}
+	}
+	var ready, readers sync.WaitGroup
+	ready.Add(streams)
+	read := func(conn net.Conn) {
+		defer readers.Done()
+		defer conn.Close()
+		br := bufio.NewReader(conn)
+		for {
+			if _, err := br.ReadSlice('\n'); err != nil {
+				return
+			}
+		}
+	}
+	if viaHTTP {
+		var next atomic.Int64
+		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			i := int(next.Add(1) - 1)
+			w.Header().Set("Content-Type", "text/event-stream")
+			f := w.(http.Flusher)
+			f.Flush()
+			ready.Done()
+			serve(i, func() error {
+				if _, err := w.Write(chunk); err != nil {
+					return err
+				}
+				f.Flush()
+				return nil
+			})
+		})}
+		go srv.Serve(ln)
+		defer srv.Close()
+		for range streams {
+			cc, err := net.Dial("tcp", ln.Addr().String())
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := io.WriteString(cc, "POST / HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"); err != nil {
+				b.Fatal(err)
+			}
+			readers.Add(1)
+			go read(cc)
+		}
+	} else {
+		payload := append(append(fmt.Appendf(nil, "%x\r\n", len(chunk)), chunk...), "\r\n"...)
+		for i := range streams {
+			cc, err := net.Dial("tcp", ln.Addr().String())
+			if err != nil {
+				b.Fatal(err)
+			}
+			sc, err := ln.Accept()
+			if err != nil {
+				b.Fatal(err)
+			}
+			readers.Add(1)
+			go read(cc)
+			go func() {
+				defer sc.Close() // ends the reader
+				serve(i, func() error { _, err := sc.Write(payload); return err })
+			}()
+			ready.Done()
+		}
+	}
+	ready.Wait()
 	// Steps 30 ms apart: longer than any burst here, as the engine's decode
 	// steps (15-64 ms on the default profile) are.
 	b.ResetTimer()
@@ -226,9 +271,10 @@ func runFloor(b *testing.B, streams, tokens int) []float64 {
 	for _, w := range wake {
 		close(w)
 	}
-	writers.Wait()
-	readers.Wait()
+	readers.Wait() // each reader ends after its writer's last token
 	b.StopTimer()
+	mu.Lock()
+	defer mu.Unlock()
 	return lates
 }
 
