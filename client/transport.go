@@ -387,7 +387,10 @@ func (b *inlineBody) Close() error {
 	b.done = true
 	// Unregistering fails when cancellation already set a past deadline.
 	cancelled := !b.stop()
-	if b.eof && b.keep && !b.bad && !cancelled {
+	// Bytes read past the end of the response are no answer to anything
+	// (a server out of step with its own framing): the next request would
+	// read them as its response.
+	if b.eof && b.keep && !b.bad && !cancelled && b.pc.br.Buffered() == 0 {
 		b.t.put(b.pc)
 		return nil
 	}

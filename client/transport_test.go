@@ -294,3 +294,42 @@ func TestInlineTransportChecksIdleConnections(t *testing.T) {
 		t.Errorf("idle connection closed by the server: connections got %v; want one new one, no try on the closed one", got)
 	}
 }
+
+// TestInlineTransportBytesAfterResponse: a server that sends more than its
+// response says (here a stray line after the body) does not get its extra
+// bytes read as the next answer: the connection is not reused.
+func TestInlineTransportBytesAfterResponse(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer conn.Close()
+				br := bufio.NewReader(conn)
+				for {
+					req, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					io.Copy(io.Discard, req.Body)
+					body := `{"choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"length"}]}`
+					fmt.Fprintf(conn, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s\r\nstray\r\n", len(body), body)
+				}
+			}()
+		}
+	}()
+	c := New(Options{BaseURL: "http://" + ln.Addr().String()})
+	defer c.Close()
+	for i := range 2 {
+		if tr := c.Do(context.Background(), chatReq(false)); !tr.OK() || tr.ConnReused {
+			t.Fatalf("request %d: ok %v (%s %s), reused %v; want an answer on a fresh connection", i, tr.OK(), tr.Error, tr.ErrorText, tr.ConnReused)
+		}
+	}
+}
