@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -73,7 +74,11 @@ func New(opts Options) *Client {
 	}
 	base := strings.TrimRight(opts.BaseURL, "/")
 	base = strings.TrimSuffix(base, "/v1")
-	inline := newInlineTransport(dialer, opts.MaxConns, tr.IdleConnTimeout, tr)
+	host := ""
+	if u, err := url.Parse(base); err == nil {
+		host = u.Host
+	}
+	inline := newInlineTransport(host, dialer, opts.MaxConns, tr.IdleConnTimeout, tr)
 	return &Client{opts: opts, base: base, hc: &http.Client{Transport: inline}, inline: inline,
 		direct: newDirectPath(base, opts.APIKey)}
 }

@@ -70,7 +70,7 @@ func (c *Client) Do(ctx context.Context, req *Request) Trace {
 	var send func() (*http.Response, error)
 	if d := c.direct; d != nil {
 		send = func() (*http.Response, error) {
-			return c.inline.do(rctx, call{host: d.host, probe: postProbe, hooks: ph,
+			return c.inline.do(rctx, call{probe: postProbe, hooks: ph,
 				write:  func(bw *bufio.Writer) error { return d.write(bw, path, body, req.Stream) },
 				rewind: func() error { return nil }})
 		}

@@ -26,11 +26,17 @@ import (
 // request is one write of the whole request and the response is read where
 // it is consumed. Requests over TLS (or any other scheme) go to fallback.
 //
+// It serves one host (the base URL's): requests to any other, which only a
+// redirect would make, go to fallback too, so a pooled connection is never
+// handed a request for another server.
+//
 // The pool holds at most maxConns connections, idle and busy; a request
 // beyond that waits for one (httptrace GotConn says when it got it). A
 // connection that failed, was cancelled, or whose body was not read to the
 // end is closed, never reused.
 type inlineTransport struct {
+	host     string // host[:port] as in URLs
+	addr     string // host:port to dial
 	dialer   *net.Dialer
 	fallback http.RoundTripper
 	slots    chan struct{}    // one token per open connection
@@ -53,18 +59,17 @@ type inlineConn struct {
 	idleSince time.Time
 }
 
-func newInlineTransport(dialer *net.Dialer, maxConns int, idleFor time.Duration, fallback http.RoundTripper) *inlineTransport {
-	return &inlineTransport{dialer: dialer, fallback: fallback, idleFor: idleFor, checkAfter: time.Second,
+func newInlineTransport(host string, dialer *net.Dialer, maxConns int, idleFor time.Duration, fallback http.RoundTripper) *inlineTransport {
+	return &inlineTransport{host: host, addr: dialAddress(host), dialer: dialer, fallback: fallback, idleFor: idleFor, checkAfter: time.Second,
 		slots: make(chan struct{}, maxConns), idle: make(chan *inlineConn, maxConns)}
 }
 
 // RoundTrip implements http.RoundTripper.
 func (t *inlineTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.URL.Scheme != "http" {
+	if req.URL.Scheme != "http" || req.URL.Host != t.host {
 		return t.fallback.RoundTrip(req)
 	}
 	c := call{
-		host:  req.URL.Host,
 		probe: req,
 		close: req.Close,
 		write: func(bw *bufio.Writer) error { return writeRequest(bw, req) },
@@ -83,10 +88,9 @@ func (t *inlineTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// call is one request for do: where it goes, how to write it, and whom to
-// tell as it progresses.
+// call is one request for do: how to write it, and whom to tell as it
+// progresses.
 type call struct {
-	host   string
 	write  func(*bufio.Writer) error // the whole request
 	rewind func() error              // makes write ready to send again; nil: it cannot be
 	probe  *http.Request             // what http.ReadResponse reads the answer for (its method)
@@ -126,7 +130,7 @@ func (h traceHooks) firstByte() {
 // the caller reads and closes.
 func (t *inlineTransport) do(ctx context.Context, c call) (*http.Response, error) {
 	for attempt := 0; ; attempt++ {
-		pc, reused, err := t.get(ctx, c.host)
+		pc, reused, err := t.get(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -255,6 +259,15 @@ type directPath struct {
 	fields [2]string // header fields after Host, without and with Accept: text/event-stream
 }
 
+// dialAddress is host (as in a URL) with http's default port when it has
+// none, as net/http dials it.
+func dialAddress(host string) string {
+	if _, _, err := net.SplitHostPort(host); err == nil {
+		return host
+	}
+	return net.JoinHostPort(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"), "80")
+}
+
 // postProbe is the request http.ReadResponse is told the answers are for.
 var postProbe = &http.Request{Method: http.MethodPost}
 
@@ -294,7 +307,7 @@ func (d *directPath) write(bw *bufio.Writer, path string, body []byte, stream bo
 // get returns an idle connection to host, or dials one when the pool has
 // room; otherwise it waits for whichever comes first, a connection coming
 // back or room for a new one.
-func (t *inlineTransport) get(ctx context.Context, host string) (*inlineConn, bool, error) {
+func (t *inlineTransport) get(ctx context.Context) (*inlineConn, bool, error) {
 	for {
 		var pc *inlineConn
 		select {
@@ -303,7 +316,7 @@ func (t *inlineTransport) get(ctx context.Context, host string) (*inlineConn, bo
 			select {
 			case pc = <-t.idle:
 			case t.slots <- struct{}{}:
-				return t.dial(ctx, host)
+				return t.dial(ctx)
 			case <-ctx.Done():
 				return nil, false, ctx.Err()
 			}
@@ -316,8 +329,8 @@ func (t *inlineTransport) get(ctx context.Context, host string) (*inlineConn, bo
 	}
 }
 
-func (t *inlineTransport) dial(ctx context.Context, host string) (*inlineConn, bool, error) {
-	conn, err := t.dialer.DialContext(ctx, "tcp", host)
+func (t *inlineTransport) dial(ctx context.Context) (*inlineConn, bool, error) {
+	conn, err := t.dialer.DialContext(ctx, "tcp", t.addr)
 	if err != nil {
 		<-t.slots
 		return nil, false, err
