@@ -54,6 +54,7 @@ type inlineTransport struct {
 
 type inlineConn struct {
 	conn      net.Conn
+	head      *headLimit // under br: bounds a response head
 	br        *bufio.Reader
 	bw        *bufio.Writer
 	idleSince time.Time
@@ -183,7 +184,9 @@ func (t *inlineTransport) exchange(ctx context.Context, pc *inlineConn, c call) 
 	}
 	c.hooks.firstByte()
 	for {
+		pc.head.left = maxHeadBytes
 		resp, err := http.ReadResponse(pc.br, c.probe)
+		pc.head.left = -1
 		if err != nil {
 			return fail(fmt.Errorf("reading response head: %w", err))
 		}
@@ -304,6 +307,35 @@ func (d *directPath) write(bw *bufio.Writer, path string, body []byte, stream bo
 	return err
 }
 
+// maxHeadBytes bounds what is read while a response head is parsed, as
+// net/http's Transport bounds it (10 MB there; 1 MiB is plenty for any
+// inference server's few headers).
+const maxHeadBytes = 1 << 20
+
+// headLimit fails reads past left bytes while left >= 0, so a server that
+// sends an endless head gets an error, not all of the client's memory.
+type headLimit struct {
+	net.Conn
+	left int64 // -1: no limit
+}
+
+var errHeadTooLarge = fmt.Errorf("response head over %d bytes", maxHeadBytes)
+
+func (h *headLimit) Read(p []byte) (int, error) {
+	if h.left < 0 {
+		return h.Conn.Read(p)
+	}
+	if h.left == 0 {
+		return 0, errHeadTooLarge
+	}
+	if int64(len(p)) > h.left {
+		p = p[:h.left]
+	}
+	n, err := h.Conn.Read(p)
+	h.left -= int64(n)
+	return n, err
+}
+
 // get returns an idle connection to host, or dials one when the pool has
 // room; otherwise it waits for whichever comes first, a connection coming
 // back or room for a new one.
@@ -335,7 +367,8 @@ func (t *inlineTransport) dial(ctx context.Context) (*inlineConn, bool, error) {
 		<-t.slots
 		return nil, false, err
 	}
-	return &inlineConn{conn: conn, br: bufio.NewReaderSize(conn, 16<<10), bw: bufio.NewWriterSize(conn, 4<<10)}, false, nil
+	head := &headLimit{Conn: conn, left: -1}
+	return &inlineConn{conn: conn, head: head, br: bufio.NewReaderSize(head, 16<<10), bw: bufio.NewWriterSize(conn, 4<<10)}, false, nil
 }
 
 // put returns a connection whose exchange ended cleanly to the pool. It

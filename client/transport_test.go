@@ -341,3 +341,34 @@ func TestInlineTransportBytesAfterResponse(t *testing.T) {
 		}
 	}
 }
+
+// TestInlineTransportEndlessHead: a server that never ends its response
+// head gets a clear error once the head passes maxHeadBytes.
+func TestInlineTransportEndlessHead(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		conn, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		http.ReadRequest(bufio.NewReader(conn))
+		io.WriteString(conn, "HTTP/1.1 200 OK\r\n")
+		line := []byte("X-Filler: " + strings.Repeat("x", 1000) + "\r\n")
+		for i := 0; i < 2*maxHeadBytes/len(line); i++ { // bounded: twice the limit
+			if _, err := conn.Write(line); err != nil {
+				return
+			}
+		}
+	}()
+	c := New(Options{BaseURL: "http://" + ln.Addr().String()})
+	defer c.Close()
+	tr := c.Do(context.Background(), chatReq(false))
+	if tr.OK() || !strings.Contains(tr.ErrorText, "response head over") {
+		t.Errorf("endless head: ok %v, error %q (%s); want a response-head error", tr.OK(), tr.Error, tr.ErrorText)
+	}
+}
