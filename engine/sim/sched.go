@@ -419,12 +419,14 @@ func (s *scheduler) kvGauge() {
 // sped-up 0.3 ms step take 1 ms.
 const fineSleepMax = 2 * time.Millisecond
 
-// shortestSleep is the shortest wait worth sleeping. nanosleep(2) overshoots
-// by the kernel's timer slack (50 us by default), so below half of it a
-// sleep would end later than skipping it ends early, and would cost a
-// system call and a thread hand-off too. Waits that short come from high
-// --speedup values (a 15 ms step at --speedup 100000 is 150 ns); the
-// modelled times do not move, only the moment the loop acts on them.
+// shortestSleep is the shortest wait worth sleeping. A nanosleep(2) ends
+// about 50 us late on this kind of host even with fineSleep's 1 us timer
+// slack (the thread's wake-up; BenchmarkPacing logs the loop's lateness),
+// so below half of that a sleep would end later than skipping it ends
+// early, and would cost system calls and a thread hand-off too. Waits that
+// short come from high --speedup values (a 15 ms step at --speedup 100000
+// is 150 ns); the modelled times do not move, only the moment the loop
+// acts on them.
 const shortestSleep = 25 * time.Microsecond
 
 // sleepUntil blocks until the engine clock reaches end (ns), or ctx is done
