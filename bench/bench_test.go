@@ -128,7 +128,7 @@ func BenchmarkRateVsHey(b *testing.B) {
 	enginePID := srv.proc.PID()
 	for _, c := range []int{1, 4, 16, 64} {
 		b.Run(fmt.Sprintf("c=%d", c), func(b *testing.B) {
-			var ours, theirs, floors, ratios, floorRatios, ourCPU, heyCPU, engCPU []float64
+			var ours, theirs, floors, ratios, floorRatios, ourCPU, heyCPU, floorCPU, engCPU []float64
 			perReq := func(d time.Duration) float64 { return float64(d.Microseconds()) / requests }
 			for range rounds * b.N {
 				e0 := processCPU(b, enginePID)
@@ -157,10 +157,12 @@ func BenchmarkRateVsHey(b *testing.B) {
 				if err != nil || run.OK != requests {
 					b.Fatalf("servebench: ok %d of %d: %v (errors %v)", run.OK, requests, err, run.Errors)
 				}
+				f0 := selfCPU(b)
 				f, err := floorRate(srv.BaseURL, "/v1/chat/completions", body, c, requests)
 				if err != nil {
 					b.Fatal(err)
 				}
+				floorCPU = append(floorCPU, perReq(selfCPU(b)-f0))
 				s := float64(run.OK) / run.DurationS
 				ours, theirs, ratios = append(ours, s), append(theirs, h), append(ratios, s/h)
 				floors, floorRatios = append(floors, f), append(floorRatios, f/h)
@@ -174,6 +176,7 @@ func BenchmarkRateVsHey(b *testing.B) {
 			b.ReportMetric(stats.Summarize(floorRatios).Median, "floor-ratio")
 			b.ReportMetric(stats.Summarize(ourCPU).Median, "servebench-cpu-us/req")
 			b.ReportMetric(stats.Summarize(heyCPU).Median, "hey-cpu-us/req")
+			b.ReportMetric(stats.Summarize(floorCPU).Median, "floor-cpu-us/req")
 			b.ReportMetric(stats.Summarize(engCPU).Median, "engine-cpu-us/req")
 		})
 	}
