@@ -29,7 +29,8 @@ var (
 // shows how long).
 //
 // Timings are offsets from Trace.Start on the monotonic clock: Conn, Written
-// and FirstByte from net/http/httptrace; FirstToken at the first event with
+// and FirstByte when the transport got a connection, had written the whole
+// request and saw the first response byte; FirstToken at the first event with
 // any generated text (content or reasoning); FirstVisible at the first event
 // with non-empty content (a role-only chunk is not visible); Done at
 // [DONE]. Non-streaming, FirstToken = FirstVisible = Done = the moment the
@@ -200,8 +201,9 @@ func retryAfter(h string) time.Duration {
 	return 0
 }
 
-// phases receives the httptrace callbacks, which run on the transport's
-// goroutines: hence atomics.
+// phases hears of an exchange's milestones: from the inline transport on
+// the calling goroutine, or as httptrace callbacks, which net/http's
+// Transport (https) runs on its own goroutines: hence atomics.
 type phases struct {
 	start                    time.Time
 	conn, written, firstRead atomic.Int64

@@ -38,9 +38,9 @@ type Event struct {
 // from Start on the monotonic clock; a zero offset means "did not happen".
 type Trace struct {
 	Start        time.Time     // when the request was handed to the transport
-	Conn         time.Duration // connection obtained (httptrace GotConn); long when all MaxConns are busy
-	Written      time.Duration // request fully written (httptrace WroteRequest)
-	FirstByte    time.Duration // first response byte (httptrace GotFirstResponseByte)
+	Conn         time.Duration // connection obtained; long when all MaxConns are busy
+	Written      time.Duration // request fully written
+	FirstByte    time.Duration // first response byte seen
 	FirstToken   time.Duration // first event carrying any generated token (content or reasoning)
 	FirstVisible time.Duration // first non-empty delta.content; non-streaming: whole body parsed
 	Done         time.Duration // [DONE] / end of body, or when the failure was seen
