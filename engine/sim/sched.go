@@ -429,6 +429,14 @@ const fineSleepMax = 2 * time.Millisecond
 // acts on them.
 const shortestSleep = 25 * time.Microsecond
 
+// fineSleep blocks the calling thread for d with the OS's high-resolution
+// sleep, or returns at once when d is under shortestSleep.
+func fineSleep(d time.Duration) {
+	if d >= shortestSleep {
+		osSleep(d)
+	}
+}
+
 // sleepUntil blocks until the engine clock reaches end (ns), or ctx is done
 // (false). The bulk of a long wait is a runtime timer, so cancellation is
 // prompt; the last <= 2 ms is a blocking high-resolution sleep (no
@@ -436,12 +444,9 @@ const shortestSleep = 25 * time.Microsecond
 func (e *Engine) sleepUntil(ctx context.Context, t *time.Timer, end int64) bool {
 	for {
 		wait := time.Duration(end - e.now())
-		if wait < shortestSleep {
-			return true
-		}
 		if wait <= fineSleepMax {
-			fineSleep(wait)
-			continue
+			fineSleep(wait) // never returns early: end has passed (or was too close to sleep for)
+			return true
 		}
 		t.Reset(wait - fineSleepMax + 500*time.Microsecond)
 		select {

@@ -14,22 +14,18 @@ const (
 	prGetTimerSlack = 30
 )
 
-// fineSlack is the timer slack fineSleep asks for: the kernel may otherwise
+// fineSlack is the timer slack osSleep asks for: the kernel may otherwise
 // let a nanosleep overrun by its default 50 us, which every token of the
 // step then inherits.
 const fineSlack = time.Microsecond
 
-// fineSleep blocks the calling thread for d with nanosleep(2), precise to
+// osSleep blocks the calling thread for d with nanosleep(2), precise to
 // fineSlack rather than the runtime's millisecond netpoll timeout. The
 // runtime hands the P to another thread while it blocks. The goroutine is
 // locked to its thread for the sleep so that the slack it sets applies to
 // this sleep, and the thread's own slack is put back afterwards: the
-// runtime's threads are shared, and nothing else should sleep finer. A wait
-// under shortestSleep is not slept.
-func fineSleep(d time.Duration) {
-	if d < shortestSleep {
-		return
-	}
+// runtime's threads are shared, and nothing else should sleep finer.
+func osSleep(d time.Duration) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	old, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prGetTimerSlack, 0, 0)

@@ -4,9 +4,5 @@ package sim
 
 import "time"
 
-// fineSleep falls back to the runtime's timer off Linux.
-func fineSleep(d time.Duration) {
-	if d >= shortestSleep {
-		time.Sleep(d)
-	}
-}
+// osSleep falls back to the runtime's timer off Linux.
+func osSleep(d time.Duration) { time.Sleep(d) }
