@@ -74,13 +74,13 @@ func New(opts Options) *Client {
 	}
 	base := strings.TrimRight(opts.BaseURL, "/")
 	base = strings.TrimSuffix(base, "/v1")
-	host := ""
-	if u, err := url.Parse(base); err == nil {
-		host = u.Host
+	u, err := url.Parse(base)
+	if err != nil {
+		u = &url.URL{} // Do reports the bad base URL when net/http fails to parse it too
 	}
-	inline := newInlineTransport(host, dialer, opts.MaxConns, tr.IdleConnTimeout, tr)
+	inline := newInlineTransport(u.Host, dialer, opts.MaxConns, tr.IdleConnTimeout, tr)
 	return &Client{opts: opts, base: base, hc: &http.Client{Transport: inline}, inline: inline,
-		direct: newDirectPath(base, opts.APIKey)}
+		direct: newDirectPath(u, opts.APIKey)}
 }
 
 // Close releases idle connections.

@@ -274,9 +274,8 @@ func dialAddress(host string) string {
 // postProbe is the request http.ReadResponse is told the answers are for.
 var postProbe = &http.Request{Method: http.MethodPost}
 
-func newDirectPath(base, apiKey string) *directPath {
-	u, err := url.Parse(base)
-	if err != nil || u.Scheme != "http" || u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" ||
+func newDirectPath(u *url.URL, apiKey string) *directPath {
+	if u.Scheme != "http" || u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" ||
 		u.Host == "" || strings.ContainsAny(u.Host, "\r\n /") || strings.ContainsAny(apiKey, "\r\n") {
 		return nil
 	}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/http/httptrace"
+	"net/url"
 	"reflect"
 	"strings"
 	"sync/atomic"
@@ -220,7 +221,7 @@ func TestWriteRequest(t *testing.T) {
 // connection parses as the request net/http would have written for it.
 func TestDirectPathMatchesNetHTTP(t *testing.T) {
 	const base, key, path, body = "http://127.0.0.1:8000/pre%20fix", "k", "/v1/chat/completions", `{"model":"m"}`
-	d := newDirectPath(base, key)
+	d := newDirectPath(mustParseURL(t, base), key)
 	if d == nil {
 		t.Fatal("no direct path for a plain http base URL")
 	}
@@ -238,13 +239,22 @@ func TestDirectPathMatchesNetHTTP(t *testing.T) {
 		sameRequest(t, fmt.Sprintf("direct path, stream %v", stream), ours, ob, std, sb)
 	}
 	for _, b := range []string{"https://127.0.0.1:8000", "http://u:p@127.0.0.1:8000", "http://127.0.0.1:8000?x=1"} {
-		if newDirectPath(b, "") != nil {
+		if newDirectPath(mustParseURL(t, b), "") != nil {
 			t.Errorf("direct path for %s; want requests to go through net/http's client", b)
 		}
 	}
-	if newDirectPath("http://127.0.0.1:8000", "k\r\nX: 1") != nil {
+	if newDirectPath(mustParseURL(t, "http://127.0.0.1:8000"), "k\r\nX: 1") != nil {
 		t.Error("direct path for an API key with a line break")
 	}
+}
+
+func mustParseURL(t *testing.T, s string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }
 
 // TestDoThroughHTTPClient: a base URL the direct path does not take (here
