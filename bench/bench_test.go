@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -146,23 +145,23 @@ func BenchmarkRateVsHey(b *testing.B) {
 				r := &Runner{Client: cl, Records: rw}
 				spec := RunSpec{Name: "rate", Workload: Workload{Mode: ModeConcurrent, Concurrency: c, Requests: requests},
 					Request: RequestSpec{Model: srv.Model, MaxTokens: 1, ExactLength: true}}
-				s0 := selfCPU(b)
+				s0 := processCPU(b, os.Getpid())
 				run, _, err := r.Run(ctx, spec)
 				if cerr := rw.Close(); err == nil {
 					err = cerr
 				}
-				s1 := selfCPU(b)
+				s1 := processCPU(b, os.Getpid())
 				e2 := processCPU(b, enginePID)
 				cl.Close()
 				if err != nil || run.OK != requests {
 					b.Fatalf("servebench: ok %d of %d: %v (errors %v)", run.OK, requests, err, run.Errors)
 				}
-				f0 := selfCPU(b)
+				f0 := processCPU(b, os.Getpid())
 				f, err := floorRate(srv.BaseURL, "/v1/chat/completions", body, c, requests)
 				if err != nil {
 					b.Fatal(err)
 				}
-				floorCPU = append(floorCPU, perReq(selfCPU(b)-f0))
+				floorCPU = append(floorCPU, perReq(processCPU(b, os.Getpid())-f0))
 				s := float64(run.OK) / run.DurationS
 				ours, theirs, ratios = append(ours, s), append(theirs, h), append(ratios, s/h)
 				floors, floorRatios = append(floors, f), append(floorRatios, f/h)
@@ -244,15 +243,6 @@ func processCPU(b *testing.B, pid int) time.Duration {
 	ut, _ := strconv.ParseInt(f[11], 10, 64)
 	st, _ := strconv.ParseInt(f[12], 10, 64)
 	return time.Duration(ut+st) * 10 * time.Millisecond
-}
-
-// selfCPU is this process's user+system CPU time so far.
-func selfCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func findHey() string {
