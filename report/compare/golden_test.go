@@ -3,36 +3,14 @@ package compare
 import (
 	"bytes"
 	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/report/reporttest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
-
-// checkGolden compares got with testdata/name, or rewrites it with -update.
-func checkGolden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the output (run go test -update after checking):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
-}
 
 // goldenReports are the scenarios rendered by TestGolden: a 2x slowdown
 // (regressions, server-side differences) and a clean comparison with a
@@ -71,7 +49,7 @@ func TestGolden(t *testing.T) {
 				if err := Write(&buf, rep, format); err != nil {
 					t.Fatal(err)
 				}
-				checkGolden(t, name+"."+ext[format]+".golden", buf.Bytes())
+				reporttest.CheckGolden(t, filepath.Join("testdata", name+"."+ext[format]+".golden"), buf.Bytes(), *update)
 			})
 		}
 	}
