@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/engine/perf"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -102,12 +103,12 @@ func startupFacts(st *result.Startup) string {
 		fs = append(fs, fmt.Sprintf("weights %.2f GiB", *st.ModelGiB))
 	}
 	if st.KVCacheTokens != nil {
-		fs = append(fs, fmt.Sprintf("KV cache %s tokens", thousands(*st.KVCacheTokens)))
+		fs = append(fs, fmt.Sprintf("KV cache %s tokens", perf.Commas(int(*st.KVCacheTokens))))
 	}
 	if st.MaxConcurrency != nil {
 		c := fmt.Sprintf("max concurrency %.2fx", *st.MaxConcurrency)
 		if st.MaxConcurrencyTokens != nil {
-			c += fmt.Sprintf(" at %s tokens per request", thousands(*st.MaxConcurrencyTokens))
+			c += fmt.Sprintf(" at %s tokens per request", perf.Commas(int(*st.MaxConcurrencyTokens)))
 		}
 		fs = append(fs, c)
 	}
@@ -115,18 +116,6 @@ func startupFacts(st *result.Startup) string {
 		fs = append(fs, fmt.Sprintf("phases polled every %s", secs(*st.PollIntervalS)))
 	}
 	return strings.Join(fs, "; ")
-}
-
-// thousands writes n with comma separators, as the seed does (77,744).
-func thousands(n int64) string {
-	s := fmt.Sprint(n)
-	if n < 0 {
-		return "-" + thousands(-n)
-	}
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }
 
 // gantt draws startup bars; bar i is on row len-1-i (first bar on top).

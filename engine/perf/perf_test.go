@@ -250,3 +250,11 @@ func TestWriteProfiles(t *testing.T) {
 		t.Errorf("listing differs from %s (rerun with -update if intended):\n%s", golden, out)
 	}
 }
+
+func TestCommas(t *testing.T) {
+	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 4096: "4,096", 77744: "77,744", 1234567: "1,234,567", -1234: "-1,234"} {
+		if got := Commas(n); got != want {
+			t.Errorf("Commas(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -231,14 +231,15 @@ func fitCell(g GPU, m Model, cfg Config) string {
 		return fmt.Sprintf("no (needs %.1f of %.1f GiB)", q.need()/gib, q.budget()/gib)
 	}
 	ms := p.StepTime(Step{DecodeSeqs: 1, ContextTokens: 256}).Seconds() * 1000
-	return fmt.Sprintf("%s (%.1f ms)", commas(p.KVCacheTokens()), ms)
+	return fmt.Sprintf("%s (%.1f ms)", Commas(p.KVCacheTokens()), ms)
 }
 
-// commas formats n with thousands separators, as vLLM logs token counts.
-func commas(n int) string {
+// Commas formats n with thousands separators, as vLLM logs token counts
+// (Python's "{:,}": 77,744).
+func Commas(n int) string {
 	s := fmt.Sprint(n)
 	if n < 0 {
-		return "-" + commas(-n)
+		return "-" + Commas(-n)
 	}
 	for i := len(s) - 3; i > 0; i -= 3 {
 		s = s[:i] + "," + s[i:]

@@ -123,7 +123,7 @@ func TestStartupLog(t *testing.T) {
 	want := []string{
 		`Loading weights took (\d+\.\d\d) seconds`,
 		`Model loading took \d+\.\d{4} GiB and \d+\.\d{6} seconds`,
-		`GPU KV cache size: ` + regexp.QuoteMeta(commas(e.KVCacheTokens())) + ` tokens`,
+		`GPU KV cache size: ` + regexp.QuoteMeta(perf.Commas(e.KVCacheTokens())) + ` tokens`,
 		`Maximum concurrency for 4,096 tokens per request: \d+\.\d\dx`,
 		`init engine \(profile, create kv cache, warmup model\) took \d+\.\d\d seconds`,
 		`Starting vLLM API server 0 on ` + regexp.QuoteMeta(e.BaseURL()),
@@ -164,18 +164,6 @@ func TestStartupLog(t *testing.T) {
 	if want := float64(e.KVCacheTokens()) / 4096; conc < want-0.01 || conc > want+0.01 {
 		t.Errorf("max concurrency %.2f, want %.2f", conc, want)
 	}
-}
-
-func commas(n int) string {
-	s := strconv.Itoa(n)
-	var out []byte
-	for i := 0; i < len(s); i++ {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			out = append(out, ',')
-		}
-		out = append(out, s[i])
-	}
-	return string(out)
 }
 
 // TestHealth503DuringLoad: listening from the start, /health and the API

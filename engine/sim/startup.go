@@ -3,9 +3,9 @@ package sim
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/servebench/servebench/engine/perf"
 )
 
 // Log line prefixes: vLLM's API server and engine core processes.
@@ -35,22 +35,6 @@ func (e *Engine) uvicorn(format string, a ...any) {
 	e.logMu.Lock()
 	defer e.logMu.Unlock()
 	fmt.Fprintf(e.opts.Log, "(%s pid=%d) INFO:     %s\n", apiPrefix, e.pid, fmt.Sprintf(format, a...))
-}
-
-// commas groups an integer's digits in threes, as Python's "{:,}" does.
-func commas(n int) string {
-	s := strconv.Itoa(n)
-	if n < 0 {
-		return "-" + commas(-n)
-	}
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }
 
 // phase is a start-up phase's wall duration (0 when tests skip start-up).
@@ -104,8 +88,8 @@ func (e *Engine) startup(ctx context.Context) error {
 		kvGiB = float64(e.kvTokens) * float64(e.model.KVBytesPerToken()) / (1 << 30)
 	}
 	e.logf(enginePrefix, "gpu_worker.py", 306, "Available KV cache memory: %.2f GiB", kvGiB)
-	e.logf(enginePrefix, "kv_cache_utils.py", 1087, "GPU KV cache size: %s tokens", commas(e.kvTokens))
-	e.logf(enginePrefix, "kv_cache_utils.py", 1091, "Maximum concurrency for %s tokens per request: %.2fx", commas(o.MaxModelLen), e.maxConc)
+	e.logf(enginePrefix, "kv_cache_utils.py", 1087, "GPU KV cache size: %s tokens", perf.Commas(e.kvTokens))
+	e.logf(enginePrefix, "kv_cache_utils.py", 1091, "Maximum concurrency for %s tokens per request: %.2fx", perf.Commas(o.MaxModelLen), e.maxConc)
 	if err := sleep(ctx, e.phase(su.GraphCapture)); err != nil {
 		return err
 	}
