@@ -189,7 +189,7 @@ func (c *Client) Models(ctx context.Context) ([]ModelInfo, error) {
 		return nil, fmt.Errorf("listing models at %s: reading body: %w", url, err)
 	}
 	if resp.StatusCode/100 != 2 {
-		return nil, fmt.Errorf("listing models at %s: HTTP %d: %s", url, resp.StatusCode, c.short(errorText(body)))
+		return nil, fmt.Errorf("listing models at %s: HTTP %d: %s", url, resp.StatusCode, c.ErrorText(body))
 	}
 	var list struct {
 		Data []struct {
@@ -261,6 +261,11 @@ func errorText(body []byte) string {
 	}
 	return msg
 }
+
+// ErrorText is the server's message in an error response body (the
+// OpenAI, older vLLM and FastAPI shapes errorText knows), else the body
+// itself, on one line, shortened, the API key redacted.
+func (c *Client) ErrorText(body []byte) string { return c.short(errorText(body)) }
 
 // short is what any outside text goes through before it is recorded:
 // redacted first, so a cut cannot leave part of the key, then shortened.

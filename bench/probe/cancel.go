@@ -190,23 +190,12 @@ func (e *env) streamThenLeave(ctx context.Context, prompt string, maxTokens int,
 	ls := leftStream{status: resp.StatusCode}
 	if resp.StatusCode/100 != 2 {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		ls.text = errorMessage(msg)
+		ls.text = e.c.ErrorText(msg)
 		ls.err = fmt.Errorf("HTTP %d: %s", resp.StatusCode, ls.text)
 		return ls
 	}
 	ls.read, ls.ended, ls.err = countTokens(resp.Body, after)
 	return ls
-}
-
-// errorMessage is the message of an OpenAI-style error body (read with
-// client's chunk decoder), or the start of the body.
-func errorMessage(body []byte) string {
-	var dec client.ChunkDecoder
-	if ch, err := dec.Decode(body); err == nil && ch.HasError && len(ch.ErrorMessage) > 0 {
-		return string(ch.ErrorMessage)
-	}
-	body = bytes.TrimSpace(body)
-	return string(body[:min(len(body), 300)])
 }
 
 // countTokens reads SSE events until n tokens were seen (ended false), the
