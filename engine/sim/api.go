@@ -332,6 +332,15 @@ func (e *Engine) newRequest(chat bool, text string, prompt, maxTokens, minTokens
 // handleGenerate serves /v1/chat/completions (chat) and /v1/completions.
 func (e *Engine) handleGenerate(chat bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, hr *http.Request) {
+		select {
+		case <-e.crash:
+			// A dead engine core starts no answer; net/http drops the
+			// connection. Without this a request arriving on a kept-alive
+			// connection between the crash and srv.Close would get a
+			// response head and then be cut off.
+			panic(http.ErrAbortHandler)
+		default:
+		}
 		if e.faults.httpError() {
 			if e.faults.httpErrorStatus == http.StatusTooManyRequests {
 				w.Header().Set("Retry-After", "1")

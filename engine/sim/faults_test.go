@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -125,6 +127,45 @@ func TestFaultCrashAfter(t *testing.T) {
 	}
 	if _, err := http.Get(e.BaseURL() + "/health"); err == nil {
 		t.Errorf("still answering after the crash")
+	}
+}
+
+// A request that reaches the engine after the crash, on a kept-alive
+// connection, gets no answer at all: pipelined behind the crashing
+// response, it is read by the same connection before the server closes.
+func TestFaultCrashAfterNoLateAnswer(t *testing.T) {
+	e, errc := simtest.StartNoWait(t, withFaults(20, "crash-after=1"))
+	<-e.Ready()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(e.BaseURL(), "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	// The late request streams: a stream's head goes out before its
+	// first token, so an engine that started it would answer 200.
+	req := func(body string) string {
+		return "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" +
+			"Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body
+	}
+	pipelined := req(`{"prompt":"hi","max_tokens":2}`) + req(`{"prompt":"hi","max_tokens":2,"stream":true}`)
+	if _, err := io.WriteString(conn, pipelined); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(conn)
+	first, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("the crashing request itself: %v", err)
+	}
+	io.Copy(io.Discard, first.Body)
+	if first.StatusCode != http.StatusOK {
+		t.Fatalf("the crashing request itself: %s", first.Status)
+	}
+	if late, err := http.ReadResponse(br, nil); err == nil {
+		t.Errorf("a request after the crash was answered %s, want the connection dropped", late.Status)
+	}
+	if err := <-errc; !errors.Is(err, sim.ErrCrashed) {
+		t.Errorf("Run: %v, want ErrCrashed", err)
 	}
 }
 
