@@ -332,14 +332,12 @@ func (e *Engine) newRequest(chat bool, text string, prompt, maxTokens, minTokens
 // handleGenerate serves /v1/chat/completions (chat) and /v1/completions.
 func (e *Engine) handleGenerate(chat bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, hr *http.Request) {
-		select {
-		case <-e.crash:
+		if e.crashDue() {
 			// A dead engine core starts no answer; net/http drops the
-			// connection. Without this a request arriving on a kept-alive
-			// connection between the crash and srv.Close would get a
-			// response head and then be cut off.
+			// connection. A request arriving on a kept-alive connection
+			// before the server closes would otherwise get a response head
+			// and then be cut off.
 			panic(http.ErrAbortHandler)
-		default:
 		}
 		if e.faults.httpError() {
 			if e.faults.httpErrorStatus == http.StatusTooManyRequests {
@@ -405,7 +403,7 @@ func (e *Engine) complete(w http.ResponseWriter, hr *http.Request, r *request, c
 	writeJSON(w, http.StatusOK, &completionResponse{ID: r.id, Object: object, Created: created, Model: e.served,
 		Choices: []completionChoice{choice},
 		Usage:   completionUsage{Prompt: r.prompt, Total: r.prompt + r.target, Completion: r.target}})
-	e.requestFinished()
+	e.requestFinished(hr)
 }
 
 // completionResponse is a non-streaming answer, fields in vLLM's order

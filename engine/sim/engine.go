@@ -50,6 +50,9 @@ type Engine struct {
 	crash     chan struct{} // closed by the crash-after fault
 	crashOnce sync.Once
 	served2   atomic.Int64 // responses completed, for crash-after
+	// crashConn is the connection whose response reached crash-after's
+	// count; the crash comes once that response is wholly on the wire.
+	crashConn atomic.Pointer[net.Conn]
 	logMu     sync.Mutex
 
 	paceHook    func(lateNs int64) // tests: per-token write time minus modelled emission time
@@ -143,7 +146,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		return errors.New("engine: Run called twice")
 	}
 	srv := &http.Server{Handler: e.handler(), ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog: nil}
+		ErrorLog: nil, ConnContext: withConn, ConnState: e.connState}
 	var ln net.Listener
 	serveErr := make(chan error, 1)
 	listen := func() error {
@@ -224,19 +227,50 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// requestFinished counts completed responses for the crash-after fault.
-func (e *Engine) requestFinished() {
+// requestFinished counts completed responses for the crash-after fault. The
+// handler has not returned yet, so net/http may still hold the response's
+// end in its buffer: the crash itself waits for connState to see hr's
+// connection finish (idle or closed); meanwhile handleGenerate refuses new
+// requests.
+func (e *Engine) requestFinished(hr *http.Request) {
 	n := e.served2.Add(1)
-	if e.faults.crashAfter > 0 && n >= int64(e.faults.crashAfter) {
-		e.crashOnce.Do(func() {
-			e.logf(enginePrefix, "core.py", 720, "EngineCore encountered a fatal error (fault crash-after=%d).", e.faults.crashAfter)
-			close(e.crash)
-		})
+	if e.faults.crashAfter > 0 && n == int64(e.faults.crashAfter) {
+		e.logf(enginePrefix, "core.py", 720, "EngineCore encountered a fatal error (fault crash-after=%d).", e.faults.crashAfter)
+		if c, ok := hr.Context().Value(connKey{}).(net.Conn); ok {
+			e.crashConn.Store(&c)
+		} else {
+			e.crashNow()
+		}
 	}
 	if e.faults.metricsResetAfter > 0 && n == int64(e.faults.metricsResetAfter) {
 		e.logLevel(apiPrefix, "WARNING", "loggers.py", 160, "metrics restart from zero (fault metrics-reset=%d)", n)
 		e.metrics.Store(e.newMetrics())
 	}
+}
+
+// crashDue reports whether crash-after's count has been reached.
+func (e *Engine) crashDue() bool {
+	return e.faults.crashAfter > 0 && e.served2.Load() >= int64(e.faults.crashAfter)
+}
+
+func (e *Engine) crashNow() { e.crashOnce.Do(func() { close(e.crash) }) }
+
+// connState crashes the engine once the connection that served the last
+// response before the crash has written all of it.
+func (e *Engine) connState(c net.Conn, s http.ConnState) {
+	if s != http.StateIdle && s != http.StateClosed && s != http.StateHijacked {
+		return
+	}
+	if p := e.crashConn.Load(); p != nil && *p == c {
+		e.crashNow()
+	}
+}
+
+type connKey struct{}
+
+// withConn puts each request's connection in its context, for connState.
+func withConn(ctx context.Context, c net.Conn) context.Context {
+	return context.WithValue(ctx, connKey{}, c)
 }
 
 // perfModel is what the engine asks engine/perf: capacity, step times and

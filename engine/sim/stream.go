@@ -124,7 +124,7 @@ func (e *Engine) stream(w http.ResponseWriter, hr *http.Request, r *request, c *
 			}
 			s.buf = append(s.buf, sseDone...)
 			s.flush()
-			e.requestFinished()
+			e.requestFinished(s.hr)
 			return
 		}
 		if b := e.faults.bufferEvery; b > 0 && s.written-s.flushedTo < b {
@@ -182,12 +182,12 @@ func (s *sseStream) faultAt(i int) bool {
 		s.buf = append(s.buf, ` tokens (fault mid-stream-error-after)","type":"InternalServerError","param":null,"code":500}}`+"\n\n"...)
 		s.buf = append(s.buf, sseDone...)
 		s.flush()
-		e.requestFinished()
+		e.requestFinished(s.hr)
 		return false
 	case f.dropAfter:
 		e.sched.abort(r, "abort")
 		s.flush()
-		e.requestFinished()
+		e.requestFinished(s.hr)
 		panic(http.ErrAbortHandler) // net/http closes the connection mid-stream
 	}
 	if i == f.malformedAfter {
