@@ -30,6 +30,13 @@ type readers struct {
 
 var readerPool = sync.Pool{New: func() any { return new(readers) }}
 
+// release returns rd to readerPool, holding no body and no oversized buffer.
+func (rd *readers) release() {
+	rd.sse.Reset(nil)
+	rd.dec.trim()
+	readerPool.Put(rd)
+}
+
 // readStream reads SSE events until [DONE] or a failure, filling the trace.
 // It reports whether the stream ended cleanly with [DONE].
 //
@@ -41,11 +48,7 @@ var readerPool = sync.Pool{New: func() any { return new(readers) }}
 func (x *exchange) readStream(body io.Reader, maxTokens int) bool {
 	tr := x.tr
 	rd := readerPool.Get().(*readers)
-	defer func() {
-		rd.sse.Reset(nil) // drop the body reference before pooling
-		rd.dec.trim()
-		readerPool.Put(rd)
-	}()
+	defer rd.release()
 	rd.sse.Reset(body)
 	if maxTokens > 0 {
 		tr.Events = make([]Event, 0, min(maxTokens, MaxEvents))
@@ -148,10 +151,7 @@ func (x *exchange) readBody(r io.Reader) {
 		return
 	}
 	rd := readerPool.Get().(*readers)
-	defer func() {
-		rd.dec.trim()
-		readerPool.Put(rd)
-	}()
+	defer rd.release()
 	ch, err := rd.dec.Decode(body)
 	if err != nil {
 		x.fail(ErrMalformed, fmt.Sprintf("malformed body %s: %v", x.clip(body), err))
@@ -185,7 +185,7 @@ func (x *exchange) httpError(resp *http.Response) {
 func (x *exchange) unexpectedBody(resp *http.Response) {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	rd := readerPool.Get().(*readers)
-	defer readerPool.Put(rd)
+	defer rd.release()
 	if ch, err := rd.dec.Decode(body); err == nil && ch.HasError {
 		x.fail(ErrStreamError, "error instead of a stream: "+string(ch.ErrorMessage))
 		return
