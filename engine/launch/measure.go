@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/engine/perf"
 	"github.com/servebench/servebench/report/stats"
 )
 
@@ -268,7 +269,7 @@ func writeFacts(w io.Writer, runs []*Measurement) error {
 		}
 		f := func(v float64) string {
 			if fa.format == "%s" {
-				return group(int64(v))
+				return perf.Commas(int(v))
 			}
 			return fmt.Sprintf(fa.format, v)
 		}
@@ -291,24 +292,6 @@ func engineName(e string) string {
 		return "unknown server"
 	}
 	return e + " format"
-}
-
-// group formats n with comma thousands separators, as vLLM prints token counts.
-func group(n int64) string {
-	s := fmt.Sprint(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
 }
 
 // WriteFacts writes facts parsed from a saved log (startup --from-log).

@@ -76,11 +76,3 @@ func TestWriteText(t *testing.T) {
 		t.Error("no runs: want an error")
 	}
 }
-
-func TestGroup(t *testing.T) {
-	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 77744: "77,744", 205696: "205,696", -1234567: "-1,234,567"} {
-		if got := group(n); got != want {
-			t.Errorf("group(%d) = %q, want %q", n, got, want)
-		}
-	}
-}
