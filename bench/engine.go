@@ -76,29 +76,21 @@ func (r *Runner) engineFigures(ctx context.Context, run *result.Run, before snap
 	// was measured. It stays bounded by ReconcileWait and the scrape timeout.
 	ctx = context.WithoutCancel(ctx)
 	start := time.Now()
-	var delta *scrape.Delta
-	counted := false // the dialect exports a finished-request counter
-	for {
-		after := m.snapshot(ctx)
-		if after.err != nil {
-			run.Warnings = append(run.Warnings, "engine figures absent: /metrics after the run: "+after.err.Error())
-			return
-		}
-		if m.Dialect == nil {
-			run.Warnings = append(run.Warnings, "engine figures absent: /metrics has no metric family servebench knows (vLLM, SGLang, TGI, llama.cpp)")
-			return
-		}
-		delta = scrape.Diff(before.snap, after.snap, m.Dialect, m.Filter)
-		n, ok := delta.Counter(scrape.EngineRequests)
-		if counted = ok; ok {
-			rec.EngineCount = n
-		}
-		if !ok || n >= float64(run.OK) || time.Since(start) >= r.ReconcileWait {
-			break
-		}
-		time.Sleep(reconcilePoll)
+	after := r.settle(ctx, before.snap, run.OK)
+	if after.err != nil {
+		run.Warnings = append(run.Warnings, "engine figures absent: /metrics after the run: "+after.err.Error())
+		return
+	}
+	if m.Dialect == nil {
+		run.Warnings = append(run.Warnings, "engine figures absent: /metrics has no metric family servebench knows (vLLM, SGLang, TGI, llama.cpp)")
+		return
 	}
 	rec.WaitedS = time.Since(start).Seconds()
+	delta := scrape.Diff(before.snap, after.snap, m.Dialect, m.Filter)
+	n, counted := delta.Counter(scrape.EngineRequests) // false: the dialect exports no finished-request counter
+	if counted {
+		rec.EngineCount = n
+	}
 	if ws := delta.Warnings(); len(ws) > 0 {
 		for _, w := range ws {
 			run.Warnings = append(run.Warnings, "engine figures absent: "+w)
@@ -149,7 +141,8 @@ func reconcileNote(run *result.Run, rec *result.Reconciliation, model string, co
 
 // settle scrapes until the engine has counted at least target finished
 // requests since base (bounded by ReconcileWait) and returns the last
-// snapshot.
+// snapshot. It returns at once on a scrape error, an unknown dialect or one
+// without a finished-request counter.
 func (r *Runner) settle(ctx context.Context, base *scrape.Snapshot, target int) snapshotResult {
 	start := time.Now()
 	for {

@@ -138,11 +138,12 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 	}
 	r.warmup(st)
 	if r.Metrics != nil && sendCtx.Err() == nil {
-		// The baseline must include the warm-up in the engine's counts, or
-		// a late-counted warm-up request would pass for foreign traffic.
-		before = r.Metrics.snapshot(sendCtx)
 		if pre.err == nil && pre.snap != nil {
+			// The baseline must include the warm-up in the engine's counts, or
+			// a late-counted warm-up request would pass for foreign traffic.
 			before = r.settle(sendCtx, pre.snap, countOK(st.recs))
+		} else {
+			before = r.Metrics.snapshot(sendCtx)
 		}
 	}
 	run.StartedAt = time.Now().UTC()
