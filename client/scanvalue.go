@@ -13,22 +13,22 @@ func (s *scanner) rawString() ([]byte, bool) {
 		return nil, false
 	}
 	start := s.i + 1
+	i := start // where the careful loop below starts
 	// Fast path: most strings have no escape; find the quote with
 	// IndexByte and check the span in one tight loop.
 	if q := bytes.IndexByte(s.b[start:], '"'); q >= 0 {
-		plain := true
-		for _, c := range s.b[start : start+q] {
-			if c < 0x20 || c == '\\' {
-				plain = false
-				break
-			}
+		span := s.b[start : start+q]
+		n := 0
+		for n < len(span) && span[n] >= 0x20 && span[n] != '\\' {
+			n++
 		}
-		if plain {
+		if n == len(span) {
 			s.i = start + q + 1
-			return s.b[start : start+q], true
+			return span, true
 		}
+		i += n // what the fast loop passed needs no second look
 	}
-	for i := start; i < len(s.b); i++ {
+	for ; i < len(s.b); i++ {
 		switch c := s.b[i]; {
 		case c == '"':
 			s.i = i + 1
