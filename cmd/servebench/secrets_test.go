@@ -139,19 +139,17 @@ func TestSecretsEngineArgs(t *testing.T) {
 	}
 	t.Setenv("OPENAI_API_KEY", testKey)
 	for _, tc := range []struct {
-		name    string
-		args    []string
-		finding string
+		name string
+		args []string
 	}{
 		// Two arguments: --engine-arg then --api-key=KEY.
-		{"engine-arg, --api-key=KEY", []string{"--engine-arg", "--api-key=" + testKey}, ""},
+		{"engine-arg, --api-key=KEY", []string{"--engine-arg", "--api-key=" + testKey}},
 		// One argument holding both flags.
-		{"--engine-arg=--api-key=KEY", []string{"--engine-arg=--api-key=" + testKey}, ""},
+		{"--engine-arg=--api-key=KEY", []string{"--engine-arg=--api-key=" + testKey}},
 		// The key as its own --engine-arg after a bare --api-key.
-		{"--engine-arg=--api-key --engine-arg=KEY", []string{"--engine-arg=--api-key", "--engine-arg=" + testKey}, ""},
+		{"--engine-arg=--api-key --engine-arg=KEY", []string{"--engine-arg=--api-key", "--engine-arg=" + testKey}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			skipFinding(t, tc.finding)
 			dir := t.TempDir()
 			args := append([]string{"table", "--speedup", "200", "--requests", "2", "--max-tokens", "8", "--out", dir,
 				"--quiet", "--ready-timeout", "30s"}, tc.args...)
