@@ -15,8 +15,9 @@ import (
 // whole engine (HTTP, scheduler, timers, metrics) on the default profile:
 // sequential requests of a 27-token chat prompt and 256 output tokens,
 // streaming and not, and compares the engine's own /metrics means (scaled
-// back by the speedup) with the seed's real RTX 3060 figures and with what
-// the performance model predicts for a request alone.
+// back by the speedup) with what the performance model predicts for a
+// request alone. engine/perf's TestCalibration holds that model to the
+// seed's real RTX 3060 figures (TTFT 0.028 s, E2E 3.85 s).
 //
 //	go test ./engine/sim -run CalibrationEndToEnd -v
 func TestCalibrationEndToEnd(t *testing.T) {
@@ -54,24 +55,22 @@ func TestCalibrationEndToEnd(t *testing.T) {
 			return (histSum(after, h) - histSum(before, h)) / (value(after, h) - value(before, h)) * speedup
 		}
 		rows := []struct {
-			name             string
-			got, seed, model float64
+			name       string
+			got, model float64
 		}{
-			{"engine TTFT", mean("vllm:time_to_first_token_seconds"), 0.028, wantTTFT.Seconds()},
-			{"engine E2E", mean("vllm:e2e_request_latency_seconds"), 3.85, wantE2E.Seconds()},
+			{"engine TTFT", mean("vllm:time_to_first_token_seconds"), wantTTFT.Seconds()},
+			{"engine E2E", mean("vllm:e2e_request_latency_seconds"), wantE2E.Seconds()},
 		}
 		for _, r := range rows {
-			t.Logf("stream=%v %-11s %.4f s (seed %.4f s: %+.1f%%; model alone %.4f s: %+.1f%%)", stream, r.name,
-				r.got, r.seed, 100*(r.got/r.seed-1), r.model, 100*(r.got/r.model-1))
+			t.Logf("stream=%v %-11s %.4f s (model alone %.4f s: %+.1f%%)", stream, r.name, r.got, r.model, 100*(r.got/r.model-1))
 			if math.Abs(r.got/r.model-1) > 0.05 {
 				t.Errorf("stream=%v %s: engine %.4f s vs model %.4f s: over 5%% apart", stream, r.name, r.got, r.model)
 			}
-			if math.Abs(r.got/r.seed-1) > 0.05 {
-				t.Errorf("stream=%v %s: engine %.4f s vs seed %.4f s: over 5%% apart", stream, r.name, r.got, r.seed)
-			}
 		}
-		if q := mean("vllm:request_queue_time_seconds"); q > 0.005 {
-			t.Errorf("stream=%v queue time %.4f s alone, want ~0", stream, q)
+		// Alone, a request is scheduled the moment it joins the queue, as
+		// the seed's queue time of 0 says.
+		if q := mean("vllm:request_queue_time_seconds"); q != 0 {
+			t.Errorf("stream=%v queue time %.6f s alone, want 0", stream, q)
 		}
 	}
 }

@@ -164,7 +164,8 @@ func TestQueueingBeyondMaxNumSeqs(t *testing.T) {
 	// One request lasts ~400 x 15 ms = 6 s of model time (0.6 s here);
 	// requests 3-6 wait for one or two of them: ~4 x 0.6 s in all if they
 	// arrive together, at least one request's length however a loaded host
-	// staggers the clients.
+	// staggers the clients. TTFT counts from arrival, so it holds the queue
+	// wait (counted from scheduling it would be a few prefills, far less).
 	if one := tokens * 0.015 / speedup; queue < one || ttft < queue {
 		t.Errorf("total queue time %.3fs, TTFT %.3fs; want queue >= %.3fs and TTFT >= queue", queue, ttft, one)
 	}
@@ -291,8 +292,9 @@ func TestLoadGrowsTTFTAndITL(t *testing.T) {
 	t64, q64, i64 := mean(func() { parallel(64, func(int) { streamTokens(t, e, prompt, 64) }) })
 	t.Logf("model time: alone TTFT %.1f ms queue %.1f ms ITL %.1f ms; 64 concurrent TTFT %.1f ms queue %.1f ms ITL %.1f ms",
 		t1*1e3, q1*1e3, i1*1e3, t64*1e3, q64*1e3, i64*1e3)
-	if t64 < 3*t1 || i64 < 1.5*i1 || q64 < 10*q1 || q64 < t1 {
-		t.Errorf("under load TTFT %.4f (alone %.4f), queue %.4f (alone %.4f), ITL %.4f (alone %.4f): want TTFT >= 3x, queue >= 10x and >= one prefill, ITL >= 1.5x",
+	// Alone, a request is scheduled the moment it joins the queue: exactly 0.
+	if t64 < 3*t1 || i64 < 1.5*i1 || q1 != 0 || q64 < t1 {
+		t.Errorf("under load TTFT %.4f (alone %.4f), queue %.4f (alone %.4f), ITL %.4f (alone %.4f): want TTFT >= 3x, queue 0 alone and >= one prefill under load, ITL >= 1.5x",
 			t64, t1, q64, q1, i64, i1)
 	}
 }
