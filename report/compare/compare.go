@@ -150,6 +150,7 @@ func Compare(base, cur *Side, opts Options) (*Report, error) {
 		p := &pairs[i]
 		p.sb = samplesOf(base.Records, p.b.Name, p.b.Workload.Mode == "rate")
 		p.sn = samplesOf(cur.Records, p.n.Name, p.n.Workload.Mode == "rate")
+		p.pvals = map[string]*float64{}
 		errs = append(errs, checkSide(base, "base", p.b, p.sb, rep.MinSamples, alpha), checkSide(cur, "new", p.n, p.sn, rep.MinSamples, alpha))
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -165,6 +166,7 @@ type runPair struct {
 	b, n   *result.Run
 	sb, sn *runSamples
 	diffs  []Diff
+	pvals  map[string]*float64 // test's memo, by quantity
 }
 
 func noRuns(s *Side, label string) error {

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"math"
 	"slices"
 
 	"github.com/servebench/servebench/bench/result"
@@ -81,6 +82,32 @@ type runSamples struct {
 	byName   map[string][]float64 // client.* quantity -> one value per successful request
 	rates    []float64            // output tokens/s per successful request
 	failures []float64            // 1 failed, 0 ok, per measured request
+
+	summaries map[string]*stats.Summary // summary's memo: several rows read one quantity's summary
+}
+
+// samples are the per-request values quantity name is tested on.
+func (s *runSamples) samples(name string) []float64 {
+	switch name {
+	case "throughput":
+		return s.rates
+	case "errors":
+		return s.failures
+	}
+	return s.byName[name]
+}
+
+// stat is one statistic of quantity name's samples, NaN when there are none.
+func (s *runSamples) stat(name, stat string) float64 {
+	sum, ok := s.summaries[name]
+	if !ok {
+		sum = stats.Summarize(s.samples(name))
+		s.summaries[name] = sum
+	}
+	if sum == nil {
+		return math.NaN()
+	}
+	return statOf(sum, stat)
 }
 
 func (s *runSamples) ok() int { return s.measured - s.failed }
@@ -95,7 +122,7 @@ func (s *runSamples) ok() int { return s.measured - s.failed }
 // time, which include the time a late send waited: the figures that do
 // not hide a server falling behind.
 func samplesOf(recs []result.Record, run string, openLoop bool) *runSamples {
-	s := &runSamples{byName: map[string][]float64{}}
+	s := &runSamples{byName: map[string][]float64{}, summaries: map[string]*stats.Summary{}}
 	add := func(name string, v float64) { s.byName[name] = append(s.byName[name], v) }
 	for i := range recs {
 		r := &recs[i]
@@ -149,7 +176,7 @@ func medianGap(ev [][2]float64) (float64, bool) {
 	for i := 1; i < len(ev); i++ {
 		gaps = append(gaps, ev[i][0]-ev[i-1][0])
 	}
-	return stats.Summarize(gaps).Median, true
+	return stats.Median(gaps), true
 }
 
 // statOf picks one statistic out of a summary.

@@ -157,19 +157,18 @@ func buildRow(q quantity, stat string, p runPair, alpha float64, minN int) (Row,
 	row := Row{Quantity: q.Name, Stat: stat, Unit: q.unitOf(stat)}
 	switch q.src {
 	case fromSamples:
-		xb, xn := p.sb.byName[q.Name], p.sn.byName[q.Name]
-		if len(xb) == 0 && len(xn) == 0 {
+		nb, nn := len(p.sb.samples(q.Name)), len(p.sn.samples(q.Name))
+		if nb == 0 && nn == 0 {
 			return row, false
 		}
-		row.NBase, row.NNew = len(xb), len(xn)
-		if len(xb) < minN || len(xn) < minN {
-			row.Note = fmt.Sprintf("too few samples (base %d, new %d; need %d each)", len(xb), len(xn), minN)
+		row.NBase, row.NNew = nb, nn
+		row.Base, row.New = p.sb.stat(q.Name, stat), p.sn.stat(q.Name, stat)
+		if nb < minN || nn < minN {
+			row.Note = fmt.Sprintf("too few samples (base %d, new %d; need %d each)", nb, nn, minN)
 			row.Verdict = VerdictNotJudged
-			row.Base, row.New = summaryStat(xb, stat), summaryStat(xn, stat)
 			break
 		}
-		row.Base, row.New = summaryStat(xb, stat), summaryStat(xn, stat)
-		row.P = mwP(xb, xn)
+		row.P = p.test(q.Name)
 	case fromEngine:
 		hb, hn := engineHist(&p.b.Engine, q.Name), engineHist(&p.n.Engine, q.Name)
 		if hb == nil && hn == nil {
@@ -198,13 +197,13 @@ func buildRow(q quantity, stat string, p runPair, alpha float64, minN int) (Row,
 			row.Base, row.New = p.b.Throughput.RequestsPerS, p.n.Throughput.RequestsPerS
 		}
 		row.NBase, row.NNew = len(p.sb.rates), len(p.sn.rates)
-		row.P = mwP(p.sb.rates, p.sn.rates)
-		row.rateBase, row.rateNew = summaryStat(p.sb.rates, "median"), summaryStat(p.sn.rates, "median")
+		row.P = p.test(q.Name)
+		row.rateBase, row.rateNew = p.sb.stat(q.Name, "median"), p.sn.stat(q.Name, "median")
 		row.Note = noteThroughput
 	case fromErrors:
 		row.Base, row.New = frac(p.sb.failed, p.sb.measured), frac(p.sn.failed, p.sn.measured)
 		row.NBase, row.NNew = p.sb.measured, p.sn.measured
-		row.P = mwP(p.sb.failures, p.sn.failures)
+		row.P = p.test(q.Name)
 	}
 	row.Change = relChange(row.Base, row.New)
 	return row, true
@@ -251,14 +250,6 @@ func judge(row *Row, q quantity, hasThreshold bool, alpha float64) {
 	}
 }
 
-func summaryStat(xs []float64, stat string) float64 {
-	s := stats.Summarize(xs)
-	if s == nil {
-		return math.NaN()
-	}
-	return statOf(s, stat)
-}
-
 func histOrNaN(h *result.Hist, stat string) float64 {
 	if h == nil {
 		return math.NaN()
@@ -266,14 +257,23 @@ func histOrNaN(h *result.Hist, stat string) float64 {
 	return histStat(h, stat)
 }
 
-// mwP is the Mann-Whitney p-value of xs against ys, or nil when a side
-// is empty.
-func mwP(xs, ys []float64) *float64 {
-	res, err := stats.MannWhitney(xs, ys)
-	if err != nil {
+// test is the Mann-Whitney p-value of quantity name's samples, base
+// against new, or nil when a side has none. Each quantity is tested once:
+// its rows and the engine rows it confirms share the outcome, each row
+// with its own copy.
+func (p runPair) test(name string) *float64 {
+	pv, ok := p.pvals[name]
+	if !ok {
+		if res, err := stats.MannWhitney(p.sb.samples(name), p.sn.samples(name)); err == nil {
+			pv = &res.P
+		}
+		p.pvals[name] = pv
+	}
+	if pv == nil {
 		return nil
 	}
-	return &res.P
+	c := *pv
+	return &c
 }
 
 func frac(a, b int) float64 {
@@ -306,12 +306,11 @@ func confirmation(q quantity, p runPair, alpha float64) (desc string, worse bool
 	if q.Name != "engine.e2e" && len(p.sb.byName["client.first_token"]) > 0 && len(p.sn.byName["client.first_token"]) > 0 {
 		name = "client.first_token"
 	}
-	xb, xn := p.sb.byName[name], p.sn.byName[name]
-	pv := mwP(xb, xn)
+	pv := p.test(name)
 	if pv == nil {
 		return "", false
 	}
-	worse = *pv < alpha && summaryStat(xn, "median") > summaryStat(xb, "median")
+	worse = *pv < alpha && p.sn.stat(name, "median") > p.sb.stat(name, "median")
 	dir := "unchanged"
 	switch {
 	case worse:

@@ -37,3 +37,10 @@ func Summarize(xs []float64) *Summary {
 	s.Max, _ = data.Max()
 	return s
 }
+
+// Median is the median of xs, as in Summarize (the middle two averaged for
+// even n), without the rest of a Summary; NaN when xs is empty.
+func Median(xs []float64) float64 {
+	m, _ := mstats.Float64Data(xs).Median()
+	return m
+}
