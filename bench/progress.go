@@ -40,6 +40,7 @@ type runBar struct {
 	mu       sync.Mutex
 	bar      *progressbar.ProgressBar
 	name     string
+	n, max   int64 // requests finished, and expected (-1: duration-bounded)
 	fv, e2e  []float64
 	failed   int
 	lastDesc time.Time
@@ -54,7 +55,7 @@ func (p *progress) start(spec RunSpec) *runBar {
 	if spec.Workload.Requests == 0 {
 		max = -1 // duration-bounded: a spinner
 	}
-	b := &runBar{name: spec.Name}
+	b := &runBar{name: spec.Name, max: max}
 	b.bar = progressbar.NewOptions64(max,
 		progressbar.OptionSetWriter(p.w),
 		progressbar.OptionSetDescription(spec.Name),
@@ -67,9 +68,11 @@ func (p *progress) start(spec RunSpec) *runBar {
 	return b
 }
 
-// add counts one finished request (a record) on the bar.
+// add counts one finished request (a record) on the bar. A retried attempt
+// finishes no request (the bar's max counts requests), and, as in the run's
+// figures, is not a failure.
 func (b *runBar) add(rec result.Record) {
-	if b == nil {
+	if b == nil || rec.Retried {
 		return
 	}
 	b.mu.Lock()
@@ -80,7 +83,8 @@ func (b *runBar) add(rec result.Record) {
 		b.fv = append(b.fv, rec.FirstVisibleS)
 		b.e2e = append(b.e2e, rec.E2ES)
 	}
-	last := b.bar.GetMax64() > 0 && b.bar.State().CurrentNum+1 >= b.bar.GetMax64()
+	b.n++
+	last := b.max > 0 && b.n == b.max
 	if now := time.Now(); last || now.Sub(b.lastDesc) > 250*time.Millisecond {
 		b.lastDesc = now
 		b.bar.Describe(b.describe())

@@ -274,6 +274,27 @@ func TestProgress(t *testing.T) {
 	qb.finish()
 }
 
+// TestProgressRetries: a retried attempt finishes no request, so under
+// 429/503 retries the bar neither fills early nor counts a failure.
+func TestProgressRetries(t *testing.T) {
+	var buf bytes.Buffer
+	bar := newProgress(&buf).start(RunSpec{Name: "r", Workload: Workload{Requests: 2, Warmup: 1}})
+	retried := result.Record{Error: "http_status", Status: 503, Retried: true}
+	for _, rec := range []result.Record{retried, {Warmup: true}, retried, retried, {E2ES: 1}} {
+		bar.add(rec)
+		if bar.bar.IsFinished() {
+			t.Fatalf("bar full after %d of 3 requests finished:\n%q", bar.n, buf.String())
+		}
+	}
+	bar.add(result.Record{E2ES: 1})
+	if !bar.bar.IsFinished() {
+		t.Errorf("bar not full after its 3 requests finished:\n%q", buf.String())
+	}
+	if out := buf.String(); strings.Contains(out, "failed") || !strings.Contains(out, "(3/3)") {
+		t.Errorf("want 3/3 done and no failure shown:\n%q", out)
+	}
+}
+
 // TestRecordWriterBatches: records completing together share one write,
 // and a lone record still reaches the file without Close.
 func TestRecordWriterBatches(t *testing.T) {
