@@ -169,7 +169,7 @@ func badInputCases(f badInputFiles) []badInputCase {
 		{"run ready-timeout negative", []string{"run", "--speedup", "1000", "--requests", "1", "--max-tokens", "4", "--ready-timeout", "-1s"}, []string{"--ready-timeout -1s"}},
 		{"run metrics-url not a URL", []string{"run", "--base-url", u, "--metrics-url", "not a url"}, []string{`"not a url"`}},
 		{"run server-cmd unterminated quote", []string{"run", "--base-url", u, "--server-cmd", "'unterminated"}, []string{"unterminated"}},
-		{"run prompt empty", []string{"run", "--base-url", u, "--prompt"}, []string{`--prompt ""`, "non-empty"}},
+		{"run prompt empty", []string{"run", "--base-url", u, "--prompt", ""}, []string{`--prompt ""`, "non-empty"}},
 		{"run prompt-tokens 0", []string{"run", "--base-url", u, "--prompt-tokens", "0"}, []string{"--prompt-tokens 0", "from 1"}},
 		{"run prompt and prompt-file", []string{"run", "--base-url", u, "--prompt", "x", "--prompt-file", f.promptEmpty}, []string{"--prompt-file", "at most one"}},
 		{"run prompt-file missing", []string{"run", "--base-url", u, "--prompt-file", missing}, []string{"--prompt-file", missing, "no such file"}},
