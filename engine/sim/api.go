@@ -14,19 +14,45 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// handler routes the OpenAI-compatible API and the operational endpoints.
+// route is one endpoint: handler serves it, logRoutes lists it.
+type route struct {
+	method, path string
+	h            http.HandlerFunc
+}
+
+// routes are the OpenAI-compatible API and the operational endpoints, in
+// vLLM's start-up log order.
+func (e *Engine) routes() []route {
+	return []route{
+		{http.MethodGet, "/health", e.handleHealth},
+		{http.MethodGet, "/metrics", e.guard(false, e.handleMetrics)},
+		{http.MethodGet, "/version", e.guard(false, func(w http.ResponseWriter, _ *http.Request) {
+			writeJSON(w, http.StatusOK, map[string]string{"version": vllmVersion})
+		})},
+		{http.MethodGet, "/v1/models", e.guard(true, e.handleModels)},
+		{http.MethodPost, "/v1/chat/completions", e.guard(true, e.handleGenerate(true))},
+		{http.MethodPost, "/v1/completions", e.guard(true, e.handleGenerate(false))},
+	}
+}
+
+// handler routes the endpoints; anything else gets FastAPI's answers.
 func (e *Engine) handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/chat/completions", e.guard(true, e.handleGenerate(true)))
-	mux.HandleFunc("POST /v1/completions", e.guard(true, e.handleGenerate(false)))
-	mux.HandleFunc("GET /v1/models", e.guard(true, e.handleModels))
-	mux.HandleFunc("GET /health", e.handleHealth)
-	mux.HandleFunc("GET /metrics", e.guard(false, e.handleMetrics))
-	mux.HandleFunc("GET /version", e.guard(false, func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"version": vllmVersion})
-	}))
+	for _, r := range e.routes() {
+		mux.HandleFunc(r.method+" "+r.path, r.h)
+		// Another method on a known path would otherwise fall through to
+		// "/" and get 404; FastAPI answers 405 with Allow.
+		allow := r.method
+		if r.method == http.MethodGet {
+			allow = "GET, HEAD" // a GET pattern serves HEAD too
+		}
+		mux.HandleFunc(r.path, func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Allow", allow)
+			writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"detail": "Method Not Allowed"})
+		})
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusNotFound, map[string]string{"detail": "Not Found"}) // FastAPI's answer
+		writeJSON(w, http.StatusNotFound, map[string]string{"detail": "Not Found"})
 	})
 	return mux
 }

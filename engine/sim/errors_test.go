@@ -76,14 +76,27 @@ func TestErrorPaths(t *testing.T) {
 			}
 		})
 	}
-	resp404, err := http.Get(e.BaseURL() + "/v1/embeddings")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b404, _ := io.ReadAll(resp404.Body)
-	resp404.Body.Close()
-	if resp404.StatusCode != 404 || string(b404) != `{"detail":"Not Found"}` {
-		t.Errorf("unknown path: %s %s", resp404.Status, b404)
+	// Routing answers as FastAPI does: unknown path 404, wrong method 405.
+	for _, c := range []struct{ method, path, allow, body string }{
+		{"GET", "/v1/embeddings", "", `{"detail":"Not Found"}`},
+		{"GET", "/v1/chat/completions", "POST", `{"detail":"Method Not Allowed"}`},
+		{"POST", "/v1/models", "GET, HEAD", `{"detail":"Method Not Allowed"}`},
+		{"DELETE", "/health", "GET, HEAD", `{"detail":"Method Not Allowed"}`},
+	} {
+		req, _ := http.NewRequest(c.method, e.BaseURL()+c.path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		status := 404
+		if c.allow != "" {
+			status = 405
+		}
+		if resp.StatusCode != status || string(b) != c.body || resp.Header.Get("Allow") != c.allow {
+			t.Errorf("%s %s: %s, Allow %q, body %s; want %d, Allow %q, body %s", c.method, c.path, resp.Status, resp.Header.Get("Allow"), b, status, c.allow, c.body)
+		}
 	}
 	// With the key: it works; /health and /metrics need no key, as in vLLM.
 	resp := post(t, e, "/v1/completions", map[string]any{"prompt": "hi", "max_tokens": 2}, auth...)

@@ -107,9 +107,8 @@ func (e *Engine) startup(ctx context.Context) error {
 // logRoutes prints the route list and uvicorn's start lines, as vLLM does
 // right after "Starting vLLM API server".
 func (e *Engine) logRoutes() {
-	for _, r := range [][2]string{{"/health", "GET"}, {"/metrics", "GET"}, {"/version", "GET"},
-		{"/v1/models", "GET"}, {"/v1/chat/completions", "POST"}, {"/v1/completions", "POST"}} {
-		e.logf(apiPrefix, "launcher.py", 42, "Route: %s, Methods: %s", r[0], r[1])
+	for _, r := range e.routes() {
+		e.logf(apiPrefix, "launcher.py", 42, "Route: %s, Methods: %s", r.path, r.method)
 	}
 	e.uvicorn("Started server process [%d]", e.pid)
 	e.uvicorn("Waiting for application startup.")
