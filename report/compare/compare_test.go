@@ -341,6 +341,15 @@ func TestEngineAggregateRules(t *testing.T) {
 	if row.P != nil || !row.Regression || !strings.Contains(row.Note, "no significance test") {
 		t.Errorf("engine.e2e: %+v; want a regression without p, noted as aggregate", row)
 	}
+	// Both the regression list and the JUnit failure name the client test
+	// that confirmed it, not "no test".
+	const evidence = "confirmed by client.e2e p<0.001 worse"
+	if regs := strings.Join(rep.Regressions(), "\n"); !strings.Contains(regs, "streaming: engine.e2e.mean +100.0% (493.00ms -> 986.00ms, "+evidence+")") {
+		t.Errorf("regressions lack the engine.e2e evidence %q:\n%s", evidence, regs)
+	}
+	if c := junitCaseOf("streaming", row); c.Failure == nil || !strings.Contains(c.Failure.Message, evidence) || !strings.Contains(c.Failure.Text, evidence) {
+		t.Errorf("JUnit case of engine.e2e: %+v; want a failure saying %q", c.Failure, evidence)
+	}
 	// A server without engine metrics on one side: shown, not judged.
 	nw.Results.Runs[0].Engine.E2ES = nil
 	rep, err = Compare(base, nw, Options{})

@@ -103,7 +103,7 @@ func junitCaseOf(run string, row Row) junitCase {
 		c.Properties = append(c.Properties, junitProperty{"confirmed_by", row.Confirmed})
 	}
 	summary := fmt.Sprintf("%s %s: %s -> %s (%s, %s, limit %s)", run, row.Key(), fmtValue(row.Base, row.Unit),
-		fmtValue(row.New, row.Unit), fmtChange(row.Change), pPhrase(row.P), orDash(row.Threshold))
+		fmtValue(row.New, row.Unit), fmtChange(row.Change), row.evidence(), orDash(row.Threshold))
 	switch {
 	case row.Regression:
 		c.Failure = &junitMessage{Message: "regression: " + summary, Type: "regression", Text: summary}

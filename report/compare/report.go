@@ -97,6 +97,15 @@ type Row struct {
 // Key is "QUANTITY.STAT".
 func (r Row) Key() string { return r.Quantity + "." + r.Stat }
 
+// evidence is what a regression of the row rests on: its own test, or, for
+// an engine figure, which has none, the client test that confirmed it.
+func (r Row) evidence() string {
+	if r.P == nil && r.Confirmed != "" {
+		return "confirmed by " + r.Confirmed
+	}
+	return pPhrase(r.P)
+}
+
 // Regressed reports whether any row of any run is a regression.
 func (r *Report) Regressed() bool { return len(r.Regressions()) > 0 }
 
@@ -106,11 +115,7 @@ func (r *Report) Regressions() []string {
 	for _, run := range r.Runs {
 		for _, row := range run.Rows {
 			if row.Regression {
-				why := pPhrase(row.P)
-				if row.P == nil && row.Confirmed != "" {
-					why = "confirmed by " + row.Confirmed
-				}
-				out = append(out, fmt.Sprintf("%s: %s %s (%s -> %s, %s)", run.Name, row.Key(), fmtChange(row.Change), fmtValue(row.Base, row.Unit), fmtValue(row.New, row.Unit), why))
+				out = append(out, fmt.Sprintf("%s: %s %s (%s -> %s, %s)", run.Name, row.Key(), fmtChange(row.Change), fmtValue(row.Base, row.Unit), fmtValue(row.New, row.Unit), row.evidence()))
 			}
 		}
 	}
