@@ -167,11 +167,11 @@ func (t *Threshold) parsePart(p string, q quantity) error {
 		}
 	}
 	v, err := parsePositive(num)
-	if _, perr := strconv.ParseFloat(num, 64); perr != nil && q.isTime() {
-		// "+5parsecs" ends in s: the number part is "5parsec"; say what a limit looks like.
-		return fmt.Errorf("absolute limit %q of %s: expected a number and a unit (ms, s or us), e.g. +5ms", p, q.Name)
-	}
 	if err != nil {
+		if _, perr := strconv.ParseFloat(num, 64); perr != nil && q.isTime() {
+			// "+5parsecs" ends in s: the number part is "5parsec"; say what a limit looks like.
+			return fmt.Errorf("absolute limit %q of %s: expected a number and a unit (ms, s or us), e.g. +5ms", p, q.Name)
+		}
 		return fmt.Errorf("absolute limit %q: %v", p, err)
 	}
 	if t.Abs > 0 {
