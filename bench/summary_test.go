@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -193,15 +192,9 @@ func TestSweepRuns(t *testing.T) {
 // readRecords parses a requests.jsonl, failing on any invalid line.
 func readRecords(t testing.TB, b []byte) []result.Record {
 	t.Helper()
-	var recs []result.Record
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(nil, 16<<20)
-	for n := 1; sc.Scan(); n++ {
-		var r result.Record
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatalf("requests.jsonl line %d invalid: %v", n, err)
-		}
-		recs = append(recs, r)
+	recs, warns, err := result.ReadRecords(result.RequestsFile, bytes.NewReader(b))
+	if err != nil || len(warns) > 0 {
+		t.Fatalf("requests.jsonl invalid: %v %v", err, warns)
 	}
 	return recs
 }
