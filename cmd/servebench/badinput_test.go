@@ -15,17 +15,6 @@ import (
 	"github.com/servebench/servebench/report/reporttest"
 )
 
-// init lets this test binary stand in for the servebench binary: the
-// bundled engine is started as os.Executable() + "engine ...", which in a
-// test is this binary. Without this, a command that reaches the bundled
-// engine in-process (a validation that regressed, or a test that means to)
-// would re-run the whole test suite as its "engine".
-func init() {
-	if len(os.Args) > 1 && os.Args[1] == "engine" {
-		os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
-	}
-}
-
 // closedURL is a loopback port nothing listens on: rows that do not test
 // --base-url point at it, so a flag that slips through validation fails
 // fast with a refused connection (exit 3) instead of starting a server.

@@ -30,13 +30,13 @@ func (l *lockedBuffer) String() string {
 }
 
 func TestEngineListProfiles(t *testing.T) {
-	var out, errb bytes.Buffer
-	if code := Main([]string{"engine", "--list-profiles"}, &out, &errb); code != 0 {
-		t.Fatalf("exit %d: %s", code, errb.String())
+	code, out, errOut := runMain("engine", "--list-profiles")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	for _, want := range []string{"rtx3060-12gb", "h200-141gb", "qwen2.5-7b-instruct-awq", "llama-3.1-8b-instruct", "no (needs"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("--list-profiles lacks %q:\n%s", want, out.String())
+		if !strings.Contains(out, want) {
+			t.Errorf("--list-profiles lacks %q:\n%s", want, out)
 		}
 	}
 }
@@ -48,18 +48,16 @@ func TestEngineBadInputExit2(t *testing.T) {
 		{"engine", "--model", "qwen2.5-7b-instruct"}, // bf16 does not fit a 12 GB card
 		{"engine", "--speedup", "-1"},
 	} {
-		var out, errb bytes.Buffer
-		if code := Main(args, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), args[2]) {
-			t.Errorf("%v: exit %d, stderr %q; want 2 naming %q", args, code, errb.String(), args[2])
+		if code, _, errOut := runMain(args...); code != exitUsage || !strings.Contains(errOut, args[2]) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 naming %q", args, code, errOut, args[2])
 		}
 	}
 }
 
 func TestEngineExitDuringLoadExit3(t *testing.T) {
-	var out, errb bytes.Buffer
-	code := Main([]string{"engine", "--port", "0", "--startup-speedup", "1000", "--fault", "exit-during-load"}, &out, &errb)
-	if code != exitInvalidRun || !strings.Contains(errb.String(), "exit-during-load") {
-		t.Errorf("exit %d, stderr %q; want 3", code, errb.String())
+	code, _, errOut := runMain("engine", "--port", "0", "--startup-speedup", "1000", "--fault", "exit-during-load")
+	if code != exitInvalidRun || !strings.Contains(errOut, "exit-during-load") {
+		t.Errorf("exit %d, stderr %q; want 3", code, errOut)
 	}
 }
 

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -71,27 +69,6 @@ func withArgs(t *testing.T, args []string) {
 	t.Cleanup(func() { os.Args = old })
 }
 
-// readRecords reads requests.jsonl.
-func readRecords(t *testing.T, dir string) []result.Record {
-	t.Helper()
-	fh, err := os.Open(filepath.Join(dir, result.RequestsFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	var recs []result.Record
-	sc := bufio.NewScanner(fh)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		var r result.Record
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatalf("requests.jsonl: %v", err)
-		}
-		recs = append(recs, r)
-	}
-	return recs
-}
-
 // keyEngine starts the in-process bundled engine requiring testKey.
 func keyEngine(t *testing.T) *sim.Engine {
 	return simtest.Start(t, func(o *sim.Options) { o.APIKey = testKey; o.Speedup = 200 })
@@ -117,7 +94,8 @@ func TestSecretsRun(t *testing.T) {
 			if code != exitOK {
 				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 			}
-			for _, r := range readRecords(t, dir) {
+			_, recs := loadSaved(t, dir)
+			for _, r := range recs {
 				if r.Error != "" || r.Status != 200 {
 					t.Errorf("record %s #%d: status %d error %q: the key was not sent", r.Run, r.Index, r.Status, r.Error)
 				}
@@ -132,7 +110,7 @@ func TestSecretsRun(t *testing.T) {
 // requires it, the client sends it from OPENAI_API_KEY, and neither the
 // manifest's command line, server.command, server.bundled.args, report.md
 // nor server.log shows it. The child is this test binary (see init in
-// badinput_test.go).
+// main_test.go).
 func TestSecretsEngineArgs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the bundled engine as a child process")
@@ -158,7 +136,7 @@ func TestSecretsEngineArgs(t *testing.T) {
 			if code != exitOK {
 				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 			}
-			res := loadResults(t, dir)
+			res, _ := loadSaved(t, dir)
 			if !strings.Contains(strings.Join(res.Manifest.CommandLine, " "), "--engine-arg") {
 				t.Errorf("manifest.command_line lost the flags instead of redacting the value: %q", res.Manifest.CommandLine)
 			}
@@ -252,7 +230,7 @@ func TestSecretsStartup(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
-	res := loadResults(t, dir)
+	res, _ := loadSaved(t, dir)
 	if res.Server.Startup == nil || res.Server.Startup.FirstTokenS == nil {
 		t.Errorf("no first token measured: %+v", res.Server.Startup)
 	}
@@ -302,7 +280,7 @@ func TestSecretsMissingKey(t *testing.T) {
 			if code != exitInvalidRun || !strings.Contains(stderr, "every request failed") {
 				t.Errorf("exit %d, want 3 (every request failed)\nstderr:\n%s", code, stderr)
 			}
-			recs := readRecords(t, dir)
+			res, recs := loadSaved(t, dir)
 			if len(recs) != 4 {
 				t.Errorf("%d records, want 4 (2 per stream mode): failed requests are data", len(recs))
 			}
@@ -316,7 +294,6 @@ func TestSecretsMissingKey(t *testing.T) {
 			if !strings.Contains(stdout, "the engine finished none of this run's 2 requests") || strings.Contains(stdout, "does not export") {
 				t.Errorf("the table's notes should say the engine finished none of the requests:\n%s", stdout)
 			}
-			res := loadResults(t, dir)
 			for _, r := range res.Runs {
 				if r.Errors["http_status"] != r.Requests {
 					t.Errorf("run %s errors %v, want http_status: %d", r.Name, r.Errors, r.Requests)
@@ -356,7 +333,7 @@ func TestSecretsReflected(t *testing.T) {
 	if code != exitInvalidRun {
 		t.Errorf("exit %d, want 3 (every request failed)\nstderr:\n%s", code, stderr)
 	}
-	recs := readRecords(t, dir)
+	_, recs := loadSaved(t, dir)
 	if len(recs) != 4 || recs[0].Status != 401 || !strings.Contains(recs[0].ErrorText, "401") {
 		t.Fatalf("records %+v: want 4 with status 401 and the body kept (less the key)", recs)
 	}

@@ -19,9 +19,6 @@ import (
 	"github.com/servebench/servebench/report/stats"
 )
 
-// TestMain removes the servebench binary the startup tests built.
-func TestMain(m *testing.M) { os.Exit(launchtest.Run(m)) }
-
 func freePort(t *testing.T) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -38,7 +35,7 @@ func TestStartupServerCmdRepeatJSON(t *testing.T) {
 	bin := launchtest.Servebench(t)
 	port := freePort(t)
 	dir := t.TempDir()
-	code, out, errOut := benchMain(t, "startup", "--server-cmd", fmt.Sprintf("%s engine --port %d --speedup 50", bin, port),
+	code, out, errOut := runMain("startup", "--server-cmd", fmt.Sprintf("%s engine --port %d --speedup 50", bin, port),
 		"--base-url", fmt.Sprintf("http://127.0.0.1:%d", port), "--repeat", "2", "--format", "json",
 		"--poll-interval", "50ms", "--out", dir)
 	if code != 0 {
@@ -123,7 +120,7 @@ func TestStartupServerFails(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			code, out, errOut := benchMain(t, append([]string{"startup", "--quiet"}, c.args...)...)
+			code, out, errOut := runMain(append([]string{"startup", "--quiet"}, c.args...)...)
 			if code != exitInvalidRun {
 				t.Fatalf("exit %d, want 3\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 			}
@@ -154,7 +151,7 @@ func TestStartupUsageErrors(t *testing.T) {
 		{[]string{"--ready-timeout", "soon"}, "soon"},
 	}
 	for _, c := range cases {
-		code, out, errOut := benchMain(t, append([]string{"startup"}, c.args...)...)
+		code, out, errOut := runMain(append([]string{"startup"}, c.args...)...)
 		if code != exitUsage || !strings.Contains(errOut, c.want) {
 			t.Errorf("startup %q: exit %d, stderr %q (stdout %q); want exit 2 naming %q", c.args, code, errOut, out, c.want)
 		}
@@ -163,7 +160,7 @@ func TestStartupUsageErrors(t *testing.T) {
 
 func TestStartupFromLog(t *testing.T) {
 	log := filepath.Join("..", "..", "testdata", "logs", "vllm_startup_log_v0.11.0rc2_rocm.md")
-	code, out, errOut := benchMain(t, "startup", "--from-log", log)
+	code, out, errOut := runMain("startup", "--from-log", log)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -172,7 +169,7 @@ func TestStartupFromLog(t *testing.T) {
 			t.Errorf("--from-log output lacks %q:\n%s", want, out)
 		}
 	}
-	code, out, _ = benchMain(t, "startup", "--from-log", log, "--format", "json")
+	code, out, _ = runMain("startup", "--from-log", log, "--format", "json")
 	var st result.Startup
 	if err := json.Unmarshal([]byte(out), &st); code != 0 || err != nil {
 		t.Fatalf("exit %d, %v: %s", code, err, out)

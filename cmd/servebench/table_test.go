@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,32 +13,11 @@ import (
 	"github.com/servebench/servebench/engine/sim/simtest"
 )
 
-// benchMain runs the whole CLI in-process and returns its exit code and output.
-func benchMain(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	var stdout, stderr bytes.Buffer
-	code := Main(args, &stdout, &stderr)
-	return code, stdout.String(), stderr.String()
-}
-
-func loadResults(t *testing.T, dir string) *result.Results {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, result.ResultsFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res result.Results
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatalf("results.json: %v", err)
-	}
-	return &res
-}
-
 // TestTableCommand runs `servebench table` against an in-process engine.
 func TestTableCommand(t *testing.T) {
 	e := simtest.Start(t, func(o *sim.Options) { o.Speedup = 50 })
 	dir := t.TempDir()
-	code, out, errOut := benchMain(t, "table", "--base-url", e.BaseURL(), "--requests", "4", "--max-tokens", "64",
+	code, out, errOut := runMain("table", "--base-url", e.BaseURL(), "--requests", "4", "--max-tokens", "64",
 		"--out", dir, "--api-key-env", "SERVEBENCH_TEST_NO_KEY")
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
@@ -57,7 +33,7 @@ func TestTableCommand(t *testing.T) {
 	if strings.Contains(errOut, "p50") || strings.Contains(errOut, "health OK") {
 		t.Errorf("progress written to a stderr that is not a terminal:\n%s", errOut)
 	}
-	res := loadResults(t, dir)
+	res, _ := loadSaved(t, dir)
 	if len(res.Runs) != 2 || res.Runs[0].Name != "streaming" || res.Runs[1].Name != "non-streaming" {
 		t.Fatalf("runs = %+v", res.Runs)
 	}
@@ -98,11 +74,11 @@ func TestRunCommand(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			args := append([]string{"run", "--base-url", e.BaseURL(), "--max-tokens", "16", "--out", dir, "--quiet"}, tc.args...)
-			code, out, errOut := benchMain(t, args...)
+			code, out, errOut := runMain(args...)
 			if code != 0 {
 				t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 			}
-			res := loadResults(t, dir)
+			res, _ := loadSaved(t, dir)
 			if len(res.Runs) != len(tc.runs) {
 				t.Fatalf("%d runs, want %v", len(res.Runs), tc.runs)
 			}
@@ -126,12 +102,12 @@ func TestRunCommand(t *testing.T) {
 func TestSweepCommand(t *testing.T) {
 	e := simtest.Start(t, func(o *sim.Options) { o.Speedup = 50 })
 	dir := t.TempDir()
-	code, out, errOut := benchMain(t, "sweep", "--base-url", e.BaseURL(), "--concurrency", "1,4", "--requests", "4",
+	code, out, errOut := runMain("sweep", "--base-url", e.BaseURL(), "--concurrency", "1,4", "--requests", "4",
 		"--max-tokens", "16", "--out", dir, "--quiet")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
-	res := loadResults(t, dir)
+	res, _ := loadSaved(t, dir)
 	if len(res.Runs) != 2 || res.Runs[0].Name != "c=1" || res.Runs[1].Name != "c=4" || res.Runs[1].Workload.Concurrency != 4 {
 		t.Fatalf("sweep runs = %+v", res.Runs)
 	}
@@ -156,7 +132,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"sweep", "--base-url", "http://127.0.0.1:1", "--concurrency", "0,2"}, "--concurrency 0"},
 		{[]string{"run", "--duration", "soon"}, "soon"},
 	} {
-		code, _, errOut := benchMain(t, tc.args...)
+		code, _, errOut := runMain(tc.args...)
 		if code != exitUsage || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 naming %q", tc.args, code, errOut, tc.want)
 		}
@@ -166,7 +142,7 @@ func TestUsageErrors(t *testing.T) {
 // TestServerUnreachable: a --base-url with nothing behind it is an invalid
 // run (exit 3), not a usage error.
 func TestServerUnreachable(t *testing.T) {
-	code, _, errOut := benchMain(t, "table", "--base-url", "http://127.0.0.1:1", "--out", t.TempDir(), "--quiet")
+	code, _, errOut := runMain("table", "--base-url", "http://127.0.0.1:1", "--out", t.TempDir(), "--quiet")
 	if code != exitInvalidRun || !strings.Contains(errOut, "127.0.0.1:1") {
 		t.Errorf("exit %d, stderr %q; want 3 naming the server", code, errOut)
 	}
@@ -195,10 +171,10 @@ func TestMapBenchErr(t *testing.T) {
 func TestFailOnErrorRate(t *testing.T) {
 	e := simtest.Start(t, func(o *sim.Options) { o.Speedup = 200; o.Faults = []string{"http-error=0.3:500"}; o.Seed = 2 })
 	base := []string{"run", "--base-url", e.BaseURL(), "--requests", "20", "--max-tokens", "4", "--stream", "off", "--quiet"}
-	if code, _, errOut := benchMain(t, append(base, "--out", t.TempDir())...); code != exitOK {
+	if code, _, errOut := runMain(append(base, "--out", t.TempDir())...); code != exitOK {
 		t.Errorf("no limit: exit %d\n%s", code, errOut)
 	}
-	code, _, errOut := benchMain(t, append(base, "--out", t.TempDir(), "--fail-on-error-rate", "5")...)
+	code, _, errOut := runMain(append(base, "--out", t.TempDir(), "--fail-on-error-rate", "5")...)
 	if code != exitInvalidRun || !strings.Contains(errOut, "--fail-on-error-rate 5%") {
 		t.Errorf("5%% limit: exit %d, stderr %q; want 3 naming the limit", code, errOut)
 	}
