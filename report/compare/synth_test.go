@@ -1,15 +1,13 @@
 package compare
 
 import (
-	"encoding/json"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/report/reporttest"
 	"github.com/servebench/servebench/report/stats"
 )
 
@@ -121,24 +119,7 @@ func sum(xs []float64) float64 {
 func saveSide(t testing.TB, s *Side) string {
 	t.Helper()
 	dir := t.TempDir()
-	data, err := json.MarshalIndent(s.Results, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, result.ResultsFile), data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Create(filepath.Join(dir, result.RequestsFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	enc := json.NewEncoder(f)
-	for _, r := range s.Records {
-		if err := enc.Encode(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := f.Close(); err != nil {
+	if err := reporttest.Save(dir, s.Results, s.Records); err != nil {
 		t.Fatal(err)
 	}
 	return dir
