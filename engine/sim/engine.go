@@ -145,8 +145,11 @@ func (e *Engine) Run(ctx context.Context) error {
 	if !e.started.CompareAndSwap(false, true) {
 		return errors.New("engine: Run called twice")
 	}
-	srv := &http.Server{Handler: e.handler(), ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog: nil, ConnContext: withConn, ConnState: e.connState}
+	srv := &http.Server{Handler: e.handler(), ReadHeaderTimeout: 10 * time.Second}
+	if e.faults.crashAfter > 0 {
+		// Only crash-after needs to know connections; off, they cost nothing.
+		srv.ConnContext, srv.ConnState = withConn, e.connState
+	}
 	var ln net.Listener
 	serveErr := make(chan error, 1)
 	listen := func() error {
@@ -236,11 +239,8 @@ func (e *Engine) requestFinished(hr *http.Request) {
 	n := e.served2.Add(1)
 	if e.faults.crashAfter > 0 && n == int64(e.faults.crashAfter) {
 		e.logf(enginePrefix, "core.py", 720, "EngineCore encountered a fatal error (fault crash-after=%d).", e.faults.crashAfter)
-		if c, ok := hr.Context().Value(connKey{}).(net.Conn); ok {
-			e.crashConn.Store(&c)
-		} else {
-			e.crashNow()
-		}
+		c := hr.Context().Value(connKey{}).(net.Conn) // Run sets ConnContext when crash-after is on
+		e.crashConn.Store(&c)
 	}
 	if e.faults.metricsResetAfter > 0 && n == int64(e.faults.metricsResetAfter) {
 		e.logLevel(apiPrefix, "WARNING", "loggers.py", 160, "metrics restart from zero (fault metrics-reset=%d)", n)
