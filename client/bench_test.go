@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -79,18 +78,8 @@ func BenchmarkChunkDecode(b *testing.B) {
 	}
 }
 
-// cpuClock reads this process's user+system CPU time. On a shared, noisy
-// machine the rate per CPU-second is the per-core figure; the rate per wall
-// second also counts time other processes held the core.
-func cpuClock() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// reportRates reports b.N per wall second and per CPU second.
+// reportRates reports b.N per wall second and, where cpuClock can read
+// the CPU time (cpu > 0), per CPU second.
 func reportRates(b *testing.B, cpu time.Duration, unit string) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), unit+"/s")
 	if cpu > 0 {
