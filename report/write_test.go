@@ -20,32 +20,20 @@ func TestMarkdown(t *testing.T) {
 	for i := range tgi {
 		tgi[i].NoTTFT = true
 	}
-	bundled, brecs := reporttest.Bundled(100)
 	cases := []struct {
-		name string
-		res  *result.Results
-		recs []result.Record
+		name  string
+		build func() (*result.Results, []result.Record)
 	}{
-		{"seed", nil, nil},
-		{"buffered", nil, nil},
-		{"queued", nil, nil},
-		{"tgi", nil, nil},
-		{"sweep", nil, nil},
-		{"bundled", bundled, brecs},
-	}
-	build := map[string]func() (*result.Results, []result.Record){
-		"seed":     reporttest.Seed,
-		"buffered": func() (*result.Results, []result.Record) { return reporttest.Build("vllm", reporttest.Buffered()) },
-		"queued":   func() (*result.Results, []result.Record) { return reporttest.Build("vllm", reporttest.Queued()) },
-		"tgi":      func() (*result.Results, []result.Record) { return reporttest.Build("tgi", tgi...) },
-		"sweep":    func() (*result.Results, []result.Record) { return reporttest.Build("vllm", reporttest.SweepSpecs()...) },
+		{"seed", reporttest.Seed},
+		{"buffered", func() (*result.Results, []result.Record) { return reporttest.Build("vllm", reporttest.Buffered()) }},
+		{"queued", func() (*result.Results, []result.Record) { return reporttest.Build("vllm", reporttest.Queued()) }},
+		{"tgi", func() (*result.Results, []result.Record) { return reporttest.Build("tgi", tgi...) }},
+		{"sweep", func() (*result.Results, []result.Record) { return reporttest.Build("vllm", reporttest.SweepSpecs()...) }},
+		{"bundled", func() (*result.Results, []result.Record) { return reporttest.Bundled(100) }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res, recs := c.res, c.recs
-			if res == nil {
-				res, recs = build[c.name]()
-			}
+			res, recs := c.build()
 			var b bytes.Buffer
 			if err := Markdown(&b, res, recs, PlanCharts(res, recs)); err != nil {
 				t.Fatal(err)
