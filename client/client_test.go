@@ -245,7 +245,8 @@ func TestAPIKeyFromEnv(t *testing.T) {
 }
 
 // TestDoMaxConns: the pool holds MaxConns connections; a request beyond
-// that waits for one, and Trace.Conn shows the wait.
+// that waits for one, gets it only once the request holding it is done,
+// and Trace.Conn shows the wait.
 func TestDoMaxConns(t *testing.T) {
 	c := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
 		writeEvents(w, r, "sleep:200ms", vllmChunk("a"), "[DONE]")
@@ -258,8 +259,14 @@ func TestDoMaxConns(t *testing.T) {
 	if !a.OK() || !b.OK() {
 		t.Fatalf("failed: %s %s / %s %s", a.Error, a.ErrorText, b.Error, b.ErrorText)
 	}
-	if late := max(a.Conn, b.Conn); late < 150*time.Millisecond || !(a.ConnReused || b.ConnReused) {
-		t.Errorf("second request got its connection after %v (reused %v/%v); want it to wait for the first",
-			late, a.ConnReused, b.ConnReused)
+	if a.ConnReused == b.ConnReused {
+		t.Fatalf("reused %v/%v; want the first request on a new connection and the second on the same one", a.ConnReused, b.ConnReused)
+	}
+	first, waiter := a, b
+	if a.ConnReused {
+		first, waiter = b, a
+	}
+	if got, done := waiter.Start.Add(waiter.Conn), first.Start.Add(first.Done); got.Before(done) {
+		t.Errorf("second request got its connection %v before the first was done; want it to wait for the first", done.Sub(got))
 	}
 }
