@@ -20,12 +20,11 @@ const (
 	FileSweep    = "sweep.png"
 )
 
-// Chart is one chart of a report: its file, the alt text report.md gives
-// it and, once rendered, the PNG.
+// Chart is one chart of a report: its file and the alt text report.md
+// gives it.
 type Chart struct {
 	File  string
 	Title string
-	PNG   []byte
 	// render draws the PNG.
 	render func() ([]byte, error)
 }
@@ -36,7 +35,7 @@ type Chart struct {
 func PlanCharts(res *result.Results, recs []result.Record) []Chart {
 	var cs []Chart
 	if len(res.Runs) > 0 { // none in a start-up only directory
-		cs = append(cs, Chart{FileTable, "The table as bars: client medians beside engine means", nil,
+		cs = append(cs, Chart{FileTable, "The table as bars: client medians beside engine means",
 			func() ([]byte, error) { return TableChart(res) }})
 	}
 	ok := false
@@ -47,39 +46,22 @@ func PlanCharts(res *result.Results, recs []result.Record) []Chart {
 	}
 	if ok {
 		cs = append(cs,
-			Chart{FileTimeline, "Timeline of the median request per run", nil,
+			Chart{FileTimeline, "Timeline of the median request per run",
 				func() ([]byte, error) { return TimelineChart(res, recs) }},
-			Chart{FileTokens, "Cumulative visible tokens over time", nil,
+			Chart{FileTokens, "Cumulative visible tokens over time",
 				func() ([]byte, error) { return TokensChart(res, recs) }},
-			Chart{FileCDF, "Distributions of first visible output and E2E", nil,
+			Chart{FileCDF, "Distributions of first visible output and E2E",
 				func() ([]byte, error) { return CDFChart(res, recs) }})
 	}
 	if st := res.Server.Startup; st != nil && len(startupBars(st)) > 0 {
-		cs = append(cs, Chart{FileStartup, "Server start-up phases", nil,
+		cs = append(cs, Chart{FileStartup, "Server start-up phases",
 			func() ([]byte, error) { return StartupChart(res) }})
 	}
 	if isSweep(res) {
-		cs = append(cs, Chart{FileSweep, "Latency and throughput against load", nil,
+		cs = append(cs, Chart{FileSweep, "Latency and throughput against load",
 			func() ([]byte, error) { return SweepChart(res) }})
 	}
 	return cs
-}
-
-// Charts renders every chart PlanCharts lists. A chart that fails is left
-// out and its error joined into the returned one.
-func Charts(res *result.Results, recs []result.Record) ([]Chart, error) {
-	var out []Chart
-	var errs []error
-	for _, c := range PlanCharts(res, recs) {
-		png, err := c.render()
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", c.File, err))
-			continue
-		}
-		c.PNG = png
-		out = append(out, c)
-	}
-	return out, errors.Join(errs...)
 }
 
 // WriteAll writes report.md and the charts into dir (which must exist).
