@@ -340,7 +340,7 @@ func TestOpenLoopLateSends(t *testing.T) {
 	if r.Rate == nil || r.Rate.LateSends < 5 || r.Rate.AchievedPerS > 50 {
 		t.Fatalf("rate stats %+v: want most sends late and the rate missed", r.Rate)
 	}
-	if !strings.Contains(strings.Join(r.Warnings, "\n"), "schedule was not kept") {
+	if w := strings.Join(r.Warnings, "\n"); !strings.Contains(w, "of 8 sends started") || !strings.Contains(w, "schedule was not kept") {
 		t.Errorf("warnings %q: want the missed schedule named", r.Warnings)
 	}
 	if r.Client.E2EFromIntendedS.Max < r.Client.E2ES.Max+0.1 {

@@ -211,8 +211,12 @@ func rateStats(st *runState, target float64) *result.RateStats {
 // lateWarning says when an open-loop run missed its schedule: more than a
 // tenth of its sends started over 1 ms late (the harness or its worker bound
 // could not keep up). Latency from the intended send time includes the lag.
-func lateWarning(rs *result.RateStats, sends int) string {
-	if rs == nil || sends == 0 || rs.LateSends*10 <= sends || rs.SendLagS == nil {
+func lateWarning(rs *result.RateStats) string {
+	if rs.SendLagS == nil { // nothing sent
+		return ""
+	}
+	sends := rs.SendLagS.N
+	if rs.LateSends*10 <= sends {
 		return ""
 	}
 	return fmt.Sprintf("%d of %d sends started more than 1 ms late (median lag %.1f ms, max %.1f ms; achieved %.1f of %.1f req/s): "+

@@ -160,7 +160,7 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 	fillThroughput(run, measured)
 	if spec.Workload.Mode == ModeRate {
 		run.Rate = rateStats(st, spec.Workload.Rate)
-		if w := lateWarning(run.Rate, len(st.lags)); w != "" {
+		if w := lateWarning(run.Rate); w != "" {
 			run.Warnings = append(run.Warnings, w)
 		}
 	}
