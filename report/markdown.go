@@ -28,7 +28,8 @@ func Markdown(w io.Writer, res *result.Results, recs []result.Record, charts []C
 
 	if len(res.Runs) == 0 { // `servebench startup --out DIR`: start-up only
 		b.WriteString("## Results\n\nNo benchmark runs: this directory holds a start-up measurement only.\n\n")
-		writeStartupOnly(&b, res, embed)
+		writeWarnings(&b, res)
+		writeStartupSection(&b, res, embed)
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
@@ -38,13 +39,7 @@ func Markdown(w io.Writer, res *result.Results, recs []result.Record, charts []C
 	}
 	b.WriteString("\n")
 	embed(FileTable)
-	if ws := allWarnings(res); len(ws) > 0 {
-		b.WriteString("## Warnings\n\n")
-		for _, w := range ws {
-			fmt.Fprintf(&b, "- %s\n", w)
-		}
-		b.WriteString("\n")
-	}
+	writeWarnings(&b, res)
 
 	b.WriteString("## Where is the time going\n\n")
 	th := thresholdsFor(res)
@@ -68,11 +63,7 @@ func Markdown(w io.Writer, res *result.Results, recs []result.Record, charts []C
 		b.WriteString("## Sweep\n\n")
 		embed(FileSweep)
 	}
-	if st := res.Server.Startup; st != nil {
-		b.WriteString("## Start-up\n\n")
-		writeStartup(&b, st)
-		embed(FileStartup)
-	}
+	writeStartupSection(&b, res, embed)
 	b.WriteString("## Runs\n\n")
 	for i := range res.Runs {
 		writeRun(&b, &res.Runs[i], countRecords(res.Runs[i].Name, recs))
@@ -81,8 +72,8 @@ func Markdown(w io.Writer, res *result.Results, recs []result.Record, charts []C
 	return err
 }
 
-// writeStartupOnly is the rest of a report without runs: warnings and start-up.
-func writeStartupOnly(b *strings.Builder, res *result.Results, embed func(string)) {
+// writeWarnings writes the Warnings section, when there are any.
+func writeWarnings(b *strings.Builder, res *result.Results) {
 	if ws := allWarnings(res); len(ws) > 0 {
 		b.WriteString("## Warnings\n\n")
 		for _, w := range ws {
@@ -90,6 +81,10 @@ func writeStartupOnly(b *strings.Builder, res *result.Results, embed func(string
 		}
 		b.WriteString("\n")
 	}
+}
+
+// writeStartupSection writes the Start-up section, when start-up was measured.
+func writeStartupSection(b *strings.Builder, res *result.Results, embed func(string)) {
 	if st := res.Server.Startup; st != nil {
 		b.WriteString("## Start-up\n\n")
 		writeStartup(b, st)
