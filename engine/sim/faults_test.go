@@ -65,17 +65,25 @@ func TestFaultParseErrorsNameTheValue(t *testing.T) {
 }
 
 func TestFaultNeverReady(t *testing.T) {
+	var log syncBuffer
 	e, errc := simtest.StartNoWait(t, func(o *sim.Options) {
 		withFaults(100, "never-ready")(o)
 		o.HealthDuringLoad = sim.Health503
+		o.Log = io.MultiWriter(o.Log, &log)
 	})
-	time.Sleep(500 * time.Millisecond) // start-up takes ~90 ms at 1000x
+	// Start-up reaches the fault in ~90 ms at 1000x, later on a slow host.
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(log.String(), "fault never-ready"); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no never-ready line 10 s after start:\n%s", log.String())
+		}
+	}
+	// Past the fault only the API server's last ~2 ms phase would be left.
 	select {
 	case <-e.Ready():
 		t.Fatal("ready despite never-ready")
 	case err := <-errc:
 		t.Fatalf("Run returned %v", err)
-	default:
+	case <-time.After(200 * time.Millisecond):
 	}
 	resp, err := http.Get(e.BaseURL() + "/health")
 	if err != nil {
@@ -228,20 +236,27 @@ func TestFaultDropConnection(t *testing.T) {
 	}
 }
 
+// TestFaultStall: the stream writes nothing for 400 ms after 2 tokens while
+// generation goes on (40 steps of 3.75 ms, all done within the stall), then
+// the tokens made meanwhile arrive in one burst, not paced out over the
+// ~140 ms their 37 steps took.
 func TestFaultStall(t *testing.T) {
-	e := simtest.Start(t, withFaults(100, "stall-after=2:300ms"))
-	evs, at, err := rawStream(t, e, 10)
-	if err != nil || len(evs) != 1+10+2 { // role, tokens, usage, [DONE]
+	e := simtest.Start(t, withFaults(4, "stall-after=2:400ms"))
+	evs, at, err := rawStream(t, e, 40)
+	if err != nil || len(evs) != 1+40+2 { // role, tokens, usage, [DONE]
 		t.Fatalf("err %v, %d events", err, len(evs))
 	}
 	// events: role(0), t1(1), t2(2), then the stall, t3(3)...
 	// at[0] (the role chunk) arrived before the stall began, whatever a
 	// loaded host did to the client's reads.
-	if gap := at[3].Sub(at[0]); gap < 300*time.Millisecond {
-		t.Errorf("token 3 came %v after the first event, want >= 300ms (the stall)", gap)
+	stall := at[3].Sub(at[0])
+	if stall < 400*time.Millisecond {
+		t.Errorf("token 3 came %v after the first event, want >= 400ms (the stall)", stall)
 	}
-	if burst := at[10].Sub(at[3]); burst > 100*time.Millisecond {
-		t.Errorf("tokens made during the stall took %v to arrive, want one burst", burst)
+	// Measured against the stall, not a fixed bound: a burst is two flushes
+	// back to back, pacing would spread the tokens over a third of it.
+	if burst := at[40].Sub(at[3]); burst > stall/4 {
+		t.Errorf("tokens made during the %v stall took %v to arrive, want one burst (under a quarter of the stall)", stall, burst)
 	}
 }
 

@@ -178,7 +178,9 @@ func TestQueueingBeyondMaxNumSeqs(t *testing.T) {
 func TestPreemptionWhenKVRunsOut(t *testing.T) {
 	e := simtest.Start(t, func(o *sim.Options) {
 		quick(o)
-		o.Speedup = 20 // requests of ~2 s of model time, 0.1 s here, overlap however slow the host
+		// Requests of ~2 s of model time, 0.4 s here: three of the eight
+		// overlap even when a loaded host staggers their starts by 0.3 s.
+		o.Speedup = 5
 		o.MaxModelLen = 512
 		o.NumGPUBlocksOverride = 32
 	})
