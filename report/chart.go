@@ -54,8 +54,12 @@ func runDash(i int) []vg.Length { return runDashes[i%len(runDashes)] }
 
 // tint mixes c with white: f=0 is c, f=1 is white.
 func tint(c color.RGBA, f float64) color.RGBA {
-	mix := func(v uint8) uint8 { return uint8(math.Round(float64(v) + (255-float64(v))*f)) }
-	return color.RGBA{mix(c.R), mix(c.G), mix(c.B), 0xff}
+	return color.RGBA{lerp(c.R, 255, f), lerp(c.G, 255, f), lerp(c.B, 255, f), 0xff}
+}
+
+// lerp is the colour channel t of the way from x to y, rounded.
+func lerp(x, y uint8, t float64) uint8 {
+	return uint8(math.Round(float64(x) + (float64(y)-float64(x))*t))
 }
 
 // runShade shades a quantity colour by run for charts with many runs

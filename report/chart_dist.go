@@ -17,22 +17,22 @@ import (
 const maxThinLines = 100
 
 // runColors tell runs apart in tokens.png, where colour is not a quantity:
-// teal (the colour of content arriving) for the first, then plum.
-var runColors = []color.RGBA{Palette[KeyContent], {0x9b, 0x2d, 0x6f, 0xff}, {0x55, 0x55, 0x55, 0xff}, {0xbc, 0x8f, 0x00, 0xff}}
+// teal (the colour of content arriving) for the first, then plum. More runs
+// than these are a sweep and take loadRamp.
+var runColors = []color.RGBA{Palette[KeyContent], {0x9b, 0x2d, 0x6f, 0xff}}
 
 // loadRamp colours many runs (a sweep) from light load (yellow-green) to
 // heavy load (dark blue), so order reads at a glance.
 var loadRamp = []color.RGBA{{0xb5, 0xcf, 0x3b, 0xff}, {0x2a, 0xa5, 0x8c, 0xff}, {0x2c, 0x5f, 0x9e, 0xff}, {0x30, 0x1d, 0x5c, 0xff}}
 
 func runColor(i, n int) color.RGBA {
-	if n <= 2 {
+	if n <= len(runColors) {
 		return runColors[i]
 	}
 	f := float64(i) / float64(n-1) * float64(len(loadRamp)-1)
 	k := min(int(f), len(loadRamp)-2)
 	a, b, t := loadRamp[k], loadRamp[k+1], f-float64(k)
-	mix := func(x, y uint8) uint8 { return uint8(float64(x) + (float64(y)-float64(x))*t + 0.5) }
-	return color.RGBA{mix(a.R, b.R), mix(a.G, b.G), mix(a.B, b.B), 0xff}
+	return color.RGBA{lerp(a.R, b.R, t), lerp(a.G, b.G, t), lerp(a.B, b.B, t), 0xff}
 }
 
 // TokensChart renders tokens.png: cumulative visible tokens against time
@@ -45,6 +45,8 @@ func TokensChart(res *result.Results, recs []result.Record) ([]byte, error) {
 	p.Y.Tick.Marker = linearTicks{}
 	leg := newLegend()
 	n := len(res.Runs)
+	// With many runs (a sweep) only the median lines stay readable.
+	few := n <= len(runColors)
 	drawn := 0
 	var medians []plot.Plotter
 	for i, run := range res.Runs {
@@ -56,8 +58,7 @@ func TokensChart(res *result.Results, recs []result.Record) ([]byte, error) {
 		col := runColor(i, n)
 		thin := draw.LineStyle{Color: tint(col, 0.65), Width: vg.Points(0.8)}
 		step := max(1, (len(rs)+maxThinLines-1)/maxThinLines)
-		// With many runs (a sweep) only the median lines stay readable.
-		for k := 0; n <= 2 && k < len(rs); k += step {
+		for k := 0; few && k < len(rs); k += step {
 			if rs[k].Index == med.Index {
 				continue
 			}
@@ -75,7 +76,7 @@ func TokensChart(res *result.Results, recs []result.Record) ([]byte, error) {
 		l.LineStyle = draw.LineStyle{Color: col, Width: vg.Points(3)}
 		medians = append(medians, l) // on top of every thin line
 		leg.Add(RunLabel(run.Name)+": median request", l)
-		if n <= 2 {
+		if few {
 			leg.Add(fmt.Sprintf("%s: the other %d", RunLabel(run.Name), len(rs)-1), lineThumb{thin.Color, vg.Points(1.5), nil})
 		}
 		drawn++
