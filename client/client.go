@@ -48,6 +48,7 @@ type Client struct {
 	hc     *http.Client
 	inline *inlineTransport
 	direct *directPath // nil: requests go through hc
+	keyErr error       // why opts.APIKey cannot be sent; Do and Models send nothing while set
 }
 
 // New returns a Client. The transport keeps connections alive, allows
@@ -80,7 +81,19 @@ func New(opts Options) *Client {
 	}
 	inline := newInlineTransport(u.Host, dialer, opts.MaxConns, tr.IdleConnTimeout, tr)
 	return &Client{opts: opts, base: base, hc: &http.Client{Transport: inline}, inline: inline,
-		direct: newDirectPath(u, opts.APIKey)}
+		direct: newDirectPath(u, opts.APIKey), keyErr: checkAPIKey(opts.APIKey)}
+}
+
+// checkAPIKey says why key cannot go in an Authorization header (a control
+// character, as a line break pasted with it, would split or corrupt the
+// request), without quoting the key; nil when it can.
+func checkAPIKey(key string) error {
+	for i := 0; i < len(key); i++ {
+		if c := key[i]; c < ' ' && c != '\t' || c == 0x7f {
+			return fmt.Errorf("the API key has a control character (%q) at byte %d: a header cannot carry it", c, i)
+		}
+	}
+	return nil
 }
 
 // Close releases idle connections.
@@ -172,6 +185,9 @@ type ModelInfo struct {
 
 // Models lists the server's models (GET /v1/models).
 func (c *Client) Models(ctx context.Context) ([]ModelInfo, error) {
+	if c.keyErr != nil {
+		return nil, fmt.Errorf("listing models: %w", c.keyErr)
+	}
 	url := c.base + "/v1/models"
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {

@@ -46,11 +46,15 @@ var (
 // error event in a 2xx stream or body), ErrMalformed (an event or body that
 // is not the expected JSON), ErrTruncated (no [DONE], or the body was cut),
 // ErrTimeout (RequestTimeout or StallTimeout), ErrCanceled (ctx done),
-// ErrRequest (req invalid; nothing sent).
+// ErrRequest (req or the API key invalid; nothing sent).
 func (c *Client) Do(ctx context.Context, req *Request) Trace {
 	tr := Trace{Stream: req.Stream}
-	path, err := req.path()
+	var path string
 	var body []byte
+	err := c.keyErr
+	if err == nil {
+		path, err = req.path()
+	}
 	if err == nil {
 		body, err = req.body()
 	}

@@ -16,7 +16,7 @@ const (
 	ErrTruncated   ErrorClass = "truncated"    // stream ended without [DONE] / body cut short
 	ErrTimeout     ErrorClass = "timeout"      // request or stall timeout
 	ErrCanceled    ErrorClass = "canceled"     // caller canceled (Ctrl-C, run stopped)
-	ErrRequest     ErrorClass = "request"      // the request could not be built (bad endpoint, URL); nothing was sent
+	ErrRequest     ErrorClass = "request"      // the request could not be built (bad endpoint, URL, API key); nothing was sent
 )
 
 // MaxEvents caps Trace.Events so a very long answer cannot grow memory
