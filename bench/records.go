@@ -35,7 +35,6 @@ type RecordWriter struct {
 	busy   bool // the writer holds a batch
 	closed bool
 	done   chan struct{}
-	n      int
 	err    error // first encode or write error; later records are dropped
 }
 
@@ -128,23 +127,11 @@ func (rw *RecordWriter) loop() {
 
 		rw.mu.Lock()
 		rw.busy = false
-		switch {
-		case err != nil && rw.err == nil:
+		if err != nil && rw.err == nil {
 			rw.err = err
-		case err == nil && !failed:
-			rw.n += len(batch)
 		}
 		rw.cond.Broadcast()
 	}
-}
-
-// Count waits until everything queued is written and returns the number of
-// records written.
-func (rw *RecordWriter) Count() int {
-	rw.mu.Lock()
-	defer rw.mu.Unlock()
-	rw.wait()
-	return rw.n
 }
 
 // Err waits until everything queued is written and returns the first error

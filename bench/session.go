@@ -223,15 +223,11 @@ func serverExitWarning(srv *Server) string {
 	return w
 }
 
-// Validate says whether results are a valid measurement: some request
+// validate says whether results are a valid measurement: some request
 // succeeded in every run, and no run's error rate passed failOnErrorRate
-// percent (negative: no limit). It returns an error wrapping ErrInvalidRun.
-func Validate(res *result.Results, failOnErrorRate float64) error {
-	return validate(res, nil, failOnErrorRate)
-}
-
-// validate is Validate that, given the run's records, also says why every
-// request failed: the commonest error text (the server's own message).
+// percent (negative: no limit). It returns an error wrapping ErrInvalidRun
+// that, given the run's records, also says why every request failed: the
+// commonest error text (the server's own message).
 func validate(res *result.Results, recs []result.Record, failOnErrorRate float64) error {
 	var errs []error
 	for i := range res.Runs {
