@@ -225,6 +225,10 @@ func TestStartupInterruptedLeavesNoChild(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
+			// If the test fails before its signal, the child would start
+			// up for ~90 s: kill it (its engine follows, by the
+			// parent-death signal). Both calls are no-ops once it exited.
+			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 			pid := enginePID(t, dir)
 			if !pidAlive(pid) {
 				t.Fatalf("engine pid %d not running before the signal", pid)
