@@ -73,7 +73,7 @@ func (t *inlineTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	c := call{
 		probe: req,
 		close: req.Close,
-		write: func(bw *bufio.Writer) error { return writeRequest(bw, req) },
+		write: func(bw *bufio.Writer) error { return req.Write(bw) },
 		hooks: traceHooks{httptrace.ContextClientTrace(req.Context())},
 	}
 	if req.GetBody != nil {
@@ -198,53 +198,6 @@ func (t *inlineTransport) exchange(ctx context.Context, pc *inlineConn, c call) 
 			eof: resp.Body == http.NoBody}
 		return resp, nil
 	}
-}
-
-// writeRequest writes req to bw: by hand for what this package sends (a
-// body of known length, no userinfo, trailers or transfer encodings),
-// which costs a fraction of Request.Write; through Request.Write otherwise.
-func writeRequest(bw *bufio.Writer, req *http.Request) error {
-	if req.ContentLength < 0 || (req.ContentLength > 0) != (req.Body != nil && req.Body != http.NoBody) ||
-		len(req.TransferEncoding) > 0 || req.Trailer != nil || req.URL.User != nil || req.Close {
-		return req.Write(bw)
-	}
-	bw.WriteString(req.Method)
-	bw.WriteByte(' ')
-	bw.WriteString(req.URL.RequestURI())
-	bw.WriteString(" HTTP/1.1\r\nHost: ")
-	host := req.Host
-	if host == "" {
-		host = req.URL.Host
-	}
-	if strings.ContainsAny(host, "\r\n ") {
-		return fmt.Errorf("host %q: not a valid host", host)
-	}
-	bw.WriteString(host)
-	if req.Header.Get("User-Agent") == "" {
-		bw.WriteString("\r\nUser-Agent: Go-http-client/1.1")
-	}
-	if req.ContentLength > 0 || req.Method == http.MethodPost {
-		bw.WriteString("\r\nContent-Length: ")
-		bw.Write(strconv.AppendInt(bw.AvailableBuffer(), req.ContentLength, 10))
-	}
-	for k, vs := range req.Header {
-		for _, v := range vs {
-			bw.WriteString("\r\n")
-			bw.WriteString(k)
-			bw.WriteString(": ")
-			bw.WriteString(v)
-		}
-	}
-	bw.WriteString("\r\n\r\n")
-	if req.ContentLength == 0 {
-		return nil
-	}
-	n, err := io.Copy(bw, req.Body)
-	req.Body.Close()
-	if err == nil && n != req.ContentLength {
-		err = fmt.Errorf("request body: %d bytes, want Content-Length %d", n, req.ContentLength)
-	}
-	return err
 }
 
 // directPath writes Do's requests straight onto a pooled connection,

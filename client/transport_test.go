@@ -197,20 +197,6 @@ func sameRequest(t *testing.T, what string, ours *http.Request, ob string, std *
 	}
 }
 
-// TestWriteRequest: the hand-written request parses as the one
-// Request.Write writes.
-func TestWriteRequest(t *testing.T) {
-	build := func() *http.Request {
-		req, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1:8000/v1/chat/completions?x=1", strings.NewReader(`{"a":1}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer k")
-		return req
-	}
-	ours, ob := writtenRequest(t, func(bw *bufio.Writer) error { return writeRequest(bw, build()) })
-	std, sb := writtenRequest(t, func(bw *bufio.Writer) error { return build().Write(bw) })
-	sameRequest(t, "hand-written request", ours, ob, std, sb)
-}
-
 // TestDirectPathMatchesNetHTTP: what Do writes straight onto the
 // connection parses as the request net/http would have written for it.
 func TestDirectPathMatchesNetHTTP(t *testing.T) {
