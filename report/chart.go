@@ -327,18 +327,5 @@ func joinNotes(notes ...string) string {
 
 // wrapWidth breaks txt at spaces into lines no wider than w in sty.
 func wrapWidth(sty draw.TextStyle, txt string, w vg.Length) []string {
-	var lines []string
-	line := ""
-	for _, word := range strings.Fields(txt) {
-		switch {
-		case line == "":
-			line = word
-		case sty.Width(line+" "+word) <= w:
-			line += " " + word
-		default:
-			lines = append(lines, line)
-			line = word
-		}
-	}
-	return append(lines, line)
+	return wrapLines(txt, func(line string) bool { return sty.Width(line) <= w })
 }

@@ -180,20 +180,26 @@ func writeJSON(w io.Writer, t *TableModel) error {
 // wrap breaks s into lines of at most width runes at spaces, each ending
 // in a newline.
 func wrap(s string, width int) string {
-	var b strings.Builder
-	n := 0
-	for i, w := range strings.Fields(s) {
-		l := utf8.RuneCountInString(w)
-		if i > 0 && n+1+l > width {
-			b.WriteString("\n")
-			n = 0
-		} else if i > 0 {
-			b.WriteString(" ")
-			n++
+	fits := func(line string) bool { return utf8.RuneCountInString(line) <= width }
+	return strings.Join(wrapLines(s, fits), "\n") + "\n"
+}
+
+// wrapLines breaks s at spaces into lines, greedily: each word joins the
+// line before it while that line still fits. A word that fits no line
+// stands alone.
+func wrapLines(s string, fits func(line string) bool) []string {
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		switch {
+		case line == "":
+			line = word
+		case fits(line + " " + word):
+			line += " " + word
+		default:
+			lines = append(lines, line)
+			line = word
 		}
-		b.WriteString(w)
-		n += l
 	}
-	b.WriteString("\n")
-	return b.String()
+	return append(lines, line)
 }
