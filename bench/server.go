@@ -114,13 +114,14 @@ func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 			return nil, fmt.Errorf("waiting for the server to be ready: %w", err)
 		}
 		s.BaseURL = strings.TrimRight(proc.BaseURL(), "/")
-		s.Info = result.Server{BaseURL: launch.RedactURL(s.BaseURL), Command: strings.Join(launch.RedactArgs(spec.Command), " "),
+		args := launch.RedactArgs(spec.Command)
+		s.Info = result.Server{BaseURL: launch.RedactURL(s.BaseURL), Command: strings.Join(args, " "),
 			Preset: opts.Preset, Startup: st}
 		if opts.Preset == "" && opts.ServerCmd == "" {
 			s.Info.Preset = PresetBundled
 		}
 		if s.Info.Preset == PresetBundled {
-			s.Info.Bundled = bundledInfo(launch.RedactArgs(spec.Command))
+			s.Info.Bundled = bundledInfo(args)
 		}
 	}
 	s.MetricsURLs = opts.MetricsURLs
