@@ -56,7 +56,7 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
-	if _, _, err := serverSpec(cfg.Server); err != nil {
+	if err := CheckServer(cfg.Server); err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
