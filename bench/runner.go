@@ -377,7 +377,9 @@ func (r *Runner) do(st *runState, index int, warmup bool, intended time.Time) {
 	}
 }
 
-// keep writes rec to requests.jsonl and the run's memory, in completion order.
+// keep writes rec to requests.jsonl and the run's memory. Both follow
+// completion order, but records completing together may be in different
+// orders in the two: the write is not under st.mu.
 func (r *Runner) keep(st *runState, rec result.Record, firstOpenLoop bool, lag time.Duration) {
 	_ = r.Records.Write(&rec) // a write error is reported once by the session (RecordWriter.Err)
 	st.mu.Lock()
