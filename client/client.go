@@ -44,11 +44,10 @@ type Options struct {
 // Options.MaxConns.
 type Client struct {
 	opts   Options
-	base   string // BaseURL without trailing "/" or "/v1"
-	hc     *http.Client
-	inline *inlineTransport
-	direct *directPath // nil: requests go through hc
-	keyErr error       // why opts.APIKey cannot be sent; Do and Models send nothing while set
+	base   string       // BaseURL without trailing "/" or "/v1"
+	hc     *http.Client // its Transport is an *inlineTransport
+	direct *directPath  // nil: requests go through hc
+	keyErr error        // why opts.APIKey cannot be sent; Do and Models send nothing while set
 }
 
 // New returns a Client. The transport keeps connections alive, allows
@@ -79,9 +78,8 @@ func New(opts Options) *Client {
 	if err != nil {
 		u = &url.URL{} // Do reports the bad base URL when net/http fails to parse it too
 	}
-	inline := newInlineTransport(u.Host, dialer, opts.MaxConns, tr.IdleConnTimeout, tr)
-	return &Client{opts: opts, base: base, hc: &http.Client{Transport: inline}, inline: inline,
-		direct: newDirectPath(u, opts.APIKey), keyErr: checkAPIKey(opts.APIKey)}
+	hc := &http.Client{Transport: newInlineTransport(u, dialer, opts.MaxConns, tr.IdleConnTimeout, tr)}
+	return &Client{opts: opts, base: base, hc: hc, direct: newDirectPath(u, opts.APIKey), keyErr: checkAPIKey(opts.APIKey)}
 }
 
 // checkAPIKey says why key cannot go in an Authorization header (a control

@@ -74,8 +74,9 @@ func (c *Client) Do(ctx context.Context, req *Request) Trace {
 	ph := new(phases)
 	var send func() (*http.Response, error)
 	if d := c.direct; d != nil {
+		pool := c.hc.Transport.(*inlineTransport)
 		send = func() (*http.Response, error) {
-			return c.inline.do(rctx, call{probe: postProbe, hooks: ph,
+			return pool.do(rctx, call{probe: postProbe, hooks: ph,
 				write:  func(bw *bufio.Writer) error { return d.write(bw, path, body, req.Stream) },
 				rewind: func() error { return nil }})
 		}

@@ -2,6 +2,7 @@ package client
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,7 +12,6 @@ import (
 	"net/http/httptrace"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -60,8 +60,11 @@ type inlineConn struct {
 	idleSince time.Time
 }
 
-func newInlineTransport(host string, dialer *net.Dialer, maxConns int, idleFor time.Duration, fallback http.RoundTripper) *inlineTransport {
-	return &inlineTransport{host: host, addr: dialAddress(host), dialer: dialer, fallback: fallback, idleFor: idleFor, checkAfter: time.Second,
+// newInlineTransport serves base's host, dialled on http's default port
+// when base names none, as net/http dials it.
+func newInlineTransport(base *url.URL, dialer *net.Dialer, maxConns int, idleFor time.Duration, fallback http.RoundTripper) *inlineTransport {
+	return &inlineTransport{host: base.Host, addr: net.JoinHostPort(base.Hostname(), cmp.Or(base.Port(), "80")),
+		dialer: dialer, fallback: fallback, idleFor: idleFor, checkAfter: time.Second,
 		slots: make(chan struct{}, maxConns), idle: make(chan *inlineConn, maxConns)}
 }
 
@@ -207,18 +210,8 @@ func (t *inlineTransport) exchange(ctx context.Context, pc *inlineConn, c call) 
 // plain http:// base URL without userinfo, query or fragment (Do sends
 // nothing with an API key that does not fit in a header).
 type directPath struct {
-	host   string
 	prefix string    // the base URL's path, escaped, e.g. "" or "/proxy"
-	fields [2]string // header fields after Host, without and with Accept: text/event-stream
-}
-
-// dialAddress is host (as in a URL) with http's default port when it has
-// none, as net/http dials it.
-func dialAddress(host string) string {
-	if _, _, err := net.SplitHostPort(host); err == nil {
-		return host
-	}
-	return net.JoinHostPort(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"), "80")
+	head   [2]string // from " HTTP/1.1" to the field before Content-Length, without and with Accept: text/event-stream
 }
 
 // postProbe is the request http.ReadResponse is told the answers are for.
@@ -229,12 +222,11 @@ func newDirectPath(u *url.URL, apiKey string) *directPath {
 		u.Host == "" {
 		return nil
 	}
-	fields := "\r\nUser-Agent: Go-http-client/1.1\r\nContent-Type: application/json"
+	head := " HTTP/1.1\r\nHost: " + u.Host + "\r\nUser-Agent: Go-http-client/1.1\r\nContent-Type: application/json"
 	if apiKey != "" {
-		fields += "\r\nAuthorization: Bearer " + apiKey
+		head += "\r\nAuthorization: Bearer " + apiKey
 	}
-	return &directPath{host: u.Host, prefix: u.EscapedPath(),
-		fields: [2]string{fields, fields + "\r\nAccept: text/event-stream"}}
+	return &directPath{prefix: u.EscapedPath(), head: [2]string{head, head + "\r\nAccept: text/event-stream"}}
 }
 
 // write writes a POST of body to path (which needs no escaping).
@@ -242,12 +234,10 @@ func (d *directPath) write(bw *bufio.Writer, path string, body []byte, stream bo
 	bw.WriteString("POST ")
 	bw.WriteString(d.prefix)
 	bw.WriteString(path)
-	bw.WriteString(" HTTP/1.1\r\nHost: ")
-	bw.WriteString(d.host)
 	if stream {
-		bw.WriteString(d.fields[1])
+		bw.WriteString(d.head[1])
 	} else {
-		bw.WriteString(d.fields[0])
+		bw.WriteString(d.head[0])
 	}
 	bw.WriteString("\r\nContent-Length: ")
 	bw.Write(strconv.AppendInt(bw.AvailableBuffer(), int64(len(body)), 10))
