@@ -351,7 +351,9 @@ func (e *Engine) newRequest(chat bool, text string, prompt, maxTokens, minTokens
 			r.target, r.natural = n, "stop"
 		}
 	}
-	r.emitAt = make([]int64, r.target)
+	if e.paceHook != nil {
+		r.emitAt = make([]int64, r.target) // up to 32 KB a request: only the hook reads it
+	}
 	return r
 }
 

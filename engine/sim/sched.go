@@ -41,7 +41,7 @@ type request struct {
 	// Shared: the scheduler writes emitAt[i] before raising emitted past i,
 	// and sets reason before done; the handler reads after loading them.
 	emitted atomic.Int64
-	emitAt  []int64 // modelled emission time of token i (engine clock, ns)
+	emitAt  []int64 // modelled emission time of token i (engine clock, ns); nil without paceHook
 	done    atomic.Bool
 	notify  chan struct{} // cap 1: "emitted or done changed"
 	goneAt  atomic.Int64  // tokens emitted when the client left; -1 while connected
