@@ -23,11 +23,14 @@ import (
 // model says the step that produced it ended, at 1, 64 and 256 concurrent
 // streams, real time (speedup 1), with the HTTP clients reading on the same
 // cores: a minimal raw-socket reader (client=raw) and net/http's client
-// (client=nethttp). One decode step emits a token to every running stream at once, so
-// at high concurrency a step's writes form a burst and the last writes of
-// the burst are the late ones.
+// (client=nethttp). One decode step emits a token to every running stream at
+// once, so at high concurrency a step's writes form a burst and the last
+// writes of the burst are the late ones.
 //
-//	go test ./engine/sim -run '^$' -bench Pacing -benchtime 1x\n//\n// It also logs the engine loop's own lateness (step completion minus\n// modelled step end), which is what the writes start from.
+//	go test ./engine/sim -run '^$' -bench Pacing -benchtime 1x
+//
+// It also logs the engine loop's own lateness (step completion minus
+// modelled step end), which is what the writes start from.
 //
 // client=floor is the same burst without the engine or HTTP: one goroutine
 // per TCP connection writes one token's bytes (an SSE chunk in HTTP chunked
