@@ -337,7 +337,6 @@ func (s *scheduler) complete(end int64) {
 	if s.e.stepHook != nil {
 		s.e.stepHook(s.e.now() - end)
 	}
-	now := end
 	m := s.e.m()
 	finished := false
 	for _, b := range s.batch {
@@ -351,18 +350,18 @@ func (s *scheduler) complete(end int64) {
 		}
 		r.output++
 		if r.output == 1 {
-			r.firstAt = now
-			m.ttft.Observe(float64(now-r.arrival) / 1e9)
+			r.firstAt = end
+			m.ttft.Observe(float64(end-r.arrival) / 1e9)
 			m.promptTokens.Add(float64(r.prompt))
 		} else {
-			m.itl.Observe(float64(now-r.lastAt) / 1e9)
+			m.itl.Observe(float64(end-r.lastAt) / 1e9)
 		}
-		r.lastAt = now
+		r.lastAt = end
 		m.genTokens.Inc()
 		if r.output >= r.target {
 			s.free += r.blocks
 			r.blocks = 0
-			s.finish(r, r.natural, now) // publishes the last token after the metrics
+			s.finish(r, r.natural, end) // publishes the last token after the metrics
 			finished = true
 			continue
 		}
