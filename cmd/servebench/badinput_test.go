@@ -261,6 +261,7 @@ func badInputCases(f badInputFiles) []badInputCase {
 		{"probe settle negative", []string{"probe", "cancel", "--base-url", u, "--settle", "-1s"}, []string{"--settle -1s", "positive"}},
 		{"probe speedup NaN", []string{"probe", "cancel", "--speedup", "NaN", "--ready-timeout", "20s"}, []string{"--speedup NaN", "> 0"}},
 		{"probe speedup -1", []string{"probe", "cancel", "--speedup", "-1"}, []string{"--speedup -1", "> 0"}},
+		{"probe speedup 0 given explicitly", []string{"probe", "limits", "--speedup", "0", "--ready-timeout", "5s"}, []string{"--speedup 0", "> 0"}},
 		{"probe base-url not a URL", []string{"probe", "cancel", "--base-url", "not a url"}, []string{`"not a url"`, "http://HOST:PORT"}},
 		{"probe base-url ftp", []string{"probe", "cancel", "--base-url", "ftp://x"}, []string{`"ftp://x"`, "http://HOST:PORT"}},
 		{"probe metrics-url not a URL", []string{"probe", "cancel", "--base-url", u, "--metrics-url", "not a url"}, []string{`"not a url"`}},

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/servebench/servebench/bench"
 	"github.com/servebench/servebench/bench/probe"
@@ -92,7 +93,7 @@ the server is unreachable or failed to start.`,
 }
 
 // check validates the flags before anything starts; errors are usage errors.
-func (o *probeOptions) check(name string) error {
+func (o *probeOptions) check(name string, fs *pflag.FlagSet) error {
 	if name != probe.All && !slices.Contains(probe.Names, name) {
 		return fmt.Errorf("probe %q: expected one of %s, all", name, strings.Join(probe.Names, ", "))
 	}
@@ -119,7 +120,7 @@ func (o *probeOptions) check(name string) error {
 			return fmt.Errorf("%s %v: expected a positive duration", d.name, d.v)
 		}
 	}
-	if err := checkSpeedup(o.speedup, false); err != nil {
+	if err := checkSpeedup(o.speedup, fs.Changed("speedup")); err != nil {
 		return err
 	}
 	if err := checkMetricsURLs(o.metricsURLs); err != nil {
@@ -141,7 +142,7 @@ func (o *probeOptions) check(name string) error {
 }
 
 func runProbe(cmd *cobra.Command, name string, o *probeOptions) error {
-	if err := o.check(name); err != nil {
+	if err := o.check(name, cmd.Flags()); err != nil {
 		return usageErr(err)
 	}
 	ctx := cmd.Context()

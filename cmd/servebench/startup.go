@@ -100,8 +100,6 @@ func (o *startupOptions) spec() (launch.Spec, error) {
 		return spec, fmt.Errorf("--poll-interval %v: expected a duration > 0", o.pollInterval)
 	case o.readyTimeout <= 0:
 		return spec, fmt.Errorf("--ready-timeout %v: expected a duration > 0", o.readyTimeout)
-	case checkSpeedup(o.speedup, false) != nil:
-		return spec, checkSpeedup(o.speedup, false)
 	case o.serverCmd != "" && o.preset != "":
 		return spec, errors.New("--server-cmd and --server: expected one of them")
 	}
