@@ -123,22 +123,7 @@ func (o *probeOptions) check(name string, fs *pflag.FlagSet) error {
 	if err := checkSpeedup(o.speedup, fs.Changed("speedup")); err != nil {
 		return err
 	}
-	if err := checkMetricsURLs(o.metricsURLs); err != nil {
-		return err
-	}
-	if o.baseURL != "" {
-		if _, err := launch.ParseBaseURL(o.baseURL); err != nil {
-			return fmt.Errorf("--base-url: %w", err)
-		}
-	}
-	bundled := o.serverCmd == "" && (o.preset == bench.PresetBundled || (o.preset == "" && o.baseURL == ""))
-	if !bundled && (o.speedup != 0 || len(o.engineArgs) > 0) {
-		return errors.New("--speedup and --engine-arg: only for the bundled engine (no --base-url, --server-cmd or other --server)")
-	}
-	if o.serverCmd != "" && o.preset != "" {
-		return errors.New("--server-cmd and --server: expected one of them")
-	}
-	return nil
+	return checkMetricsURLs(o.metricsURLs) // the server flags: bench.CheckServer in runProbe
 }
 
 func runProbe(cmd *cobra.Command, name string, o *probeOptions) error {
@@ -156,12 +141,14 @@ func runProbe(cmd *cobra.Command, name string, o *probeOptions) error {
 			return fmt.Errorf("finding the servebench binary for the bundled engine: %w", err)
 		}
 		so.Self = self
-		stderr := cmd.ErrOrStderr()
-		fmt.Fprintln(stderr, "starting the bundled engine (--base-url probes a running server)...")
-		so.Phase = func(phase string, at time.Duration) { fmt.Fprintf(stderr, "  %s at %.1f s\n", phase, at.Seconds()) }
 	}
 	if err := bench.CheckServer(so); err != nil {
 		return usageErr(err)
+	}
+	if bundled {
+		stderr := cmd.ErrOrStderr()
+		fmt.Fprintln(stderr, "starting the bundled engine (--base-url probes a running server)...")
+		so.Phase = func(phase string, at time.Duration) { fmt.Fprintf(stderr, "  %s at %.1f s\n", phase, at.Seconds()) }
 	}
 	srv, err := bench.StartServer(ctx, so)
 	if err != nil {
