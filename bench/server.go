@@ -234,6 +234,7 @@ func bundledInfo(cmd []string) *result.Bundled {
 func (s *Server) learn(ctx context.Context, opts ServerOptions) error {
 	s.Model = opts.Model
 	c := client.New(client.Options{BaseURL: s.BaseURL, APIKey: opts.APIKey, RequestTimeout: 30 * time.Second})
+	defer c.Close()
 	ms, err := c.Models(ctx)
 	switch {
 	case s.Model != "":
@@ -253,16 +254,9 @@ func (s *Server) learn(ctx context.Context, opts ServerOptions) error {
 		}
 	case err != nil:
 		hint := "pass --model to skip"
-		if strings.Contains(err.Error(), "401") || strings.Contains(err.Error(), "403") {
-			hint = "the server wants an API key: put it in the environment variable named by --api-key-env"
-			if opts.APIKeyEnv != "" {
-				hint += " (" + opts.APIKeyEnv + ", which is "
-				if opts.APIKey == "" {
-					hint += "empty or unset)"
-				} else {
-					hint += "set but refused)"
-				}
-			}
+		var se *client.StatusError
+		if errors.As(err, &se) && (se.Code == http.StatusUnauthorized || se.Code == http.StatusForbidden) {
+			hint = launch.APIKeyHint(opts.APIKey != "", opts.APIKeyEnv)
 		}
 		// The client's error already names the URL.
 		return fmt.Errorf("%w (%s)", err, hint)

@@ -203,7 +203,7 @@ func (c *Client) Models(ctx context.Context) ([]ModelInfo, error) {
 		return nil, fmt.Errorf("listing models at %s: reading body: %w", url, err)
 	}
 	if resp.StatusCode/100 != 2 {
-		return nil, fmt.Errorf("listing models at %s: HTTP %d: %s", url, resp.StatusCode, c.ErrorText(body))
+		return nil, fmt.Errorf("listing models at %s: %w", url, &StatusError{Code: resp.StatusCode, Message: c.ErrorText(body)})
 	}
 	var list struct {
 		Data []struct {
@@ -220,6 +220,15 @@ func (c *Client) Models(ctx context.Context) ([]ModelInfo, error) {
 	}
 	return out, nil
 }
+
+// StatusError is a non-2xx answer to a request that is not a generation
+// (those are Traces, with ErrHTTPStatus): callers act on Code, e.g. 401.
+type StatusError struct {
+	Code    int
+	Message string // from the body, as ErrorText renders it
+}
+
+func (e *StatusError) Error() string { return fmt.Sprintf("HTTP %d: %s", e.Code, e.Message) }
 
 func (c *Client) auth(hreq *http.Request) {
 	if c.opts.APIKey != "" {

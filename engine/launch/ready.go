@@ -226,16 +226,27 @@ func (w *waiter) do(ctx context.Context, method, path string, body any, timeout 
 	return resp.StatusCode, b, err
 }
 
+// APIKeyHint says what to do about a 401/403, which differs with whether a
+// key was sent; env names the variable --api-key-env chose, when known.
+func APIKeyHint(sent bool, env string) string {
+	if sent {
+		if env != "" {
+			return "the server refused the API key that was sent (from " + env + ")"
+		}
+		return "the server refused the API key that was sent"
+	}
+	if env == "" {
+		env = "OPENAI_API_KEY by default"
+	}
+	return "the server wants an API key and none was sent: put it in the variable --api-key-env names (" + env + ")"
+}
+
 // final turns an answer that waiting cannot fix into an error.
 func (w *waiter) final(what string, status int, body []byte) error {
 	hint := ""
 	switch status {
 	case http.StatusUnauthorized, http.StatusForbidden:
-		// Say whether a key was sent: "none" and "refused" have different fixes.
-		hint = " (the server wants an API key and none was sent: put it in the variable --api-key-env names, OPENAI_API_KEY by default)"
-		if w.s.spec.APIKey != "" {
-			hint = " (the server refused the API key that was sent)"
-		}
+		hint = " (" + APIKeyHint(w.s.spec.APIKey != "", "") + ")"
 	case http.StatusNotFound:
 		if what == "GET "+w.s.spec.HealthPath {
 			hint = " (the server has no such path: set the health path)"
