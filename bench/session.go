@@ -256,7 +256,7 @@ func commonestError(recs []result.Record, run string) string {
 	class := map[string]string{}
 	best, n := "", 0
 	for _, r := range recs {
-		if r.Run != run || r.Warmup || r.Retried || r.Error == "" {
+		if r.Run != run || !r.Outcome() || r.Error == "" {
 			continue
 		}
 		text := cmp.Or(r.ErrorText, r.Error)

@@ -73,7 +73,7 @@ func countOutcomes(run *result.Run, recs []result.Record) {
 	run.Errors = map[string]int{}
 	for i := range recs {
 		r := &recs[i]
-		if r.Warmup || r.Retried {
+		if !r.Outcome() {
 			continue
 		}
 		run.Requests++

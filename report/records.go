@@ -12,7 +12,7 @@ import (
 func measured(run string, recs []result.Record) []result.Record {
 	var out []result.Record
 	for _, r := range recs {
-		if r.Run == run && !r.Warmup && !r.Retried && r.Error == "" && r.E2ES > 0 {
+		if r.Run == run && r.Outcome() && r.Error == "" && r.E2ES > 0 {
 			out = append(out, r)
 		}
 	}

@@ -128,7 +128,7 @@ func checkNoneLost(t *testing.T, o *observed) int {
 		}
 		inFile := 0
 		for _, r := range o.recs {
-			if r.Run == run.Name && !r.Warmup && !r.Retried {
+			if r.Run == run.Name && r.Outcome() {
 				inFile++
 				if r.Error != "" && r.ErrorText == "" {
 					t.Errorf("run %s record %d: error class %s without text", run.Name, r.Index, r.Error)

@@ -219,6 +219,10 @@ type Record struct {
 	EventsDropped int          `json:"events_dropped,omitempty"`
 }
 
+// Outcome reports whether r is a measured request's outcome: neither a
+// warm-up request nor an attempt retried after a 429/503.
+func (r *Record) Outcome() bool { return !r.Warmup && !r.Retried }
+
 // ErrorCounts lists a run's error classes with their counts in a stable
 // order, "http_status: 2, timeout: 1", for messages that say why a run failed.
 func ErrorCounts(errs map[string]int) string {

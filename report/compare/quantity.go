@@ -128,7 +128,7 @@ func samplesOf(recs []result.Record, run string, openLoop bool) *runSamples {
 		r := &recs[i]
 		// A retried attempt is superseded by the next one: only each
 		// request's final attempt counts, as in results.json.
-		if r.Run != run || r.Warmup || r.Retried {
+		if r.Run != run || !r.Outcome() {
 			continue
 		}
 		s.measured++
