@@ -250,23 +250,14 @@ func writeRun(b *strings.Builder, r *result.Run, nrec [3]int) {
 }
 
 func errorsText(errs map[string]int) string {
-	keys := make([]string, 0, len(errs))
 	total := 0
-	for k, n := range errs {
-		if n > 0 {
-			keys = append(keys, k)
-			total += n
-		}
+	for _, n := range errs {
+		total += n
 	}
 	if total == 0 {
 		return ", no errors"
 	}
-	slices.Sort(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s %d", k, errs[k])
-	}
-	return fmt.Sprintf(", %d errors (%s)", total, strings.Join(parts, ", "))
+	return fmt.Sprintf(", %d errors (%s)", total, result.ErrorCounts(errs))
 }
 
 // writeRunStats prints the run's client and engine distributions.

@@ -67,3 +67,20 @@ func TestChartsLeaveOutWarmupAndRetried(t *testing.T) {
 		t.Errorf("report.md lacks %q:\n%s", want, md.String())
 	}
 }
+
+// TestErrorsText: report.md's run line counts errors in result.ErrorCounts'
+// words, classes counted 0 left out.
+func TestErrorsText(t *testing.T) {
+	for _, c := range []struct {
+		errs map[string]int
+		want string
+	}{
+		{nil, ", no errors"},
+		{map[string]int{"timeout": 0}, ", no errors"},
+		{map[string]int{"timeout": 1, "http_status": 2, "connect": 0}, ", 3 errors (http_status: 2, timeout: 1)"},
+	} {
+		if got := errorsText(c.errs); got != c.want {
+			t.Errorf("errorsText(%v) = %q, want %q", c.errs, got, c.want)
+		}
+	}
+}

@@ -224,14 +224,17 @@ type Record struct {
 func (r *Record) Outcome() bool { return !r.Warmup && !r.Retried }
 
 // ErrorCounts lists a run's error classes with their counts in a stable
-// order, "http_status: 2, timeout: 1", for messages that say why a run failed.
+// order, "http_status: 2, timeout: 1" (classes counted 0 left out), for
+// messages and report.md.
 func ErrorCounts(errs map[string]int) string {
-	if len(errs) == 0 {
-		return "no error class recorded"
-	}
 	keys := make([]string, 0, len(errs))
-	for k := range errs {
-		keys = append(keys, k)
+	for k, n := range errs {
+		if n > 0 {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return "no error class recorded"
 	}
 	sort.Strings(keys)
 	parts := make([]string, len(keys))
