@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -13,24 +12,18 @@ import (
 
 	"github.com/servebench/servebench/bench"
 	"github.com/servebench/servebench/bench/probe"
-	"github.com/servebench/servebench/client"
-	"github.com/servebench/servebench/engine/launch"
 )
 
 // probeOptions are `servebench probe`'s flags.
 type probeOptions struct {
-	baseURL, serverCmd, serverDir, preset string
-	speedup                               float64
-	engineArgs                            []string
-	metricsURLs                           []string
-	model, endpoint                       string
-	apiKeyEnv                             string
-	maxModelLen                           int
-	after, maxTokens                      int
-	watch, settle                         time.Duration
-	requestTimeout                        time.Duration
-	readyTimeout                          time.Duration
-	format                                string
+	serverFlags
+	metricsURLs      []string
+	model, endpoint  string
+	maxModelLen      int
+	after, maxTokens int
+	watch, settle    time.Duration
+	requestTimeout   time.Duration
+	format           string
 }
 
 func newProbeCmd() *cobra.Command {
@@ -71,23 +64,16 @@ the server is unreachable or failed to start.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runProbe(cmd, args[0], &o) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.baseURL, "base-url", "", "an already running server (default: start the bundled engine)")
-	f.StringVar(&o.serverCmd, "server-cmd", "", "start this server command and stop it at the end")
-	f.StringVar(&o.serverDir, "server-dir", "", "working directory of the server servebench starts (default: the current one)")
-	f.StringVar(&o.preset, "server", "", "start a preset server: "+strings.Join(launch.Presets, ", "))
-	f.Float64Var(&o.speedup, "speedup", 0, "bundled engine only: divide every modelled duration by this factor")
-	f.StringArrayVar(&o.engineArgs, "engine-arg", nil, "bundled engine only: extra argument for `servebench engine` (repeatable)")
+	o.serverFlags.add(f)
 	f.StringArrayVar(&o.metricsURLs, "metrics-url", nil, "scrape these /metrics URLs (repeatable, summed; default BASE_URL/metrics)")
 	f.StringVar(&o.model, "model", "", "model to request (default: the first /v1/models lists); also filters /metrics")
 	f.StringVar(&o.endpoint, "endpoint", "chat", "API: chat or completions")
-	f.StringVar(&o.apiKeyEnv, "api-key-env", client.DefaultAPIKeyEnv, "environment variable holding the API key (never printed)")
 	f.IntVar(&o.maxModelLen, "max-model-len", 0, "context length to test against (default: /v1/models' max_model_len)")
 	f.IntVar(&o.after, "after", 16, "cancel: tokens to read before disconnecting")
 	f.IntVar(&o.maxTokens, "max-tokens", 0, "output tokens asked for (default: cancel 512, buffering 128, midstream-error 64)")
 	f.DurationVar(&o.watch, "watch", 30*time.Second, "cancel: watch /metrics at most this long after the disconnect")
 	f.DurationVar(&o.settle, "settle", time.Second, "cancel: generated tokens unchanged this long counts as stopped")
 	f.DurationVar(&o.requestTimeout, "request-timeout", 2*time.Minute, "give up on a probe request after this long")
-	f.DurationVar(&o.readyTimeout, "ready-timeout", launch.DefaultReadyTimeout, "give up on a started server that is not ready after this long")
 	f.StringVar(&o.format, "format", "text", "output: "+strings.Join(probe.Formats, ", "))
 	return cmd
 }
@@ -115,12 +101,12 @@ func (o *probeOptions) check(name string, fs *pflag.FlagSet) error {
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"--watch", o.watch}, {"--settle", o.settle}, {"--request-timeout", o.requestTimeout}, {"--ready-timeout", o.readyTimeout}} {
+	}{{"--watch", o.watch}, {"--settle", o.settle}, {"--request-timeout", o.requestTimeout}} {
 		if d.v <= 0 {
 			return fmt.Errorf("%s %v: expected a positive duration", d.name, d.v)
 		}
 	}
-	if err := checkSpeedup(o.speedup, fs.Changed("speedup")); err != nil {
+	if err := o.serverFlags.check(fs); err != nil {
 		return err
 	}
 	return checkMetricsURLs(o.metricsURLs) // the server flags: bench.CheckServer in runProbe
@@ -131,17 +117,12 @@ func runProbe(cmd *cobra.Command, name string, o *probeOptions) error {
 		return usageErr(err)
 	}
 	ctx := cmd.Context()
-	so := bench.ServerOptions{BaseURL: o.baseURL, ServerCmd: o.serverCmd, ServerDir: o.serverDir, Preset: o.preset, Speedup: o.speedup,
-		EngineArgs: o.engineArgs, MetricsURLs: o.metricsURLs, Model: o.model,
-		APIKey: client.APIKeyFromEnv(o.apiKeyEnv), ReadyTimeout: o.readyTimeout}
-	bundled := o.serverCmd == "" && (o.preset == bench.PresetBundled || (o.preset == "" && o.baseURL == ""))
-	if bundled {
-		self, err := os.Executable()
-		if err != nil {
-			return fmt.Errorf("finding the servebench binary for the bundled engine: %w", err)
-		}
-		so.Self = self
+	so, err := o.options()
+	if err != nil {
+		return err
 	}
+	so.MetricsURLs, so.Model = o.metricsURLs, o.model
+	bundled := o.bundled()
 	if err := bench.CheckServer(so); err != nil {
 		return usageErr(err)
 	}

@@ -17,9 +17,7 @@ import (
 
 	"github.com/servebench/servebench/bench"
 	"github.com/servebench/servebench/bench/result"
-	"github.com/servebench/servebench/client"
 	"github.com/servebench/servebench/engine/launch"
-	"github.com/servebench/servebench/engine/sim"
 	"github.com/servebench/servebench/report"
 	"github.com/servebench/servebench/report/compare"
 )
@@ -30,33 +28,24 @@ var streamChoices = []string{"on", "off", "both"}
 // sessionOptions are the flags table, run and sweep share: the server, the
 // requests, the output and the gate.
 type sessionOptions struct {
-	baseURL, serverCmd, serverDir, preset string
-	speedup                               float64
-	engineArgs                            []string
-	metricsURLs                           []string
-	model, endpoint                       string
-	maxTokens                             int
-	exactLength                           bool
-	out, format                           string
-	quiet                                 bool
-	apiKeyEnv                             string
-	requestTimeout                        time.Duration
-	stallTimeout                          time.Duration
-	readyTimeout                          time.Duration
-	retries                               int
-	failOnErrorRate                       float64
-	baseline                              string
-	maxRegression                         []string
-	thresholds                            []compare.Threshold // parsed from maxRegression by check
+	serverFlags
+	metricsURLs     []string
+	model, endpoint string
+	maxTokens       int
+	exactLength     bool
+	out, format     string
+	quiet           bool
+	requestTimeout  time.Duration
+	stallTimeout    time.Duration
+	retries         int
+	failOnErrorRate float64
+	baseline        string
+	maxRegression   []string
+	thresholds      []compare.Threshold // parsed from maxRegression by check
 }
 
 func (o *sessionOptions) addFlags(fs *pflag.FlagSet, maxTokens int) {
-	fs.StringVar(&o.baseURL, "base-url", "", "an already running server (with --server-cmd: where it listens; default "+bench.DefaultServerCmdURL+")")
-	fs.StringVar(&o.serverCmd, "server-cmd", "", `start this server command (e.g. "vllm serve MODEL --port 8000") and stop it at the end`)
-	fs.StringVar(&o.serverDir, "server-dir", "", "working directory of the server servebench starts (default: the current one)")
-	fs.StringVar(&o.preset, "server", "", "start a preset server: "+strings.Join(launch.Presets, ", ")+" (default: the bundled engine)")
-	fs.Float64Var(&o.speedup, "speedup", 0, "bundled engine only: divide every modelled duration by this factor")
-	fs.StringArrayVar(&o.engineArgs, "engine-arg", nil, "bundled engine only: extra argument for the engine command (repeatable, e.g. --engine-arg=--max-num-seqs=4)")
+	o.serverFlags.add(fs)
 	fs.StringArrayVar(&o.metricsURLs, "metrics-url", nil, "scrape these /metrics URLs (repeatable; summed, for replicas; default BASE_URL/metrics)")
 	fs.StringVar(&o.model, "model", "", "model name to request (default: the first model /v1/models lists); also filters /metrics by model_name")
 	fs.StringVar(&o.endpoint, "endpoint", bench.EndpointChat, "API: chat (/v1/chat/completions) or completions (/v1/completions)")
@@ -65,10 +54,8 @@ func (o *sessionOptions) addFlags(fs *pflag.FlagSet, maxTokens int) {
 	fs.StringVar(&o.out, "out", "", "results directory (default servebench-results/<UTC time>/)")
 	fs.StringVar(&o.format, "format", "text", "table format: "+strings.Join(report.Formats, ", "))
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
-	fs.StringVar(&o.apiKeyEnv, "api-key-env", "OPENAI_API_KEY", "environment variable holding the API key (never written anywhere)")
 	fs.DurationVar(&o.requestTimeout, "request-timeout", 10*time.Minute, "give up on a request after this long (0: never)")
 	fs.DurationVar(&o.stallTimeout, "stall-timeout", time.Minute, "give up on a stream with no event for this long (0: never)")
-	fs.DurationVar(&o.readyTimeout, "ready-timeout", launch.DefaultReadyTimeout, "give up on a server that is not ready after this long")
 	fs.IntVar(&o.retries, "retries", 0, "retry requests answered 429 or 503 up to this many times, with backoff (counted apart)")
 	fs.Float64Var(&o.failOnErrorRate, "fail-on-error-rate", 0, "exit 3 when more than this percentage of a run's requests failed (default: only when all failed)")
 	fs.StringVar(&o.baseline, "baseline", "", "compare with the results in this directory after the run (exit 1 on a regression)")
@@ -91,10 +78,7 @@ func (o *sessionOptions) check(fs *pflag.FlagSet) error {
 	if o.requestTimeout < 0 || o.stallTimeout < 0 {
 		return fmt.Errorf("--request-timeout %v / --stall-timeout %v: expected durations >= 0", o.requestTimeout, o.stallTimeout)
 	}
-	if o.readyTimeout <= 0 {
-		return fmt.Errorf("--ready-timeout %v: expected a positive duration", o.readyTimeout)
-	}
-	if err := checkSpeedup(o.speedup, fs.Changed("speedup")); err != nil {
+	if err := o.serverFlags.check(fs); err != nil {
 		return err
 	}
 	if err := checkMetricsURLs(o.metricsURLs); err != nil {
@@ -136,11 +120,13 @@ func (o *sessionOptions) session(cmd *cobra.Command, runs []bench.RunSpec, stopA
 	if dir == "" {
 		dir = filepath.Join("servebench-results", time.Now().UTC().Format("20060102T150405Z"))
 	}
+	server, err := o.options()
+	if err != nil {
+		return err
+	}
+	server.MetricsURLs, server.Model = o.metricsURLs, o.model
 	cfg := bench.Config{
-		Server: bench.ServerOptions{BaseURL: o.baseURL, ServerCmd: o.serverCmd, ServerDir: o.serverDir, Preset: o.preset,
-			Speedup: o.speedup, EngineArgs: o.engineArgs, MetricsURLs: o.metricsURLs, Model: o.model,
-			APIKey: client.APIKeyFromEnv(o.apiKeyEnv), APIKeyEnv: o.apiKeyEnv, ReadyTimeout: o.readyTimeout},
-		Runs: runs, Dir: dir, Args: os.Args, Version: version,
+		Server: server, Runs: runs, Dir: dir, Args: os.Args, Version: version,
 		RequestTimeout: o.requestTimeout, StallTimeout: o.stallTimeout, Retries: o.retries,
 		FailOnErrorRate: -1, StopAfter: stopAfter,
 	}
@@ -150,16 +136,9 @@ func (o *sessionOptions) session(cmd *cobra.Command, runs []bench.RunSpec, stopA
 	if !o.quiet && isTerminal(stderr) {
 		cfg.Progress = stderr
 	}
-	if usesBundled(o) {
-		self, err := os.Executable()
-		if err != nil {
-			return fmt.Errorf("finding the servebench binary for the bundled engine: %w", err)
-		}
-		cfg.Server.Self = self
-	}
 	res, recs, err := bench.Execute(cmd.Context(), cfg)
 	if res == nil {
-		return mapBenchErr(err, usesBundled(o))
+		return mapBenchErr(err, o.bundled())
 	}
 	if terr := report.Table(stdout, res, o.format); terr != nil {
 		err = errors.Join(err, terr)
@@ -214,17 +193,6 @@ func mapBenchErr(err error, bundled bool) error {
 	return withExit(exitInvalidRun, err) // server failed or died, every request failed, error rate
 }
 
-// checkSpeedup checks --speedup against the bundled engine's own range
-// (sim.SpeedupOK), so a value the engine would refuse is a usage error here
-// and not a server that "exited". 0 is the default (the engine's own speed)
-// unless given explicitly.
-func checkSpeedup(v float64, given bool) error {
-	if v == 0 && !given || sim.SpeedupOK(v) {
-		return nil
-	}
-	return fmt.Errorf("--speedup %g: expected a factor > 0, at most 1e6 (leave it out for the engine's own speed)", v)
-}
-
 // checkMetricsURLs checks each --metrics-url before anything starts.
 func checkMetricsURLs(urls []string) error {
 	for _, u := range urls {
@@ -233,10 +201,6 @@ func checkMetricsURLs(urls []string) error {
 		}
 	}
 	return nil
-}
-
-func usesBundled(o *sessionOptions) bool {
-	return o.preset == bench.PresetBundled || (o.preset == "" && o.serverCmd == "" && o.baseURL == "")
 }
 
 // isTerminal reports whether w is a terminal (progress is shown only there).

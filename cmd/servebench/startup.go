@@ -29,15 +29,13 @@ var startupFormats = []string{"text", "json"}
 
 // startupOptions is `servebench startup`'s parsed flags.
 type startupOptions struct {
-	preset, serverCmd, serverDir, baseURL, healthPath string
-	pollInterval, readyTimeout                        time.Duration
-	repeat                                            int
-	out, format, fromLog                              string
-	speedup                                           float64
-	gpu, model                                        string
-	engineArgs                                        []string
-	apiKeyEnv                                         string
-	quiet                                             bool
+	serverFlags
+	healthPath           string
+	pollInterval         time.Duration
+	repeat               int
+	out, format, fromLog string
+	gpu, model           string
+	quiet                bool
 }
 
 func newStartupCmd() *cobra.Command {
@@ -68,22 +66,17 @@ shows the last 40 lines of its log); 2 on bad flags; 4 when interrupted.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.preset, "server", "", "start a preset server: "+strings.Join(launch.Presets, ", ")+" (default: the bundled engine)")
-	f.StringVar(&o.serverCmd, "server-cmd", "", `start this server command, e.g. "vllm serve MODEL --port 8000"`)
-	f.StringVar(&o.serverDir, "server-dir", "", "working directory of the server (default: the current one)")
-	f.StringVar(&o.baseURL, "base-url", "", "where the --server-cmd server listens (default "+launch.DefaultBaseURL+")")
+	o.serverFlags.add(f)
+	// startup starts every server it measures: no running one to point at.
+	f.Lookup("base-url").Usage = "where the --server-cmd server listens (default " + launch.DefaultBaseURL + ")"
 	f.StringVar(&o.healthPath, "health-path", "", "readiness path (default: the preset's, "+launch.DefaultHealthPath+")")
 	f.DurationVar(&o.pollInterval, "poll-interval", launch.DefaultPollInterval, "readiness polling interval: the resolution of every phase time")
-	f.DurationVar(&o.readyTimeout, "ready-timeout", launch.DefaultReadyTimeout, "give up on a server that is not ready after this long")
 	f.IntVar(&o.repeat, "repeat", 1, "cold starts to measure")
 	f.StringVar(&o.out, "out", "", "write results.json (server.startup) and server.log here")
 	f.StringVar(&o.format, "format", "text", "output: "+strings.Join(startupFormats, ", "))
 	f.StringVar(&o.fromLog, "from-log", "", "print the start-up facts in this saved server log and exit (starts nothing)")
-	f.Float64Var(&o.speedup, "speedup", 0, "bundled engine only: divide every modelled duration by this factor")
 	f.StringVar(&o.gpu, "gpu", "", "bundled engine only: GPU profile")
 	f.StringVar(&o.model, "model", "", "bundled engine: model profile; a preset: the model to serve")
-	f.StringArrayVar(&o.engineArgs, "engine-arg", nil, "bundled engine only: extra argument for `servebench engine` (repeatable)")
-	f.StringVar(&o.apiKeyEnv, "api-key-env", client.DefaultAPIKeyEnv, "environment variable holding the API key the readiness probes send (never written anywhere)")
 	f.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
 	return cmd
 }
@@ -98,8 +91,6 @@ func (o *startupOptions) spec() (launch.Spec, error) {
 		return spec, fmt.Errorf("--format %q: expected one of %s", o.format, strings.Join(startupFormats, ", "))
 	case o.pollInterval <= 0:
 		return spec, fmt.Errorf("--poll-interval %v: expected a duration > 0", o.pollInterval)
-	case o.readyTimeout <= 0:
-		return spec, fmt.Errorf("--ready-timeout %v: expected a duration > 0", o.readyTimeout)
 	case o.serverCmd != "" && o.preset != "":
 		return spec, errors.New("--server-cmd and --server: expected one of them")
 	}
@@ -132,8 +123,8 @@ func (o *startupOptions) spec() (launch.Spec, error) {
 				return spec, err
 			}
 			var err error
-			if self, err = os.Executable(); err != nil {
-				return spec, fmt.Errorf("finding the servebench binary for the bundled engine: %w", err)
+			if self, err = selfBinary(); err != nil {
+				return spec, err
 			}
 		}
 		var err error
@@ -184,7 +175,7 @@ func runStartup(cmd *cobra.Command, o *startupOptions) error {
 	if o.fromLog != "" {
 		return startupFromLog(stdout, o)
 	}
-	if err := checkSpeedup(o.speedup, cmd.Flags().Changed("speedup")); err != nil {
+	if err := o.serverFlags.check(cmd.Flags()); err != nil {
 		return usageErr(err)
 	}
 	spec, err := o.spec()
