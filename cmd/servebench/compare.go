@@ -115,8 +115,8 @@ func runCompare(cmd *cobra.Command, o *compareOptions) error {
 	return nil
 }
 
-// compareExit maps compare's errors to exit codes; `table` and `run` use
-// it for --baseline too.
+// compareExit maps compare's errors to exit codes; table, run and sweep
+// use it for --baseline too.
 func compareExit(err error) error {
 	if errors.Is(err, compare.ErrInvalidRun) && !errors.Is(err, compare.ErrInput) && !errors.Is(err, compare.ErrMismatch) {
 		return withExit(exitInvalidRun, err)

@@ -42,6 +42,7 @@ type sessionOptions struct {
 	baseline        string
 	maxRegression   []string
 	thresholds      []compare.Threshold // parsed from maxRegression by check
+	base            *compare.Side       // --baseline, loaded by check
 }
 
 func (o *sessionOptions) addFlags(fs *pflag.FlagSet, maxTokens int) {
@@ -95,10 +96,13 @@ func (o *sessionOptions) check(fs *pflag.FlagSet) error {
 		}
 		o.thresholds = append(o.thresholds, th)
 	}
+	o.base = nil
 	if o.baseline != "" { // a typo must not cost the whole run
-		if _, err := compare.Load(o.baseline); err != nil {
+		base, err := compare.Load(o.baseline)
+		if err != nil {
 			return fmt.Errorf("--baseline %q: %w", o.baseline, err)
 		}
+		o.base = base
 	}
 	return nil
 }
@@ -157,20 +161,21 @@ func (o *sessionOptions) session(cmd *cobra.Command, runs []bench.RunSpec, stopA
 // writeReport writes report.md and the charts next to results.json.
 var writeReport = report.WriteAll
 
-// gate compares with --baseline (COMPARE's report/compare), if given.
+// gate compares with --baseline (loaded by check), if given.
 func (o *sessionOptions) gate(w io.Writer, res *result.Results, recs []result.Record) error {
-	if o.baseline == "" {
+	if o.base == nil {
 		return nil
 	}
-	opts := compare.Options{Thresholds: o.thresholds}
 	fmt.Fprintln(w)
-	regressed, err := compare.Gate(w, o.baseline, res, recs, opts, "text")
-	switch {
-	case errors.Is(err, compare.ErrInvalidRun):
-		return withExit(exitInvalidRun, err)
-	case err != nil:
-		return usageErr(err)
-	case regressed:
+	rep, err := compare.Compare(o.base, &compare.Side{Path: "this run", Results: res, Records: recs},
+		compare.Options{Thresholds: o.thresholds})
+	if err != nil {
+		return compareExit(err)
+	}
+	if err := compare.WriteText(w, rep); err != nil {
+		return err
+	}
+	if rep.Regressed() {
 		return withExit(exitRegression, errors.New("regression against the baseline "+o.baseline))
 	}
 	return nil
