@@ -262,14 +262,21 @@ func (w *workloadOptions) prompts(fs *pflag.FlagSet) (*bench.Prompts, error) {
 	return bench.FixedPrompt(w.prompt)
 }
 
+// baseWorkload is what run's and sweep's workloads share, before the mode:
+// how many requests, for how long, the warm-up and the seed.
+func (w *workloadOptions) baseWorkload(fs *pflag.FlagSet) (bench.Workload, error) {
+	wl := bench.Workload{Requests: w.requests, Duration: w.duration, Warmup: w.warmup, Seed: w.seed}
+	if fs.Changed("duration") && !fs.Changed("requests") {
+		wl.Requests = 0 // --duration alone: until the duration, not run's default count
+	}
+	return wl, w.checkArrival(fs)
+}
+
 // workload builds the workload: --rate makes it open loop, --concurrency
 // above 1 closed loop, otherwise sequential.
 func (w *workloadOptions) workload(fs *pflag.FlagSet) (bench.Workload, error) {
-	wl := bench.Workload{Requests: w.requests, Duration: w.duration, Warmup: w.warmup, Seed: w.seed}
-	if fs.Changed("duration") && !fs.Changed("requests") {
-		wl.Requests = 0
-	}
-	if err := w.checkArrival(fs); err != nil {
+	wl, err := w.baseWorkload(fs)
+	if err != nil {
 		return wl, err
 	}
 	switch {

@@ -71,14 +71,11 @@ func (o *sweepOptions) base(fs *pflag.FlagSet) (bench.RunSpec, error) {
 		return bench.RunSpec{}, fmt.Errorf("--max-p99-e2e %v: expected a duration >= 0 (0: no bound)", o.maxP99E2E)
 	}
 	w := o.workloadOptions
-	if err := w.checkArrival(fs); err != nil {
+	wl, err := w.baseWorkload(fs)
+	if err != nil {
 		return bench.RunSpec{}, err
 	}
-	wl := bench.Workload{Requests: w.requests, Duration: w.duration, Warmup: w.warmup, Seed: w.seed,
-		Arrival: w.arrival, Burstiness: w.burstiness}
-	if fs.Changed("duration") && !fs.Changed("requests") {
-		wl.Requests = 0
-	}
+	wl.Arrival, wl.Burstiness = w.arrival, w.burstiness // for --rate levels
 	p, err := w.prompts(fs)
 	if err != nil {
 		return bench.RunSpec{}, err
