@@ -150,10 +150,12 @@ func (o *sessionOptions) session(cmd *cobra.Command, runs []bench.RunSpec, stopA
 	if werr := writeReport(dir, res, recs); werr != nil {
 		fmt.Fprintf(stderr, "servebench: report: %v\n", werr)
 	}
-	fmt.Fprintf(stderr, "results: %s\n", dir) // also with --quiet: where the results are is the answer
+	// Also with --quiet, and after a failed run (what it measured is saved):
+	// where the results are is the answer. The error does not repeat it.
+	fmt.Fprintf(stderr, "results: %s\n", dir)
 
 	if err != nil {
-		return mapBenchErr(fmt.Errorf("%w (results so far saved in %s)", err, dir), false)
+		return mapBenchErr(err, false)
 	}
 	return o.gate(stdout, res, recs)
 }

@@ -174,8 +174,12 @@ func TestFailOnErrorRate(t *testing.T) {
 	if code, _, errOut := runMain(append(base, "--out", t.TempDir())...); code != exitOK {
 		t.Errorf("no limit: exit %d\n%s", code, errOut)
 	}
-	code, _, errOut := runMain(append(base, "--out", t.TempDir(), "--fail-on-error-rate", "5")...)
+	dir := t.TempDir()
+	code, _, errOut := runMain(append(base, "--out", dir, "--fail-on-error-rate", "5")...)
 	if code != exitInvalidRun || !strings.Contains(errOut, "--fail-on-error-rate 5%") {
 		t.Errorf("5%% limit: exit %d, stderr %q; want 3 naming the limit", code, errOut)
+	}
+	if n := strings.Count(errOut, dir); n != 1 {
+		t.Errorf("stderr names the results directory %d times, want once:\n%s", n, errOut)
 	}
 }
