@@ -3,7 +3,6 @@ package compare
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"path/filepath"
 	"strconv"
@@ -12,31 +11,6 @@ import (
 	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/report/stats"
 )
-
-// Gate compares a run just made (newRes and its records, not necessarily
-// saved yet) with the baseline in baseDir and writes the report to w in
-// format. It is `--baseline DIR` of `servebench table` and `run`.
-// regressed is true when any figure regressed (exit 1); err wraps
-// ErrInput or ErrMismatch (exit 2) or ErrInvalidRun (exit 3). The format is
-// checked before anything is loaded.
-func Gate(w io.Writer, baseDir string, newRes *result.Results, newRecs []result.Record, opts Options, format string) (regressed bool, err error) {
-	wr, err := WriterFor(format)
-	if err != nil {
-		return false, err
-	}
-	base, err := Load(baseDir)
-	if err != nil {
-		return false, fmt.Errorf("baseline: %w", err)
-	}
-	rep, err := Compare(base, &Side{Path: "this run", Results: newRes, Records: newRecs}, opts)
-	if err != nil {
-		return false, err
-	}
-	if err := wr(w, rep); err != nil {
-		return false, err
-	}
-	return rep.Regressed(), nil
-}
 
 // DefaultAlpha is the significance level used when Options.Alpha is 0.
 const DefaultAlpha = 0.05

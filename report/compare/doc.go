@@ -7,7 +7,8 @@
 //
 //	Load(base), Load(new) -> Compare(base, new, Options) -> Report -> Write(w, format)
 //
-// Gate does all of that for `servebench table|run --baseline DIR`.
+// `servebench table|run|sweep --baseline DIR` loads the baseline before the
+// run and compares it with the run's results, not yet saved, as a Side.
 //
 // Significance: a two-sided Mann-Whitney U test (normal approximation with
 // tie and continuity correction, as SciPy's asymptotic method and

@@ -97,31 +97,3 @@ func FuzzParseThreshold(f *testing.F) {
 }
 
 func close(a, b float64) bool { return a == b || (a-b)/b < 1e-9 && (b-a)/b < 1e-9 }
-
-// TestGate: --baseline's path from a saved baseline and an unsaved run.
-func TestGate(t *testing.T) {
-	dir := saveSide(t, synthSide(t, "base", 1, 100, twoRuns(1)...))
-	slow := synthSide(t, "", 2, 50, twoRuns(2)...)
-	var buf strings.Builder
-	regressed, err := Gate(&buf, dir, slow.Results, slow.Records, Options{}, "junit")
-	if err != nil || !regressed {
-		t.Fatalf("slower: regressed %v, err %v", regressed, err)
-	}
-	if !strings.Contains(buf.String(), `<property name="new" value="this run">`) || !strings.Contains(buf.String(), "<failure") {
-		t.Errorf("junit output lacks the run label or a failure:\n%s", buf.String())
-	}
-	same := synthSide(t, "", 3, 100, twoRuns(1)...)
-	if regressed, err := Gate(&buf, dir, same.Results, same.Records, Options{}, "text"); err != nil || regressed {
-		t.Errorf("same: regressed %v, err %v", regressed, err)
-	}
-	if _, err := Gate(&buf, dir, same.Results, same.Records, Options{}, "html"); !errors.Is(err, ErrInput) {
-		t.Errorf("bad format: err = %v, want ErrInput", err)
-	}
-	if _, err := Gate(&buf, filepath.Join(dir, "none"), same.Results, same.Records, Options{}, "text"); !errors.Is(err, ErrInput) || !strings.HasPrefix(err.Error(), "baseline: ") {
-		t.Errorf("missing baseline: err = %v, want ErrInput prefixed baseline:", err)
-	}
-	failed := synthSide(t, "", 3, 100, synthRun{name: "streaming", n: 20, scale: 1, stream: true, failed: 20})
-	if _, err := Gate(&buf, dir, failed.Results, failed.Records, Options{}, "text"); !errors.Is(err, ErrInvalidRun) {
-		t.Errorf("all failed: err = %v, want ErrInvalidRun", err)
-	}
-}
