@@ -47,6 +47,12 @@ type ServerOptions struct {
 	Phase func(phase string, at time.Duration)
 }
 
+// Bundled reports whether the server is the bundled engine: --server
+// bundled, or no source given at all.
+func (o ServerOptions) Bundled() bool {
+	return o.ServerCmd == "" && (o.Preset == PresetBundled || o.Preset == "" && o.BaseURL == "")
+}
+
 // Server is the server under test, started by servebench or not.
 type Server struct {
 	BaseURL     string
@@ -117,10 +123,8 @@ func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 		args := launch.RedactArgs(spec.Command)
 		s.Info = result.Server{BaseURL: launch.RedactURL(s.BaseURL), Command: strings.Join(args, " "),
 			Preset: opts.Preset, Startup: st}
-		if opts.Preset == "" && opts.ServerCmd == "" {
+		if opts.Bundled() {
 			s.Info.Preset = PresetBundled
-		}
-		if s.Info.Preset == PresetBundled {
 			s.Info.Bundled = bundledInfo(args)
 		}
 	}

@@ -47,7 +47,7 @@ func (s *serverFlags) check(fs *pflag.FlagSet) error {
 
 // bundled reports whether the server is the bundled engine.
 func (s *serverFlags) bundled() bool {
-	return s.serverCmd == "" && (s.preset == bench.PresetBundled || (s.preset == "" && s.baseURL == ""))
+	return bench.ServerOptions{BaseURL: s.baseURL, ServerCmd: s.serverCmd, Preset: s.preset}.Bundled()
 }
 
 // options are the flags as bench's ServerOptions; the caller adds the
