@@ -223,6 +223,16 @@ type Record struct {
 // warm-up request nor an attempt retried after a 429/503.
 func (r *Record) Outcome() bool { return !r.Warmup && !r.Retried }
 
+// TPOT is the request's time per output token after the first visible
+// one, (e2e - first_visible) / (output_tokens - 1); ok is false where it
+// is undefined: not streaming, fewer than two tokens, no visible output.
+func (r *Record) TPOT() (tpot float64, ok bool) {
+	if !r.Stream || r.OutputTokens < 2 || r.FirstVisibleS <= 0 || r.E2ES <= r.FirstVisibleS {
+		return 0, false
+	}
+	return (r.E2ES - r.FirstVisibleS) / float64(r.OutputTokens-1), true
+}
+
 // ErrorCounts lists a run's error classes with their counts in a stable
 // order, "http_status: 2, timeout: 1" (classes counted 0 left out), for
 // messages and report.md.

@@ -55,6 +55,7 @@ client's first visible output and E2E beside the engine's TTFT and queue wait.`,
 		newStartupCmd(),
 		newReportCmd(),
 		newCompareCmd(),
+		newExportCmd(),
 		newSweepCmd(),
 		newProbeCmd(),
 	)

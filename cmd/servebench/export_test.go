@@ -1,0 +1,71 @@
+package main
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/report/reporttest"
+)
+
+func TestExport(t *testing.T) {
+	dir := t.TempDir()
+	res, recs := reporttest.Seed()
+	if err := reporttest.Save(dir, res, recs); err != nil {
+		t.Fatal(err)
+	}
+
+	code, out, stderr := runMain("export", dir, "--to", "csv")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil || len(rows) != 1+40 {
+		t.Fatalf("csv on stdout: %d rows, %v; want header + 40 requests", len(rows), err)
+	}
+
+	file := filepath.Join(t.TempDir(), "vllm.json")
+	if code, out, stderr := runMain("export", dir, "--to", "vllm-bench", "--out", file, "--metric-percentiles", "50,90,99"); code != 0 || out != "" {
+		t.Fatalf("exit %d, stdout %q: %s", code, out, stderr)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs []map[string]any
+	if err := json.Unmarshal(b, &runs); err != nil || len(runs) != 2 {
+		t.Fatalf("two runs: want a JSON array of 2 objects: %d, %v", len(runs), err)
+	}
+	if _, ok := runs[0]["p90_e2el_ms"]; !ok {
+		t.Error("--metric-percentiles 50,90,99: p90_e2el_ms missing")
+	}
+}
+
+// TestExportBadInput: each unusable input exits 2 naming what is wrong.
+func TestExportBadInput(t *testing.T) {
+	noRecs := t.TempDir()
+	res, recs := reporttest.Seed()
+	if err := reporttest.Save(noRecs, res, recs); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(noRecs, result.RequestsFile))
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"export", noRecs, "--to", "csv"}, result.RequestsFile},            // names the missing file
+		{[]string{"export", t.TempDir(), "--to", "vllm-bench"}, result.ResultsFile}, // an empty directory
+		{[]string{"export", noRecs, "--to", "parquet"}, "--to \"parquet\""},         // an unknown format
+		{[]string{"export", noRecs}, "--to \"\""},                                   // no format
+		{[]string{"export", noRecs, "--to", "vllm-bench", "--metric-percentiles", "x"}, "--metric-percentiles"},
+	} {
+		code, _, stderr := runMain(tc.args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 naming %s", tc.args, code, stderr, tc.want)
+		}
+	}
+}

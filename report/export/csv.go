@@ -1,0 +1,75 @@
+package export
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/servebench/servebench/bench/result"
+)
+
+// CSVHeader is the header row of the csv format. Times are seconds from
+// the request's start (servebench's units); an empty cell is a moment the
+// request never reached or a figure that is undefined for it.
+var CSVHeader = []string{"run", "index", "status", "error", "prompt_tokens", "output_tokens",
+	"ttfb_s", "first_token_s", "first_visible_s", "e2e_s", "tpot_s", "mean_itl_s"}
+
+// CSV writes one RFC 4180 row per measured request (warm-up and retried
+// attempts left out), runs in results.json order, requests by index.
+func CSV(w io.Writer, res *result.Results, recs []result.Record) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(CSVHeader); err != nil {
+		return err
+	}
+	for _, run := range res.Runs {
+		for _, r := range outcomes(recs, run.Name) {
+			if err := cw.Write(csvRow(r)); err != nil {
+				return err
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func csvRow(r *result.Record) []string {
+	status := ""
+	if r.Status != 0 {
+		status = strconv.Itoa(r.Status)
+	}
+	tpot := ""
+	if v, ok := r.TPOT(); ok {
+		tpot = secs(v)
+	}
+	itl := ""
+	if n := len(r.Events); n > 1 {
+		itl = secs((r.Events[n-1][0] - r.Events[0][0]) / float64(n-1))
+	}
+	return []string{r.Run, strconv.Itoa(r.Index), status, r.Error,
+		strconv.Itoa(r.PromptTokens), strconv.Itoa(r.OutputTokens),
+		secs(r.TTFBS), secs(r.FirstTokenS), secs(r.FirstVisibleS), secs(r.E2ES), tpot, itl}
+}
+
+// secs formats a time in seconds with microsecond resolution; "" for 0
+// (not reached).
+func secs(v float64) string {
+	if v == 0 {
+		return ""
+	}
+	return strconv.FormatFloat(v, 'f', 6, 64)
+}
+
+// Formats are the valid --to values, in help order.
+var Formats = []string{"vllm-bench", "csv"}
+
+// Write writes res and recs in format (one of Formats).
+func Write(w io.Writer, format string, res *result.Results, recs []result.Record, opts Options) error {
+	switch format {
+	case "vllm-bench":
+		return VLLM(w, res, recs, opts)
+	case "csv":
+		return CSV(w, res, recs)
+	}
+	return fmt.Errorf("%w: --to %q: expected one of vllm-bench, csv", result.ErrInput, format)
+}
