@@ -17,11 +17,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/servebench/servebench/bench/stats"
 	"github.com/servebench/servebench/client"
 	"github.com/servebench/servebench/engine/launch/launchtest"
 	"github.com/servebench/servebench/engine/sim"
 	"github.com/servebench/servebench/engine/sim/simtest"
-	"github.com/servebench/servebench/report/stats"
 )
 
 // BenchmarkNonStreamingRate measures how many non-streaming requests per

@@ -13,7 +13,7 @@
 // after each run (scrape), waits (bounded) until the engine has counted the
 // requests the client saw succeed, appends one result.Record per request to
 // requests.jsonl as each completes (RecordWriter), and summarises client
-// figures (report/stats) and engine figures (histogram deltas) into a
+// figures (bench/stats) and engine figures (histogram deltas) into a
 // result.Run with its reconciliation and warnings.
 //
 // Execute is a whole session: StartServer (the bundled engine, a preset, a

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/bench/result"
-	"github.com/servebench/servebench/report/stats"
+	"github.com/servebench/servebench/bench/stats"
 	"github.com/servebench/servebench/scrape"
 )
 

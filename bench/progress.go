@@ -9,7 +9,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/servebench/servebench/bench/result"
-	"github.com/servebench/servebench/report/stats"
+	"github.com/servebench/servebench/bench/stats"
 )
 
 // progress shows start-up phases and a bar per run on a terminal. A nil

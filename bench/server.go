@@ -122,7 +122,7 @@ func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 		s.BaseURL = strings.TrimRight(proc.BaseURL(), "/")
 		args := launch.RedactArgs(spec.Command)
 		s.Info = result.Server{BaseURL: launch.RedactURL(s.BaseURL), Command: strings.Join(args, " "),
-			Preset: opts.Preset, Startup: st}
+			Preset: opts.Preset, Startup: (*result.Startup)(st)}
 		if opts.Bundled() {
 			s.Info.Preset = PresetBundled
 			s.Info.Bundled = bundledInfo(args)

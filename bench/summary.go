@@ -6,7 +6,7 @@ import (
 	"sort"
 
 	"github.com/servebench/servebench/bench/result"
-	"github.com/servebench/servebench/report/stats"
+	"github.com/servebench/servebench/bench/stats"
 	"github.com/servebench/servebench/scrape"
 )
 

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/servebench/servebench/bench/stats"
 	"github.com/servebench/servebench/client"
-	"github.com/servebench/servebench/report/stats"
 )
 
 func TestWorkloadValidate(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/servebench/servebench/report/stats"
+	"github.com/servebench/servebench/bench/stats"
 )
 
 // Added-delay benchmark set-up. Each stream sends its events an interval

@@ -6,7 +6,8 @@ import (
 	"strings"
 
 	"github.com/servebench/servebench/bench/result"
-	"github.com/servebench/servebench/engine/perf"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -96,6 +97,10 @@ func StartupChart(res *result.Results) ([]byte, error) {
 	return f.render()
 }
 
+// counts formats token counts with thousands separators, as vLLM logs them
+// (1,234,567). Its Sprintf is safe for concurrent use.
+var counts = message.NewPrinter(language.English)
+
 // startupFacts is the one-line summary of the log-derived capacity facts.
 func startupFacts(st *result.Startup) string {
 	var fs []string
@@ -103,12 +108,12 @@ func startupFacts(st *result.Startup) string {
 		fs = append(fs, fmt.Sprintf("weights %.2f GiB", *st.ModelGiB))
 	}
 	if st.KVCacheTokens != nil {
-		fs = append(fs, fmt.Sprintf("KV cache %s tokens", perf.Commas(int(*st.KVCacheTokens))))
+		fs = append(fs, counts.Sprintf("KV cache %d tokens", *st.KVCacheTokens))
 	}
 	if st.MaxConcurrency != nil {
 		c := fmt.Sprintf("max concurrency %.2fx", *st.MaxConcurrency)
 		if st.MaxConcurrencyTokens != nil {
-			c += fmt.Sprintf(" at %s tokens per request", perf.Commas(int(*st.MaxConcurrencyTokens)))
+			c += counts.Sprintf(" at %d tokens per request", *st.MaxConcurrencyTokens)
 		}
 		fs = append(fs, c)
 	}

@@ -7,6 +7,7 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"strings"
 	"testing"
 
 	"github.com/servebench/servebench/bench/result"
@@ -149,6 +150,16 @@ func TestStartupChart(t *testing.T) {
 	res.Server.Startup = &result.Startup{}
 	if _, err := StartupChart(res); err == nil {
 		t.Error("empty start-up: want an error")
+	}
+}
+
+// TestStartupFacts: the chart's caption writes token counts as vLLM logs them.
+func TestStartupFacts(t *testing.T) {
+	got := startupFacts(reporttest.SeedStartup())
+	for _, want := range []string{"KV cache 77,744 tokens", "max concurrency 18.98x at 4,096 tokens per request"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("startupFacts = %q, want it to contain %q", got, want)
+		}
 	}
 }
 

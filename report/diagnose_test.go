@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/bench/stats"
 	"github.com/servebench/servebench/report/reporttest"
-	"github.com/servebench/servebench/report/stats"
 )
 
 // runOf builds one run from spec with the fixture builder.

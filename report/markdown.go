@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/servebench/servebench/bench/result"
-	"github.com/servebench/servebench/report/stats"
+	"github.com/servebench/servebench/bench/stats"
 )
 
 // Markdown writes report.md for res: the table, the diagnosis ("where is the

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/servebench/servebench/bench/result"
-	"github.com/servebench/servebench/report/stats"
+	"github.com/servebench/servebench/bench/stats"
 )
 
 // Formats are the valid values of Table's format (and of --format), in the

@@ -50,7 +50,7 @@ func (h HistDelta) Mean() float64 {
 // half that bound whatever the true values; compare with Mean. It is NaN
 // when there are no buckets or no observations, or q is out of range.
 //
-// This is deliberately not report/stats: there are no samples here, only
+// This is deliberately not bench/stats: there are no samples here, only
 // bucket counts, and the estimate must match what Prometheus would show.
 func (h HistDelta) Quantile(q float64) float64 {
 	bs := h.Buckets

@@ -6,8 +6,8 @@ import (
 	"math"
 	"time"
 
+	"github.com/servebench/servebench/bench/stats"
 	"github.com/servebench/servebench/client"
-	"github.com/servebench/servebench/report/stats"
 	"github.com/servebench/servebench/scrape"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/servebench/servebench/report/stats"
+	"github.com/servebench/servebench/bench/stats"
 )
 
 // Schema is the value of Results.Schema.

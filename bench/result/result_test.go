@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/servebench/servebench/report/stats"
+	"github.com/servebench/servebench/bench/stats"
 )
 
 // TestJSONKeys pins the results.json keys issues 3, 4 and 6 name: users

@@ -17,11 +17,11 @@ import (
 
 	"github.com/servebench/servebench/bench"
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/bench/stats"
 	"github.com/servebench/servebench/client"
 	"github.com/servebench/servebench/engine/launch"
 	"github.com/servebench/servebench/engine/perf"
 	"github.com/servebench/servebench/engine/sim"
-	"github.com/servebench/servebench/report/stats"
 )
 
 // startupFormats are --format's values for startup.
@@ -281,20 +281,20 @@ type startupRepeats struct {
 func repeatsOf(runs []*launch.Measurement) *startupRepeats {
 	r := &startupRepeats{}
 	for _, m := range runs {
-		r.Runs = append(r.Runs, m.Startup)
+		r.Runs = append(r.Runs, (*result.Startup)(m.Startup))
 	}
-	r.Summary = launch.Summarize(r.Runs)
+	r.Summary = bench.SummarizeStartups(r.Runs)
 	return r
 }
 
 func writeStartup(w io.Writer, format string, runs []*launch.Measurement) error {
 	if format == "text" {
-		return launch.WriteText(w, runs)
+		return bench.WriteStartupText(w, runs)
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	if len(runs) == 1 {
-		return enc.Encode(runs[0].Startup)
+		return enc.Encode((*result.Startup)(runs[0].Startup))
 	}
 	return enc.Encode(repeatsOf(runs))
 }
@@ -311,7 +311,7 @@ func writeStartupResults(dir string, spec launch.Spec, o *startupOptions, runs [
 	res.Manifest.StartedAt = started.UTC()
 	last := runs[len(runs)-1]
 	res.Server = result.Server{BaseURL: last.BaseURL, Model: last.Model, Dialect: dialectOf(last.Facts.Engine),
-		Command: strings.Join(launch.RedactArgs(spec.Command), " "), Preset: spec.Preset, Startup: runs[0].Startup}
+		Command: strings.Join(launch.RedactArgs(spec.Command), " "), Preset: spec.Preset, Startup: (*result.Startup)(runs[0].Startup)}
 	if spec.Preset == "bundled" {
 		d := sim.DefaultOptions()
 		res.Server.Bundled = &result.Bundled{GPU: cmp.Or(o.gpu, d.GPU), Model: cmp.Or(o.model, d.Model),
@@ -322,7 +322,7 @@ func writeStartupResults(dir string, spec launch.Spec, o *startupOptions, runs [
 	}
 	if len(runs) > 1 {
 		res.StartupRepeats = repeatsOf(runs)
-		res.Server.Startup = launch.Median(res.StartupRepeats.Runs)
+		res.Server.Startup = bench.MedianStartup(res.StartupRepeats.Runs)
 	}
 	b, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
@@ -358,12 +358,12 @@ func startupFromLog(w io.Writer, o *startupOptions) error {
 	defer fh.Close()
 	facts := launch.ParseLog(fh)
 	if o.format == "json" {
-		var st result.Startup
+		var st launch.Startup
 		facts.Fill(&st)
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		return enc.Encode(&st)
+		return enc.Encode((*result.Startup)(&st))
 	}
 	fmt.Fprintf(w, "%s:\n", o.fromLog)
-	return launch.WriteFacts(w, facts)
+	return bench.WriteStartupFacts(w, facts)
 }

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/bench/stats"
 	"github.com/servebench/servebench/engine/launch/launchtest"
-	"github.com/servebench/servebench/report/stats"
 )
 
 func freePort(t *testing.T) int {

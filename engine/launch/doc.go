@@ -1,6 +1,6 @@
 // Package launch runs an inference server as a child process and measures its
 // start-up. It sits on the server side of the pipeline: cmd and bench call it to
-// get a server that is really ready, and the result is a result.Startup that
+// get a server that is really ready, and the result is a Startup that
 // goes into results.json as server.startup.
 //
 // The lifecycle is Start -> WaitReady -> (benchmark) -> Stop:

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/servebench/servebench/bench/result"
 )
 
 // Fact is one number a server printed about its start-up.
@@ -51,7 +49,7 @@ type Facts struct {
 
 // Fill copies the facts into st's log-derived fields, leaving fields that are
 // already set alone.
-func (f *Facts) Fill(st *result.Startup) {
+func (f *Facts) Fill(st *Startup) {
 	setF := func(dst **float64, src *Fact) {
 		if *dst == nil && src != nil {
 			v := src.Value

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/servebench/servebench/bench/result"
 )
 
 // fixtureDir holds copies of public server logs (see its SOURCES.md).
@@ -58,7 +56,7 @@ func TestParseLogFixtureVLLM(t *testing.T) {
 		t.Errorf("URL = %q, want the 0.0.0.0 listen address made dialable", f.URL)
 	}
 
-	var st result.Startup
+	var st Startup
 	f.Fill(&st)
 	if st.KVCacheTokens == nil || *st.KVCacheTokens != 205696 || st.MaxConcurrencyTokens == nil || *st.MaxConcurrencyTokens != 4096 {
 		t.Errorf("Fill: kv %v, tokens %v", st.KVCacheTokens, st.MaxConcurrencyTokens)
@@ -237,7 +235,7 @@ func TestParserLiveTimes(t *testing.T) {
 	f := p.Facts()
 	// The end line has no log clock, so the duration comes from servebench's reading times.
 	wantFact(t, "WeightsLoad", f.WeightsLoad, 7.5)
-	var st result.Startup
+	var st Startup
 	f.Fill(&st)
 	if st.WeightsLoadedAtS == nil || *st.WeightsLoadedAtS != 9.5 {
 		t.Fatalf("weights_loaded_at_s = %v, want 9.5", st.WeightsLoadedAtS)

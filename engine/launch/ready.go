@@ -11,8 +11,6 @@ import (
 	"net/url"
 	"strings"
 	"time"
-
-	"github.com/servebench/servebench/bench/result"
 )
 
 // Phase names, in the order a server normally passes them.
@@ -42,7 +40,7 @@ type waiter struct {
 	s        *Server
 	hc       *http.Client
 	base     *url.URL
-	st       result.Startup
+	st       Startup
 	progress func(string, time.Duration)
 	weights  bool   // weights-loaded progress reported
 	model    string // model to use for the completion probe
@@ -64,7 +62,7 @@ type waiter struct {
 // Errors wrap ErrExited (the process died: exit status and log tail),
 // ErrNotReady (Spec.ReadyTimeout passed, or a probe failed for good: log tail)
 // or ctx's error. On any error the server has been stopped.
-func (s *Server) WaitReady(ctx context.Context, progress func(phase string, at time.Duration)) (*result.Startup, error) {
+func (s *Server) WaitReady(ctx context.Context, progress func(phase string, at time.Duration)) (*Startup, error) {
 	w := &waiter{s: s, progress: progress, model: s.spec.Model}
 	tr := &http.Transport{Proxy: nil, DisableCompression: true}
 	defer tr.CloseIdleConnections()

@@ -6,16 +6,16 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/servebench/servebench/report/stats"
 )
 
 // BenchmarkPacing measures pacing accuracy: for every streamed token, the
@@ -50,7 +50,7 @@ func BenchmarkPacing(b *testing.B) {
 				} else {
 					lates = runPacing(b, client, c.streams, c.tokens)
 				}
-				s := stats.Summarize(lates)
+				s := summarizeMs(lates)
 				if s == nil {
 					b.Fatal("no tokens measured")
 				}
@@ -61,6 +61,29 @@ func BenchmarkPacing(b *testing.B) {
 			})
 		}
 	}
+}
+
+// msSummary is the median, 99th percentile and maximum of n samples.
+type msSummary struct {
+	Median, P99, Max float64
+	N                int
+}
+
+// summarizeMs summarises xs as bench/stats does (the median averages the
+// middle two; p99 is the nearest rank, a sample that was observed), here
+// because engine may not import bench. It returns nil when xs is empty.
+func summarizeMs(xs []float64) *msSummary {
+	n := len(xs)
+	if n == 0 {
+		return nil
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	med := s[n/2]
+	if n%2 == 0 {
+		med = (s[n/2-1] + s[n/2]) / 2
+	}
+	return &msSummary{Median: med, P99: s[int(math.Ceil(0.99*float64(n)))-1], Max: s[n-1], N: n}
 }
 
 // rawStream is the leanest client: one TCP connection, a hand-written
@@ -107,7 +130,7 @@ func runPacing(b *testing.B, client string, streams, tokens int) []float64 {
 	var steps []float64
 	e.stepHook = func(ns int64) { steps = append(steps, float64(ns)/1e6) }
 	defer func() {
-		if s := stats.Summarize(steps); s != nil {
+		if s := summarizeMs(steps); s != nil {
 			b.Logf("loop lateness over %d steps: p50 %.3f p99 %.3f max %.3f ms", s.N, s.Median, s.P99, s.Max)
 		}
 	}()

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/servebench/servebench/bench/result"
-	"github.com/servebench/servebench/report/stats"
+	"github.com/servebench/servebench/bench/stats"
 )
 
 // DefaultAlpha is the significance level used when Options.Alpha is 0.

@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"github.com/servebench/servebench/bench/result"
-	"github.com/servebench/servebench/report/stats"
+	"github.com/servebench/servebench/bench/stats"
 )
 
 // source says where a quantity's figures come from, and so how it is judged.

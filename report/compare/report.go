@@ -5,7 +5,7 @@ import (
 	"math"
 
 	"github.com/servebench/servebench/bench/result"
-	"github.com/servebench/servebench/report/stats"
+	"github.com/servebench/servebench/bench/stats"
 )
 
 // Report is the outcome of Compare. Its JSON form is the json output format.

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/bench/stats"
 	"github.com/servebench/servebench/report/reporttest"
-	"github.com/servebench/servebench/report/stats"
 )
 
 // synthRun describes one synthetic run: n measured requests whose

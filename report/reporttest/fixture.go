@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/bench/result"
-	"github.com/servebench/servebench/report/stats"
+	"github.com/servebench/servebench/bench/stats"
 )
 
 // RunSpec describes one run to build. Times are seconds.

@@ -1,6 +1,7 @@
 // Package stats holds servebench's descriptive statistics. Every call into
-// github.com/montanaflynn/stats lives in package report or here, so all
-// figures are computed one way.
+// github.com/montanaflynn/stats lives here, so all figures are computed one
+// way. It sits under bench, which summarises runs with it; report reads the
+// same summaries.
 package stats
 
 import (
