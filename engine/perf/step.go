@@ -13,13 +13,17 @@ import (
 //	        gathered, not streamed) / (360 GB/s x 0.92) = 13.5 ms
 //	        + 0.6 ms + 28 x 30 us = 15.0 ms/token (seed: ~15.0)
 //	TTFT:   27 tokens x 2 x 6.53e9 FLOP / (25.5 TFLOP/s x 0.60) = 23.1 ms
-//	        + 1.44 ms overheads + 3.4 ms request = 28.0 ms (seed: 0.028 s)
+//	        + 1.44 ms step + 2.5 ms prefilling sequence + 0.9 ms request
+//	        = 28.0 ms (seed: 0.028 s)
 //	KV:     0.9 x 11.76 GiB - 5.19 GiB weights - 1.25 GiB reserve
 //	        = 4.15 GiB / 56 KiB per token = 77,696 tokens (seed: 77,744)
 //
 // The split of decode time between bandwidth and fixed latency is pinned by
 // a second fact: a 7-8B bf16 model decodes at 6-7 ms/token on an H100,
-// where the bytes alone take ~4.6 ms.
+// where the bytes alone take ~4.6 ms. MFU and the split of the TTFT's fixed
+// part between the request and each prefilling sequence are pinned by the
+// public A100 and H100 figures in prefill.go (10 prompts, 1,369 tokens, one
+// step): they hold there within 15% with the same constants.
 const (
 	// BandwidthEfficiency is the fraction of peak memory bandwidth that
 	// decode GEMVs sustain (well-tuned kernels reach ~90% of peak in
@@ -28,7 +32,10 @@ const (
 
 	// MFU is the fraction of dense tensor throughput that prefill and
 	// large-batch GEMMs sustain (0.5-0.7 is typical of vLLM prefill; it
-	// makes an H100 prefill a 7-8B model at ~40k tokens/s).
+	// makes an H100 prefill a 7-8B model at ~40k tokens/s). The 27-token
+	// seed prompt on the 3060 and 1,369 tokens per step on an A100 and an
+	// H100 (prefill.go) all agree with this one value, so no curve over
+	// tokens per step is needed to meet them.
 	MFU = 0.60
 
 	// StepOverhead is the fixed cost of one scheduler step: scheduling,
@@ -42,10 +49,19 @@ const (
 	LayerOverhead = 30 * time.Microsecond
 
 	// RequestOverheadConst is paid once per request between arrival and
-	// scheduling: applying the chat template and tokenizing, the API
-	// server to engine core hand-off, and output processing of the first
-	// token.
-	RequestOverheadConst = 3400 * time.Microsecond
+	// scheduling, in parallel for simultaneous requests: applying the chat
+	// template and tokenizing, and the API server to engine core hand-off.
+	RequestOverheadConst = 900 * time.Microsecond
+
+	// PrefillSeqOverhead is paid in a step once per sequence with prompt
+	// tokens in it: the engine core adding the request, preparing its
+	// inputs and, at its last chunk, sampling and detokenizing its first
+	// token, one sequence after another. So a burst of N requests admitted
+	// together pays it N times in one step: the public figures for ten
+	// simultaneous requests (prefill.go) pin it; one request alone pays it
+	// once, which with RequestOverheadConst is the 3.4 ms the seed's TTFT
+	// leaves beside the step's FLOPs.
+	PrefillSeqOverhead = 2500 * time.Microsecond
 
 	// NonTorchReserveGiB is the memory vLLM's profiling run sees outside
 	// the weights and the activations it models: cuBLAS and Marlin
@@ -79,7 +95,7 @@ type Step struct {
 type Breakdown struct {
 	Weights   time.Duration // GEMM phase: max(linear FLOPs, weight bytes)
 	Attention time.Duration // attention phase: max(attention FLOPs, KV bytes)
-	Overhead  time.Duration // StepOverhead + Layers x LayerOverhead
+	Overhead  time.Duration // StepOverhead + Layers x LayerOverhead + PrefillSeqs x PrefillSeqOverhead
 	Total     time.Duration // Overhead + Weights + Attention
 	Compute   time.Duration // all FLOPs at MFU x TFLOPs (for explanation)
 	Memory    time.Duration // all bytes at BandwidthEfficiency x bandwidth
@@ -113,6 +129,10 @@ func (p *Perf) Breakdown(s Step) Breakdown {
 		return Breakdown{}
 	}
 	m := p.model
+	prefillSeqs := s.PrefillSeqs
+	if s.PrefillTokens > 0 {
+		prefillSeqs = max(prefillSeqs, 1) // prompt tokens belong to some sequence
+	}
 	flopRate := p.gpu.TFLOPs * 1e12 * MFU
 	byteRate := p.gpu.BandwidthGBs * 1e9 * BandwidthEfficiency
 	// Logits are computed only for each sequence's last token.
@@ -124,7 +144,7 @@ func (p *Perf) Breakdown(s Step) Breakdown {
 	b := Breakdown{
 		Weights:   max(seconds(linFLOPs/flopRate), seconds(m.DecodeReadBytes()/byteRate)),
 		Attention: max(seconds(attFLOPs/flopRate), seconds(kvBytes/byteRate)),
-		Overhead:  StepOverhead + time.Duration(m.Layers)*LayerOverhead,
+		Overhead:  StepOverhead + time.Duration(m.Layers)*LayerOverhead + time.Duration(prefillSeqs)*PrefillSeqOverhead,
 		Compute:   seconds((linFLOPs + attFLOPs) / flopRate),
 		Memory:    seconds((m.DecodeReadBytes() + kvBytes) / byteRate),
 		ReadBytes: m.DecodeReadBytes() + kvBytes,

@@ -1,0 +1,76 @@
+package perf
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+// v0PrefillBudget is vLLM 0.6.0's prefill step budget with chunked prefill
+// off (its default below a 32k context): max(max-model-len, 2048) tokens.
+func v0PrefillBudget(maxModelLen int) int { return max(maxModelLen, 2048) }
+
+// TestPublicPrefill checks the model against the cited public vLLM figures
+// (PublicPrefill) and prints each beside the model's value:
+//
+//	go test ./engine/perf -run PublicPrefill -v
+func TestPublicPrefill(t *testing.T) {
+	gpus := map[string]bool{}
+	for _, f := range PublicPrefill {
+		// The published runs: --gpu-memory-utilization 0.95 --max-num-seqs 1024.
+		p := mustNew(t, f.GPU, f.Model, Config{MaxModelLen: f.MaxModelLen, GPUMemoryUtilization: 0.95, MaxNumSeqs: 1024})
+		total := 0
+		for _, n := range f.Prompts {
+			total += n
+		}
+		if total > v0PrefillBudget(f.MaxModelLen) {
+			t.Fatalf("%s: %d prompt tokens do not fit one prefill step", f.Source, total)
+		}
+		got := p.PrefillTTFT(f.Prompts...)
+		dev := got.Seconds()/f.TTFT.Seconds() - 1
+		b := p.Breakdown(Step{PrefillTokens: total, PrefillSeqs: len(f.Prompts)})
+		t.Logf("%-10s %d prompts, %d tokens: model %6.1f ms, public %6.1f ms (%s) %+5.1f%%  [compute %.1f ms, overheads %.1f ms]\n    %s",
+			f.GPU, len(f.Prompts), total, ms(got), ms(f.TTFT), f.Statistic, 100*dev, ms(b.Compute), ms(b.Overhead+p.RequestOverhead()), f.Source)
+		if math.Abs(dev) > PrefillTolerance {
+			t.Errorf("%s on %s: model TTFT %.1f ms, public %.1f ms: off by %+.1f%%, over %.0f%%",
+				f.Measured, f.GPU, ms(got), ms(f.TTFT), 100*dev, 100*PrefillTolerance)
+		}
+		gpus[f.GPU] = true
+	}
+	if len(gpus) < 2 {
+		t.Errorf("public prefill figures cover %d GPU profiles, want at least 2", len(gpus))
+	}
+}
+
+// TestLongPromptTTFT prints what the model predicts for one long prompt alone
+// on each GPU it fits (chunked by the GPU's default step budget, as the
+// scheduler does), and checks that prefill is compute-bound from 1,024
+// tokens on: its throughput within the GPU's MFU-limited ceiling and above
+// 70% of it (attention and overheads take the rest).
+func TestLongPromptTTFT(t *testing.T) {
+	for _, g := range []string{"l4-24gb", "a100-80gb", "h100-80gb"} {
+		p := mustNew(t, g, "llama-3.1-8b-instruct", Config{MaxModelLen: 16384, GPUMemoryUtilization: 0.9})
+		ceiling := p.GPU().TFLOPs * 1e12 * MFU / (2 * p.Model().LinearParams())
+		for _, n := range []int{512, 1024, 2048, 4096, 8192} {
+			ttft := chunkedTTFT(p, n)
+			rate := float64(n) / ttft.Seconds()
+			t.Logf("%-10s llama-3.1-8b bf16, %4d-token prompt alone: TTFT %7.1f ms, %6.0f prompt tokens/s (ceiling %6.0f)", g, n, ms(ttft), rate, ceiling)
+			if rate > ceiling || n >= 1024 && rate < 0.7*ceiling {
+				t.Errorf("%s at %d tokens: %.0f tokens/s, want 70-100%% of the ceiling %.0f", g, n, rate, ceiling)
+			}
+		}
+	}
+}
+
+// chunkedTTFT is TTFT for one prompt of n tokens alone: RequestOverhead,
+// then one step per chunk of the step budget, each reading the earlier
+// chunks' KV.
+func chunkedTTFT(p *Perf, n int) time.Duration {
+	d, budget := p.RequestOverhead(), p.Config().MaxNumBatchedTokens
+	for done := 0; done < n; done += budget {
+		d += p.StepTime(Step{PrefillTokens: min(budget, n-done), PrefillSeqs: 1, ContextTokens: done})
+	}
+	return d
+}
+
+func ms(d time.Duration) float64 { return d.Seconds() * 1000 }
