@@ -1,0 +1,183 @@
+package promql_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/servebench/servebench/engine/sim"
+	"github.com/servebench/servebench/engine/sim/simtest"
+	"github.com/servebench/servebench/scrape"
+	"github.com/servebench/servebench/scrape/promql"
+	"github.com/servebench/servebench/scrape/promql/promtest"
+)
+
+const model = "promql-test-model"
+
+// complete sends one non-streaming completion of exactly n tokens.
+func complete(t *testing.T, base string, n int) {
+	t.Helper()
+	body := fmt.Sprintf(`{"model":%q,"prompt":"Say something.","max_tokens":%d,"ignore_eos":true,"min_tokens":%d}`, model, n, n)
+	resp, err := http.Post(base+"/v1/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if b, _ := io.ReadAll(resp.Body); resp.StatusCode != http.StatusOK {
+		t.Fatalf("completion: HTTP %d: %s", resp.StatusCode, b)
+	}
+}
+
+func fetch(t *testing.T, base string) *scrape.Snapshot {
+	t.Helper()
+	s, err := scrape.Fetch(context.Background(), nil, base+"/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func host(base string) string {
+	u, _ := url.Parse(base)
+	return u.Host
+}
+
+// TestWindow runs a real Prometheus scraping three bundled engines every
+// second and checks that a window read through it equals each engine's own
+// /metrics delta over the same requests: exact counts (no extrapolation),
+// the same histogram sums, one replica per instance, the sum of them, the
+// lag to the first scrape after the window, and a counter reset reported.
+func TestWindow(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Prometheus and bundled engines")
+	}
+	start := func(faults ...string) string {
+		return simtest.Start(t, func(o *sim.Options) { o.ServedModelName = model; o.Faults = faults }).BaseURL()
+	}
+	a, b, c := start(), start(), start("metrics-reset=2")
+	prom := promtest.Start(t, a, b, c)
+	ctx := context.Background()
+
+	sel, err := promql.ParseSelector(fmt.Sprintf(`{namespace="llm", job="vllm", instance!=%q}`, host(c)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := promql.New(promql.Options{URL: prom, Selector: sel, Filter: scrape.Filter{Model: model}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	beforeA, beforeB := fetch(t, a), fetch(t, b)
+	from := time.Now()
+	for range 3 {
+		complete(t, a, 7)
+	}
+	complete(t, b, 5)
+	complete(t, b, 5)
+	to := time.Now()
+	afterA, afterB := fetch(t, a), fetch(t, b)
+	w, err := src.Window(ctx, from, to, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w.Replicas) != 2 || w.Replicas[0].Name == w.Replicas[1].Name {
+		t.Fatalf("replicas %+v: want a and b", w.Replicas)
+	}
+	for _, r := range w.Replicas {
+		want := scrape.Diff(beforeA, afterA, nil, scrape.Filter{})
+		if r.Instance == host(b) {
+			want = scrape.Diff(beforeB, afterB, nil, scrape.Filter{})
+		}
+		for _, q := range []scrape.Quantity{scrape.EngineRequests, scrape.EngineGenerationTokens, scrape.EnginePromptTokens} {
+			got, _ := r.Delta.Counter(q)
+			exp, _ := want.Counter(q)
+			if got != exp || got == 0 {
+				t.Errorf("replica %s %s = %v from Prometheus, %v from /metrics", r.Name, q, got, exp)
+			}
+		}
+		for _, q := range []scrape.Quantity{scrape.EngineTTFT, scrape.EngineE2E, scrape.EngineQueue} {
+			got, ok := r.Delta.Hist(q)
+			exp, _ := want.Hist(q)
+			if !ok || got.Count != exp.Count || math.Abs(got.Sum-exp.Sum) > 1e-9 || len(got.Buckets) != len(exp.Buckets) {
+				t.Errorf("replica %s %s = %+v from Prometheus, %+v from /metrics", r.Name, q, got, exp)
+			}
+		}
+		if _, ok := r.Gauges[scrape.EngineKVUsage]; !ok {
+			t.Errorf("replica %s: no KV usage gauge over the window", r.Name)
+		}
+		if !r.To.After(to) || r.From.After(from) {
+			t.Errorf("replica %s window %v..%v does not cover the run %v..%v", r.Name, r.From, r.To, from, to)
+		}
+	}
+	if n, _ := w.Total.Counter(scrape.EngineRequests); n != 5 {
+		t.Errorf("total requests %v, want 5", n)
+	}
+	if h, _ := w.Total.Hist(scrape.EngineTTFT); h.Count != 5 {
+		t.Errorf("total TTFT count %v, want 5", h.Count)
+	}
+	if w.Interval != promtest.Interval || w.Lag <= 0 || w.Lag > 3*promtest.Interval || w.Resets != 0 {
+		t.Errorf("interval %v lag %v resets %d: want 1s, a lag within 3 intervals, no reset", w.Interval, w.Lag, w.Resets)
+	}
+	if len(w.Queries) == 0 || !strings.Contains(w.Queries[0], `namespace="llm"`) || !strings.Contains(w.Queries[0], "@") {
+		t.Errorf("queries %q: want the selector and the @ time in each", w.Queries)
+	}
+	t.Logf("lag %v, waited %v, %d queries, e.g. %s", w.Lag, w.Waited, len(w.Queries), w.Queries[0])
+
+	// c restarts its metrics from zero after 2 responses: Prometheus must
+	// see the counter fall between two scrapes and say so.
+	onlyC, _ := promql.ParseSelector(fmt.Sprintf(`{instance=%q}`, host(c)))
+	srcC, _ := promql.New(promql.Options{URL: prom, Selector: onlyC})
+	from = time.Now()
+	complete(t, c, 3)
+	time.Sleep(1500 * time.Millisecond) // a scrape sees 1
+	complete(t, c, 3)                   // the reset
+	time.Sleep(1500 * time.Millisecond) // a scrape sees the fresh counters
+	complete(t, c, 3)
+	wc, err := srcC.Window(ctx, from, time.Now(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wc.Resets == 0 || !strings.Contains(strings.Join(wc.Warnings, "\n"), "reset") {
+		t.Errorf("resets %d, warnings %q: want the reset reported", wc.Resets, wc.Warnings)
+	}
+}
+
+// TestParseSelector: the matchers every query carries, and bad selectors
+// refused with what is wrong.
+func TestParseSelector(t *testing.T) {
+	for _, tc := range []struct {
+		in, want, err string
+	}{
+		{`{namespace="llm",job="vllm"}`, `{namespace="llm",job="vllm"}`, ""},
+		{` namespace = "llm" , pod=~"vllm-.*", `, `{namespace="llm",pod=~"vllm-.*"}`, ""}, // no braces, spaces, trailing comma
+		{`{a!="x\"y", b!~` + "`z+`" + `}`, `{a!="x\"y",b!~"z+"}`, ""},                     // escapes and backquotes
+		{``, `{}`, ""},                              // no matcher
+		{`{job="vllm"`, "", "closing }"},            // unclosed
+		{`{job=vllm}`, "", "double-quoted"},         // unquoted value
+		{`{__name__="up"}`, "", "__name__"},         // the metric is servebench's choice
+		{`{1job="x"}`, "", "label name"},            // bad label name
+		{`{job~"x"}`, "", "expected"},               // bad operator
+		{`{job=~"("}`, "", "regex"},                 // bad regex
+		{`{a="x" b="y"}`, "", "expected , between"}, // missing comma
+	} {
+		sel, err := promql.ParseSelector(tc.in)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: error %v, want one with %q", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || sel.String() != tc.want {
+			t.Errorf("%q: %s, %v; want %s", tc.in, sel, err, tc.want)
+		}
+	}
+	m := promql.Matcher{Name: "pod", Op: "=~", Value: "vllm-[0-9]"}
+	if !m.Matches("vllm-1") || m.Matches("xvllm-1") {
+		t.Errorf("%s: regex matchers must be anchored", m)
+	}
+}
