@@ -9,6 +9,7 @@ import (
 	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/bench/stats"
 	"github.com/servebench/servebench/scrape"
+	"github.com/servebench/servebench/scrape/promql"
 )
 
 // Metrics says where and how to scrape the engine's /metrics. Several URLs
@@ -19,6 +20,9 @@ type Metrics struct {
 	Dialect *scrape.Dialect // nil: detected from the first snapshot
 	Filter  scrape.Filter   // model_name filter ("" = all)
 	Timeout time.Duration   // per scrape (default 5 s)
+	// Prom, when set, is the source instead of URLs: the Prometheus HTTP
+	// API over each run's window (see prometheus.go).
+	Prom *promql.Source
 }
 
 type snapshotResult struct {
@@ -64,6 +68,10 @@ func (r *Runner) engineFigures(ctx context.Context, run *result.Run, before snap
 		}
 	}
 	run.Engine.Reconciliation = rec
+	if m.Prom != nil {
+		r.promFigures(ctx, run, rec)
+		return
+	}
 	if before.err != nil || before.snap == nil {
 		why := "not scraped"
 		if before.err != nil {
@@ -104,6 +112,7 @@ func (r *Runner) engineFigures(ctx context.Context, run *result.Run, before snap
 	}
 	run.Engine = EngineSummary(delta)
 	run.Engine.Reconciliation = rec
+	run.Engine.Source = &result.EngineSource{Kind: result.SourceMetrics}
 }
 
 // reconcileNote explains a mismatch between the client's and the engine's

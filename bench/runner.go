@@ -133,11 +133,15 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 
 	run := &result.Run{Name: spec.Name, Stream: spec.Request.Stream, Workload: workloadResult(&spec)}
 	var pre, before snapshotResult
-	if r.Metrics != nil && spec.Workload.Warmup > 0 {
+	scraped := r.Metrics != nil && r.Metrics.Prom == nil
+	if scraped && spec.Workload.Warmup > 0 {
 		pre = r.Metrics.snapshot(sendCtx)
 	}
 	r.warmup(st)
-	if r.Metrics != nil && sendCtx.Err() == nil {
+	if r.Metrics != nil && r.Metrics.Prom != nil && spec.Workload.Warmup > 0 {
+		r.promAfterWarmup(sendCtx, run)
+	}
+	if scraped && sendCtx.Err() == nil {
 		if pre.err == nil && pre.snap != nil {
 			// The baseline must include the warm-up in the engine's counts, or
 			// a late-counted warm-up request would pass for foreign traffic.

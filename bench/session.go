@@ -18,6 +18,7 @@ import (
 	"github.com/servebench/servebench/client"
 	"github.com/servebench/servebench/engine/launch"
 	"github.com/servebench/servebench/scrape"
+	"github.com/servebench/servebench/scrape/promql"
 )
 
 // Config is a whole benchmark session: one server, one or more runs, one
@@ -41,6 +42,9 @@ type Config struct {
 	StopAfter func(run *result.Run) string
 	// Client replaces the HTTP client (tests); nil builds a client.Client.
 	Client Doer
+	// Prometheus, when set, is where engine figures come from instead of
+	// scraping Server.MetricsURLs (Filter is set from Server.Model).
+	Prometheus *promql.Options
 	// Grace, ReconcileWait and RetryBackoff pass through to the Runner (0: defaults).
 	Grace, ReconcileWait, RetryBackoff time.Duration
 }
@@ -58,6 +62,14 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 	}
 	if err := CheckServer(cfg.Server); err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	var prom *promql.Source
+	if cfg.Prometheus != nil {
+		po := *cfg.Prometheus
+		po.Filter = scrape.Filter{Model: cfg.Server.Model}
+		if prom, err = promql.New(po); err != nil {
+			return nil, nil, fmt.Errorf("%w: --prometheus-url: %w", ErrUsage, err)
+		}
 	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, nil, fmt.Errorf("%w: results directory (--out): %w", ErrUsage, err)
@@ -81,6 +93,9 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 		}
 	}
 	res.Server = srv.Info
+	if prom != nil {
+		res.Server.MetricsURL, res.Server.PrometheusURL = nil, launch.RedactURL(prom.URL())
+	}
 	prog.printf("server ready: %s, model %s\n", srv.Info.BaseURL, srv.Model)
 
 	rw, err := CreateRecordFile(filepath.Join(cfg.Dir, result.RequestsFile))
@@ -96,7 +111,8 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 		RetryBackoff:  cfg.RetryBackoff,
 		Grace:         cfg.Grace,
 		ReconcileWait: cfg.ReconcileWait,
-		Metrics:       &Metrics{HTTP: &http.Client{Timeout: 10 * time.Second}, URLs: srv.MetricsURLs, Filter: scrape.Filter{Model: cfg.Server.Model}},
+		Metrics: &Metrics{HTTP: &http.Client{Timeout: 10 * time.Second}, URLs: srv.MetricsURLs, Filter: scrape.Filter{Model: cfg.Server.Model},
+			Prom: prom},
 	}
 	if runner.Client == nil {
 		c := client.New(client.Options{BaseURL: srv.BaseURL, APIKey: cfg.Server.APIKey, MaxConns: maxConns,
@@ -143,6 +159,17 @@ func validateRuns(runs []RunSpec) (int, error) {
 // detectDialect takes a first /metrics snapshot to learn the server's
 // dialect; without one the engine columns stay absent, with a warning.
 func detectDialect(ctx context.Context, m *Metrics, res *result.Results) string {
+	if m.Prom != nil {
+		// Prometheus may not have scraped a server servebench just started:
+		// each run's window detects again.
+		dl, err := m.Prom.Detect(ctx)
+		if err != nil {
+			res.Warnings = append(res.Warnings, err.Error())
+			return "none"
+		}
+		m.Dialect = dl
+		return dl.Name
+	}
 	s := m.snapshot(ctx)
 	switch {
 	case s.err != nil:

@@ -51,10 +51,13 @@ type Server struct {
 	BaseURL    string   `json:"base_url"`
 	MetricsURL []string `json:"metrics_urls,omitempty"`
 	Model      string   `json:"model"`
-	Dialect    string   `json:"dialect"`           // scrape dialect: vllm, sglang, tgi, llamacpp, none
-	Command    string   `json:"command,omitempty"` // server command line when servebench started it
-	Preset     string   `json:"preset,omitempty"`
-	Version    string   `json:"version,omitempty"` // from GET /version when the server has one
+	Dialect    string   `json:"dialect"` // scrape dialect: vllm, sglang, tgi, llamacpp, none
+	// PrometheusURL is set when engine figures come from Prometheus
+	// (--prometheus-url) instead of scraping MetricsURL.
+	PrometheusURL string `json:"prometheus_url,omitempty"`
+	Command       string `json:"command,omitempty"` // server command line when servebench started it
+	Preset        string `json:"preset,omitempty"`
+	Version       string `json:"version,omitempty"` // from GET /version when the server has one
 	// Bundled is set when the server is servebench's bundled engine.
 	Bundled *Bundled `json:"bundled,omitempty"`
 	// Startup is set whenever servebench started the server itself.
@@ -156,6 +159,30 @@ type EngineStats struct {
 	DecodeS        *Hist           `json:"decode_s,omitempty"`
 	ITLS           *Hist           `json:"itl_s,omitempty"`
 	Reconciliation *Reconciliation `json:"reconciliation,omitempty"`
+	Source         *EngineSource   `json:"source,omitempty"`
+}
+
+// Engine sources (EngineSource.Kind).
+const (
+	SourceMetrics    = "metrics"    // servebench scraped /metrics before and after the run
+	SourcePrometheus = "prometheus" // the Prometheus HTTP API over the run's window
+)
+
+// EngineSource says where a run's engine figures came from and, for
+// Prometheus, exactly what was asked.
+type EngineSource struct {
+	Kind     string `json:"kind"` // SourceMetrics or SourcePrometheus
+	URL      string `json:"url,omitempty"`
+	Version  string `json:"version,omitempty"`  // the Prometheus server's
+	Selector string `json:"selector,omitempty"` // matchers added to every query
+	// Queries are every PromQL query the figures come from, each pinned to
+	// its evaluation time with @.
+	Queries         []string `json:"queries,omitempty"`
+	ScrapeIntervalS float64  `json:"scrape_interval_s,omitempty"`
+	// ScrapeLagS is the longest time from the run's end to a replica's
+	// first scrape after it (the window ends there).
+	ScrapeLagS    float64 `json:"scrape_lag_s,omitempty"`
+	CounterResets int     `json:"counter_resets,omitempty"` // seen by Prometheus' resets() in the window
 }
 
 // Hist is a histogram delta: the mean is exact (delta sum / delta count);

@@ -20,6 +20,7 @@ import (
 	"github.com/servebench/servebench/engine/launch"
 	"github.com/servebench/servebench/report"
 	"github.com/servebench/servebench/report/compare"
+	"github.com/servebench/servebench/scrape/promql"
 )
 
 // Stream choices for --stream.
@@ -29,6 +30,8 @@ var streamChoices = []string{"on", "off", "both"}
 // requests, the output and the gate.
 type sessionOptions struct {
 	serverFlags
+	prom            promFlags
+	promOpts        *promql.Options // from prom, by check
 	metricsURLs     []string
 	model, endpoint string
 	maxTokens       int
@@ -48,6 +51,7 @@ type sessionOptions struct {
 func (o *sessionOptions) addFlags(fs *pflag.FlagSet, maxTokens int) {
 	o.serverFlags.add(fs)
 	fs.StringArrayVar(&o.metricsURLs, "metrics-url", nil, "scrape these /metrics URLs (repeatable; summed, for replicas; default BASE_URL/metrics)")
+	o.prom.add(fs)
 	fs.StringVar(&o.model, "model", "", "model name to request (default: the first model /v1/models lists); also filters /metrics by model_name")
 	fs.StringVar(&o.endpoint, "endpoint", bench.EndpointChat, "API: chat (/v1/chat/completions) or completions (/v1/completions)")
 	fs.IntVar(&o.maxTokens, "max-tokens", maxTokens, "output tokens per request")
@@ -83,6 +87,10 @@ func (o *sessionOptions) check(fs *pflag.FlagSet) error {
 		return err
 	}
 	if err := checkMetricsURLs(o.metricsURLs); err != nil {
+		return err
+	}
+	var err error
+	if o.promOpts, err = o.prom.options(fs, o.metricsURLs); err != nil {
 		return err
 	}
 	if len(o.maxRegression) > 0 && o.baseline == "" {
@@ -132,7 +140,7 @@ func (o *sessionOptions) session(cmd *cobra.Command, runs []bench.RunSpec, stopA
 	cfg := bench.Config{
 		Server: server, Runs: runs, Dir: dir, Args: os.Args, Version: version,
 		RequestTimeout: o.requestTimeout, StallTimeout: o.stallTimeout, Retries: o.retries,
-		FailOnErrorRate: -1, StopAfter: stopAfter,
+		FailOnErrorRate: -1, StopAfter: stopAfter, Prometheus: o.promOpts,
 	}
 	if cmd.Flags().Changed("fail-on-error-rate") {
 		cfg.FailOnErrorRate = o.failOnErrorRate

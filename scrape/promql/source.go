@@ -63,6 +63,9 @@ func New(opts Options) (*Source, error) {
 	return &Source{opts: opts, api: v1.NewAPI(c), client: c}, nil
 }
 
+// URL returns the Prometheus server's URL.
+func (s *Source) URL() string { return s.opts.URL }
+
 // Selector returns the matchers every query carries.
 func (s *Source) Selector() Selector { return s.opts.Selector }
 
