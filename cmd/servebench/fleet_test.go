@@ -91,6 +91,7 @@ func TestPrometheusSource(t *testing.T) {
 	if res.Server.PrometheusURL != prom || len(res.Server.MetricsURL) != 0 || res.Server.Dialect != "vllm" {
 		t.Errorf("server %+v: want the Prometheus URL, no /metrics URL, dialect vllm", res.Server)
 	}
+	t.Logf("scrape lag %.3f s, waited %.3f s, %d queries", src.ScrapeLagS, rec.WaitedS, len(src.Queries))
 	if !strings.Contains(strings.Join(src.Queries, "\n"), `instance="`+hostOf(f.engines[1])+`"`) {
 		t.Errorf("queries %q: want one per replica", src.Queries)
 	}
