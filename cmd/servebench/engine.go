@@ -22,11 +22,12 @@ func newEngineCmd() *cobra.Command {
 		Use:   "engine",
 		Short: "Run the bundled engine: a vLLM-compatible server timed by a GPU performance model",
 		Long: `engine serves the OpenAI-compatible API (/v1/chat/completions, /v1/completions,
-/v1/models), /health, /metrics (vLLM V1 names) and /version like ` + "`vllm serve`" + ` on the
-chosen GPU, with start-up phases, continuous batching, a paged KV cache and
-preemption timed by a physics model of that GPU instead of a GPU. Logs go to
-stderr in vLLM's formats. Prompt tokens are counted as ceil(bytes/4), plus 4 per
-chat message and 3 for the reply.`,
+/v1/models), /tokenize, /detokenize, /health, /metrics (vLLM V1 names) and /version
+like ` + "`vllm serve`" + ` on the chosen GPU, with start-up phases, continuous batching, a
+paged KV cache and preemption timed by a physics model of that GPU instead of a
+GPU. Logs go to stderr in vLLM's formats. Prompts are counted by a byte-level BPE
+tokenizer that matches Qwen2.5's and Llama-3's counts on English text, after the
+model's chat template (Qwen2.5's default system prompt included).`,
 		Example: `  servebench engine                                  # RTX 3060 + Qwen2.5-7B-Instruct-AWQ on 127.0.0.1:8000
   servebench engine --gpu h100-80gb --model llama-3.1-8b-instruct --speedup 10
   servebench engine --port 0 --fault http-error=0.1:429

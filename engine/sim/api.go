@@ -26,6 +26,8 @@ func (e *Engine) routes() []route {
 	return []route{
 		{http.MethodGet, "/health", e.handleHealth},
 		{http.MethodGet, "/metrics", e.guard(false, e.handleMetrics)},
+		{http.MethodPost, "/tokenize", e.guard(false, e.handleTokenize)},
+		{http.MethodPost, "/detokenize", e.guard(false, e.handleDetokenize)},
 		{http.MethodGet, "/version", e.guard(false, func(w http.ResponseWriter, _ *http.Request) {
 			writeJSON(w, http.StatusOK, map[string]string{"version": vllmVersion})
 		})},
@@ -169,6 +171,7 @@ type genRequest struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
 	N *int `json:"n"`
+	chatOptions
 }
 
 type chatMessage struct {
@@ -201,28 +204,6 @@ func (m chatMessage) text() (string, error) {
 	return b.String(), nil
 }
 
-// promptTokens counts a completions prompt: a string, a one-element list of
-// strings, or token IDs.
-func promptTokens(raw json.RawMessage) (int, string, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return 0, "", errors.New("prompt is required")
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return CountTokens(s), s, nil
-	}
-	var ss []string
-	if json.Unmarshal(raw, &ss) == nil && len(ss) == 1 {
-		return CountTokens(ss[0]), ss[0], nil
-	}
-	var ids []int
-	if json.Unmarshal(raw, &ids) == nil && len(ids) > 0 {
-		return len(ids), string(raw), nil
-	}
-	return 0, "", errors.New("prompt must be a string, a list of one string, or a list of token IDs")
-}
-
 // reqError is a rejected request: status, the offending parameter (or "")
 // and the message, written as an OpenAI-style error.
 type reqError struct {
@@ -238,66 +219,65 @@ func badRequest(param, format string, a ...any) *reqError {
 // parseGenerate decodes and checks a request body and builds the request;
 // on failure it writes the error response and returns nil.
 func (e *Engine) parseGenerate(w http.ResponseWriter, hr *http.Request, chat bool) (*genRequest, *request) {
-	req, rerr := decodeGenerate(w, hr)
-	if rerr == nil && req.Model != "" && req.Model != e.served {
-		rerr = &reqError{http.StatusNotFound, "model", fmt.Sprintf("The model `%s` does not exist.", req.Model)}
+	req := new(genRequest)
+	rerr := decodeJSON(w, hr, req)
+	if rerr == nil {
+		rerr = e.checkModel(req.Model)
 	}
 	if rerr == nil && req.N != nil && *req.N != 1 {
 		rerr = badRequest("n", "n=%d: the bundled engine supports only n=1", *req.N)
 	}
-	var prompt, maxTokens int
+	var ids []uint32
+	var maxTokens int
 	var text string
 	if rerr == nil {
-		prompt, text, rerr = req.prompt(chat)
+		ids, text, rerr = e.prompt(req, chat)
 	}
 	if rerr == nil {
-		maxTokens, rerr = e.maxTokens(req, prompt)
+		maxTokens, rerr = e.maxTokens(req, len(ids))
 	}
 	if rerr != nil {
 		writeError(w, rerr.status, rerr.param, "%s", rerr.msg)
 		return nil, nil
 	}
-	return req, e.newRequest(chat, text, prompt, maxTokens, req.MinTokens, req.IgnoreEOS)
+	r := e.newRequest(chat, text, len(ids), maxTokens, req.MinTokens, req.IgnoreEOS)
+	r.promptIDs = ids
+	return req, r
 }
 
-// decodeGenerate reads the JSON body, bounded by MaxBodyBytes.
-func decodeGenerate(w http.ResponseWriter, hr *http.Request) (*genRequest, *reqError) {
-	var req genRequest
-	if err := json.NewDecoder(http.MaxBytesReader(w, hr.Body, MaxBodyBytes)).Decode(&req); err != nil {
+// checkModel answers 404 for a model name other than the served one, as
+// vLLM does ("" means the served model).
+func (e *Engine) checkModel(name string) *reqError {
+	if name != "" && name != e.served {
+		return &reqError{http.StatusNotFound, "model", fmt.Sprintf("The model `%s` does not exist.", name)}
+	}
+	return nil
+}
+
+// decodeJSON reads a JSON request body into v, bounded by MaxBodyBytes.
+func decodeJSON(w http.ResponseWriter, hr *http.Request, v any) *reqError {
+	if err := json.NewDecoder(http.MaxBytesReader(w, hr.Body, MaxBodyBytes)).Decode(v); err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return nil, &reqError{http.StatusRequestEntityTooLarge, "", fmt.Sprintf("request body over %d bytes", MaxBodyBytes)}
+			return &reqError{http.StatusRequestEntityTooLarge, "", fmt.Sprintf("request body over %d bytes", MaxBodyBytes)}
 		}
-		return nil, badRequest("", "malformed JSON body: %v", err)
+		return badRequest("", "malformed JSON body: %v", err)
 	}
-	return &req, nil
+	return nil
 }
 
-// prompt counts the prompt's tokens and returns the text that seeds the
-// answer.
-func (req *genRequest) prompt(chat bool) (int, string, *reqError) {
-	if !chat {
-		n, text, err := promptTokens(req.Prompt)
-		if err != nil {
-			return 0, "", badRequest("prompt", "%v", err)
-		}
-		return n, text, nil
+// prompt tokenizes the request's prompt (completions, with the model's
+// BOS unless add_special_tokens is false) or messages (chat); text seeds
+// the answer.
+func (e *Engine) prompt(req *genRequest, chat bool) ([]uint32, string, *reqError) {
+	if chat {
+		return e.chatIDs(req.Messages, req.chatOptions)
 	}
-	if len(req.Messages) == 0 {
-		return 0, "", badRequest("messages", "messages: want at least one message")
+	ids, text, err := e.promptIDs(req.Prompt, req.addSpecial(true))
+	if err != nil {
+		return nil, "", badRequest("prompt", "%v", err)
 	}
-	n := ChatReplyOverhead
-	var b strings.Builder
-	for i, m := range req.Messages {
-		t, err := m.text()
-		if err != nil {
-			return 0, "", badRequest("messages", "messages[%d]: %v", i, err)
-		}
-		n += CountTokens(t) + ChatMessageOverhead
-		b.WriteString(m.Role)
-		b.WriteString(t)
-	}
-	return n, b.String(), nil
+	return ids, text, nil
 }
 
 // maxTokens applies vLLM's length rules: the prompt must leave room in

@@ -184,13 +184,14 @@ func TestPromptForms(t *testing.T) {
 		body map[string]any
 		want int
 	}{
-		{"/v1/completions", map[string]any{"prompt": "abcdefgh", "max_tokens": 1}, 2},
-		{"/v1/completions", map[string]any{"prompt": []string{"abcdefghi"}, "max_tokens": 1}, 3},
+		// "abcdefgh" is one cl100k token, "abcdefghi" two ("abcdefgh", "i").
+		{"/v1/completions", map[string]any{"prompt": "abcdefgh", "max_tokens": 1}, 1},
+		{"/v1/completions", map[string]any{"prompt": []string{"abcdefghi"}, "max_tokens": 1}, 2},
 		{"/v1/completions", map[string]any{"prompt": []int{1, 2, 3, 4, 5}, "max_tokens": 1}, 5},
 		{"/v1/chat/completions", map[string]any{"max_tokens": 1, "messages": []map[string]any{
 			{"role": "system", "content": "abcd"},
 			{"role": "user", "content": []map[string]string{{"type": "text", "text": "abcd"}, {"type": "text", "text": "efgh"}}},
-		}}, sim.ChatTokens("abcd", "abcdefgh")},
+		}}, 15}, // ChatML: (3 + 1 + 2) per message + 3 for the generation prompt, no default system turn
 	}
 	for i, c := range cases {
 		resp := post(t, e, c.path, c.body)

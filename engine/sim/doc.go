@@ -16,6 +16,8 @@
 //   - api.go, stream.go: the OpenAI-compatible HTTP API and SSE writing.
 //   - metrics.go: vLLM V1 metric families on a private registry.
 //   - text.go: prompt token counting and deterministic generated text.
+//   - tokenize.go: prompts to token ids (engine/tok, the model's chat
+//     template), vLLM's /tokenize and /detokenize.
 //   - faults.go: --fault injection for testing harnesses against misbehaving servers.
 //
 // Every modelled duration is divided by Options.Speedup, and every time the

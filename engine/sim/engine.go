@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/engine/perf"
+	"github.com/servebench/servebench/engine/tok"
 )
 
 // Errors Run returns for faults that end the server (errors.Is-able).
@@ -29,6 +30,7 @@ type Engine struct {
 	gpu        perf.GPU
 	model      perf.Model
 	served     string
+	tok        *tok.Tokenizer // the served model's: prompt counts, /tokenize
 	maxSeqs    int
 	maxBatched int
 	numBlocks  int
@@ -82,6 +84,9 @@ func New(opts Options) (*Engine, error) {
 	}
 	if e.served == "" {
 		e.served = m.Name
+	}
+	if e.tok, err = tok.For(m.Name); err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
 	}
 	e.maxSeqs, e.maxBatched = e.opts.MaxNumSeqs, e.opts.MaxNumBatchedTokens
 	e.numBlocks = p.NumGPUBlocks()

@@ -24,7 +24,7 @@ import (
 func TestErrorPaths(t *testing.T) {
 	e := simtest.Start(t, func(o *sim.Options) { quick(o); o.APIKey = "sekret" })
 	auth := []string{"Authorization", "Bearer sekret"}
-	long := strings.Repeat("abcd", 4100) // 4100 tokens > 4096
+	long := strings.Repeat("abcd", 4100) // 4100 tokens > 4096, 4129 in a chat
 	cases := []struct {
 		name   string
 		body   any
@@ -35,7 +35,7 @@ func TestErrorPaths(t *testing.T) {
 	}{
 		{"no api key", chat("hi", 5, false), nil, "/v1/chat/completions", 401, ""},
 		{"wrong api key", chat("hi", 5, false), []string{"Authorization", "Bearer nope"}, "/v1/chat/completions", 401, ""},
-		{"prompt over max-model-len", chat(long, 5, false), auth, "/v1/chat/completions", 400, `maximum context length is 4096 tokens.*4107 input tokens`},
+		{"prompt over max-model-len", chat(long, 5, false), auth, "/v1/chat/completions", 400, `maximum context length is 4096 tokens.*4129 input tokens`},
 		{"prompt+max_tokens over", map[string]any{"prompt": strings.Repeat("abcd", 4000), "max_tokens": 200}, auth, "/v1/completions", 400, `4200 tokens \(4000 in the messages, 200 in the completion\)`},
 		{"body too large", `{"prompt":"` + strings.Repeat("a", sim.MaxBodyBytes) + `"}`, auth, "/v1/completions", 413, `over \d+ bytes`},
 		{"unknown model", map[string]any{"model": "gpt-9", "prompt": "hi"}, auth, "/v1/completions", 404, "The model `gpt-9` does not exist"},

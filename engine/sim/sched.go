@@ -22,8 +22,9 @@ const (
 type request struct {
 	// Set by the handler before submit; read-only afterwards.
 	id        string
-	key       uint64 // seeds the generated text
-	prompt    int    // prompt tokens
+	key       uint64   // seeds the generated text
+	prompt    int      // prompt tokens
+	promptIDs []uint32 // the prompt's token ids (engine/tok), len == prompt
 	maxTokens int
 	target    int    // tokens to generate
 	natural   string // finish reason once target is reached: "length" or "stop"

@@ -3,39 +3,54 @@ package sim
 import (
 	"math"
 	"strconv"
+	"sync"
 	"unicode/utf8"
+
+	"github.com/servebench/servebench/engine/perf"
+	"github.com/servebench/servebench/engine/tok"
 )
 
-// Token counting. The bundled engine has no tokenizer; it uses one documented
-// approximation everywhere so that a harness can build a prompt of N tokens:
+// Token counting: prompts are tokenized by the served model's tokenizer
+// (engine/tok: byte-level BPE whose counts match Qwen2.5's and Llama-3's on
+// English prose and code), chats after rendering the model's chat template,
+// so usage.prompt_tokens is what vLLM reports for the same request:
 //
-//   - text: CountTokens(s) = ceil(len(s) in bytes / 4), the usual rule of
-//     thumb for English under BPE tokenizers; "" is 0 tokens.
-//   - chat: the sum over messages of CountTokens(content) + ChatMessageOverhead
-//     (the template's <|im_start|>role\n ... <|im_end|>\n), plus
-//     ChatReplyOverhead for the "<|im_start|>assistant\n" generation prompt.
-//   - completions with a token-ID array prompt: its length.
+//   - completions: the prompt's tokens, plus <|begin_of_text|> for Llama
+//     (vLLM tokenizes completion prompts with add_special_tokens=true;
+//     Qwen2.5 has no BOS); a token-ID array prompt counts its length.
+//   - chat: the tokens of the template's rendering with the generation
+//     prompt. Qwen2.5's ChatML adds 3 tokens per message (<|im_start|>,
+//     the role, "\n" before the content; <|im_end|> and "\n" after it make
+//     5 in all), 3 for "<|im_start|>assistant\n", and its default system
+//     turn (21 tokens) when the messages start with no system message: a
+//     one-message chat costs 29 tokens more than its content.
 //
-// So a chat with one user message of 4*N bytes has N+7 prompt tokens, and a
-// completion prompt of 4*N bytes has N.
-const (
-	BytesPerToken       = 4
-	ChatMessageOverhead = 4
-	ChatReplyOverhead   = 3
-)
+// Generated text re-tokenizes to its token count: every word of vocab is
+// one token and starts with a space, so the pre-tokenizer cuts the text at
+// each word and a client counting the text's tokens gets completion_tokens
+// (less the EOS token of a "stop", which has no text).
 
-// CountTokens is the engine's prompt token count for a text (see the
-// approximation above).
-func CountTokens(s string) int { return (len(s) + BytesPerToken - 1) / BytesPerToken }
-
-// ChatTokens is the prompt token count of a chat whose message contents are
-// given, template overhead included.
-func ChatTokens(contents ...string) int {
-	n := ChatReplyOverhead
-	for _, c := range contents {
-		n += CountTokens(c) + ChatMessageOverhead
+// defaultTokenizer is the default model profile's tokenizer.
+var defaultTokenizer = sync.OnceValue(func() *tok.Tokenizer {
+	t, err := tok.For(perf.DefaultModel)
+	if err != nil {
+		panic(err) // the vocabulary is embedded: only a broken build fails
 	}
-	return n
+	return t
+})
+
+// CountTokens is the prompt token count of a completions prompt on the
+// default model profile (Qwen2.5: no BOS).
+func CountTokens(s string) int { return defaultTokenizer().Count(s) }
+
+// ChatTokens is the prompt token count, on the default model profile, of a
+// chat of user messages with these contents, template overhead included.
+func ChatTokens(contents ...string) int {
+	msgs := make([]tok.Message, len(contents))
+	for i, c := range contents {
+		msgs[i] = tok.Message{Role: "user", Content: c}
+	}
+	return defaultTokenizer().ChatCount(msgs)
 }
 
 // vocab is the generated text's word list. Every entry starts with a space so
