@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -87,6 +89,7 @@ type Runner struct {
 	OnRecord     func(result.Record)
 	ServerExited <-chan struct{} // closed when a server servebench started exits
 	Retries      int             // retry 429/503 up to this many times per request
+	RequestIDs   bool            // send every attempt an X-Request-Id (RequestID), kept in its record
 	RetryBackoff time.Duration   // first backoff, doubled per attempt (default 250 ms, max 5 s; a longer Retry-After up to 30 s wins)
 	// ReconcileWait bounds the wait, after the last response, for the
 	// engine's finished-request count to reach what the client saw (default 5 s).
@@ -353,6 +356,9 @@ func (r *Runner) do(st *runState, index int, warmup bool, intended time.Time) {
 		if !warmup {
 			st.sent.Add(1)
 		}
+		if r.RequestIDs {
+			req.ID = RequestID(spec.Name, index)
+		}
 		tr := r.Client.Do(st.reqCtx, &req)
 		var lag time.Duration
 		if !intended.IsZero() {
@@ -360,6 +366,7 @@ func (r *Runner) do(st *runState, index int, warmup bool, intended time.Time) {
 		}
 		retry := attempt <= r.Retries && (tr.Status == 429 || tr.Status == 503) && st.sendCtx.Err() == nil
 		rec := NewRecord(spec.Name, index, warmup, &tr, lag)
+		rec.RequestID = req.ID
 		if attempt > 1 {
 			rec.Attempt = attempt
 		}
@@ -444,4 +451,29 @@ func workloadResult(s *RunSpec) result.Workload {
 		Model: s.Request.Model, MaxTokens: s.Request.MaxTokens, ExactLength: s.Request.ExactLength,
 		PromptKind: s.Prompts.Kind, PromptTokens: s.Prompts.Tokens, PromptFile: s.Prompts.File,
 	}
+}
+
+// RequestID is a request's X-Request-Id: "sb-RUN-INDEX-RANDOM", the run's
+// name with every byte outside [A-Za-z0-9._-] as '_' (so the id is one
+// word in a log line; read it from the right), the request's index and 8
+// random hex digits that keep ids of repeated runs, warm-up and retried
+// attempts apart.
+func RequestID(run string, index int) string {
+	b := make([]byte, 0, 3+len(run)+1+10+1+8)
+	b = append(b, "sb-"...)
+	for i := 0; i < len(run); i++ {
+		c := run[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			c = '_'
+		}
+		b = append(b, c)
+	}
+	b = append(b, '-')
+	b = strconv.AppendInt(b, int64(index), 10)
+	b = append(b, '-')
+	r := rand.Uint32()
+	for shift := 28; shift >= 0; shift -= 4 {
+		b = append(b, "0123456789abcdef"[r>>shift&0xf])
+	}
+	return string(b)
 }

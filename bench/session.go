@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -45,6 +46,10 @@ type Config struct {
 	// Prometheus, when set, is where engine figures come from instead of
 	// scraping Server.MetricsURLs (Filter is set from Server.Model).
 	Prometheus *promql.Options
+	// RequestIDs sends each request an X-Request-Id (Runner.RequestIDs) and
+	// starts the bundled engine with --enable-log-requests, so server.log
+	// names every request by that id.
+	RequestIDs bool
 	// Grace, ReconcileWait and RetryBackoff pass through to the Runner (0: defaults).
 	Grace, ReconcileWait, RetryBackoff time.Duration
 }
@@ -79,6 +84,9 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 	so := cfg.Server
 	so.Dir = cfg.Dir
 	so.Phase = prog.phase
+	if cfg.RequestIDs && so.Bundled() {
+		so.EngineArgs = append(slices.Clip(so.EngineArgs), "--enable-log-requests")
+	}
 	srv, err := StartServer(ctx, so)
 	if err != nil {
 		if ctx.Err() != nil { // Ctrl-C during start-up: nothing measured yet
@@ -108,6 +116,7 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 		Records:       rw,
 		ServerExited:  srv.Exited(),
 		Retries:       cfg.Retries,
+		RequestIDs:    cfg.RequestIDs,
 		RetryBackoff:  cfg.RetryBackoff,
 		Grace:         cfg.Grace,
 		ReconcileWait: cfg.ReconcileWait,

@@ -112,7 +112,13 @@ type Request struct {
 	MaxTokens   int       // 0: not sent (server default)
 	ExactLength bool      // send ignore_eos:true and min_tokens=max_tokens
 	Stream      bool      // streaming also sends stream_options.include_usage=true
+	// ID, when set, is sent as the X-Request-Id header, which vLLM and
+	// SGLang take as the request's own id (their logs name it).
+	ID string
 }
+
+// RequestIDHeader is the header Request.ID is sent in.
+const RequestIDHeader = "X-Request-Id"
 
 // Endpoints lists the valid Request.Endpoint values.
 var Endpoints = []string{"chat", "completions"}
@@ -134,6 +140,12 @@ type streamOptions struct {
 
 // path and body build the HTTP request for req, or say what is wrong.
 func (req *Request) path() (string, error) {
+	for i := 0; i < len(req.ID); i++ {
+		// What a header value cannot hold, the direct path must not write.
+		if c := req.ID[i]; c < 0x20 || c == 0x7f {
+			return "", fmt.Errorf("request id %q: control characters cannot go in the %s header", req.ID, RequestIDHeader)
+		}
+	}
 	switch req.Endpoint {
 	case "chat":
 		return "/v1/chat/completions", nil

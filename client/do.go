@@ -77,7 +77,7 @@ func (c *Client) Do(ctx context.Context, req *Request) Trace {
 		pool := c.hc.Transport.(*inlineTransport)
 		send = func() (*http.Response, error) {
 			return pool.do(rctx, call{probe: postProbe, hooks: ph,
-				write:  func(bw *bufio.Writer) error { return d.write(bw, path, body, req.Stream) },
+				write:  func(bw *bufio.Writer) error { return d.write(bw, path, body, req.Stream, req.ID) },
 				rewind: func() error { return nil }})
 		}
 	} else {
@@ -93,6 +93,9 @@ func (c *Client) Do(ctx context.Context, req *Request) Trace {
 			hreq.Header.Set("Accept", "text/event-stream")
 		}
 		c.auth(hreq)
+		if req.ID != "" {
+			hreq.Header.Set(RequestIDHeader, req.ID)
+		}
 		send = func() (*http.Response, error) { return c.hc.Do(hreq) }
 	}
 

@@ -229,8 +229,9 @@ func newDirectPath(u *url.URL, apiKey string) *directPath {
 	return &directPath{prefix: u.EscapedPath(), head: [2]string{head, head + "\r\nAccept: text/event-stream"}}
 }
 
-// write writes a POST of body to path (which needs no escaping).
-func (d *directPath) write(bw *bufio.Writer, path string, body []byte, stream bool) error {
+// write writes a POST of body to path (which needs no escaping), with an
+// X-Request-Id header when id is not empty.
+func (d *directPath) write(bw *bufio.Writer, path string, body []byte, stream bool, id string) error {
 	bw.WriteString("POST ")
 	bw.WriteString(d.prefix)
 	bw.WriteString(path)
@@ -238,6 +239,10 @@ func (d *directPath) write(bw *bufio.Writer, path string, body []byte, stream bo
 		bw.WriteString(d.head[1])
 	} else {
 		bw.WriteString(d.head[0])
+	}
+	if id != "" {
+		bw.WriteString("\r\n" + RequestIDHeader + ": ")
+		bw.WriteString(id)
 	}
 	bw.WriteString("\r\nContent-Length: ")
 	bw.Write(strconv.AppendInt(bw.AvailableBuffer(), int64(len(body)), 10))

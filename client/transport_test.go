@@ -200,7 +200,7 @@ func TestDirectPathMatchesNetHTTP(t *testing.T) {
 		t.Fatal("no direct path for a plain http base URL")
 	}
 	for _, stream := range []bool{false, true} {
-		ours, ob := writtenRequest(t, func(bw *bufio.Writer) error { return d.write(bw, path, []byte(body), stream) })
+		ours, ob := writtenRequest(t, func(bw *bufio.Writer) error { return d.write(bw, path, []byte(body), stream, "sb-x-1-ab") })
 		std, sb := writtenRequest(t, func(bw *bufio.Writer) error {
 			req, _ := http.NewRequest(http.MethodPost, base+path, strings.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
@@ -208,6 +208,7 @@ func TestDirectPathMatchesNetHTTP(t *testing.T) {
 				req.Header.Set("Accept", "text/event-stream")
 			}
 			req.Header.Set("Authorization", "Bearer "+key)
+			req.Header.Set(RequestIDHeader, "sb-x-1-ab")
 			return req.Write(bw)
 		})
 		sameRequest(t, fmt.Sprintf("direct path, stream %v", stream), ours, ob, std, sb)

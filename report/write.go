@@ -65,7 +65,8 @@ func PlanCharts(res *result.Results, recs []result.Record) []Chart {
 }
 
 // WriteAll writes report.md and the charts into dir (which must exist).
-// The output is a pure function of res and recs: `servebench report DIR`
+// The output is a pure function of res, recs and dir's server.log (whose
+// lines naming the slowest requests end report.md): `servebench report DIR`
 // run on the saved files writes the same bytes. report.md is written first,
 // so it survives a chart that fails; every failure is returned, joined.
 func WriteAll(dir string, res *result.Results, recs []result.Record) error {
@@ -77,10 +78,18 @@ func WriteAll(dir string, res *result.Results, recs []result.Record) error {
 	if err := Markdown(&md, res, recs, charts); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
+	var errs []error
+	if slow := Slowest(recs, SlowestN); len(slow) > 0 {
+		ids := make([]string, len(slow))
+		for i, r := range slow {
+			ids[i] = r.RequestID
+		}
+		logs, err := LogLinesNaming(filepath.Join(dir, result.ServerLog), ids)
+		errs = append(errs, err, WriteSlowest(&md, slow, logs))
+	}
 	if err := writeFile(filepath.Join(dir, result.ReportFile), md.Bytes()); err != nil {
 		return err
 	}
-	var errs []error
 	for _, c := range charts {
 		png, err := c.render()
 		if err == nil {

@@ -239,6 +239,9 @@ type Record struct {
 	Error         string    `json:"error,omitempty"`
 	ErrorText     string    `json:"error_text,omitempty"`
 	Attempt       int       `json:"attempt,omitempty"` // retries: 1-based attempt number when > 1
+	// RequestID is the X-Request-Id the request carried ("sb-RUN-INDEX-RANDOM"),
+	// which vLLM and SGLang take as their own request id; "" with --request-id=false.
+	RequestID string `json:"request_id,omitempty"`
 	// Retried marks an attempt that got 429/503 and was retried (--retries):
 	// kept as data, counted in Run.Retries, not as the request's outcome.
 	Retried       bool         `json:"retried,omitempty"`

@@ -66,6 +66,7 @@ model's chat template (Qwen2.5's default system prompt included).`,
 	f.StringVar(&s.APIKey, "api-key", "", "require this key as a Bearer token on /v1 endpoints")
 	f.StringVar(&s.HealthDuringLoad, "health-during-load", s.HealthDuringLoad, `while loading: "refuse" (not listening, like vLLM) or "503" (like llama.cpp)`)
 	f.BoolVar(&s.IgnoreDisconnect, "ignore-disconnect", false, "keep generating for clients that disconnected (shows the waste)")
+	f.BoolVar(&s.LogRequests, "enable-log-requests", false, "log each request's receipt, finish and abort by its id (vLLM's flag; the id is X-Request-Id when sent)")
 	f.StringVar(&s.ServedModelName, "served-model-name", "", "model name served in /v1/models (default: the model's)")
 	f.StringArrayVar(&s.Faults, "fault", nil, "inject a fault (repeatable): "+strings.Join(sim.FaultNames, ", "))
 	f.BoolVar(&o.listProfiles, "list-profiles", false, "print the GPU and model profiles and which models fit which GPUs, then exit")

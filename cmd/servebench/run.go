@@ -42,6 +42,7 @@ type sessionOptions struct {
 	stallTimeout    time.Duration
 	retries         int
 	failOnErrorRate float64
+	requestID       bool
 	baseline        string
 	maxRegression   []string
 	thresholds      []compare.Threshold // parsed from maxRegression by check
@@ -63,6 +64,7 @@ func (o *sessionOptions) addFlags(fs *pflag.FlagSet, maxTokens int) {
 	fs.DurationVar(&o.stallTimeout, "stall-timeout", time.Minute, "give up on a stream with no event for this long (0: never)")
 	fs.IntVar(&o.retries, "retries", 0, "retry requests answered 429 or 503 up to this many times, with backoff (counted apart)")
 	fs.Float64Var(&o.failOnErrorRate, "fail-on-error-rate", 0, "exit 3 when more than this percentage of a run's requests failed (default: only when all failed)")
+	fs.BoolVar(&o.requestID, "request-id", true, "send each request an X-Request-Id: sb-RUN-INDEX-RANDOM (kept in requests.jsonl; vLLM and SGLang log it as the request's id)")
 	fs.StringVar(&o.baseline, "baseline", "", "compare with the results in this directory after the run (exit 1 on a regression)")
 	fs.StringArrayVar(&o.maxRegression, "max-regression", nil, "with --baseline: QUANTITY.STAT=LIMIT, e.g. client.e2e.median=10% or =+5ms (repeatable)")
 }
@@ -140,7 +142,7 @@ func (o *sessionOptions) session(cmd *cobra.Command, runs []bench.RunSpec, stopA
 	cfg := bench.Config{
 		Server: server, Runs: runs, Dir: dir, Args: os.Args, Version: version,
 		RequestTimeout: o.requestTimeout, StallTimeout: o.stallTimeout, Retries: o.retries,
-		FailOnErrorRate: -1, StopAfter: stopAfter, Prometheus: o.promOpts,
+		FailOnErrorRate: -1, StopAfter: stopAfter, Prometheus: o.promOpts, RequestIDs: o.requestID,
 	}
 	if cmd.Flags().Changed("fail-on-error-rate") {
 		cfg.FailOnErrorRate = o.failOnErrorRate

@@ -240,9 +240,39 @@ func (e *Engine) parseGenerate(w http.ResponseWriter, hr *http.Request, chat boo
 		writeError(w, rerr.status, rerr.param, "%s", rerr.msg)
 		return nil, nil
 	}
-	r := e.newRequest(chat, text, len(ids), maxTokens, req.MinTokens, req.IgnoreEOS)
+	r := e.newRequest(chat, hr.Header.Get(RequestIDHeader), text, len(ids), maxTokens, req.MinTokens, req.IgnoreEOS)
 	r.promptIDs = ids
+	if e.opts.LogRequests {
+		e.logf(apiPrefix, "logger.py", 40, "Received request %s: prompt_tokens: %d, params: SamplingParams(n=1, max_tokens=%d, min_tokens=%d, ignore_eos=%s), stream: %s.",
+			r.id, len(ids), maxTokens, req.MinTokens, pyBool(req.IgnoreEOS), pyBool(req.Stream))
+	}
 	return req, r
+}
+
+// pyBool is b as Python prints it in vLLM's log lines.
+func pyBool(b bool) string {
+	if b {
+		return "True"
+	}
+	return "False"
+}
+
+// RequestIDHeader is the header whose value vLLM's OpenAI server takes as
+// the request's id ("chatcmpl-" or "cmpl-" + the value), and so does the
+// bundled engine: a client's id then names the request in the log.
+const RequestIDHeader = "X-Request-Id"
+
+// logRequestEnd logs a request's end as vLLM's engine does with
+// --enable-log-requests: "Finished request ID." or "Aborted request ID.".
+func (e *Engine) logRequestEnd(r *request, aborted bool) {
+	if !e.opts.LogRequests {
+		return
+	}
+	if aborted {
+		e.logf(apiPrefix, "async_llm.py", 432, "Aborted request %s.", r.id)
+		return
+	}
+	e.logf(apiPrefix, "async_llm.py", 489, "Finished request %s.", r.id)
 }
 
 // checkModel answers 404 for a model name other than the served one, as
@@ -308,15 +338,20 @@ func (e *Engine) maxTokens(req *genRequest, prompt int) (int, *reqError) {
 // newRequest fixes a request's identity, text and length up front: the text
 // and (without ignore_eos) the length are derived from the seed and the
 // prompt, so the same request gets the same answer.
-func (e *Engine) newRequest(chat bool, text string, prompt, maxTokens, minTokens int, ignoreEOS bool) *request {
+// A client's X-Request-Id (xid), when given, is the id after the prefix,
+// as in vLLM.
+func (e *Engine) newRequest(chat bool, xid, text string, prompt, maxTokens, minTokens int, ignoreEOS bool) *request {
 	seq := e.seq.Add(1)
 	seed := uint64(e.opts.Seed)
 	prefix := "cmpl-"
 	if chat {
 		prefix = "chatcmpl-"
 	}
+	if xid == "" {
+		xid = hex32(splitmix64(seed^seq), splitmix64(seq+seed*31))
+	}
 	r := &request{
-		id:        prefix + hex32(splitmix64(seed^seq), splitmix64(seq+seed*31)),
+		id:        prefix + xid,
 		key:       hashString(seed, text),
 		prompt:    prompt,
 		maxTokens: maxTokens,
@@ -411,6 +446,7 @@ func (e *Engine) complete(w http.ResponseWriter, hr *http.Request, r *request, c
 	writeJSON(w, http.StatusOK, &completionResponse{ID: r.id, Object: object, Created: created, Model: e.served,
 		Choices: []completionChoice{choice},
 		Usage:   completionUsage{Prompt: r.prompt, Total: r.prompt + r.target, Completion: r.target}})
+	e.logRequestEnd(r, false)
 	e.requestFinished(hr)
 }
 

@@ -25,6 +25,7 @@ type Options struct {
 	APIKey               string  // --api-key: /v1 endpoints need "Authorization: Bearer KEY"
 	HealthDuringLoad     string  // "refuse" (not listening until ready, like vLLM) or "503" (like llama.cpp)
 	IgnoreDisconnect     bool    // keep generating for clients that left (to show what it costs)
+	LogRequests          bool    // --enable-log-requests: log each request's receipt, finish and abort by id
 	ServedModelName      string  // name in /v1/models; "": the model profile's served name
 	Faults               []string
 	Log                  io.Writer // vLLM-format log lines; nil discards them

@@ -120,6 +120,7 @@ func (s *scheduler) submit(r *request) {
 // abort ends r early with reason "abort" (client gone, shutdown) or
 // "error" (an injected mid-stream error).
 func (s *scheduler) abort(r *request, reason string) {
+	s.e.logRequestEnd(r, true)
 	r.abortReason = reason
 	s.mu.Lock()
 	s.aborts = append(s.aborts, r)

@@ -124,6 +124,7 @@ func (e *Engine) stream(w http.ResponseWriter, hr *http.Request, r *request, c *
 			}
 			s.buf = append(s.buf, sseDone...)
 			s.flush()
+			e.logRequestEnd(r, false)
 			e.requestFinished(s.hr)
 			return
 		}

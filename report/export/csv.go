@@ -13,7 +13,7 @@ import (
 // the request's start (servebench's units); an empty cell is a moment the
 // request never reached or a figure that is undefined for it.
 var CSVHeader = []string{"run", "index", "status", "error", "prompt_tokens", "output_tokens",
-	"ttfb_s", "first_token_s", "first_visible_s", "e2e_s", "tpot_s", "mean_itl_s"}
+	"ttfb_s", "first_token_s", "first_visible_s", "e2e_s", "tpot_s", "mean_itl_s", "request_id"}
 
 // CSV writes one RFC 4180 row per measured request (warm-up and retried
 // attempts left out), runs in results.json order, requests by index.
@@ -48,7 +48,7 @@ func csvRow(r *result.Record) []string {
 	}
 	return []string{r.Run, strconv.Itoa(r.Index), status, r.Error,
 		strconv.Itoa(r.PromptTokens), strconv.Itoa(r.OutputTokens),
-		secs(r.TTFBS), secs(r.FirstTokenS), secs(r.FirstVisibleS), secs(r.E2ES), tpot, itl}
+		secs(r.TTFBS), secs(r.FirstTokenS), secs(r.FirstVisibleS), secs(r.E2ES), tpot, itl, r.RequestID}
 }
 
 // secs formats a time in seconds with microsecond resolution; "" for 0
