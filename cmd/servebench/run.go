@@ -30,6 +30,7 @@ var streamChoices = []string{"on", "off", "both"}
 // requests, the output and the gate.
 type sessionOptions struct {
 	serverFlags
+	pushFlags
 	prom            promFlags
 	promOpts        *promql.Options // from prom, by check
 	metricsURLs     []string
@@ -51,6 +52,7 @@ type sessionOptions struct {
 
 func (o *sessionOptions) addFlags(fs *pflag.FlagSet, maxTokens int) {
 	o.serverFlags.add(fs)
+	o.pushFlags.add(fs)
 	fs.StringArrayVar(&o.metricsURLs, "metrics-url", nil, "scrape these /metrics URLs (repeatable; summed, for replicas; default BASE_URL/metrics)")
 	o.prom.add(fs)
 	fs.StringVar(&o.model, "model", "", "model name to request (default: the first model /v1/models lists); also filters /metrics by model_name")
@@ -89,6 +91,9 @@ func (o *sessionOptions) check(fs *pflag.FlagSet) error {
 		return err
 	}
 	if err := checkMetricsURLs(o.metricsURLs); err != nil {
+		return err
+	}
+	if err := o.pushFlags.check(fs); err != nil {
 		return err
 	}
 	var err error
@@ -163,6 +168,7 @@ func (o *sessionOptions) session(cmd *cobra.Command, runs []bench.RunSpec, stopA
 	// Also with --quiet, and after a failed run (what it measured is saved):
 	// where the results are is the answer. The error does not repeat it.
 	fmt.Fprintf(stderr, "results: %s\n", dir)
+	o.push(cmd.Context(), stderr, res)
 
 	if err != nil {
 		return mapBenchErr(err, false)
