@@ -172,6 +172,10 @@ type genRequest struct {
 	} `json:"stream_options"`
 	N *int `json:"n"`
 	chatOptions
+	// Logprobs is chat's bool or completions' count of alternatives;
+	// TopLogprobs is chat's count (see parseLogprobs).
+	Logprobs    json.RawMessage `json:"logprobs"`
+	TopLogprobs *int            `json:"top_logprobs"`
 }
 
 type chatMessage struct {
@@ -216,9 +220,10 @@ func badRequest(param, format string, a ...any) *reqError {
 	return &reqError{http.StatusBadRequest, param, fmt.Sprintf(format, a...)}
 }
 
-// parseGenerate decodes and checks a request body and builds the request;
-// on failure it writes the error response and returns nil.
-func (e *Engine) parseGenerate(w http.ResponseWriter, hr *http.Request, chat bool) (*genRequest, *request) {
+// parseGenerate decodes and checks a request body and builds the request
+// and its logprober (nil without logprobs); on failure it writes the error
+// response and returns a nil request.
+func (e *Engine) parseGenerate(w http.ResponseWriter, hr *http.Request, chat bool) (*genRequest, *request, *logprober) {
 	req := new(genRequest)
 	rerr := decodeJSON(w, hr, req)
 	if rerr == nil {
@@ -226,6 +231,10 @@ func (e *Engine) parseGenerate(w http.ResponseWriter, hr *http.Request, chat boo
 	}
 	if rerr == nil && req.N != nil && *req.N != 1 {
 		rerr = badRequest("n", "n=%d: the bundled engine supports only n=1", *req.N)
+	}
+	var lp *logprober
+	if rerr == nil {
+		lp, rerr = req.parseLogprobs(chat, e.tok.Family())
 	}
 	var ids []uint32
 	var maxTokens int
@@ -238,7 +247,7 @@ func (e *Engine) parseGenerate(w http.ResponseWriter, hr *http.Request, chat boo
 	}
 	if rerr != nil {
 		writeError(w, rerr.status, rerr.param, "%s", rerr.msg)
-		return nil, nil
+		return nil, nil, nil
 	}
 	r := e.newRequest(chat, hr.Header.Get(RequestIDHeader), text, len(ids), maxTokens, req.MinTokens, req.IgnoreEOS)
 	r.promptIDs = ids
@@ -246,7 +255,7 @@ func (e *Engine) parseGenerate(w http.ResponseWriter, hr *http.Request, chat boo
 		e.logf(apiPrefix, "logger.py", 40, "Received request %s: prompt_tokens: %d, params: SamplingParams(n=1, max_tokens=%d, min_tokens=%d, ignore_eos=%s), stream: %s.",
 			r.id, len(ids), maxTokens, req.MinTokens, pyBool(req.IgnoreEOS), pyBool(req.Stream))
 	}
-	return req, r
+	return req, r, lp
 }
 
 // pyBool is b as Python prints it in vLLM's log lines.
@@ -389,7 +398,7 @@ func (e *Engine) handleGenerate(chat bool) http.HandlerFunc {
 			writeError(w, e.faults.httpErrorStatus, "", "injected error (fault http-error=%g:%d)", e.faults.httpErrorRate, e.faults.httpErrorStatus)
 			return
 		}
-		req, r := e.parseGenerate(w, hr, chat)
+		req, r, lp := e.parseGenerate(w, hr, chat)
 		if r == nil {
 			return
 		}
@@ -406,16 +415,16 @@ func (e *Engine) handleGenerate(chat bool) http.HandlerFunc {
 		created := time.Now().Unix()
 		if req.Stream {
 			usage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
-			e.stream(w, hr, r, newChunker(chat, r.id, e.served, created), usage)
+			e.stream(w, hr, r, newChunker(chat, r.id, e.served, created), lp, usage)
 		} else {
-			e.complete(w, hr, r, chat, created)
+			e.complete(w, hr, r, lp, chat, created)
 		}
 	}
 }
 
 // complete serves a non-streaming request: nothing is sent until the last
 // token, exactly like vLLM (the first token waits in the server).
-func (e *Engine) complete(w http.ResponseWriter, hr *http.Request, r *request, chat bool, created int64) {
+func (e *Engine) complete(w http.ResponseWriter, hr *http.Request, r *request, lp *logprober, chat bool, created int64) {
 	for !r.done.Load() {
 		select {
 		case <-r.notify:
@@ -435,6 +444,9 @@ func (e *Engine) complete(w http.ResponseWriter, hr *http.Request, r *request, c
 		text = append(text, tokenText(r.key, i)...)
 	}
 	choice := completionChoice{FinishReason: r.natural}
+	if lp != nil {
+		choice.Logprobs, _ = lp.appendLP(nil, r, 0, r.target, 0)
+	}
 	object := "text_completion"
 	if chat {
 		object = "chat.completion"
@@ -467,15 +479,22 @@ type completionChoice struct {
 	Index        int                `json:"index"`
 	Message      *completionMessage `json:"message,omitempty"`
 	Text         *string            `json:"text,omitempty"`
-	Logprobs     *struct{}          `json:"logprobs"`      // always null
-	FinishReason string             `json:"finish_reason"` //
-	StopReason   *string            `json:"stop_reason"`   // always null
+	Logprobs     json.RawMessage    `json:"logprobs"` // null without logprobs
+	FinishReason string             `json:"finish_reason"`
+	StopReason   *string            `json:"stop_reason"` // always null
 }
 
+// completionMessage is vLLM's ChatMessage (protocol.py), its null fields
+// included: OpenAI's schema requires refusal, and SDKs read the others.
 type completionMessage struct {
-	Role      string     `json:"role"`
-	Content   string     `json:"content"`
-	ToolCalls []struct{} `json:"tool_calls"`
+	Role             string     `json:"role"`
+	Content          string     `json:"content"`
+	Refusal          *string    `json:"refusal"`
+	Annotations      *struct{}  `json:"annotations"`
+	Audio            *struct{}  `json:"audio"`
+	FunctionCall     *struct{}  `json:"function_call"`
+	ToolCalls        []struct{} `json:"tool_calls"`
+	ReasoningContent *string    `json:"reasoning_content"`
 }
 
 type completionUsage struct {

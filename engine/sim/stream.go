@@ -6,13 +6,14 @@ import (
 )
 
 // chunker holds one request's pre-rendered SSE fragments, so that a token
-// costs two appends and its word, with no allocation.
+// costs a few appends and its word, with no allocation.
 type chunker struct {
-	head       []byte // `data: {"id":...,"model":...,"choices":[`
-	role       []byte // the chat role-only first chunk, whole
-	open       []byte // `{"index":0,"delta":{"content":"` or `{"index":0,"text":"`
-	close      []byte // the rest of a token chunk, finish_reason null
-	closeFinal map[string][]byte
+	head      []byte // `data: {"id":...,"model":...,"choices":[`
+	role      []byte // the chat role-only first chunk, whole
+	open      []byte // `{"index":0,"delta":{"content":"` or `{"index":0,"text":"`
+	mid       []byte // from the end of the text to the logprobs value
+	tail      []byte // the rest of a token chunk, finish_reason null
+	tailFinal map[string][]byte
 }
 
 func newChunker(chat bool, id, model string, created int64) *chunker {
@@ -27,35 +28,43 @@ func newChunker(chat bool, id, model string, created int64) *chunker {
 	head = append(head, `,"model":"`...)
 	head = appendJSONString(head, model)
 	head = append(head, `","choices":[`...)
-	c := &chunker{head: head, closeFinal: map[string][]byte{}}
-	final := func(reason string) []byte {
-		if chat {
-			return []byte(`"},"logprobs":null,"finish_reason":"` + reason + `","stop_reason":null}]}` + "\n\n")
-		}
-		return []byte(`","logprobs":null,"finish_reason":"` + reason + `","stop_reason":null}]}` + "\n\n")
-	}
+	c := &chunker{head: head, tailFinal: map[string][]byte{}}
 	if chat {
 		c.role = append(append([]byte{}, head...), `{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`+"\n\n"...)
 		c.open = []byte(`{"index":0,"delta":{"content":"`)
-		c.close = []byte(`"},"logprobs":null,"finish_reason":null}]}` + "\n\n")
+		c.mid = []byte(`"},"logprobs":`)
+		c.tail = []byte(`,"finish_reason":null}]}` + "\n\n")
 	} else {
 		c.open = []byte(`{"index":0,"text":"`)
-		c.close = []byte(`","logprobs":null,"finish_reason":null,"stop_reason":null}]}` + "\n\n")
+		c.mid = []byte(`","logprobs":`)
+		c.tail = []byte(`,"finish_reason":null,"stop_reason":null}]}` + "\n\n")
 	}
 	for _, r := range []string{"length", "stop"} {
-		c.closeFinal[r] = final(r)
+		c.tailFinal[r] = []byte(`,"finish_reason":"` + r + `","stop_reason":null}]}` + "\n\n")
 	}
 	return c
 }
 
+// appendToken appends one token's chunk with "logprobs":null.
 func (c *chunker) appendToken(b []byte, text string, finish string) []byte {
+	b = append(c.appendOpen(b, text), "null"...)
+	return c.appendTail(b, finish)
+}
+
+// appendOpen appends a token chunk up to its logprobs value.
+func (c *chunker) appendOpen(b []byte, text string) []byte {
 	b = append(b, c.head...)
 	b = append(b, c.open...)
 	b = appendJSONString(b, text)
+	return append(b, c.mid...)
+}
+
+// appendTail appends the rest of a token chunk after its logprobs value.
+func (c *chunker) appendTail(b []byte, finish string) []byte {
 	if finish == "" {
-		return append(b, c.close...)
+		return append(b, c.tail...)
 	}
-	return append(b, c.closeFinal[finish]...)
+	return append(b, c.tailFinal[finish]...)
 }
 
 func (c *chunker) appendUsage(b []byte, prompt, completion int) []byte {
@@ -80,6 +89,8 @@ type sseStream struct {
 	hr        *http.Request
 	r         *request
 	c         *chunker
+	lp        *logprober // nil without logprobs
+	offset    int        // completions logprobs: text_offset of the next token
 	buf       []byte
 	written   int // tokens appended to buf or sent
 	flushedTo int // tokens sent
@@ -89,11 +100,11 @@ type sseStream struct {
 // socket: the engine loop only raises r.emitted and wakes it, so a slow
 // client never slows the loop. It writes every token emitted since its last
 // wake-up, one chunk per token, and flushes once per wake-up (per step).
-func (e *Engine) stream(w http.ResponseWriter, hr *http.Request, r *request, c *chunker, usage bool) {
+func (e *Engine) stream(w http.ResponseWriter, hr *http.Request, r *request, c *chunker, lp *logprober, usage bool) {
 	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
-	s := &sseStream{e: e, w: w, hr: hr, r: r, c: c, buf: make([]byte, 0, 4096)}
+	s := &sseStream{e: e, w: w, hr: hr, r: r, c: c, lp: lp, buf: make([]byte, 0, 4096)}
 	s.flusher, _ = w.(http.Flusher)
 	if s.flusher != nil {
 		s.flusher.Flush() // headers now, as Starlette's StreamingResponse does
@@ -147,7 +158,13 @@ func (s *sseStream) appendToken(i int) {
 	if finish != "stop" {
 		text = tokenText(s.r.key, i) // EOS (the last token of a "stop") has no text
 	}
-	s.buf = s.c.appendToken(s.buf, text, finish)
+	if s.lp == nil {
+		s.buf = s.c.appendToken(s.buf, text, finish)
+		return
+	}
+	s.buf = s.c.appendOpen(s.buf, text)
+	s.buf, s.offset = s.lp.appendLP(s.buf, s.r, i, i+1, s.offset)
+	s.buf = s.c.appendTail(s.buf, finish)
 }
 
 // flush sends what is buffered; false if the client is gone.

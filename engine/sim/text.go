@@ -87,9 +87,10 @@ func hashString(seed uint64, s string) uint64 {
 }
 
 // tokenText is the text of output token i of a request whose text key is key.
-func tokenText(key uint64, i int) string {
-	return vocab[splitmix64(key+uint64(i))%uint64(len(vocab))]
-}
+func tokenText(key uint64, i int) string { return vocab[tokenIndex(key, i)] }
+
+// tokenIndex is output token i's index in vocab.
+func tokenIndex(key uint64, i int) int { return int(splitmix64(key+uint64(i)) % uint64(len(vocab))) }
 
 // naturalLength draws the length a request would stop at by itself (EOS)
 // when ignore_eos is off: an exponential distribution with mean
