@@ -240,7 +240,10 @@ func ask(t *testing.T, base string, chat bool, body map[string]any) answer {
 // add folds one payload (validated: the type assertions hold) into a.
 func (a *answer) add(t *testing.T, chat bool, v map[string]any, raw string) {
 	t.Helper()
-	if u, ok := v["usage"].(map[string]any); ok {
+	if u, ok := v["usage"].(map[string]any); ok { // required in a whole answer, optional in chunks
+		for _, e := range validate("usage", u, usageSchema) {
+			t.Fatal(e)
+		}
 		a.completion = int(u["completion_tokens"].(float64))
 	}
 	var lps struct { // the logprobs objects as sent: a map would lose their keys' order
