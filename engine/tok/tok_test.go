@@ -234,3 +234,27 @@ func TestConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// FuzzEncode: for any text, Count agrees with Encode, every id decodes,
+// and valid UTF-8 round-trips (go test ./engine/tok -fuzz Encode).
+func FuzzEncode(f *testing.F) {
+	for _, s := range roundTripTexts(f) {
+		f.Add(s)
+	}
+	q, l := newTok(f, Qwen2), newTok(f, Llama3)
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, tk := range []*Tokenizer{q, l} {
+			ids := tk.Encode(s)
+			if n := tk.Count(s); n != len(ids) {
+				t.Fatalf("%s: Count %d, Encode %d ids", tk.Family(), n, len(ids))
+			}
+			got, err := tk.Decode(ids)
+			if err != nil {
+				t.Fatalf("%s: %v", tk.Family(), err)
+			}
+			if utf8.ValidString(s) && got != s {
+				t.Fatalf("%s: Decode(Encode(%q)) = %q", tk.Family(), s, got)
+			}
+		}
+	})
+}
