@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net/http"
 	"reflect"
 	"slices"
 	"strings"
@@ -205,21 +204,17 @@ type answer struct {
 // ask posts body to the chat or completions endpoint, checks the status is
 // 200 and every payload (the body, or each stream chunk) against the
 // OpenAI schema, and reduces the answer.
-func ask(t *testing.T, base string, chat bool, body map[string]any) answer {
+func ask(t *testing.T, e *sim.Engine, chat bool, body map[string]any) answer {
 	t.Helper()
 	path, whole, part := "/v1/completions", completionSchema, completionChunkSchema
 	if chat {
 		path, whole, part = "/v1/chat/completions", chatCompletionSchema, chatChunkSchema
 	}
-	raw, _ := json.Marshal(body)
-	resp, err := http.Post(base+path, "application/json", strings.NewReader(string(raw)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := post(t, e, path, body)
 	defer resp.Body.Close()
 	if resp.StatusCode != 200 {
 		b, _ := io.ReadAll(resp.Body)
-		t.Fatalf("POST %s %s: %s %s", path, raw, resp.Status, b)
+		t.Fatalf("POST %s %v: %s %s", path, body, resp.Status, b)
 	}
 	var a answer
 	if body["stream"] != true {
@@ -389,7 +384,7 @@ func TestOpenAISchema(t *testing.T) {
 					case lp:
 						extra = []any{"logprobs", 2}
 					}
-					a := ask(t, e.BaseURL(), chat, body(chat, "Describe the sea.", 6, stream, append(extra, "ignore_eos", true)...))
+					a := ask(t, e, chat, body(chat, "Describe the sea.", 6, stream, append(extra, "ignore_eos", true)...))
 					if a.completion != 6 || a.finish != "length" || len(strings.Fields(a.text)) != 6 {
 						t.Errorf("answer %q: %d tokens, finish %q", a.text, a.completion, a.finish)
 					}
@@ -466,8 +461,8 @@ func TestLogprobs(t *testing.T) {
 				if chat {
 					extra = []any{"logprobs", true, "top_logprobs", top, "ignore_eos", true}
 				}
-				whole := ask(t, e.BaseURL(), chat, body(chat, "Name three rivers.", 12, false, extra...))
-				streamed := ask(t, e.BaseURL(), chat, body(chat, "Name three rivers.", 12, true, extra...))
+				whole := ask(t, e, chat, body(chat, "Name three rivers.", 12, false, extra...))
+				streamed := ask(t, e, chat, body(chat, "Name three rivers.", 12, true, extra...))
 				checkLogprobs(t, whole, chat, top)
 				checkLogprobs(t, streamed, chat, top)
 				if !reflect.DeepEqual(whole.toks, streamed.toks) || !slices.Equal(whole.offsets, streamed.offsets) {
@@ -485,7 +480,7 @@ func TestLogprobsStopToken(t *testing.T) {
 	for _, stream := range []bool{false, true} {
 		found := false
 		for i := 0; i < 16 && !found; i++ { // seeded: P(stop before 200 tokens) = 54% each
-			a := ask(t, e.BaseURL(), true, body(true, fmt.Sprintf("prompt %d", i), 200, stream, "logprobs", true, "top_logprobs", 1))
+			a := ask(t, e, true, body(true, fmt.Sprintf("prompt %d", i), 200, stream, "logprobs", true, "top_logprobs", 1))
 			if a.finish == "stop" {
 				found = true
 				checkLogprobs(t, a, true, 1)
