@@ -3,6 +3,8 @@ package bench
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,6 +38,7 @@ type Prompts struct {
 	Tokens int    // PromptSynthetic: approximate prompt tokens
 	File   string // PromptFile: path
 	seed   int64
+	sha256 string // PromptFile: the file's hex SHA-256
 	items  []promptItem
 }
 
@@ -70,10 +73,17 @@ year off come since against go came right used take three`)
 // gets different words (seeded by seed and its index) so a server's prefix
 // cache cannot serve one request from another's prompt.
 func SyntheticPrompts(tokens int, seed int64) (*Prompts, error) {
-	if tokens < 1 || tokens > 10_000_000 {
-		return nil, fmt.Errorf("--prompt-tokens %d: expected a token count from 1 to 10000000", tokens)
+	if err := checkPromptTokens(tokens); err != nil {
+		return nil, err
 	}
 	return &Prompts{Kind: PromptSynthetic, Tokens: tokens, seed: seed}, nil
+}
+
+func checkPromptTokens(tokens int) error {
+	if tokens < 1 || tokens > MaxSyntheticTokens {
+		return fmt.Errorf("--prompt-tokens %d: expected a token count from 1 to %d", tokens, MaxSyntheticTokens)
+	}
+	return nil
 }
 
 // LoadPromptFile reads a JSONL file of {"prompt": "..."} or
@@ -85,11 +95,12 @@ func LoadPromptFile(path string) (*Prompts, error) {
 		return nil, fmt.Errorf("--prompt-file: %w", err)
 	}
 	defer f.Close()
-	items, err := parsePromptLines(f, path)
+	h := sha256.New()
+	items, err := parsePromptLines(io.TeeReader(f, h), path)
 	if err != nil {
 		return nil, err
 	}
-	return &Prompts{Kind: PromptFile, File: path, items: items}, nil
+	return &Prompts{Kind: PromptFile, File: path, items: items, sha256: hex.EncodeToString(h.Sum(nil))}, nil
 }
 
 func parsePromptLines(r io.Reader, name string) ([]promptItem, error) {
@@ -198,45 +209,22 @@ func jsonKind(c byte) string {
 // Len is the number of distinct prompts (0 for synthetic: unbounded).
 func (p *Prompts) Len() int { return len(p.items) }
 
-// Fill sets the prompt of request index i on req for its endpoint: chat gets
-// messages (a plain prompt becomes one user message), completions gets a
-// prompt (messages are joined by newlines). File prompts are used in order,
-// cycling.
-func (p *Prompts) Fill(req *client.Request, i int) {
-	var it promptItem
-	if p.Kind == PromptSynthetic {
-		it = promptItem{Prompt: p.synthetic(i)}
-	} else {
-		it = p.items[i%len(p.items)]
-	}
-	if req.Endpoint == EndpointCompletions {
-		req.Messages = nil
-		req.Prompt = it.Prompt
-		if it.Messages != nil {
-			parts := make([]string, len(it.Messages))
-			for j, m := range it.Messages {
-				parts[j] = m.Content
-			}
-			req.Prompt = strings.Join(parts, "\n")
-		}
-		return
-	}
-	req.Prompt = ""
-	req.Messages = it.Messages
-	if it.Messages == nil {
-		req.Messages = []client.Message{{Role: "user", Content: it.Prompt}}
-	}
-}
-
-func (p *Prompts) synthetic(i int) string {
-	rng := rand.New(rand.NewPCG(uint64(p.seed), uint64(i))) //nolint:gosec // filler text
-	var b strings.Builder
-	b.Grow(p.Tokens * 6)
-	for k := 0; k < p.Tokens; k++ {
+// SyntheticText appends to dst a prompt text of tokens tokens and returns
+// it: tokens words of syntheticWords separated by single spaces, drawn by a
+// PCG generator seeded with (seed, stream). It is the one place that turns
+// a token count into text (synthetic prompts, shared prefixes, trace
+// blocks), so making prompts token-exact for a server is a change here.
+// The same (seed, stream) always gives the same words, and a shorter text
+// is a prefix of a longer one: trace blocks cut short stay shared.
+func SyntheticText(dst []byte, tokens int, seed, stream uint64) []byte {
+	var pcg rand.PCG
+	pcg.Seed(seed, stream)
+	rng := rand.New(&pcg) //nolint:gosec // filler text
+	for k := 0; k < tokens; k++ {
 		if k > 0 {
-			b.WriteByte(' ')
+			dst = append(dst, ' ')
 		}
-		b.WriteString(syntheticWords[rng.IntN(len(syntheticWords))])
+		dst = append(dst, syntheticWords[rng.IntN(len(syntheticWords))]...)
 	}
-	return b.String()
+	return dst
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,13 +39,18 @@ type Doer interface {
 	Do(ctx context.Context, req *client.Request) client.Trace
 }
 
-// RequestSpec is what every request of a run asks for; Prompts fill the prompt.
+// RequestSpec is what every request of a run asks for; the Source fills the
+// prompt (and may set each request's output length).
 type RequestSpec struct {
 	Endpoint    string // EndpointChat or EndpointCompletions
 	Model       string
 	MaxTokens   int
 	ExactLength bool // ignore_eos + min_tokens = max_tokens
 	Stream      bool
+	// MaxModelLen is the server's context length (Execute sets it from
+	// /v1/models; 0: unknown): generated prompts and output lengths a
+	// source drew are clipped so that each request fits.
+	MaxModelLen int
 }
 
 // RunSpec names one run: a workload and the requests it sends.
@@ -52,7 +58,10 @@ type RunSpec struct {
 	Name     string
 	Workload Workload
 	Request  RequestSpec
-	Prompts  *Prompts
+	// Source yields the conversations; nil: Prompts (the single-request
+	// prompt sources: fixed, synthetic, file).
+	Source  Source
+	Prompts *Prompts
 }
 
 // Validate checks spec and fills defaults.
@@ -73,9 +82,14 @@ func (s *RunSpec) Validate() error {
 	if s.Request.MaxTokens < 1 {
 		return fmt.Errorf("--max-tokens %d: expected at least 1", s.Request.MaxTokens)
 	}
-	if s.Prompts == nil {
-		p, _ := FixedPrompt(DefaultPrompt)
-		s.Prompts = p
+	if s.Source == nil {
+		if s.Prompts == nil {
+			s.Prompts, _ = FixedPrompt(DefaultPrompt)
+		}
+		s.Source = s.Prompts
+	}
+	if s.Workload.Mode == ModeTrace && s.Source.Len() == 0 {
+		return errors.New("a trace run needs a trace source (--trace)")
 	}
 	return nil
 }
@@ -111,7 +125,9 @@ type runState struct {
 	retries atomic.Int64
 	lags    []float64 // open loop: start - intended, seconds
 	first   time.Time
-	last    time.Time // latest send
+	last    time.Time    // latest send
+	clipped atomic.Int64 // requests whose drawn lengths were clipped to max_model_len
+	cut     atomic.Int64 // sessions that stopped at a failed turn
 }
 
 // Run executes spec: warm-up, a /metrics snapshot, the measured requests,
@@ -165,12 +181,17 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 	run.Retries = int(st.retries.Load())
 	run.Client = ClientSummary(measured)
 	fillThroughput(run, measured)
-	if spec.Workload.Mode == ModeRate {
-		run.Rate = rateStats(st, spec.Workload.Rate)
+	if m := spec.Workload.Mode; m == ModeRate || m == ModeTrace {
+		target := spec.Workload.Rate
+		if m == ModeTrace && run.Workload.Trace != nil && run.Workload.Trace.SpanS > 0 {
+			target = float64(run.Workload.Trace.Entries-1) / run.Workload.Trace.SpanS
+		}
+		run.Rate = rateStats(st, target)
 		if w := lateWarning(run.Rate); w != "" {
 			run.Warnings = append(run.Warnings, w)
 		}
 	}
+	run.Warnings = append(run.Warnings, sourceWarnings(st, run.Workload)...)
 	if spec.Request.ExactLength {
 		if w := exactLengthWarning(measured, spec.Request.MaxTokens); w != "" {
 			run.Warnings = append(run.Warnings, w)
@@ -239,7 +260,7 @@ func runErr(ctx, sendCtx context.Context) error {
 // but left out of every statistic and of the /metrics delta.
 func (r *Runner) warmup(st *runState) {
 	for i := 0; i < st.spec.Workload.Warmup && st.sendCtx.Err() == nil; i++ {
-		r.do(st, i, true, time.Time{})
+		r.converse(st, r.prepare(st, i, true))
 	}
 }
 
@@ -264,31 +285,38 @@ func (r *Runner) measure(st *runState, start time.Time) {
 				if w.Requests > 0 && i >= w.Requests {
 					return
 				}
-				r.do(st, i, false, time.Time{})
+				r.converse(st, r.prepare(st, i, false))
 			}
 		})
 	}
 	wg.Wait()
 }
 
+// job is one conversation to send: its index among the measured ones (or
+// the warm-up's), its intended start (open loop) and its first request,
+// built before that time so the send only reads.
 type job struct {
 	index    int
+	warmup   bool
 	intended time.Time
+	conv     Conversation
+	req      client.Request
 }
 
-// openLoop paces sends by the arrival process, never waiting on responses:
-// when every worker is busy it starts another (up to MaxWorkers), the way
-// vegeta's attacker does, so slow responses cannot delay the schedule
-// (no coordinated omission). Sends still late are counted in RateStats.
+// openLoop paces sends by the arrival process (a trace: by its send
+// times), never waiting on responses: when every worker is busy it starts
+// another (up to MaxWorkers), the way vegeta's attacker does, so slow
+// responses cannot delay the schedule (no coordinated omission). Sends
+// still late are counted in RateStats.
 func (r *Runner) openLoop(st *runState, start time.Time) {
 	w := st.spec.Workload
 	pacer := NewPacer(w)
 	jobs := make(chan job)
 	var wg sync.WaitGroup
 	worker := func(first job) {
-		r.do(st, first.index, false, first.intended)
+		r.converse(st, first)
 		for j := range jobs {
-			r.do(st, j.index, false, j.intended)
+			r.converse(st, j)
 		}
 	}
 	workers := 0
@@ -296,9 +324,17 @@ func (r *Runner) openLoop(st *runState, start time.Time) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	<-timer.C
+	limit := w.Requests
+	if w.Mode == ModeTrace && (limit == 0 || limit > st.spec.Source.Len()) {
+		limit = st.spec.Source.Len() // a trace is sent once
+	}
 loop:
-	for i := 0; w.Requests == 0 || i < w.Requests; i++ {
-		if i > 0 {
+	for i := 0; limit == 0 || i < limit; i++ {
+		j := r.prepare(st, i, false)
+		switch {
+		case w.Mode == ModeTrace:
+			next = start.Add(j.conv.At)
+		case i > 0:
 			next = next.Add(pacer.Next())
 		}
 		if w.Duration > 0 && next.Sub(start) >= w.Duration {
@@ -315,7 +351,7 @@ loop:
 		if st.sendCtx.Err() != nil {
 			break
 		}
-		j := job{index: i, intended: next}
+		j.intended = next
 		select {
 		case jobs <- j:
 			continue
@@ -336,9 +372,62 @@ loop:
 	wg.Wait()
 }
 
-// do sends request index (retrying 429/503 when asked), records every
-// attempt and returns when the request is finished.
-func (r *Runner) do(st *runState, index int, warmup bool, intended time.Time) {
+// prepare gets conversation index (warm-up ones come first in the source)
+// and builds its first request.
+func (r *Runner) prepare(st *runState, index int, warmup bool) job {
+	si := index
+	if !warmup {
+		si += st.spec.Workload.Warmup
+	}
+	j := job{index: index, warmup: warmup, conv: st.spec.Source.Conversation(si)}
+	j.req = st.request(&j.conv, 0, nil)
+	return j
+}
+
+// converse sends j's turns in order, each with the whole history: earlier
+// turns and the answers as received. A failed turn ends the session (there
+// is no answer to continue from); Ctrl-C, a server exit or the end of
+// --duration stop it between turns.
+func (r *Runner) converse(st *runState, j job) {
+	req := j.req
+	for k := range j.conv.Turns {
+		if k > 0 {
+			if !r.think(st, &j, k) {
+				return
+			}
+			req = st.request(&j.conv, k, req.Messages)
+		}
+		tr := r.do(st, &j, k, &req)
+		if k == len(j.conv.Turns)-1 {
+			return
+		}
+		if !tr.OK() {
+			st.cut.Add(1)
+			return
+		}
+		// The next turn's history: this request's messages and the answer.
+		req.Messages = append(req.Messages[:len(req.Messages):len(req.Messages)],
+			client.Message{Role: "assistant", Content: tr.Text})
+	}
+}
+
+// think waits the think time before turn k (0 without --think-time); false
+// when sending stopped meanwhile.
+func (r *Runner) think(st *runState, j *job, k int) bool {
+	d := st.spec.Workload.ThinkTime
+	if d.IsZero() {
+		return st.sendCtx.Err() == nil
+	}
+	var pcg rand.PCG
+	pcg.Seed(uint64(st.spec.Workload.Seed)^0x7417c, uint64(j.index)<<8|uint64(k&0xff))
+	s := max(d.Sample(rand.New(&pcg)), 0) //nolint:gosec // load pattern
+	return sleepCtx(st.sendCtx, time.Duration(s*float64(time.Second))) && st.sendCtx.Err() == nil
+}
+
+// request builds turn k of conv. history is the previous turn's messages
+// with its answer (nil for the first turn). Generated text and output
+// lengths are clipped to the server's max_model_len (counted).
+func (st *runState) request(conv *Conversation, k int, history []client.Message) client.Request {
 	spec := st.spec
 	req := client.Request{
 		Endpoint:    spec.Request.Endpoint,
@@ -346,36 +435,94 @@ func (r *Runner) do(st *runState, index int, warmup bool, intended time.Time) {
 		MaxTokens:   spec.Request.MaxTokens,
 		ExactLength: spec.Request.ExactLength,
 		Stream:      spec.Request.Stream,
+		KeepText:    k < len(conv.Turns)-1,
 	}
-	promptIndex := index
-	if !warmup {
-		promptIndex += spec.Workload.Warmup
+	t := &conv.Turns[k]
+	maxLen := spec.Request.MaxModelLen
+	inputCap := 0
+	if maxLen > 1 {
+		inputCap = maxLen - 1
 	}
-	spec.Prompts.Fill(&req, promptIndex)
+	text, clipped := t.userText(conv.TextSeed, inputCap)
+	if t.OutputTokens > 0 {
+		req.MaxTokens = t.OutputTokens
+	}
+	if maxLen > 0 && t.Tokens > 0 && req.MaxTokens > maxLen-min(t.Tokens, inputCap) {
+		req.MaxTokens, clipped = max(1, maxLen-min(t.Tokens, inputCap)), true
+	}
+	if clipped {
+		st.clipped.Add(1)
+	}
+	switch {
+	case t.Messages != nil:
+		req.Messages = t.Messages
+	case history != nil:
+		req.Messages = append(history[:len(history):len(history)], client.Message{Role: "user", Content: text})
+	case conv.System != "":
+		req.Messages = []client.Message{{Role: "system", Content: conv.System}, {Role: "user", Content: text}}
+	default:
+		req.Messages = []client.Message{{Role: "user", Content: text}}
+	}
+	if req.Endpoint == EndpointCompletions {
+		// Messages stay for the next turn's history; completions sends only
+		// the prompt.
+		req.Prompt = joinContents(req.Messages)
+	}
+	return req
+}
+
+// joinContents is a message list as one completions prompt, one message
+// per line.
+func joinContents(msgs []client.Message) string {
+	if len(msgs) == 1 {
+		return msgs[0].Content
+	}
+	parts := make([]string, len(msgs))
+	for i, m := range msgs {
+		parts[i] = m.Content
+	}
+	return strings.Join(parts, "\n")
+}
+
+// do sends turn k of j (retrying 429/503 when asked), records every
+// attempt and returns the last attempt's trace.
+func (r *Runner) do(st *runState, j *job, k int, req *client.Request) client.Trace {
+	intended := time.Time{}
+	if k == 0 {
+		intended = j.intended // later turns follow the answers, not the schedule
+	}
+	t := &j.conv.Turns[k]
 	for attempt := 1; ; attempt++ {
-		if !warmup {
+		if !j.warmup {
 			st.sent.Add(1)
 		}
 		if r.RequestIDs {
-			req.ID = RequestID(spec.Name, index)
+			req.ID = RequestID(st.spec.Name, j.index)
 		}
-		tr := r.Client.Do(st.reqCtx, &req)
+		tr := r.Client.Do(st.reqCtx, req)
 		var lag time.Duration
 		if !intended.IsZero() {
 			lag = tr.Start.Sub(intended)
 		}
 		retry := attempt <= r.Retries && (tr.Status == 429 || tr.Status == 503) && st.sendCtx.Err() == nil
-		rec := NewRecord(spec.Name, index, warmup, &tr, lag)
+		rec := NewRecord(st.spec.Name, j.index, j.warmup, &tr, lag)
 		rec.RequestID = req.ID
 		if attempt > 1 {
 			rec.Attempt = attempt
 		}
 		rec.Retried = retry
-		r.keep(st, rec, attempt == 1 && !warmup && !intended.IsZero(), lag)
-		if !retry {
-			return
+		rec.PrefixGroup = j.conv.Group
+		if j.conv.Session != "" {
+			rec.Session, rec.Turn = j.conv.Session, k+1
 		}
-		if !warmup {
+		if t.OutputTokens > 0 {
+			rec.MaxTokens = req.MaxTokens
+		}
+		r.keep(st, rec, attempt == 1 && !j.warmup && !intended.IsZero(), lag)
+		if !retry {
+			return tr
+		}
+		if !j.warmup {
 			st.retries.Add(1)
 		}
 		wait := backoff(r.RetryBackoff, attempt)
@@ -383,7 +530,7 @@ func (r *Runner) do(st *runState, index int, warmup bool, intended time.Time) {
 			wait = tr.RetryAfter // the server said when to come back
 		}
 		if !sleepCtx(st.sendCtx, wait) {
-			return
+			return tr
 		}
 	}
 }
@@ -444,13 +591,33 @@ func measuredOnly(recs []result.Record) []result.Record {
 
 func workloadResult(s *RunSpec) result.Workload {
 	w := s.Workload
-	return result.Workload{
+	res := result.Workload{
 		Mode: w.Mode, Concurrency: w.Concurrency, Rate: w.Rate, Arrival: w.Arrival,
 		Burstiness: w.Burstiness, Requests: w.Requests, DurationS: w.Duration.Seconds(),
 		Warmup: w.Warmup, Stream: s.Request.Stream, Endpoint: s.Request.Endpoint,
 		Model: s.Request.Model, MaxTokens: s.Request.MaxTokens, ExactLength: s.Request.ExactLength,
-		PromptKind: s.Prompts.Kind, PromptTokens: s.Prompts.Tokens, PromptFile: s.Prompts.File,
 	}
+	s.Source.Describe(&res)
+	if !w.ThinkTime.IsZero() {
+		res.ThinkTimeS = w.ThinkTime.String()
+	}
+	res.Seed = w.Seed
+	return res
+}
+
+// sourceWarnings says what a source changed or could not send.
+func sourceWarnings(st *runState, w result.Workload) []string {
+	var ws []string
+	if n := st.clipped.Load(); n > 0 {
+		ws = append(ws, fmt.Sprintf("%d requests' drawn prompt or output lengths were clipped to the server's max_model_len %d", n, st.spec.Request.MaxModelLen))
+	}
+	if n := st.cut.Load(); n > 0 {
+		ws = append(ws, fmt.Sprintf("%d sessions stopped at a failed turn (no answer to continue from)", n))
+	}
+	if w.SkippedEntries > 0 {
+		ws = append(ws, fmt.Sprintf("%s: %d malformed or empty entries skipped", w.SourceFile, w.SkippedEntries))
+	}
+	return ws
 }
 
 // RequestID is a request's X-Request-Id: "sb-RUN-INDEX-RANDOM", the run's

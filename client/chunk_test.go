@@ -10,14 +10,14 @@ import (
 type chunkSummary struct {
 	Content, Reasoning, Finish string
 	HasChoices, HasUsage       bool
-	Prompt, Completion         int
+	Prompt, Completion, Cached int
 	HasError                   bool
 	ErrMsg                     string
 }
 
 func summarize(c *Chunk) chunkSummary {
 	return chunkSummary{string(c.Content), string(c.Reasoning), string(c.FinishReason),
-		c.HasChoices, c.HasUsage, c.PromptTokens, c.CompletionTokens, c.HasError, string(c.ErrorMessage)}
+		c.HasChoices, c.HasUsage, c.PromptTokens, c.CompletionTokens, c.CachedTokens, c.HasError, string(c.ErrorMessage)}
 }
 
 // fastAndSlow decodes in with both paths. fastOK is false when the scanner
@@ -65,6 +65,12 @@ func TestChunkDecode(t *testing.T) {
 		// Final usage chunk (include_usage): empty choices.
 		{"usage", `{"id":"x","choices":[],"usage":{"prompt_tokens":25,"total_tokens":281,"completion_tokens":256,"prompt_tokens_details":null}}`,
 			chunkSummary{HasUsage: true, Prompt: 25, Completion: 256}, true},
+		// vLLM with prefix caching stats: cached prompt tokens.
+		{"cached tokens", `{"choices":[],"usage":{"prompt_tokens":600,"completion_tokens":8,"prompt_tokens_details":{"cached_tokens":512,"audio_tokens":0}}}`,
+			chunkSummary{HasUsage: true, Prompt: 600, Completion: 8, Cached: 512}, true},
+		// A prompt_tokens_details that is not an object loses only the cached count.
+		{"odd details", `{"choices":[],"usage":{"prompt_tokens":6,"completion_tokens":1,"prompt_tokens_details":[1]}}`,
+			chunkSummary{HasUsage: true, Prompt: 6, Completion: 1}, true},
 		// Non-streaming chat body: message.content.
 		{"message", `{"choices":[{"index":0,"message":{"role":"assistant","content":"Hi!","tool_calls":[]},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":2}}`,
 			chunkSummary{Content: "Hi!", Finish: "stop", HasChoices: true, HasUsage: true, Prompt: 3, Completion: 2}, true},
@@ -187,6 +193,7 @@ func FuzzChunkDecode(f *testing.F) {
 		vllmChunk("a\n\"b\" über 🦊"),
 		`{"choices":[{"delta":{"reasoning_content":"x\ud83e\udd8a"},"finish_reason":"stop"}]}`,
 		`{"choices":[],"usage":{"prompt_tokens":25,"completion_tokens":256}}`,
+		`{"usage":{"prompt_tokens":9,"prompt_tokens_details":{"cached_tokens":8}}}`,
 		`{"choices":[{"message":{"content":"hi"}}],"usage":{"prompt_tokens":-0,"completion_tokens":null}}`,
 		`{"error":{"message":"boom","code":400}}`,
 		`{"error":"boom"}`,

@@ -115,6 +115,10 @@ type Request struct {
 	// ID, when set, is sent as the X-Request-Id header, which vLLM and
 	// SGLang take as the request's own id (their logs name it).
 	ID string
+	// KeepText gathers the answer's visible content into Trace.Text, as
+	// received (a multi-turn session sends it back as the next turn's
+	// history). Off by default: the hot path keeps no text.
+	KeepText bool
 }
 
 // RequestIDHeader is the header Request.ID is sent in.

@@ -270,3 +270,38 @@ func TestDoMaxConns(t *testing.T) {
 		t.Errorf("second request got its connection %v before the first was done; want it to wait for the first", done.Sub(got))
 	}
 }
+
+// TestDoKeepText: with KeepText the answer's content comes back as received
+// (streamed deltas joined; a body's message), with the cached prompt tokens
+// of usage.prompt_tokens_details; without it no text is kept.
+func TestDoKeepText(t *testing.T) {
+	const usage = `{"choices":[],"usage":{"prompt_tokens":40,"completion_tokens":3,"prompt_tokens_details":{"cached_tokens":32}}}`
+	c := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
+		var req map[string]any
+		json.NewDecoder(r.Body).Decode(&req)
+		if req["stream"] == true {
+			writeEvents(w, r, roleChunk, vllmChunk("Hello"), vllmChunk(", "), vllmChunk("you"), finishChunk, usage, "[DONE]")
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"choices":[{"message":{"role":"assistant","content":"Hi there"},"finish_reason":"stop"}],`+
+			`"usage":{"prompt_tokens":40,"completion_tokens":2,"prompt_tokens_details":{"cached_tokens":16}}}`)
+	}, nil)
+	for _, tc := range []struct {
+		stream, keep bool
+		text         string
+		cached       int
+	}{
+		{true, true, "Hello, you", 32},
+		{true, false, "", 32},
+		{false, true, "Hi there", 16},
+	} {
+		req := chatReq(tc.stream)
+		req.KeepText = tc.keep
+		tr := c.Do(context.Background(), req)
+		if !tr.OK() || tr.Text != tc.text || tr.CachedTokens != tc.cached {
+			t.Errorf("stream %v keep %v: text %q cached %d (%s %s), want %q %d", tc.stream, tc.keep, tr.Text,
+				tr.CachedTokens, tr.Error, tr.ErrorText, tc.text, tc.cached)
+		}
+	}
+}

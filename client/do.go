@@ -99,7 +99,7 @@ func (c *Client) Do(ctx context.Context, req *Request) Trace {
 		send = func() (*http.Response, error) { return c.hc.Do(hreq) }
 	}
 
-	x := exchange{c: c, tr: &tr, parent: ctx, rctx: rctx, cancel: cancel}
+	x := exchange{c: c, tr: &tr, parent: ctx, rctx: rctx, cancel: cancel, keepText: req.KeepText}
 	ph.start = time.Now()
 	x.start, tr.Start = ph.start, ph.start
 	if req.Stream && c.opts.StallTimeout > 0 {
@@ -140,6 +140,8 @@ type exchange struct {
 	rctx   context.Context // the request's: its cause tells timeouts apart
 	cancel context.CancelCauseFunc
 	stall  *stallWatch
+	// keepText: gather the answer's content into Trace.Text (Request.KeepText).
+	keepText bool
 }
 
 func (x *exchange) since() time.Duration { return time.Since(x.start) }

@@ -24,7 +24,8 @@ var (
 	topKeys    = []string{"choices", "usage", "error"}
 	choiceKeys = []string{"delta", "message", "text", "finish_reason"}
 	msgKeys    = []string{"content", "reasoning_content", "reasoning"}
-	usageKeys  = []string{"prompt_tokens", "completion_tokens"}
+	usageKeys  = []string{"prompt_tokens", "completion_tokens", "prompt_tokens_details"}
+	detailKeys = []string{"cached_tokens"}
 	errorKeys  = []string{"message"}
 )
 
@@ -217,10 +218,23 @@ func (s *scanner) usage(p *chunkParts) error {
 	p.hasUsage = true
 	return s.object(usageKeys, func(k int) error {
 		var err error
-		if k == 0 {
+		switch k {
+		case 0:
 			p.prompt, err = s.intValue()
-		} else {
+		case 1:
 			p.completion, err = s.intValue()
+		default:
+			if s.null() {
+				return nil
+			}
+			if s.i < len(s.b) && s.b[s.i] != '{' {
+				return s.skip(0) // not an object: no cached count (as encoding/json's failed decode)
+			}
+			err = s.object(detailKeys, func(int) error {
+				var err error
+				p.cached, err = s.intValue()
+				return err
+			})
 		}
 		return err
 	})

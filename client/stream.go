@@ -54,6 +54,7 @@ func (x *exchange) readStream(body io.Reader, maxTokens int) bool {
 		tr.Events = make([]Event, 0, min(maxTokens, MaxEvents))
 	}
 	counted, lastUsage, usageSeen, done := 0, 0, false, false
+	var text []byte
 	for !done {
 		data, err := rd.sse.Next()
 		now := x.since()
@@ -85,7 +86,7 @@ func (x *exchange) readStream(body io.Reader, maxTokens int) bool {
 			}
 			lastUsage = ch.CompletionTokens
 			usageSeen = true
-			tr.PromptTokens, tr.OutputTokens = ch.PromptTokens, ch.CompletionTokens
+			tr.PromptTokens, tr.OutputTokens, tr.CachedTokens = ch.PromptTokens, ch.CompletionTokens, ch.CachedTokens
 		}
 		if len(ch.FinishReason) > 0 && string(ch.FinishReason) != tr.FinishReason {
 			tr.FinishReason = string(ch.FinishReason)
@@ -95,6 +96,12 @@ func (x *exchange) readStream(body io.Reader, maxTokens int) bool {
 		}
 		x.tokenEvent(now, tokens, len(ch.Content) > 0)
 		counted += tokens
+		if x.keepText {
+			text = append(text, ch.Content...)
+		}
+	}
+	if x.keepText {
+		tr.Text = string(text)
 	}
 	if usageSeen {
 		tr.TokensFrom = TokensFromUsage
@@ -170,6 +177,10 @@ func (x *exchange) readBody(r io.Reader) {
 	tr.FinishReason = string(ch.FinishReason)
 	if ch.HasUsage {
 		tr.PromptTokens, tr.OutputTokens, tr.TokensFrom = ch.PromptTokens, ch.CompletionTokens, TokensFromUsage
+		tr.CachedTokens = ch.CachedTokens
+	}
+	if x.keepText {
+		tr.Text = string(ch.Content)
 	}
 }
 

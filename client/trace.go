@@ -49,11 +49,13 @@ type Trace struct {
 	ConnReused    bool   // the connection was a kept-alive one
 	Status        int    // HTTP status, 0 if none was received
 	PromptTokens  int    // from usage; 0 if unknown
+	CachedTokens  int    // usage.prompt_tokens_details.cached_tokens (prefix-cache hits); 0 if unknown
 	OutputTokens  int    // from usage if present, else counted from events
 	TokensFrom    string // "usage" or "events"; "" when unknown (non-streaming body without usage)
 	FinishReason  string
 	Events        []Event // token-carrying events, capped at MaxEvents
 	EventsDropped int
+	Text          string // the answer's content, only with Request.KeepText
 
 	Error      ErrorClass
 	ErrorText  string        // short human-readable detail; never contains the API key

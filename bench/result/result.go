@@ -109,6 +109,32 @@ type Workload struct {
 	PromptKind   string  `json:"prompt_kind"`  // fixed | synthetic | file
 	PromptTokens int     `json:"prompt_tokens,omitempty"`
 	PromptFile   string  `json:"prompt_file,omitempty"`
+
+	// What traffic produced the run (issue 11): the source, its file's
+	// SHA-256, the distributions, sessions, shared prefixes, trace and seed.
+	Source             string         `json:"source,omitempty"` // fixed | synthetic | file | sharegpt | jsonl | mooncake | azure
+	SourceFile         string         `json:"source_file,omitempty"`
+	SourceSHA256       string         `json:"source_sha256,omitempty"`
+	SkippedEntries     int            `json:"skipped_entries,omitempty"` // malformed or empty dataset entries left out
+	InputTokens        string         `json:"input_tokens,omitempty"`    // distribution, e.g. lognormal:512,256
+	OutputTokens       string         `json:"output_tokens,omitempty"`   // distribution; "" = max_tokens
+	Turns              string         `json:"turns,omitempty"`           // turns per session: N or all; "" = single requests
+	ThinkTimeS         string         `json:"think_time_s,omitempty"`    // distribution in seconds between a reply and the next turn
+	SharedPrefixTokens int            `json:"shared_prefix_tokens,omitempty"`
+	PrefixGroups       int            `json:"prefix_groups,omitempty"`
+	PrefixPick         string         `json:"prefix_pick,omitempty"` // uniform | zipf:S
+	Trace              *TraceWorkload `json:"trace,omitempty"`
+	Seed               int64          `json:"seed"`
+}
+
+// TraceWorkload is how a trace was replayed.
+type TraceWorkload struct {
+	Format          string  `json:"format"` // mooncake | azure
+	Speed           float64 `json:"speed"`  // K times faster than recorded
+	WindowStartS    float64 `json:"window_start_s,omitempty"`
+	WindowDurationS float64 `json:"window_duration_s,omitempty"`
+	Entries         int     `json:"entries"` // requests in the trace (or window)
+	SpanS           float64 `json:"span_s"`  // first to last send time, after --trace-speed
 }
 
 // Run is one named run (e.g. "streaming", "non-streaming", "c=16").
@@ -233,6 +259,7 @@ type Record struct {
 	E2ES          float64   `json:"e2e_s,omitempty"`
 	Status        int       `json:"status,omitempty"`
 	PromptTokens  int       `json:"prompt_tokens,omitempty"`
+	CachedTokens  int       `json:"cached_tokens,omitempty"` // usage.prompt_tokens_details.cached_tokens (prefix-cache hits)
 	OutputTokens  int       `json:"output_tokens"`
 	TokensFrom    string    `json:"tokens_from,omitempty"`
 	FinishReason  string    `json:"finish_reason,omitempty"`
@@ -247,6 +274,14 @@ type Record struct {
 	Retried       bool         `json:"retried,omitempty"`
 	Events        [][2]float64 `json:"events,omitempty"` // [seconds from start, tokens] per content event
 	EventsDropped int          `json:"events_dropped,omitempty"`
+	// Session and Turn (1-based) place a request in a multi-turn session;
+	// PrefixGroup (1-based) is its shared-prefix group. Absent: none.
+	Session     string `json:"session,omitempty"`
+	Turn        int    `json:"turn,omitempty"`
+	PrefixGroup int    `json:"prefix_group,omitempty"`
+	// MaxTokens is the output length asked of this request when a source
+	// sets it per request (--output-tokens, a dataset, a trace).
+	MaxTokens int `json:"max_tokens,omitempty"`
 }
 
 // Outcome reports whether r is a measured request's outcome: neither a

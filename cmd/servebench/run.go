@@ -246,6 +246,7 @@ type workloadOptions struct {
 	promptTokens int
 	promptFile   string
 	stream       string
+	src          bench.SourceOptions // the source flags beyond --prompt*, --seed
 }
 
 func (w *workloadOptions) addFlags(fs *pflag.FlagSet, requests int) {
@@ -258,26 +259,38 @@ func (w *workloadOptions) addFlags(fs *pflag.FlagSet, requests int) {
 	fs.StringVar(&w.prompt, "prompt", bench.DefaultPrompt, "fixed prompt text")
 	fs.IntVar(&w.promptTokens, "prompt-tokens", 0, "synthetic prompts of about N tokens (one common word per token)")
 	fs.StringVar(&w.promptFile, "prompt-file", "", `JSONL file of {"prompt": ...} or {"messages": [...]} lines, used in order`)
+	fs.StringVar(&w.src.InputTokens, "input-tokens", "", "synthetic prompt lengths in tokens: "+bench.DistGrammar)
+	fs.StringVar(&w.src.OutputTokens, "output-tokens", "", "output lengths in tokens, requested exactly (overrides --max-tokens and a dataset's): "+bench.DistGrammar)
+	fs.StringVar(&w.src.Turns, "turns", "", "turns per session: N (synthetic), or all/N of each --dataset conversation; each turn sends the whole history")
+	fs.StringVar(&w.src.ThinkTime, "think-time", "", "seconds between a reply and the session's next turn: "+bench.DistGrammar)
+	fs.IntVar(&w.src.SharedPrefixTokens, "shared-prefix-tokens", 0, "a shared system prompt of P tokens before each synthetic prompt")
+	fs.IntVar(&w.src.PrefixGroups, "prefix-groups", 0, "G distinct shared prefixes (default 1 with --shared-prefix-tokens)")
+	fs.StringVar(&w.src.PrefixPick, "prefix-pick", "", "how a request picks its prefix group: uniform (default) or zipf:S")
 }
 
-// prompts builds the prompt source from the flags.
-func (w *workloadOptions) prompts(fs *pflag.FlagSet) (*bench.Prompts, error) {
-	n := 0
-	for _, f := range []string{"prompt", "prompt-tokens", "prompt-file"} {
-		if fs.Changed(f) {
-			n++
+// source builds the workload source from the flags, and the think time.
+func (w *workloadOptions) source(fs *pflag.FlagSet) (bench.Source, bench.Dist, error) {
+	o := w.src
+	o.Seed = w.seed
+	if fs.Changed("prompt") {
+		if _, err := bench.FixedPrompt(w.prompt); err != nil { // blank
+			return nil, bench.Dist{}, err
+		}
+		o.Prompt = w.prompt
+	}
+	if fs.Changed("prompt-tokens") {
+		if _, err := bench.SyntheticPrompts(w.promptTokens, 0); err != nil { // 0 would read as not given
+			return nil, bench.Dist{}, err
+		}
+		o.PromptTokens = w.promptTokens
+	}
+	o.PromptFile = w.promptFile
+	for _, f := range []string{"shared-prefix-tokens", "prefix-groups"} {
+		if v, _ := fs.GetInt(f); fs.Changed(f) && v < 1 {
+			return nil, bench.Dist{}, fmt.Errorf("--%s %d: expected at least 1", f, v)
 		}
 	}
-	if n > 1 {
-		return nil, errors.New("--prompt, --prompt-tokens and --prompt-file: expected at most one")
-	}
-	switch {
-	case fs.Changed("prompt-tokens"):
-		return bench.SyntheticPrompts(w.promptTokens, w.seed)
-	case w.promptFile != "":
-		return bench.LoadPromptFile(w.promptFile)
-	}
-	return bench.FixedPrompt(w.prompt)
+	return bench.NewSource(o)
 }
 
 // baseWorkload is what run's and sweep's workloads share, before the mode:
@@ -389,17 +402,18 @@ func (w *workloadOptions) runs(fs *pflag.FlagSet, o *sessionOptions, prefix stri
 	if err != nil {
 		return nil, err
 	}
-	p, err := w.prompts(fs)
+	src, think, err := w.source(fs)
 	if err != nil {
 		return nil, err
 	}
+	wl.ThinkTime = think
 	modes, err := streams(w.stream)
 	if err != nil {
 		return nil, err
 	}
 	var runs []bench.RunSpec
 	for _, s := range modes {
-		spec := bench.RunSpec{Name: prefix + streamName(s), Workload: wl, Request: o.request(s), Prompts: p}
+		spec := bench.RunSpec{Name: prefix + streamName(s), Workload: wl, Request: o.request(s), Source: src}
 		if err := spec.Validate(); err != nil {
 			return nil, err
 		}

@@ -76,11 +76,12 @@ func (o *sweepOptions) base(fs *pflag.FlagSet) (bench.RunSpec, error) {
 		return bench.RunSpec{}, err
 	}
 	wl.Arrival, wl.Burstiness = w.arrival, w.burstiness // for --rate levels
-	p, err := w.prompts(fs)
+	src, think, err := w.source(fs)
 	if err != nil {
 		return bench.RunSpec{}, err
 	}
-	return bench.RunSpec{Workload: wl, Request: o.request(o.stream == "on"), Prompts: p}, nil
+	wl.ThinkTime = think
+	return bench.RunSpec{Workload: wl, Request: o.request(o.stream == "on"), Source: src}, nil
 }
 
 func intsString(xs []int) string {

@@ -217,7 +217,29 @@ func workloadDiffs(b, n *result.Run) []Diff {
 	add("rate", wb.Rate, wn.Rate)
 	add("arrival", wb.Arrival, wn.Arrival)
 	add("burstiness", wb.Burstiness, wn.Burstiness)
+	add("source", wb.Source, wn.Source)
+	if wb.SourceSHA256 != "" && wn.SourceSHA256 != "" { // results from before issue 11 have none
+		add("source_sha256", wb.SourceSHA256, wn.SourceSHA256)
+	}
+	add("input_tokens", wb.InputTokens, wn.InputTokens)
+	add("output_tokens", wb.OutputTokens, wn.OutputTokens)
+	add("turns", wb.Turns, wn.Turns)
+	add("think_time_s", wb.ThinkTimeS, wn.ThinkTimeS)
+	add("shared_prefix_tokens", wb.SharedPrefixTokens, wn.SharedPrefixTokens)
+	add("prefix_groups", wb.PrefixGroups, wn.PrefixGroups)
+	add("prefix_pick", wb.PrefixPick, wn.PrefixPick)
+	add("trace", traceString(wb.Trace), traceString(wn.Trace))
+	add("seed", wb.Seed, wn.Seed)
 	return d
+}
+
+// traceString is how a trace was replayed, for the workload check (its
+// file is told apart by source_sha256).
+func traceString(t *result.TraceWorkload) string {
+	if t == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s speed %g window %g+%g s", t.Format, t.Speed, t.WindowStartS, t.WindowDurationS)
 }
 
 func baseName(p string) string {

@@ -151,6 +151,23 @@ func TestThresholdOffAndExtraStat(t *testing.T) {
 	}
 }
 
+// TestDatasetMismatchRefused: two runs on different dataset files (their
+// SHA-256) are refused; a baseline from before the hash was recorded is not.
+func TestDatasetMismatchRefused(t *testing.T) {
+	sha := func(h string) func(*result.Workload) {
+		return func(w *result.Workload) { w.Source, w.SourceFile, w.SourceSHA256 = "sharegpt", "sg.json", h }
+	}
+	base := synthSide(t, "base", 1, 100, synthRun{name: "r", n: 20, scale: 1, stream: true, workload: sha("aa")})
+	other := synthSide(t, "new", 2, 100, synthRun{name: "r", n: 20, scale: 1, stream: true, workload: sha("bb")})
+	if _, err := Compare(base, other, Options{}); !errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), "source_sha256:") {
+		t.Errorf("different datasets: err = %v, want source_sha256 named", err)
+	}
+	old := synthSide(t, "old", 3, 100, synthRun{name: "r", n: 20, scale: 1, stream: true, workload: sha("")})
+	if _, err := Compare(old, other, Options{}); err != nil {
+		t.Errorf("baseline without a hash: %v", err)
+	}
+}
+
 // TestWorkloadMismatchRefused: each differing field is named, and --force
 // compares anyway, reporting the difference.
 func TestWorkloadMismatchRefused(t *testing.T) {
@@ -167,6 +184,14 @@ func TestWorkloadMismatchRefused(t *testing.T) {
 		{"endpoint", func(w *result.Workload) { w.Endpoint = "completions" }},
 		{"exact_length", func(w *result.Workload) { w.ExactLength = false }},
 		{"stream", func(w *result.Workload) { w.Stream = false }},
+		{"source", func(w *result.Workload) { w.Source = "sharegpt" }},
+		{"input_tokens", func(w *result.Workload) { w.InputTokens = "lognormal:512,256" }},
+		{"output_tokens", func(w *result.Workload) { w.OutputTokens = "uniform:1-9" }},
+		{"turns", func(w *result.Workload) { w.Turns = "4" }},
+		{"think_time_s", func(w *result.Workload) { w.ThinkTimeS = "2" }},
+		{"prefix_groups", func(w *result.Workload) { w.PrefixGroups = 16 }},
+		{"trace", func(w *result.Workload) { w.Trace = &result.TraceWorkload{Format: "azure", Speed: 2} }},
+		{"seed", func(w *result.Workload) { w.Seed = 9 }},
 	} {
 		t.Run(tc.field, func(t *testing.T) {
 			base := synthSide(t, "base", 1, 100, synthRun{name: "r", n: 20, scale: 1, stream: true})

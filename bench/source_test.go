@@ -1,0 +1,287 @@
+package bench
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/client"
+)
+
+func TestParseDist(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string // want: String() of the parsed Dist, or the error's text
+		ok       bool
+	}{
+		{"512", "512", true},                                 // a constant
+		{" uniform:100-300 ", "uniform:100-300", true},       // spaces trimmed
+		{"normal:512,64", "normal:512,64", true},             // mean, std
+		{"lognormal:512,256", "lognormal:512,256", true},     // of the values
+		{"zipf:1.5,1000", "zipf:1.5,1000", true},             // S > 1, MAX
+		{"0.5", "0.5", true},                                 // seconds (think time)
+		{"", "expected N, uniform", false},                   // nothing
+		{"-3", "expected N, uniform", false},                 // negative
+		{"gauss:1,2", `unknown distribution "gauss"`, false}, // unknown kind
+		{"uniform:300-100", "0 <= MIN <= MAX", false},        // reversed
+		{"uniform:100,300", "uniform:MIN-MAX with numbers", false},
+		{"normal:512", "normal:MEAN,STD with numbers", false}, // STD missing
+		{"lognormal:0,5", "MEAN > 0", false},
+		{"lognormal:5,-1", "STD >= 0", false},
+		{"zipf:1,100", "S > 1", false},
+		{"normal:NaN,1", "with numbers", false},
+		{"Inf", "expected N", false},
+	} {
+		d, err := ParseDist(tc.in)
+		switch {
+		case tc.ok && (err != nil || d.String() != tc.want):
+			t.Errorf("ParseDist(%q) = %v, %v; want %s", tc.in, d, err, tc.want)
+		case !tc.ok && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("ParseDist(%q) error %v, want %q", tc.in, err, tc.want)
+		}
+	}
+}
+
+// TestDistMoments: samples have the mean and spread asked for, lognormal
+// in the values themselves (not their log), and Int clips.
+func TestDistMoments(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, tc := range []struct {
+		spec           string
+		mean, std, tol float64
+	}{
+		{"uniform:100-300", 200, 200 / math.Sqrt(12), 0.03},
+		{"normal:512,64", 512, 64, 0.03},
+		{"lognormal:512,256", 512, 256, 0.05},
+		{"lognormal:100,300", 100, 300, 0.15}, // heavy tail: slower to converge
+	} {
+		d, err := ParseDist(tc.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const n = 200_000
+		var sum, sq float64
+		for range n {
+			v := d.Sample(rng)
+			sum += v
+			sq += v * v
+		}
+		mean := sum / n
+		std := math.Sqrt(sq/n - mean*mean)
+		if math.Abs(mean-tc.mean) > tc.tol*tc.mean || math.Abs(std-tc.std) > 2*tc.tol*tc.std {
+			t.Errorf("%s: mean %.1f std %.1f, want %.1f %.1f", tc.spec, mean, std, tc.mean, tc.std)
+		}
+	}
+	z, _ := ParseDist("zipf:2,50")
+	ones := 0
+	for range 10000 {
+		v := z.Int(rng, 1, 50)
+		if v < 1 || v > 50 {
+			t.Fatalf("zipf value %d outside 1..50", v)
+		}
+		if v == 1 {
+			ones++
+		}
+	}
+	// P(1) = 1/H(50,2) = 1/1.625 = 0.615.
+	if ones < 5800 || ones > 6500 {
+		t.Errorf("zipf:2,50 drew 1 %d times in 10000, want about 6150", ones)
+	}
+	wide, _ := ParseDist("normal:10,100")
+	for range 1000 {
+		if v := wide.Int(rng, 1, 20); v < 1 || v > 20 {
+			t.Fatalf("Int clipped to [1,20] gave %d", v)
+		}
+	}
+}
+
+// TestSynthSource: conversation i is the same every time, lengths follow
+// the distributions, prefix groups are shared texts, turns make sessions.
+func TestSynthSource(t *testing.T) {
+	src, think, err := NewSource(SourceOptions{InputTokens: "uniform:10-20", OutputTokens: "lognormal:50,20",
+		SharedPrefixTokens: 30, PrefixGroups: 4, PrefixPick: "zipf:1.5", Turns: "3", ThinkTime: "uniform:0-0.5", Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if think.String() != "uniform:0-0.5" {
+		t.Errorf("think time %v", think)
+	}
+	groups := map[int]int{}
+	prefixOf := map[int]string{}
+	for i := range 400 {
+		c := src.Conversation(i)
+		again := src.Conversation(i)
+		if c.Group != again.Group || c.Turns[1].Tokens != again.Turns[1].Tokens || c.Turns[2].OutputTokens != again.Turns[2].OutputTokens {
+			t.Fatalf("conversation %d not reproducible", i)
+		}
+		if len(c.Turns) != 3 || c.Session == "" {
+			t.Fatalf("conversation %d: %d turns, session %q", i, len(c.Turns), c.Session)
+		}
+		if c.Group < 1 || c.Group > 4 || len(strings.Fields(c.System)) != 30 {
+			t.Fatalf("conversation %d: group %d, prefix of %d words", i, c.Group, len(strings.Fields(c.System)))
+		}
+		if p, ok := prefixOf[c.Group]; ok && p != c.System {
+			t.Fatalf("group %d has two prefixes", c.Group)
+		}
+		prefixOf[c.Group] = c.System
+		groups[c.Group]++
+		for _, tu := range c.Turns {
+			if tu.Tokens < 10 || tu.Tokens > 20 || tu.OutputTokens < 1 {
+				t.Fatalf("turn lengths %d in, %d out", tu.Tokens, tu.OutputTokens)
+			}
+		}
+	}
+	if len(prefixOf) != 4 {
+		t.Errorf("%d distinct groups used, want 4", len(prefixOf))
+	}
+	if groups[1] <= groups[4] {
+		t.Errorf("zipf pick: group 1 used %d times, group 4 %d: want group 1 the most", groups[1], groups[4])
+	}
+	var w result.Workload
+	src.Describe(&w)
+	if w.Source != SourceSynthetic || w.InputTokens != "uniform:10-20" || w.OutputTokens != "lognormal:50,20" ||
+		w.Turns != "3" || w.SharedPrefixTokens != 30 || w.PrefixGroups != 4 || w.PrefixPick != "zipf:1.5,4" {
+		t.Errorf("workload block %+v", w)
+	}
+}
+
+func TestNewSourceRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		o    SourceOptions
+		want string
+	}{
+		{SourceOptions{InputTokens: "lognormal:5"}, `--input-tokens "lognormal:5": expected lognormal:MEAN,STD`},
+		{SourceOptions{OutputTokens: "uniform:9-1"}, "--output-tokens"},
+		{SourceOptions{Turns: "0"}, `--turns "0"`},
+		{SourceOptions{Turns: "all"}, "--turns all: expected a dataset"},
+		{SourceOptions{ThinkTime: "2"}, "--think-time: expected sessions"},
+		{SourceOptions{ThinkTime: "x", Turns: "2"}, `--think-time "x"`},
+		{SourceOptions{PrefixGroups: 3}, "--prefix-groups without --shared-prefix-tokens"},
+		{SourceOptions{SharedPrefixTokens: 8, PrefixPick: "zipf:0.5"}, "zipf:S with S > 1"},
+		{SourceOptions{Prompt: "x", InputTokens: "5"}, "--prompt, --input-tokens: expected at most one"},
+		{SourceOptions{Prompt: "x", Turns: "2"}, "--turns with --prompt"},
+		{SourceOptions{PromptFile: "f", SharedPrefixTokens: 2}, "--shared-prefix-tokens with --prompt-file"},
+	} {
+		if _, _, err := NewSource(tc.o); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("NewSource(%+v) error %v, want %q", tc.o, err, tc.want)
+		}
+	}
+	// --prompt-tokens alone keeps its historical source; with --turns it is the length.
+	if src, _, err := NewSource(SourceOptions{PromptTokens: 40}); err != nil || src.(*Prompts).Kind != PromptSynthetic {
+		t.Errorf("--prompt-tokens alone: %T %v", src, err)
+	}
+	if src, _, err := NewSource(SourceOptions{PromptTokens: 40, Turns: "2"}); err != nil || src.Conversation(0).Turns[1].Tokens != 40 {
+		t.Errorf("--prompt-tokens with --turns: %v", err)
+	}
+}
+
+// echoDoer answers every request at once with a text naming its message
+// count, and keeps the requests it saw.
+type echoDoer struct {
+	mu   sync.Mutex
+	reqs []client.Request
+	fail func(*client.Request) bool
+}
+
+func (d *echoDoer) Do(_ context.Context, req *client.Request) client.Trace {
+	d.mu.Lock()
+	r := *req
+	r.Messages = append([]client.Message(nil), req.Messages...)
+	d.reqs = append(d.reqs, r)
+	d.mu.Unlock()
+	tr := client.Trace{Start: time.Now(), Stream: req.Stream, Status: 200, OutputTokens: req.MaxTokens,
+		FirstToken: time.Millisecond, FirstVisible: time.Millisecond, Done: 2 * time.Millisecond}
+	if d.fail != nil && d.fail(req) {
+		tr.Error, tr.Status = client.ErrHTTPStatus, 500
+	}
+	if req.KeepText {
+		tr.Text = "answer to " + req.Messages[len(req.Messages)-1].Content[:5]
+	}
+	return tr
+}
+
+// TestSessionsRun: each turn carries the whole history with the previous
+// answers as received; records carry session, turn and prefix group;
+// --requests counts sessions; a failed turn ends its session.
+func TestSessionsRun(t *testing.T) {
+	src, _, err := NewSource(SourceOptions{InputTokens: "8", OutputTokens: "uniform:3-9", Turns: "3",
+		SharedPrefixTokens: 5, PrefixGroups: 2, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &echoDoer{}
+	r := &Runner{Client: d}
+	spec := RunSpec{Name: "s", Workload: Workload{Mode: ModeConcurrent, Concurrency: 3, Requests: 5, Seed: 1,
+		ThinkTime: Dist{Kind: DistConst, A: 0.001}}, Request: RequestSpec{MaxTokens: 16, Stream: true}, Source: src}
+	run, recs, err := r.Run(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Requests != 15 || len(recs) != 15 {
+		t.Fatalf("5 sessions of 3 turns: %d requests, %d records", run.Requests, len(recs))
+	}
+	if run.Workload.Turns != "3" || run.Workload.ThinkTimeS != "0.001" || run.Workload.Seed != 1 {
+		t.Errorf("workload block %+v", run.Workload)
+	}
+	turns := map[string][]int{}
+	for _, rec := range recs {
+		turns[rec.Session] = append(turns[rec.Session], rec.Turn)
+		if rec.PrefixGroup < 1 || rec.PrefixGroup > 2 || rec.MaxTokens < 3 || rec.MaxTokens > 9 {
+			t.Errorf("record %+v: want group 1-2 and max_tokens 3-9", rec)
+		}
+	}
+	if len(turns) != 5 {
+		t.Errorf("sessions %v, want 5", turns)
+	}
+	for _, req := range d.reqs {
+		n := len(req.Messages)
+		if n%2 != 0 || req.Messages[0].Role != "system" {
+			t.Fatalf("turn with %d messages, first %q: want system + (user, assistant)* + user", n, req.Messages[0].Role)
+		}
+		for k := 2; k < n; k += 2 {
+			a, u := req.Messages[k], req.Messages[k-1]
+			if a.Role != "assistant" || a.Content != "answer to "+u.Content[:5] {
+				t.Errorf("history message %d = %+v, want the answer to %q as received", k, a, u.Content[:5])
+			}
+		}
+		if req.KeepText != (n < 6) {
+			t.Errorf("KeepText %v on a turn with %d messages (only the last turn needs no text)", req.KeepText, n)
+		}
+	}
+
+	// A failed second turn ends the session: one record fewer per failure.
+	d2 := &echoDoer{fail: func(r *client.Request) bool { return len(r.Messages) == 4 }}
+	r2 := &Runner{Client: d2}
+	run, recs, _ = r2.Run(context.Background(), spec)
+	if len(recs) != 10 || !strings.Contains(strings.Join(run.Warnings, ";"), "5 sessions stopped at a failed turn") {
+		t.Errorf("failed turns: %d records (want 10), warnings %v", len(recs), run.Warnings)
+	}
+}
+
+// TestClipToMaxModelLen: drawn lengths past the server's context are clipped
+// so prompt and output fit, and the run says how many.
+func TestClipToMaxModelLen(t *testing.T) {
+	src, _, err := NewSource(SourceOptions{InputTokens: "uniform:50-150", OutputTokens: "100", Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &echoDoer{}
+	spec := RunSpec{Name: "c", Workload: Workload{Requests: 40}, Request: RequestSpec{MaxTokens: 16, MaxModelLen: 120}, Source: src}
+	run, _, err := (&Runner{Client: d}).Run(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, req := range d.reqs {
+		in := len(strings.Fields(req.Messages[0].Content))
+		if in > 119 || in+req.MaxTokens > 120 || req.MaxTokens < 1 {
+			t.Fatalf("request of %d prompt words and max_tokens %d over max_model_len 120", in, req.MaxTokens)
+		}
+	}
+	if !strings.Contains(strings.Join(run.Warnings, ";"), "clipped to the server's max_model_len 120") {
+		t.Errorf("warnings %v", run.Warnings)
+	}
+}

@@ -1,0 +1,211 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+
+	"github.com/servebench/servebench/bench/result"
+)
+
+// SourceOptions are the workload-source flags of run and sweep, as given:
+// an empty string (or 0) is a flag not given. NewSource turns them into a
+// Source; each error names the flag (and file, line and field for files).
+type SourceOptions struct {
+	Prompt       string // --prompt (fixed text)
+	PromptTokens int    // --prompt-tokens (0: not given)
+	PromptFile   string // --prompt-file
+	InputTokens  string // --input-tokens DIST
+	OutputTokens string // --output-tokens DIST
+	Dataset      string // --dataset sharegpt:FILE | jsonl:FILE
+	Turns        string // --turns N | all
+	ThinkTime    string // --think-time DIST (seconds)
+	// --shared-prefix-tokens P, --prefix-groups G, --prefix-pick uniform|zipf:S
+	SharedPrefixTokens, PrefixGroups int
+	PrefixPick                       string
+	Trace                            string  // --trace FILE
+	TraceFormat                      string  // --trace-format mooncake | azure
+	TraceSpeed                       float64 // --trace-speed K (0: 1)
+	TraceWindow                      string  // --trace-window START,DURATION
+	Seed                             int64
+}
+
+// DefaultInputTokens is the prompt length of a synthetic source given no
+// --input-tokens (e.g. --turns 4 alone).
+const DefaultInputTokens = 128
+
+// maxTurns bounds --turns N.
+const maxTurns = 1000
+
+// NewSource builds the run's source from o, and the think time between
+// turns. Exactly one prompt source applies: --prompt, --prompt-tokens,
+// --prompt-file, a synthetic one (--input-tokens, shared prefixes,
+// --turns N), --dataset or --trace; --output-tokens applies to any.
+func NewSource(o SourceOptions) (Source, Dist, error) {
+	if o.PromptTokens != 0 {
+		if err := checkPromptTokens(o.PromptTokens); err != nil {
+			return nil, Dist{}, err
+		}
+	}
+	think, err := o.thinkTime()
+	if err != nil {
+		return nil, Dist{}, err
+	}
+	src, err := o.prompts()
+	if err != nil {
+		return nil, Dist{}, err
+	}
+	if o.OutputTokens != "" {
+		d, err := ParseDist(o.OutputTokens)
+		if err != nil {
+			return nil, Dist{}, fmt.Errorf("--output-tokens %w", err)
+		}
+		if s, ok := src.(*Synth); ok {
+			s.Output = d
+		} else {
+			src = &outputOverride{Source: src, dist: d, seed: o.Seed}
+		}
+	}
+	if !think.IsZero() && !sessions(src) {
+		return nil, Dist{}, errors.New("--think-time: expected sessions (--turns, or a dataset with conversations)")
+	}
+	return src, think, nil
+}
+
+func (o SourceOptions) thinkTime() (Dist, error) {
+	if o.ThinkTime == "" {
+		return Dist{}, nil
+	}
+	d, err := ParseDist(o.ThinkTime)
+	if err != nil {
+		return Dist{}, fmt.Errorf("--think-time %w (seconds)", err)
+	}
+	return d, nil
+}
+
+// prompts picks the one prompt source the flags ask for.
+func (o SourceOptions) prompts() (Source, error) {
+	// --prompt-tokens N is --input-tokens N: alone it keeps its own source
+	// (and recorded text), with sessions or prefixes it is their length.
+	prefixes := o.SharedPrefixTokens > 0 || o.PrefixGroups > 0 || o.PrefixPick != ""
+	turns := o.Turns != "" && o.Turns != "1"
+	var given []string
+	for _, g := range []struct {
+		name string
+		on   bool
+	}{
+		{"--prompt", o.Prompt != ""}, {"--prompt-file", o.PromptFile != ""},
+		{"--dataset", o.Dataset != ""}, {"--trace", o.Trace != ""},
+		{"--prompt-tokens", o.PromptTokens > 0}, {"--input-tokens", o.InputTokens != ""},
+	} {
+		if g.on {
+			given = append(given, g.name)
+		}
+	}
+	if len(given) > 1 {
+		return nil, fmt.Errorf("%s: expected at most one prompt source", strings.Join(given, ", "))
+	}
+	fixed := o.Prompt != "" || o.PromptFile != "" || o.Dataset != "" || o.Trace != ""
+	switch {
+	case prefixes && fixed:
+		return nil, fmt.Errorf("--shared-prefix-tokens with %s: shared prefixes go with synthetic prompts (--input-tokens)", given[0])
+	case turns && (o.Prompt != "" || o.PromptFile != ""):
+		return nil, fmt.Errorf("--turns with %s: sessions come from --dataset or synthetic prompts (--input-tokens)", given[0])
+	case turns || prefixes || o.InputTokens != "":
+		return o.synth()
+	case o.Prompt != "":
+		return FixedPrompt(o.Prompt)
+	case o.PromptTokens > 0:
+		return SyntheticPrompts(o.PromptTokens, o.Seed)
+	case o.PromptFile != "":
+		return LoadPromptFile(o.PromptFile)
+	}
+	return FixedPrompt(DefaultPrompt)
+}
+
+// synth builds the synthetic source.
+func (o SourceOptions) synth() (Source, error) {
+	s := &Synth{Seed: o.Seed, Turns: 1, SharedPrefixTokens: o.SharedPrefixTokens, PrefixGroups: o.PrefixGroups}
+	in := o.InputTokens
+	if in == "" {
+		in = strconv.Itoa(DefaultInputTokens)
+		if o.PromptTokens > 0 {
+			in = strconv.Itoa(o.PromptTokens)
+		}
+	}
+	var err error
+	if s.Input, err = ParseDist(in); err != nil {
+		return nil, fmt.Errorf("--input-tokens %w", err)
+	}
+	if o.Turns != "" {
+		n, err := strconv.Atoi(o.Turns)
+		if o.Turns == "all" {
+			return nil, errors.New("--turns all: expected a dataset of conversations (--dataset sharegpt:FILE or jsonl:FILE); synthetic sessions take --turns N")
+		}
+		if err != nil || n < 1 || n > maxTurns {
+			return nil, fmt.Errorf("--turns %q: expected a count from 1 to %d, or all (with --dataset)", o.Turns, maxTurns)
+		}
+		s.Turns = n
+	}
+	switch {
+	case o.SharedPrefixTokens < 0 || o.SharedPrefixTokens > MaxSyntheticTokens:
+		return nil, fmt.Errorf("--shared-prefix-tokens %d: expected a token count from 1 to %d", o.SharedPrefixTokens, MaxSyntheticTokens)
+	case o.PrefixGroups < 0 || o.PrefixGroups > 100_000:
+		return nil, fmt.Errorf("--prefix-groups %d: expected a count from 1 to 100000", o.PrefixGroups)
+	case o.PrefixGroups > 0 && o.SharedPrefixTokens == 0:
+		return nil, errors.New("--prefix-groups without --shared-prefix-tokens: expected the prefix length too")
+	case o.PrefixPick != "" && o.SharedPrefixTokens == 0:
+		return nil, errors.New("--prefix-pick without --shared-prefix-tokens: expected shared prefixes")
+	case o.SharedPrefixTokens > 0 && o.PrefixGroups == 0:
+		s.PrefixGroups = 1
+	}
+	switch pick := o.PrefixPick; {
+	case pick == "" || pick == "uniform":
+	case strings.HasPrefix(pick, "zipf:"):
+		v, err := distNumber(strings.TrimPrefix(pick, "zipf:"))
+		if err != nil || !(v > 1) {
+			return nil, fmt.Errorf("--prefix-pick %q: expected zipf:S with S > 1", pick)
+		}
+		s.PrefixPick = Dist{Kind: DistZipf, A: v, B: float64(s.PrefixGroups)}
+	default:
+		return nil, fmt.Errorf("--prefix-pick %q: expected uniform or zipf:S", pick)
+	}
+	s.Build()
+	return s, nil
+}
+
+// sessions reports whether src yields multi-turn conversations.
+func sessions(src Source) bool {
+	var w result.Workload
+	src.Describe(&w)
+	return w.Turns != ""
+}
+
+// outputOverride sets every turn's output length from a distribution
+// (--output-tokens over a file's or dataset's own lengths).
+type outputOverride struct {
+	Source
+	dist Dist
+	seed int64
+}
+
+func (o *outputOverride) Conversation(i int) Conversation {
+	c := o.Source.Conversation(i)
+	var pcg rand.PCG
+	pcg.Seed(uint64(o.seed)^0x0a7, uint64(i))
+	rng := rand.New(&pcg) //nolint:gosec // load pattern
+	turns := make([]Turn, len(c.Turns))
+	copy(turns, c.Turns)
+	for k := range turns {
+		turns[k].OutputTokens = o.dist.Int(rng, 1, MaxSyntheticTokens)
+	}
+	c.Turns = turns
+	return c
+}
+
+func (o *outputOverride) Describe(w *result.Workload) {
+	o.Source.Describe(w)
+	w.OutputTokens = o.dist.String()
+}
