@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -289,8 +290,14 @@ func TestReconciliation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rc := res.Runs[0].Engine.Reconciliation; rc.EngineCount != 4 || rc.Foreign || len(res.Runs[0].Warnings) != 0 {
-		t.Errorf("two replicas, one idle: reconciliation %+v warnings %v", rc, res.Runs[0].Warnings)
+	// The idle replica b is named (issue 15), each replica has its own count.
+	rc, ws := res.Runs[0].Engine.Reconciliation, res.Runs[0].Warnings
+	if rc.EngineCount != 4 || rc.Foreign || !slices.Equal(rc.IdleReplicas, []string{b.BaseURL() + "/metrics"}) ||
+		len(ws) != 1 || !strings.Contains(ws[0], b.BaseURL()) {
+		t.Errorf("two replicas, one idle: reconciliation %+v warnings %v", rc, ws)
+	}
+	if reps := res.Runs[0].Engine.Replicas; len(reps) != 2 || *reps[0].Requests != 4 || *reps[1].Requests != 0 {
+		t.Errorf("replicas %+v: want a with 4 requests, b with 0", reps)
 	}
 
 	// Another client sends 3 requests to the same engine during the run.
@@ -302,7 +309,7 @@ func TestReconciliation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rc := res.Runs[0].Engine.Reconciliation
+	rc = res.Runs[0].Engine.Reconciliation
 	if !rc.Foreign || rc.EngineCount != 7 || rc.Sent != 4 || !strings.Contains(strings.Join(res.Warnings, "\n"), "foreign traffic") {
 		t.Errorf("foreign traffic not flagged: %+v, warnings %v", rc, res.Warnings)
 	}

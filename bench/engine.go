@@ -113,6 +113,8 @@ func (r *Runner) engineFigures(ctx context.Context, run *result.Run, before snap
 	run.Engine = EngineSummary(delta)
 	run.Engine.Reconciliation = rec
 	run.Engine.Source = &result.EngineSource{Kind: result.SourceMetrics}
+	run.Engine.Replicas = metricsReplicas(m, before.snap, after.snap)
+	noteIdleReplicas(run, rec)
 }
 
 // reconcileNote explains a mismatch between the client's and the engine's

@@ -44,6 +44,8 @@ func (r *Runner) promFigures(ctx context.Context, run *result.Run, rec *result.R
 	run.Engine = EngineSummary(w.Total)
 	run.Engine.Reconciliation = rec
 	run.Engine.Source = src
+	run.Engine.Replicas = promReplicas(w)
+	noteIdleReplicas(run, rec)
 }
 
 // promAfterWarmup waits (bounded) until Prometheus has scraped every

@@ -19,6 +19,11 @@ func TableChart(res *result.Results) ([]byte, error) {
 	if len(t.Rows) == 0 {
 		return nil, fmt.Errorf("table chart: no runs")
 	}
+	return barChart(res, t, "Latency by "+groupWord(res)+": client medians beside engine means")
+}
+
+// barChart draws t's rows as groups of bars, one colour per column.
+func barChart(res *result.Results, t *TableModel, title string) ([]byte, error) {
 	var vals []float64
 	for _, r := range t.Rows {
 		for _, c := range r.Cells {
@@ -63,7 +68,7 @@ func TableChart(res *result.Results) ([]byte, error) {
 	for _, col := range t.Columns {
 		leg.Add(col.Header, colorBox{Palette[col.Key]})
 	}
-	f := figure{title: "Latency by " + groupWord(res) + ": client medians beside engine means",
+	f := figure{title: title,
 		panels: []*plot.Plot{p}, legend: leg}
 	if logY {
 		// Log-scale bars start at the axis floor, not at zero, so their

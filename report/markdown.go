@@ -63,6 +63,10 @@ func Markdown(w io.Writer, res *result.Results, recs []result.Record, charts []C
 		b.WriteString("## Sweep\n\n")
 		embed(FileSweep)
 	}
+	if hasReplicas(res) {
+		b.WriteString("## Replicas\n\n")
+		embed(FileReplicas)
+	}
 	writeStartupSection(&b, res, embed)
 	b.WriteString("## Runs\n\n")
 	for i := range res.Runs {
@@ -247,6 +251,7 @@ func writeRun(b *strings.Builder, r *result.Run, nrec [3]int) {
 	}
 	b.WriteString("\n")
 	writeRunStats(b, r)
+	writeReplicas(b, r)
 }
 
 func errorsText(errs map[string]int) string {

@@ -31,7 +31,8 @@ type Chart struct {
 
 // PlanCharts lists the charts that apply to res and recs, without drawing
 // them: table when there are runs; timeline, tokens and cdf when some request succeeded;
-// startup when start-up was measured; sweep when the runs are a sweep.
+// startup when start-up was measured; replicas when runs have per-replica
+// engine figures; sweep when the runs are a sweep.
 func PlanCharts(res *result.Results, recs []result.Record) []Chart {
 	var cs []Chart
 	if len(res.Runs) > 0 { // none in a start-up only directory
@@ -56,6 +57,10 @@ func PlanCharts(res *result.Results, recs []result.Record) []Chart {
 	if st := res.Server.Startup; st != nil && len(startupBars(st)) > 0 {
 		cs = append(cs, Chart{FileStartup, "Server start-up phases",
 			func() ([]byte, error) { return StartupChart(res) }})
+	}
+	if hasReplicas(res) {
+		cs = append(cs, Chart{FileReplicas, "Engine means by replica",
+			func() ([]byte, error) { return ReplicaChart(res) }})
 	}
 	if isSweep(res) {
 		cs = append(cs, Chart{FileSweep, "Latency and throughput against load",

@@ -14,6 +14,9 @@ import (
 // Filter selects the series a Diff or Gauge reads.
 type Filter struct {
 	Model string // "" = sum over all models; else only series whose model label equals it
+	// Replica "" = sum over replicas; else only series whose ReplicaLabel
+	// (FetchAll's index of the URL) equals it: one replica's figures.
+	Replica string
 }
 
 // Bucket is one cumulative histogram bucket: Count observations <= UpperBound.
@@ -260,8 +263,14 @@ func (s *Snapshot) Gauge(dl *Dialect, f Filter, q Quantity) (float64, bool) {
 }
 
 // matches reports whether series passes f under dialect dl. A dialect
-// without model labels serves one model, so every series passes.
+// without model labels serves one model, so every series passes the model
+// filter.
 func matches(dl *Dialect, f Filter, series *dto.Metric) bool {
+	if f.Replica != "" {
+		if v, _ := labelValue(series, ReplicaLabel); v != f.Replica {
+			return false
+		}
+	}
 	if f.Model == "" || len(dl.ModelLabels) == 0 {
 		return true
 	}

@@ -160,6 +160,13 @@ func TestFetchAll(t *testing.T) {
 	if v, _ := s.Gauge(d.Dialect, Filter{}, EngineKVUsage); v != 0.5 {
 		t.Errorf("KV usage = %g, want the replicas' mean 0.5", v)
 	}
+	// Filter.Replica reads one replica (FetchAll's URL index) alone.
+	if v, _ := Diff(nil, s, nil, Filter{Model: "m", Replica: "1"}).Counter(EngineGenerationTokens); v != 300 {
+		t.Errorf("replica 1 generation tokens = %g, want b's 300", v)
+	}
+	if v, _ := s.Gauge(d.Dialect, Filter{Replica: "0"}, EngineKVUsage); v != 0.25 {
+		t.Errorf("replica 0 KV usage = %g, want a's 0.25", v)
+	}
 	// Before/after across replicas: each replica's series is matched to its own.
 	s2, _ := FetchAll(context.Background(), nil, []string{a.URL + "/metrics", b.URL + "/metrics"})
 	if v, ok := Diff(s, s2, nil, Filter{}).Counter(EngineGenerationTokens); !ok || v != 0 {

@@ -186,6 +186,34 @@ type EngineStats struct {
 	ITLS           *Hist           `json:"itl_s,omitempty"`
 	Reconciliation *Reconciliation `json:"reconciliation,omitempty"`
 	Source         *EngineSource   `json:"source,omitempty"`
+	// Replicas are each replica's figures beside the sum above, when the
+	// engine figures come from several --metrics-url or from Prometheus.
+	Replicas []Replica `json:"replicas,omitempty"`
+}
+
+// Replica is one replica's engine figures over a run. A quantity the
+// server does not export is nil; Requests 0 means it finished none.
+type Replica struct {
+	Name             string   `json:"name"` // its --metrics-url, or Prometheus' pod or instance label
+	Requests         *float64 `json:"requests,omitempty"`
+	PromptTokens     *float64 `json:"prompt_tokens,omitempty"`
+	GenerationTokens *float64 `json:"generation_tokens,omitempty"`
+	TTFTS            *Hist    `json:"ttft_s,omitempty"`
+	E2ES             *Hist    `json:"e2e_s,omitempty"`
+	QueueS           *Hist    `json:"queue_s,omitempty"`
+	PrefillS         *Hist    `json:"prefill_s,omitempty"`
+	DecodeS          *Hist    `json:"decode_s,omitempty"`
+	ITLS             *Hist    `json:"itl_s,omitempty"`
+	// KVUsage is the KV-cache usage (0..1) over the run: Prometheus only,
+	// since two /metrics snapshots see it only before and after.
+	KVUsage *Gauge `json:"kv_usage,omitempty"`
+}
+
+// Gauge is a gauge over a run: its time-weighted mean and its maximum, as
+// Prometheus' avg_over_time and max_over_time read them.
+type Gauge struct {
+	Mean float64 `json:"mean"`
+	Max  float64 `json:"max"`
 }
 
 // Engine sources (EngineSource.Kind).
@@ -229,7 +257,10 @@ type Reconciliation struct {
 	EngineCount float64 `json:"engine_count"`
 	WaitedS     float64 `json:"waited_s"` // how long we waited for the engine count to catch up
 	Foreign     bool    `json:"foreign_traffic"`
-	Note        string  `json:"note,omitempty"`
+	// IdleReplicas name the replicas whose engine finished none of the
+	// run's requests (a router that skips them, a dead replica).
+	IdleReplicas []string `json:"idle_replicas,omitempty"`
+	Note         string   `json:"note,omitempty"`
 	// EngineAbsent: the engine figures were left out because the counts
 	// cannot be trusted (a counter reset); Note says why.
 	EngineAbsent bool `json:"engine_figures_absent,omitempty"`

@@ -4,7 +4,9 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -63,11 +65,12 @@ func hostOf(base string) string {
 }
 
 // TestPrometheusSource: run reads its engine figures from a real Prometheus
-// scraping two engines behind a round-robin proxy; results.json names the
-// source, its queries and the scrape lag, and the engine's count of the
-// run's requests (summed over the replicas) equals what was sent.
+// scraping three engines, two behind a round-robin proxy; results.json
+// names the source, its queries and the scrape lag, the engines' count of
+// the run's requests (summed over the replicas) equals what was sent, each
+// replica has its own figures, and the idle third is named.
 func TestPrometheusSource(t *testing.T) {
-	f := startFleet(t, 2, 2)
+	f := startFleet(t, 3, 2)
 	prom := promtest.Start(t, f.engines...)
 	dir := filepath.Join(t.TempDir(), "out")
 	code, stdout, stderr := runMain("run", "--base-url", f.proxy, "--prometheus-url", prom,
@@ -95,4 +98,67 @@ func TestPrometheusSource(t *testing.T) {
 	if !strings.Contains(strings.Join(src.Queries, "\n"), `instance="`+hostOf(f.engines[1])+`"`) {
 		t.Errorf("queries %q: want one per replica", src.Queries)
 	}
+	hosts := []string{hostOf(f.engines[0]), hostOf(f.engines[1]), hostOf(f.engines[2])}
+	checkReplicas(t, dir, hosts, true)
+}
+
+// checkReplicas checks per-replica figures of a run sent 6 requests through
+// the proxy of startFleet(t, 3, 2): 3 each on the replicas named names[0]
+// and names[1], none on names[2], which the reconciliation and report.md name.
+func checkReplicas(t *testing.T, dir string, names []string, kv bool) {
+	t.Helper()
+	res, _ := loadSaved(t, dir)
+	run := res.Runs[0]
+	reps := run.Engine.Replicas
+	if len(reps) != 3 {
+		t.Fatalf("replicas %+v: want 3", reps)
+	}
+	for _, rp := range reps {
+		i := slices.Index(names, rp.Name)
+		want := 3.0
+		if i == 2 {
+			want = 0
+		}
+		if i < 0 || rp.Requests == nil || *rp.Requests != want {
+			t.Errorf("replica %s with %v requests: want one of %q, with %g", rp.Name, rp.Requests, names, want)
+		}
+		if want > 0 && (rp.TTFTS == nil || rp.TTFTS.Count != want || rp.E2ES == nil || (rp.KVUsage != nil) != kv) {
+			t.Errorf("replica %s: TTFT %+v, E2E %+v, KV %+v: want %g observations each (KV usage: %v)", rp.Name, rp.TTFTS, rp.E2ES, rp.KVUsage, want, kv)
+		}
+	}
+	rec := run.Engine.Reconciliation
+	if rec.EngineCount != 6 || len(rec.IdleReplicas) != 1 || rec.IdleReplicas[0] != names[2] {
+		t.Errorf("reconciliation %+v: want 6 counted and %s idle", rec, names[2])
+	}
+	if !strings.Contains(strings.Join(res.Warnings, "\n"), "finished none of the 6 requests sent: "+names[2]) {
+		t.Errorf("warnings %q: want the idle replica named", res.Warnings)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "| "+names[0]+" | 3 |") || !strings.Contains(string(md), "![Engine means by replica](replicas.png)") {
+		t.Errorf("report.md lacks the per-replica table or chart:\n%s", md)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "replicas.png")); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestMetricsURLReplicas: several --metrics-url keep each replica's figures
+// beside their sum, named by URL.
+func TestMetricsURLReplicas(t *testing.T) {
+	f := startFleet(t, 3, 2)
+	dir := filepath.Join(t.TempDir(), "out")
+	args := []string{"run", "--base-url", f.proxy, "--requests", "6", "--concurrency", "2",
+		"--stream", "on", "--max-tokens", "8", "--quiet", "--out", dir}
+	var names []string
+	for _, e := range f.engines {
+		args = append(args, "--metrics-url", e+"/metrics")
+		names = append(names, e+"/metrics")
+	}
+	if code, stdout, stderr := runMain(args...); code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	checkReplicas(t, dir, names, false)
 }
