@@ -12,8 +12,9 @@ import (
 
 // engineOptions is `servebench engine`'s parsed flags.
 type engineOptions struct {
-	sim          sim.Options
-	listProfiles bool
+	sim           sim.Options
+	listProfiles  bool
+	prefixCaching bool // --enable-prefix-caching
 }
 
 func newEngineCmd() *cobra.Command {
@@ -37,6 +38,12 @@ model's chat template (Qwen2.5's default system prompt included).`,
 			if o.listProfiles {
 				return perf.WriteProfiles(cmd.OutOrStdout())
 			}
+			if f := cmd.Flags(); f.Changed("enable-prefix-caching") {
+				if f.Changed("no-enable-prefix-caching") && o.prefixCaching == o.sim.NoPrefixCaching {
+					return usageErr(errors.New("--enable-prefix-caching and --no-enable-prefix-caching contradict each other: give one"))
+				}
+				o.sim.NoPrefixCaching = !o.prefixCaching
+			}
 			o.sim.Log = cmd.ErrOrStderr()
 			e, err := sim.New(o.sim)
 			if err != nil {
@@ -58,6 +65,10 @@ model's chat template (Qwen2.5's default system prompt included).`,
 	f.IntVar(&s.MaxNumSeqs, "max-num-seqs", s.MaxNumSeqs, "running sequences at most (0: vLLM's default for the GPU, 256, or 1024 on H100/H200)")
 	f.IntVar(&s.MaxNumBatchedTokens, "max-num-batched-tokens", s.MaxNumBatchedTokens, "tokens per step, the chunked-prefill budget (0: vLLM's default, 2048, or 8192 on H100/H200)")
 	f.IntVar(&s.NumGPUBlocksOverride, "num-gpu-blocks-override", 0, "KV cache blocks of 16 tokens (0: from the performance model)")
+	f.BoolVar(&o.prefixCaching, "enable-prefix-caching", true, "reuse the KV blocks of cached prompt prefixes (vLLM V1's default)")
+	f.BoolVar(&s.NoPrefixCaching, "no-enable-prefix-caching", false, "turn automatic prefix caching off")
+	f.BoolVar(&s.PromptTokensDetails, "enable-prompt-tokens-details", false, "report usage.prompt_tokens_details.cached_tokens, as vLLM's flag does")
+	f.BoolVar(&s.DebugRequests, "debug-requests", false, "keep each request's engine-side record and serve them on GET /debug/requests (tests)")
 	f.Float64Var(&s.Speedup, "speedup", s.Speedup, "divide every modelled duration by this factor")
 	f.Float64Var(&s.StartupSpeedup, "startup-speedup", 0, "divide the start-up phases by this factor instead (0: --speedup)")
 	f.Int64Var(&s.Seed, "seed", s.Seed, "seed for generated text, lengths and faults")

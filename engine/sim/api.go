@@ -23,7 +23,7 @@ type route struct {
 // routes are the OpenAI-compatible API and the operational endpoints, in
 // vLLM's start-up log order.
 func (e *Engine) routes() []route {
-	return []route{
+	rs := []route{
 		{http.MethodGet, "/health", e.handleHealth},
 		{http.MethodGet, "/metrics", e.guard(false, e.handleMetrics)},
 		{http.MethodPost, "/tokenize", e.guard(false, e.handleTokenize)},
@@ -35,6 +35,10 @@ func (e *Engine) routes() []route {
 		{http.MethodPost, "/v1/chat/completions", e.guard(true, e.handleGenerate(true))},
 		{http.MethodPost, "/v1/completions", e.guard(true, e.handleGenerate(false))},
 	}
+	if e.opts.DebugRequests {
+		rs = append(rs, route{http.MethodGet, "/debug/requests", e.guard(false, e.handleDebugRequests)})
+	}
+	return rs
 }
 
 // handler routes the endpoints; anything else gets FastAPI's answers.
@@ -249,11 +253,10 @@ func (e *Engine) parseGenerate(w http.ResponseWriter, hr *http.Request, chat boo
 		writeError(w, rerr.status, rerr.param, "%s", rerr.msg)
 		return nil, nil, nil
 	}
-	r := e.newRequest(chat, hr.Header.Get(RequestIDHeader), text, len(ids), maxTokens, req.MinTokens, req.IgnoreEOS)
-	r.promptIDs = ids
+	r := e.newRequest(chat, hr.Header.Get(RequestIDHeader), text, ids, maxTokens, req.MinTokens, req.IgnoreEOS)
 	if e.opts.LogRequests {
 		e.logf(apiPrefix, "logger.py", 40, "Received request %s: prompt_tokens: %d, params: SamplingParams(n=1, max_tokens=%d, min_tokens=%d, ignore_eos=%s), stream: %s.",
-			r.id, len(ids), maxTokens, req.MinTokens, pyBool(req.IgnoreEOS), pyBool(req.Stream))
+			r.id, ids, maxTokens, req.MinTokens, pyBool(req.IgnoreEOS), pyBool(req.Stream))
 	}
 	return req, r, lp
 }
@@ -349,7 +352,7 @@ func (e *Engine) maxTokens(req *genRequest, prompt int) (int, *reqError) {
 // prompt, so the same request gets the same answer.
 // A client's X-Request-Id (xid), when given, is the id after the prefix,
 // as in vLLM.
-func (e *Engine) newRequest(chat bool, xid, text string, prompt, maxTokens, minTokens int, ignoreEOS bool) *request {
+func (e *Engine) newRequest(chat bool, xid, text string, ids []uint32, maxTokens, minTokens int, ignoreEOS bool) *request {
 	seq := e.seq.Add(1)
 	seed := uint64(e.opts.Seed)
 	prefix := "cmpl-"
@@ -362,7 +365,9 @@ func (e *Engine) newRequest(chat bool, xid, text string, prompt, maxTokens, minT
 	r := &request{
 		id:        prefix + xid,
 		key:       hashString(seed, text),
-		prompt:    prompt,
+		prompt:    len(ids),
+		ids:       ids,
+		cached:    -1,
 		maxTokens: maxTokens,
 		target:    maxTokens,
 		natural:   "length",
@@ -370,6 +375,11 @@ func (e *Engine) newRequest(chat bool, xid, text string, prompt, maxTokens, minT
 		notify:    make(chan struct{}, 1),
 	}
 	r.goneAt.Store(-1)
+	if !e.opts.NoPrefixCaching {
+		// Hashed here, on the handler's goroutine, so that the engine loop
+		// only looks the blocks up.
+		r.hashes = appendHashes(make([]uint64, 0, len(ids)/blockSize+1), ids, blockSize)
+	}
 	if !ignoreEOS {
 		if n := max(naturalLength(r.key), minTokens); n < maxTokens {
 			r.target, r.natural = n, "stop"
@@ -457,7 +467,8 @@ func (e *Engine) complete(w http.ResponseWriter, hr *http.Request, r *request, l
 	}
 	writeJSON(w, http.StatusOK, &completionResponse{ID: r.id, Object: object, Created: created, Model: e.served,
 		Choices: []completionChoice{choice},
-		Usage:   completionUsage{Prompt: r.prompt, Total: r.prompt + r.target, Completion: r.target}})
+		Usage: completionUsage{Prompt: r.prompt, Total: r.prompt + r.target, Completion: r.target,
+			Details: e.promptDetails(r)}})
 	e.logRequestEnd(r, false)
 	e.requestFinished(hr)
 }
@@ -498,9 +509,24 @@ type completionMessage struct {
 }
 
 type completionUsage struct {
-	Prompt     int `json:"prompt_tokens"`
-	Total      int `json:"total_tokens"`
-	Completion int `json:"completion_tokens"`
+	Prompt     int            `json:"prompt_tokens"`
+	Total      int            `json:"total_tokens"`
+	Completion int            `json:"completion_tokens"`
+	Details    *promptDetails `json:"prompt_tokens_details"`
+}
+
+type promptDetails struct {
+	CachedTokens int `json:"cached_tokens"`
+}
+
+// promptDetails is usage.prompt_tokens_details as vLLM fills it: only
+// with --enable-prompt-tokens-details, and only when some prompt tokens
+// were cached (else null).
+func (e *Engine) promptDetails(r *request) *promptDetails {
+	if !e.opts.PromptTokensDetails || r.cached <= 0 {
+		return nil
+	}
+	return &promptDetails{CachedTokens: r.cached}
 }
 
 // wait sleeps d unless the client leaves or the engine stops first.

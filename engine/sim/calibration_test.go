@@ -25,7 +25,10 @@ func TestCalibrationEndToEnd(t *testing.T) {
 		t.Skip("several seconds of paced generation")
 	}
 	const speedup, n = 50, 3
-	e := simtest.Start(t, func(o *sim.Options) { quick(o); o.Speedup = speedup })
+	// Prefix caching off: the model's figure is for the whole prompt
+	// prefilled, and these requests repeat one prompt (with caching, the
+	// later ones would find its first block cached).
+	e := simtest.Start(t, func(o *sim.Options) { quick(o); o.Speedup = speedup; o.NoPrefixCaching = true })
 	g, m, err := perf.Lookup("rtx3060-12gb", "qwen2.5-7b-instruct-awq")
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,8 @@
 //   - engine.go, startup.go: New, Run, the start-up phases and their vLLM log lines.
 //   - sched.go: the engine loop (vLLM's EngineCore step loop) with continuous
 //     batching, chunked prefill, a paged KV cache and preemption by recompute.
+//   - prefix.go: the KV block pool with vLLM V1's automatic prefix caching.
+//   - truth.go: per-request records (--debug-requests) and the periodic stats log line.
 //   - api.go, stream.go: the OpenAI-compatible HTTP API and SSE writing.
 //   - metrics.go: vLLM V1 metric families on a private registry.
 //   - text.go: prompt token counting and deterministic generated text.

@@ -57,6 +57,9 @@ type Engine struct {
 	crashConn atomic.Pointer[net.Conn]
 	logMu     sync.Mutex
 
+	truth      truth         // per-request records, with DebugRequests
+	statsEvery time.Duration // the stats log line's period (tests shorten it)
+
 	paceHook    func(lateNs int64) // tests: per-token write time minus modelled emission time
 	stepHook    func(lateNs int64) // tests: step completion time minus modelled step end
 	skipStartup bool               // tests: start-up phases take no time
@@ -102,16 +105,21 @@ func New(opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("the model's max seq len (%d) is larger than the maximum number of tokens that can be stored in KV cache (%d) on %s: increase --gpu-memory-utilization or decrease --max-model-len",
 			opts.MaxModelLen, e.kvTokens, g.Name)
 	}
+	e.statsEvery = statsEvery
 	e.epoch = time.Now()
 	e.metrics.Store(e.newMetrics())
 	e.sched = &scheduler{e: e, perf: p, speedup: opts.Speedup, maxSeqs: e.maxSeqs, maxTokens: e.maxBatched,
-		total: e.numBlocks, free: e.numBlocks, bs: blockSize, wakeCh: make(chan struct{}, 1)}
+		pool: newBlockPool(e.numBlocks, blockSize, !opts.NoPrefixCaching), bs: blockSize, wakeCh: make(chan struct{}, 1)}
+	if e.sched.vocabIDs, err = vocabIDs(e.tok); err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
 	return e, nil
 }
 
 func (e *Engine) newMetrics() *metrics {
 	return newMetrics(e.served, e.opts.MaxModelLen, cacheInfo{numGPUBlocks: e.numBlocks, blockSize: blockSize,
-		kvTokens: e.kvTokens, maxConcurrency: e.maxConc, gpuMemUtil: e.opts.GPUMemoryUtilization})
+		kvTokens: e.kvTokens, maxConcurrency: e.maxConc, gpuMemUtil: e.opts.GPUMemoryUtilization,
+		prefixCaching: !e.opts.NoPrefixCaching})
 }
 
 // Ready is closed once /health answers 200.
@@ -188,6 +196,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	if err == nil {
 		e.logRoutes()
 		go e.sched.run(runCtx)
+		go e.logStats(runCtx)
 		e.isReady.Store(true)
 		close(e.ready)
 		e.uvicorn("Application startup complete.")

@@ -46,6 +46,7 @@ type metrics struct {
 	e2e, queue, prefill, decode, inference   prometheus.Observer
 	reqPrompt, reqGen, reqMaxTokens, iterTok prometheus.Observer
 	promptTokens, genTokens, preemptions     prometheus.Counter
+	prefixQueries, prefixHits                prometheus.Counter
 	success                                  map[string]prometheus.Counter
 	running, waiting, kvUsage                prometheus.Gauge
 }
@@ -54,6 +55,7 @@ type metrics struct {
 type cacheInfo struct {
 	numGPUBlocks, blockSize, kvTokens int
 	maxConcurrency, gpuMemUtil        float64
+	prefixCaching                     bool
 }
 
 func newMetrics(model string, maxModelLen int, ci cacheInfo) *metrics {
@@ -80,6 +82,12 @@ func newMetrics(model string, maxModelLen int, ci cacheInfo) *metrics {
 	m.preemptions = counter("vllm:num_preemptions_total", "Cumulative number of preemption from the engine.")
 	m.promptTokens = counter("vllm:prompt_tokens_total", "Number of prefill tokens processed.")
 	m.genTokens = counter("vllm:generation_tokens_total", "Number of generation tokens processed.")
+	// Registered whether or not caching is on, as vLLM does (then they stay 0).
+	m.prefixQueries = counter("vllm:prefix_cache_queries_total", "Prefix cache queries, in terms of number of queried tokens.")
+	m.prefixHits = counter("vllm:prefix_cache_hits_total", "Prefix cache hits, in terms of number of cached tokens.")
+	// No KV connector: cross-instance sharing never hits.
+	counter("vllm:external_prefix_cache_queries_total", "External prefix cache queries from KV connector cross-instance cache sharing, in terms of number of queried tokens.")
+	counter("vllm:external_prefix_cache_hits_total", "External prefix cache hits from KV connector cross-instance cache sharing, in terms of number of cached tokens.")
 	sv := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vllm:request_success_total",
 		Help: "Count of successfully processed requests.", ConstLabels: labels}, []string{"finished_reason"})
 	m.reg.MustRegister(sv)
@@ -106,7 +114,7 @@ func newMetrics(model string, maxModelLen int, ci cacheInfo) *metrics {
 			"engine":                   "0",
 			"block_size":               strconv.Itoa(ci.blockSize),
 			"cache_dtype":              "auto",
-			"enable_prefix_caching":    "False",
+			"enable_prefix_caching":    pyBool(ci.prefixCaching),
 			"gpu_memory_utilization":   strconv.FormatFloat(ci.gpuMemUtil, 'g', -1, 64),
 			"is_attention_free":        "False",
 			"kv_cache_max_concurrency": strconv.FormatFloat(ci.maxConcurrency, 'g', -1, 64),

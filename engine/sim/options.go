@@ -17,6 +17,9 @@ type Options struct {
 	MaxNumSeqs           int     // --max-num-seqs; 0: vLLM's default for the GPU (perf.DefaultBatching: 256, 1024 on H100/H200)
 	MaxNumBatchedTokens  int     // --max-num-batched-tokens; 0: vLLM's default (2048, 8192 on H100/H200)
 	NumGPUBlocksOverride int     // --num-gpu-blocks-override; 0: from the performance model
+	NoPrefixCaching      bool    // --no-enable-prefix-caching: vLLM V1 caches prefixes unless told not to
+	PromptTokensDetails  bool    // --enable-prompt-tokens-details: usage.prompt_tokens_details.cached_tokens
+	DebugRequests        bool    // --debug-requests: keep each request's record, served on GET /debug/requests
 	Speedup              float64 // divides every modelled duration; 1 is real time
 	StartupSpeedup       float64 // divides start-up phases instead, when > 0 (tests: real-time steps, quick start)
 	Seed                 int64   // --seed: generated text and lengths

@@ -22,9 +22,11 @@ const (
 type request struct {
 	// Set by the handler before submit; read-only afterwards.
 	id        string
+	index     int      // the choice this request answers (n > 1 fans out one request per choice)
 	key       uint64   // seeds the generated text
 	prompt    int      // prompt tokens
-	promptIDs []uint32 // the prompt's token ids (engine/tok), len == prompt
+	ids       []uint32 // token ids: the prompt's, then (with prefix caching) each output token's as it is sampled
+	hashes    []uint64 // block hash chain over ids' full blocks (prefix caching only)
 	maxTokens int
 	target    int    // tokens to generate
 	natural   string // finish reason once target is reached: "length" or "stop"
@@ -33,9 +35,12 @@ type request struct {
 
 	// Owned by the scheduler goroutine.
 	state                        int
-	computed                     int // tokens whose KV is computed
-	output                       int // tokens generated
-	blocks                       int // KV blocks held
+	computed                     int     // tokens whose KV is computed
+	output                       int     // tokens generated
+	table                        []int32 // KV blocks held, in token order
+	hashedBlocks                 int     // leading blocks of table registered in the prefix cache
+	cached                       int     // prompt tokens found in the prefix cache at first admission; -1 before
+	preemptions                  int
 	scheduledAt, firstAt, lastAt int64
 	reason                       string // final finish reason, set before done
 
@@ -77,6 +82,9 @@ type batchItem struct {
 //     chunk are free; when a running decode needs a block and none is free,
 //     the youngest running request is preempted (its blocks freed, its
 //     progress recomputed later from the front of the queue).
+//   - Prefix caching (prefix.go): a request's leading full blocks found in
+//     the cache are neither allocated nor prefilled again, so a shared
+//     system prompt or a resent conversation costs only its new tokens.
 //   - Chunked prefill: each step has a token budget (MaxNumBatchedTokens)
 //     shared by decodes (one token each, scheduled first) and prefill chunks,
 //     so a long prompt takes several steps and a new prompt shares its steps
@@ -90,9 +98,11 @@ type scheduler struct {
 	speedup   float64
 	maxSeqs   int
 	maxTokens int // per-step token budget
-	total     int // KV blocks
-	free      int
+	pool      *blockPool
 	bs        int
+	cacheWin  hitWindow // the stats log line's prefix cache hit rate
+	stats     loopStats
+	vocabIDs  [len(vocab)]uint32 // generated words' token ids
 
 	mu     sync.Mutex // guards inbox, aborts
 	inbox  []*request
@@ -212,8 +222,7 @@ func (s *scheduler) drain() {
 				s.waiting = remove(s.waiting, r)
 			case stateRunning:
 				s.running = remove(s.running, r)
-				s.free += r.blocks
-				r.blocks = 0
+				s.freeBlocks(r)
 			default:
 				continue
 			}
@@ -270,10 +279,11 @@ func (s *scheduler) schedule(start int64) (perf.Step, int64) {
 		budget -= n
 	}
 	if !preempted {
+		var adm cacheStats
 		for len(s.waiting) > 0 && len(s.running) < s.maxSeqs && budget > 0 {
 			r := s.waiting[0]
-			n := min(r.prompt+r.output-r.computed, budget)
-			if !s.alloc(r, r.computed+n) {
+			n, ok := s.admit(r, budget, &adm)
+			if !ok {
 				break // FIFO: the head waits for blocks, nobody overtakes it
 			}
 			s.waiting = s.waiting[1:]
@@ -283,6 +293,7 @@ func (s *scheduler) schedule(start int64) (perf.Step, int64) {
 			s.add(&st, r, n)
 			budget -= n
 		}
+		s.recordCacheStats(adm)
 	}
 	for _, b := range s.batch {
 		if b.r.scheduledAt == 0 {
@@ -306,26 +317,82 @@ func (s *scheduler) add(st *perf.Step, r *request, n int) {
 	}
 }
 
-// alloc makes r hold the blocks for tokens KV entries, if enough are free.
+// alloc makes r hold the blocks for tokens KV entries, if enough are free,
+// and caches the full blocks among them (vLLM's allocate_slots).
 func (s *scheduler) alloc(r *request, tokens int) bool {
-	need := (tokens + s.bs - 1) / s.bs
-	if need <= r.blocks {
-		return true
-	}
-	if need-r.blocks > s.free {
+	need := (tokens+s.bs-1)/s.bs - len(r.table)
+	if need > s.pool.free {
 		return false
 	}
-	s.free -= need - r.blocks
-	r.blocks = need
+	for range need {
+		r.table = append(r.table, s.pool.take())
+	}
+	if s.pool.caching {
+		full := min(tokens, len(r.ids)) / s.bs
+		if len(r.hashes) < full {
+			r.hashes = appendHashes(r.hashes, r.ids[:full*s.bs], s.bs)
+		}
+		for ; r.hashedBlocks < full; r.hashedBlocks++ {
+			s.pool.cache(r.table[r.hashedBlocks], r.hashes[r.hashedBlocks])
+		}
+	}
 	return true
 }
 
+// admit tries to start waiting request r with at most budget tokens: it
+// looks r's prefix up in the cache (vLLM's get_computed_blocks: at most
+// all tokens but the last), takes the cached blocks and allocates the
+// rest of its first chunk. It returns the tokens to compute this step, or
+// false when the blocks are not free (nothing changes then). A new
+// request's lookup is counted in st once admitted, as vLLM counts it.
+func (s *scheduler) admit(r *request, budget int, st *cacheStats) (int, bool) {
+	total := r.prompt + r.output
+	hit := 0
+	if s.pool.caching {
+		if len(r.hashes) < len(r.ids)/s.bs {
+			r.hashes = appendHashes(r.hashes, r.ids, s.bs) // a preempted request's output blocks
+		}
+		hit = s.pool.lookup(r.hashes, (total-1)/s.bs)
+	}
+	n := min(total-hit*s.bs, budget)
+	need := (hit*s.bs+n+s.bs-1)/s.bs - hit
+	if hit > 0 {
+		need += s.pool.evictableHits(r.hashes, hit)
+	}
+	if need > s.pool.free {
+		return 0, false
+	}
+	for _, h := range r.hashes[:hit] {
+		r.table = append(r.table, s.pool.touch(h))
+	}
+	r.hashedBlocks = hit
+	r.computed = hit * s.bs
+	s.alloc(r, r.computed+n)
+	if r.cached < 0 {
+		r.cached = r.computed
+	}
+	if s.pool.caching && r.preemptions == 0 {
+		st.requests++
+		st.queries += total
+		st.hits += r.computed
+	}
+	return n, true
+}
+
+// freeBlocks returns r's blocks to the pool; the full ones stay cached.
+func (s *scheduler) freeBlocks(r *request) {
+	s.pool.release(r.table)
+	r.table = r.table[:0]
+	r.hashedBlocks = 0
+}
+
 // preempt frees v's blocks and sends it to the front of the queue; its KV is
-// recomputed (prompt and output so far) when it is scheduled again.
+// recomputed (prompt and output so far) when it is scheduled again, less
+// what is still in the prefix cache then.
 func (s *scheduler) preempt(v *request) {
-	s.free += v.blocks
-	v.blocks = 0
+	s.freeBlocks(v)
 	v.computed = 0
+	v.preemptions++
 	v.state = stateWaiting
 	s.waiting = append(s.waiting, nil)
 	copy(s.waiting[1:], s.waiting)
@@ -355,14 +422,18 @@ func (s *scheduler) complete(end int64) {
 			r.firstAt = end
 			m.ttft.Observe(float64(end-r.arrival) / 1e9)
 			m.promptTokens.Add(float64(r.prompt))
+			s.stats.promptTokens.Add(int64(r.prompt))
 		} else {
 			m.itl.Observe(float64(end-r.lastAt) / 1e9)
 		}
 		r.lastAt = end
 		m.genTokens.Inc()
+		s.stats.genTokens.Add(1)
+		if s.pool.caching && r.output < r.target {
+			r.ids = append(r.ids, s.vocabIDs[tokenIndex(r.key, r.output-1)]) // the next step computes its KV
+		}
 		if r.output >= r.target {
-			s.free += r.blocks
-			r.blocks = 0
+			s.freeBlocks(r)
 			s.finish(r, r.natural, end) // publishes the last token after the metrics
 			finished = true
 			continue
@@ -389,6 +460,9 @@ func (s *scheduler) finish(r *request, reason string, now int64) {
 	r.state = stateFinished
 	r.reason = reason
 	s.e.m().finished(r, now)
+	if s.e.opts.DebugRequests {
+		s.e.record(r, now)
+	}
 	// The request's blocks are already free: show it before the client can
 	// see its stream end, so a scrape right after the last request is not
 	// stale (the other gauges follow at the step boundary).
@@ -405,11 +479,14 @@ func (s *scheduler) gauges() {
 	m := s.e.m()
 	m.running.Set(float64(len(s.running)))
 	m.waiting.Set(float64(len(s.waiting)))
+	s.stats.running.Store(int64(len(s.running)))
+	s.stats.waiting.Store(int64(len(s.waiting)))
+	s.stats.usedBlocks.Store(int64(s.pool.used()))
 	s.kvGauge()
 }
 
 func (s *scheduler) kvGauge() {
-	s.e.m().kvUsage.Set(float64(s.total-s.free) / float64(s.total))
+	s.e.m().kvUsage.Set(float64(s.pool.used()) / float64(len(s.pool.blocks)))
 }
 
 // fineSleepMax is the stretch at the end of a wait that sleepUntil hands to

@@ -67,7 +67,9 @@ func (c *chunker) appendTail(b []byte, finish string) []byte {
 	return append(b, c.tailFinal[finish]...)
 }
 
-func (c *chunker) appendUsage(b []byte, prompt, completion int) []byte {
+// appendUsage appends the usage chunk; cached is usage.prompt_tokens_details
+// (nil: null).
+func (c *chunker) appendUsage(b []byte, prompt, completion int, cached *promptDetails) []byte {
 	b = append(b, c.head...)
 	b = append(b, `],"usage":{"prompt_tokens":`...)
 	b = strconv.AppendInt(b, int64(prompt), 10)
@@ -75,7 +77,12 @@ func (c *chunker) appendUsage(b []byte, prompt, completion int) []byte {
 	b = strconv.AppendInt(b, int64(prompt+completion), 10)
 	b = append(b, `,"completion_tokens":`...)
 	b = strconv.AppendInt(b, int64(completion), 10)
-	return append(b, "}}\n\n"...)
+	if cached == nil {
+		return append(b, `,"prompt_tokens_details":null}}`+"\n\n"...)
+	}
+	b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
+	b = strconv.AppendInt(b, int64(cached.CachedTokens), 10)
+	return append(b, "}}}\n\n"...)
 }
 
 var sseDone = []byte("data: [DONE]\n\n")
@@ -131,7 +138,7 @@ func (e *Engine) stream(w http.ResponseWriter, hr *http.Request, r *request, c *
 		}
 		if s.written == r.target {
 			if usage {
-				s.buf = c.appendUsage(s.buf, r.prompt, r.target)
+				s.buf = c.appendUsage(s.buf, r.prompt, r.target, e.promptDetails(r))
 			}
 			s.buf = append(s.buf, sseDone...)
 			s.flush()

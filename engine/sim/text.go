@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"sync"
@@ -91,6 +92,22 @@ func tokenText(key uint64, i int) string { return vocab[tokenIndex(key, i)] }
 
 // tokenIndex is output token i's index in vocab.
 func tokenIndex(key uint64, i int) int { return int(splitmix64(key+uint64(i)) % uint64(len(vocab))) }
+
+// vocabIDs maps vocab to the served model's token ids (each word is one
+// token): the ids the prefix cache hashes for generated tokens, so that a
+// reply resent in the next turn of a conversation matches the blocks its
+// generation cached, as in vLLM.
+func vocabIDs(t *tok.Tokenizer) ([len(vocab)]uint32, error) {
+	var ids [len(vocab)]uint32
+	for i, w := range vocab {
+		enc := t.Encode(w)
+		if len(enc) != 1 {
+			return ids, fmt.Errorf("generated word %q is %d tokens for the %s tokenizer, want 1", w, len(enc), t.Family())
+		}
+		ids[i] = enc[0]
+	}
+	return ids, nil
+}
 
 // naturalLength draws the length a request would stop at by itself (EOS)
 // when ignore_eos is off: an exponential distribution with mean
