@@ -43,13 +43,20 @@ Runs whose workloads differ (model, mode, stream, max tokens, prompt, concurrenc
 rate) are refused unless --force; server-side differences (engine version, flags,
 --speedup) are what a comparison is for: they are printed, never refused.
 
+Either side may also be a vLLM benchmark result: a directory (without results.json)
+holding the JSON of 'vllm bench serve --save-result --save-detailed', or that file.
+Its per-request arrays are the samples (its TTFT is the client's first token); its
+workload is checked where both record it, and the report names what could not be
+checked. A vLLM result saved without --save-detailed is refused (exit 2).
+
 Exit status: 0 no regression, 1 regression, 2 unusable input or workloads differ,
 3 a side is an invalid run (server failed, every request failed, too few samples).
 
 ` + compare.Help(),
 		Example: `  servebench compare baseline/ servebench-results/
   servebench compare --max-regression client.e2e.p90=15% --max-regression engine.ttft.mean=+5ms base/ new/
-  servebench compare --format junit base/results.json new/results.json > compare.xml`,
+  servebench compare --format junit base/results.json new/results.json > compare.xml
+  servebench compare vllm-baseline/ servebench-results/   # a 'vllm bench serve --save-detailed' JSON as the base`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 2 {
 				return usageErr(fmt.Errorf("compare takes two arguments, BASE and NEW (results directories or results.json files); got %d", len(args)))

@@ -69,3 +69,27 @@ func TestExportBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareVLLM: compare takes a directory holding a vLLM result JSON
+// as either side: the round trip through export gives no regression, and
+// a result saved without --save-detailed is refused naming the flag.
+func TestCompareVLLM(t *testing.T) {
+	dir := t.TempDir()
+	res, recs := reporttest.Seed()
+	if err := reporttest.Save(dir, res, recs); err != nil {
+		t.Fatal(err)
+	}
+	vdir := t.TempDir()
+	if code, _, stderr := runMain("export", dir, "--to", "vllm-bench", "--out", filepath.Join(vdir, "baseline.json")); code != 0 {
+		t.Fatalf("export: exit %d: %s", code, stderr)
+	}
+	code, out, stderr := runMain("compare", vdir, dir)
+	if code != exitOK || !strings.Contains(out, "verdict: no regression") || !strings.Contains(out, "workload not checked") {
+		t.Errorf("round trip: exit %d, want 0 with the unchecked workload named\nstdout:\n%s\nstderr:\n%s", code, out, stderr)
+	}
+	summary := filepath.Join("..", "..", "testdata", "vllm-bench", "summary-only")
+	code, _, stderr = runMain("compare", summary, dir)
+	if code != exitUsage || !strings.Contains(stderr, "--save-detailed") {
+		t.Errorf("summary-only vLLM result: exit %d, stderr %q; want 2 naming --save-detailed", code, stderr)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -103,6 +104,9 @@ func Compare(base, cur *Side, opts Options) (*Report, error) {
 		Forced:     opts.Force,
 	}
 	th := activeThresholds(opts.Thresholds)
+	if foreign(base, cur) != "" {
+		foreignThresholds(th, opts.Thresholds)
+	}
 	rep.Thresholds = sortedThresholds(th)
 	rep.ServerDiffs = serverDiffs(base.Results, cur.Results)
 	pairs, err := matchRuns(base, cur, rep)
@@ -112,7 +116,12 @@ func Compare(base, cur *Side, opts Options) (*Report, error) {
 	var errs []error
 	for i := range pairs {
 		p := &pairs[i]
-		p.diffs = workloadDiffs(p.b, p.n)
+		if foreign(base, cur) != "" {
+			p.baseForeign = base.Foreign != ""
+			p.diffs, p.unchecked = foreignDiffs(base, cur, p.b, p.n)
+		} else {
+			p.diffs = workloadDiffs(p.b, p.n)
+		}
 		if len(p.diffs) > 0 && !opts.Force {
 			errs = append(errs, &MismatchError{Run: p.b.Name, Diffs: p.diffs})
 		}
@@ -140,7 +149,10 @@ type runPair struct {
 	b, n   *result.Run
 	sb, sn *runSamples
 	diffs  []Diff
-	pvals  map[string]*float64 // test's memo, by quantity
+	// unchecked: workload fields a foreign side does not record.
+	unchecked   []string
+	baseForeign bool                // the base side is not servebench's: the report shows the new side's run
+	pvals       map[string]*float64 // test's memo, by quantity
 }
 
 func noRuns(s *Side, label string) error {
@@ -176,9 +188,18 @@ func matchRuns(base, cur *Side, rep *Report) ([]runPair, error) {
 			rep.OnlyInNew = append(rep.OnlyInNew, r.Name)
 		}
 	}
+	if b, n, ok := matchForeign(base, cur); len(pairs) == 0 && ok {
+		pairs = append(pairs, runPair{b: b, n: n})
+		rep.OnlyInBase = slices.DeleteFunc(rep.OnlyInBase, func(s string) bool { return s == b.Name })
+		rep.OnlyInNew = slices.DeleteFunc(rep.OnlyInNew, func(s string) bool { return s == n.Name })
+	}
 	if len(pairs) == 0 {
-		return nil, fmt.Errorf("%w: no run in common: base %s has %s, new %s has %s", ErrInput,
-			base.Path, runNames(base.Results.Runs), cur.Path, runNames(cur.Results.Runs))
+		hint := ""
+		if foreign(base, cur) != "" {
+			hint = " (" + errNoForeignMatch.Error() + ")"
+		}
+		return nil, fmt.Errorf("%w: no run in common: base %s has %s, new %s has %s%s", ErrInput,
+			base.Path, runNames(base.Results.Runs), cur.Path, runNames(cur.Results.Runs), hint)
 	}
 	return pairs, nil
 }

@@ -7,6 +7,11 @@
 //
 //	Load(base), Load(new) -> Compare(base, new, Options) -> Report -> Write(w, format)
 //
+// A side may also be `vllm bench serve --save-result --save-detailed`
+// output (Load reads it through report/export): one run per result object,
+// per-request samples from its arrays, the workload checked where both
+// sides record it (RunReport.Unchecked names the rest).
+//
 // `servebench table|run|sweep --baseline DIR` loads the baseline before the
 // run and compares it with the run's results, not yet saved, as a Side.
 //

@@ -31,12 +31,21 @@ type Side struct {
 	Results  *result.Results
 	Records  []result.Record
 	Warnings []string // e.g. a truncated last line of requests.jsonl that was skipped
+	// Foreign names the tool that wrote the side when it is not servebench
+	// (ForeignVLLM): its workload is checked only where both record it.
+	Foreign string
 }
 
 // Load reads a result set from a results directory or from the path of its
-// results.json with result.Load. Errors wrap ErrInput and name the file
-// and, for bad JSON, the line.
+// results.json with result.Load, or `vllm bench serve --save-result
+// --save-detailed` results: a *.json file other than results.json, or a
+// directory holding such files and no results.json. Errors wrap ErrInput
+// and name the file and, for bad JSON, the line; a vLLM result without
+// its per-request arrays also wraps export.ErrNotDetailed.
 func Load(pathOrDir string) (*Side, error) {
+	if files, ok := vllmFiles(pathOrDir); ok {
+		return loadVLLM(pathOrDir, files)
+	}
 	res, recs, warns, err := result.Load(pathOrDir)
 	if err != nil {
 		return nil, err

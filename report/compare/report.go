@@ -43,9 +43,12 @@ type RunReport struct {
 	Stream        bool            `json:"stream"`
 	Workload      result.Workload `json:"workload"`                       // the base side's
 	WorkloadDiffs []Diff          `json:"workload_differences,omitempty"` // only with Force
-	Base          Counts          `json:"base"`
-	New           Counts          `json:"new"`
-	Rows          []Row           `json:"rows"`
+	// Unchecked lists workload fields that could not be checked: a side
+	// from another tool (vLLM's benchmark) does not record them.
+	Unchecked []string `json:"workload_unchecked,omitempty"`
+	Base      Counts   `json:"base"`
+	New       Counts   `json:"new"`
+	Rows      []Row    `json:"rows"`
 }
 
 // Counts are a run side's measured requests.
@@ -125,8 +128,12 @@ func (r *Report) Regressions() []string {
 // compareRun builds the rows of one run: each quantity's headline
 // statistic, plus every statistic that has a threshold.
 func compareRun(p runPair, th map[string]Threshold, alpha float64, minN int) RunReport {
+	shown := p.b
+	if p.baseForeign { // a vLLM result records less of its workload than servebench
+		shown = p.n
+	}
 	rr := RunReport{
-		Name: p.b.Name, Stream: p.b.Stream, Workload: p.b.Workload, WorkloadDiffs: p.diffs,
+		Name: shown.Name, Stream: shown.Stream, Workload: shown.Workload, WorkloadDiffs: p.diffs, Unchecked: p.unchecked,
 		Base: Counts{p.sb.measured, p.sb.ok(), p.sb.failed},
 		New:  Counts{p.sn.measured, p.sn.ok(), p.sn.failed},
 	}
@@ -168,6 +175,11 @@ func buildRow(q quantity, stat string, p runPair, alpha float64, minN int) (Row,
 		}
 		row.NBase, row.NNew = nb, nn
 		row.Base, row.New = p.sb.stat(q.Name, stat), p.sn.stat(q.Name, stat)
+		if nb == 0 || nn == 0 {
+			row.Note = "recorded by one side only"
+			row.Verdict = VerdictNotJudged
+			break
+		}
 		if nb < minN || nn < minN {
 			row.Note = fmt.Sprintf("too few samples (base %d, new %d; need %d each)", nb, nn, minN)
 			row.Verdict = VerdictNotJudged

@@ -76,6 +76,9 @@ func WriteText(w io.Writer, r *Report) error {
 		for _, d := range run.WorkloadDiffs {
 			ew.printf("  workload differs (--force): %s\n", d)
 		}
+		if len(run.Unchecked) > 0 {
+			ew.printf("  workload not checked (one side does not record it): %s\n", strings.Join(run.Unchecked, "; "))
+		}
 		cells := [][]string{{"quantity", "base", "new", "change", "p", "limit", "verdict", ""}}
 		for _, row := range run.Rows {
 			note := rowNote(row)
@@ -205,6 +208,9 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 			describeWorkload(run.Workload, runStream(run)), run.Base.OK, run.Base.Measured, run.New.OK, run.New.Measured)
 		for _, d := range run.WorkloadDiffs {
 			ew.printf("- workload differs (--force): %s\n", mdCell(d.String()))
+		}
+		if len(run.Unchecked) > 0 {
+			ew.printf("- workload not checked (one side does not record it): %s\n\n", mdCell(strings.Join(run.Unchecked, "; ")))
 		}
 		ew.printf("| quantity | base | new | change | p | limit | verdict |\n|---|--:|--:|--:|--:|--:|---|\n")
 		for _, row := range run.Rows {

@@ -36,8 +36,9 @@ type VLLMResult struct {
 	StartTimes []float64   `json:"start_times"`
 	Errors     []*string   `json:"errors"`
 	Servebench *struct {
-		Run string `json:"run"`
-	} `json:"servebench"` // set when servebench wrote the file
+		Run    string `json:"run"`
+		Stream *bool  `json:"stream"`
+	} `json:"servebench"` // set when servebench wrote the file: its run's name, and whether it streamed
 }
 
 // ErrNotDetailed marks a vLLM result saved without --save-detailed: it has
@@ -124,14 +125,20 @@ func (v *VLLMResult) check() error {
 // benchmark: vLLM keeps only the message (HTTP reason or traceback).
 const ErrorClass = "vllm"
 
-// Records are v's requests as servebench records of run (all streaming,
-// as vLLM's benchmark always streams): first_token is vLLM's TTFT, e2e its
-// latency, one event of one chunk per vLLM chunk (ttft, then each ITL).
-// vLLM records no first visible output and no time to first byte.
+// Stream says whether the requests streamed: always for vLLM's benchmark;
+// servebench's export of a non-streaming run says so in its extra key.
+func (v *VLLMResult) Stream() bool {
+	return v.Servebench == nil || v.Servebench.Stream == nil || *v.Servebench.Stream
+}
+
+// Records are v's requests as servebench records of run: first_token is
+// vLLM's TTFT, e2e its latency, one event of one chunk per vLLM chunk
+// (ttft, then each ITL). vLLM records no first visible output and no time
+// to first byte.
 func (v *VLLMResult) Records(run string, start time.Time) []result.Record {
 	recs := make([]result.Record, len(v.TTFTs))
 	for i := range recs {
-		r := result.Record{Run: run, Index: i, Stream: true, Start: start, PromptTokens: v.InputLens[i],
+		r := result.Record{Run: run, Index: i, Stream: v.Stream(), Start: start, PromptTokens: v.InputLens[i],
 			OutputTokens: v.OutputLens[i], TokensFrom: "usage"}
 		if i < len(v.StartTimes) && len(v.StartTimes) > 0 {
 			r.Start = start.Add(time.Duration((v.StartTimes[i] - v.StartTimes[0]) * float64(time.Second)))
@@ -160,7 +167,7 @@ func (v *VLLMResult) Records(run string, start time.Time) []result.Record {
 // Workload is what v records of its workload, in servebench's terms;
 // Unchecked names what vLLM's result does not record.
 func (v *VLLMResult) Workload() result.Workload {
-	wl := result.Workload{Model: v.ModelID, Stream: true, Requests: len(v.TTFTs), Endpoint: v.Endpoint()}
+	wl := result.Workload{Model: v.ModelID, Stream: v.Stream(), Requests: len(v.TTFTs), Endpoint: v.Endpoint()}
 	rate, finite := infOrNumber(v.RequestRate)
 	switch {
 	case finite:
