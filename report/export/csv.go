@@ -11,8 +11,9 @@ import (
 
 // CSVHeader is the header row of the csv format. Times are seconds from
 // the request's start (servebench's units); an empty cell is a moment the
-// request never reached or a figure that is undefined for it.
-var CSVHeader = []string{"run", "index", "status", "error", "prompt_tokens", "output_tokens",
+// request never reached, a figure that is undefined for it, or no session
+// (session and turn are set for multi-turn workloads).
+var CSVHeader = []string{"run", "index", "session", "turn", "status", "error", "prompt_tokens", "output_tokens",
 	"ttfb_s", "first_token_s", "first_visible_s", "e2e_s", "tpot_s", "mean_itl_s", "request_id"}
 
 // CSV writes one RFC 4180 row per measured request (warm-up and retried
@@ -46,7 +47,11 @@ func csvRow(r *result.Record) []string {
 	if n := len(r.Events); n > 1 {
 		itl = secs((r.Events[n-1][0] - r.Events[0][0]) / float64(n-1))
 	}
-	return []string{r.Run, strconv.Itoa(r.Index), status, r.Error,
+	turn := ""
+	if r.Turn > 0 {
+		turn = strconv.Itoa(r.Turn)
+	}
+	return []string{r.Run, strconv.Itoa(r.Index), r.Session, turn, status, r.Error,
 		strconv.Itoa(r.PromptTokens), strconv.Itoa(r.OutputTokens),
 		secs(r.TTFBS), secs(r.FirstTokenS), secs(r.FirstVisibleS), secs(r.E2ES), tpot, itl, r.RequestID}
 }

@@ -31,6 +31,7 @@ func fixture() (*result.Results, []result.Record) {
 			Error: "http_status", ErrorText: "503 Service Unavailable, \"overloaded\""},
 		result.Record{Run: "streaming", Index: 0, Warmup: true, Stream: true, Start: st, E2ES: 9, FirstTokenS: 9, OutputTokens: 4})
 	res.Runs[0].Requests, res.Runs[0].Errors = 4, map[string]int{"http_status": 1}
+	recs[0].Session, recs[0].Turn = "s1", 2 // a turn of a multi-turn session
 	return res, recs
 }
 
@@ -160,10 +161,10 @@ func TestCSV(t *testing.T) {
 	if !slices.Equal(rows[0], CSVHeader) {
 		t.Errorf("header %v", rows[0])
 	}
-	if r := rows[4]; r[3] != "http_status" || r[2] != "503" || r[9] != "0.002000" || r[10] != "" {
+	if r := rows[4]; r[5] != "http_status" || r[4] != "503" || r[11] != "0.002000" || r[12] != "" {
 		t.Errorf("failed request row = %v", r)
 	}
-	if r := rows[1]; r[10] == "" || r[11] == "" {
+	if r := rows[1]; r[12] == "" || r[13] == "" || r[2] != "s1" || r[3] != "2" {
 		t.Errorf("streaming row without tpot or mean ITL: %v", r)
 	}
 }
