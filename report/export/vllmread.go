@@ -193,7 +193,8 @@ func (v *VLLMResult) Workload() result.Workload {
 
 // Unchecked lists what a vLLM result does not record, so a comparison
 // with it cannot check.
-var Unchecked = []string{"max_tokens (only the tokens each request got)", "exact_length (ignore_eos)", "prompt text, kind and file", "warm-up"}
+var Unchecked = []string{"max_tokens (only the tokens each request got)", "exact_length (ignore_eos)",
+	"prompt text, kind and file", "source and length distributions", "sessions and shared prefixes", "seed", "warm-up"}
 
 // Endpoint is "chat" or "completions" from vLLM's backend; "" when the
 // backend is neither OpenAI chat nor completions.
