@@ -28,10 +28,13 @@ like ` + "`vllm serve`" + ` on the chosen GPU, with start-up phases, continuous 
 paged KV cache and preemption timed by a physics model of that GPU instead of a
 GPU. Logs go to stderr in vLLM's formats. Prompts are counted by a byte-level BPE
 tokenizer that matches Qwen2.5's and Llama-3's counts on English text, after the
-model's chat template (Qwen2.5's default system prompt included).`,
+model's chat template (Qwen2.5's default system prompt included). With
+--speculative-tokens K each decode step streams 1 to K+1 tokens in one chunk
+(drafts accepted with --acceptance-rate).`,
 		Example: `  servebench engine                                  # RTX 3060 + Qwen2.5-7B-Instruct-AWQ on 127.0.0.1:8000
   servebench engine --gpu h100-80gb --model llama-3.1-8b-instruct --speedup 10
   servebench engine --port 0 --fault http-error=0.1:429
+  servebench engine --speculative-tokens 3 --acceptance-rate 0.7
   servebench engine --list-profiles`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -43,6 +46,9 @@ model's chat template (Qwen2.5's default system prompt included).`,
 					return usageErr(errors.New("--enable-prefix-caching and --no-enable-prefix-caching contradict each other: give one"))
 				}
 				o.sim.NoPrefixCaching = !o.prefixCaching
+			}
+			if cmd.Flags().Changed("acceptance-rate") && o.sim.SpeculativeTokens == 0 {
+				return usageErr(errors.New("--acceptance-rate applies to speculative decoding: give --speculative-tokens K too"))
 			}
 			o.sim.Log = cmd.ErrOrStderr()
 			e, err := sim.New(o.sim)
@@ -79,6 +85,8 @@ model's chat template (Qwen2.5's default system prompt included).`,
 	f.BoolVar(&s.IgnoreDisconnect, "ignore-disconnect", false, "keep generating for clients that disconnected (shows the waste)")
 	f.BoolVar(&s.LogRequests, "enable-log-requests", false, "log each request's receipt, finish and abort by its id (vLLM's flag; the id is X-Request-Id when sent)")
 	f.StringVar(&s.ServedModelName, "served-model-name", "", "model name served in /v1/models (default: the model's)")
+	f.IntVar(&s.SpeculativeTokens, "speculative-tokens", 0, "speculative decoding: draft tokens verified per decode step (0: off); a step streams 1 to K+1 tokens in one chunk")
+	f.Float64Var(&s.AcceptanceRate, "acceptance-rate", s.AcceptanceRate, "speculative decoding: chance each draft token is accepted, given the ones before it were (seeded per request)")
 	f.StringArrayVar(&s.Faults, "fault", nil, "inject a fault (repeatable): "+strings.Join(sim.FaultNames, ", "))
 	f.BoolVar(&o.listProfiles, "list-profiles", false, "print the GPU and model profiles and which models fit which GPUs, then exit")
 	return cmd

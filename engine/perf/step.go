@@ -63,6 +63,14 @@ const (
 	// leaves beside the step's FLOPs.
 	PrefillSeqOverhead = 2500 * time.Microsecond
 
+	// DraftCostFraction is what one forward pass of the draft model costs,
+	// as a fraction of the target's plain decode step over the same batch,
+	// for speculative decoding (Step.SpecTokens). An assumption, not a
+	// measurement: an EAGLE head is one decoder layer plus the lm_head of a
+	// 28-32-layer target, a 0.5-1B draft model about a tenth of a 7-8B
+	// target's bytes; both come to ~0.1 of its memory-bound decode step.
+	DraftCostFraction = 0.10
+
 	// NonTorchReserveGiB is the memory vLLM's profiling run sees outside
 	// the weights and the activations it models: cuBLAS and Marlin
 	// workspaces, NCCL buffers, allocator fragmentation. vLLM logs
@@ -84,11 +92,20 @@ func (p *Perf) RequestOverhead() time.Duration { return RequestOverheadConst }
 // tokens generated so far; a prefilling sequence's earlier chunks (0 for a
 // first chunk). It is what the step reads from the KV cache. Counting the
 // step's own new tokens too changes a step by far less than 1%.
+//
+// SpecTokens are speculative decoding's draft tokens verified this step,
+// summed over the decoding sequences (each drafts up to K, fewer near its
+// max_tokens). The model's assumption: verification is one target forward
+// over each decoding sequence's last token plus its drafts (their linear
+// FLOPs, logits and KV writes; the weights and the sequence's KV are read
+// once for all of them), and drafting is one draft-model pass per draft
+// position, each DraftCostFraction of a plain decode step of the batch.
 type Step struct {
 	PrefillTokens int
 	PrefillSeqs   int
 	DecodeSeqs    int
 	ContextTokens int // total KV tokens read by all sequences in the step
+	SpecTokens    int // draft tokens verified by the decoding sequences
 }
 
 // Breakdown is one step's time split into its causes (before --speedup).
@@ -96,7 +113,8 @@ type Breakdown struct {
 	Weights   time.Duration // GEMM phase: max(linear FLOPs, weight bytes)
 	Attention time.Duration // attention phase: max(attention FLOPs, KV bytes)
 	Overhead  time.Duration // StepOverhead + Layers x LayerOverhead + PrefillSeqs x PrefillSeqOverhead
-	Total     time.Duration // Overhead + Weights + Attention
+	Draft     time.Duration // speculative decoding's draft passes (0 without SpecTokens)
+	Total     time.Duration // Overhead + Weights + Attention + Draft
 	Compute   time.Duration // all FLOPs at MFU x TFLOPs (for explanation)
 	Memory    time.Duration // all bytes at BandwidthEfficiency x bandwidth
 	ReadBytes float64       // bytes moved in GPU memory (weights, KV reads and writes)
@@ -124,7 +142,10 @@ func (p *Perf) StepTime(s Step) time.Duration { return p.Breakdown(s).Total }
 
 // Breakdown explains StepTime: its phases and overheads.
 func (p *Perf) Breakdown(s Step) Breakdown {
-	tokens := s.PrefillTokens + s.DecodeSeqs
+	if s.DecodeSeqs == 0 {
+		s.SpecTokens = 0 // drafts belong to decoding sequences
+	}
+	tokens := s.PrefillTokens + s.DecodeSeqs + s.SpecTokens
 	if tokens <= 0 {
 		return Breakdown{}
 	}
@@ -135,8 +156,9 @@ func (p *Perf) Breakdown(s Step) Breakdown {
 	}
 	flopRate := p.gpu.TFLOPs * 1e12 * MFU
 	byteRate := p.gpu.BandwidthGBs * 1e9 * BandwidthEfficiency
-	// Logits are computed only for each sequence's last token.
-	logitRows := min(s.PrefillSeqs+s.DecodeSeqs, tokens)
+	// Logits are computed only for each sequence's last token, and for
+	// every draft token being verified.
+	logitRows := min(s.PrefillSeqs+s.DecodeSeqs+s.SpecTokens, tokens)
 	linFLOPs := 2*m.LinearParams()*float64(tokens) + 2*float64(m.Vocab)*float64(m.Hidden)*float64(logitRows)
 	kv := float64(m.KVBytesPerToken())
 	kvBytes := float64(s.ContextTokens+tokens) * kv // reads, plus this step's writes
@@ -150,7 +172,12 @@ func (p *Perf) Breakdown(s Step) Breakdown {
 		ReadBytes: m.DecodeReadBytes() + kvBytes,
 		FLOPs:     linFLOPs + attFLOPs,
 	}
-	b.Total = b.Overhead + b.Weights + b.Attention
+	if s.SpecTokens > 0 {
+		passes := (s.SpecTokens + s.DecodeSeqs - 1) / s.DecodeSeqs // the longest draft
+		plain := p.Breakdown(Step{DecodeSeqs: s.DecodeSeqs, ContextTokens: s.ContextTokens}).Total
+		b.Draft = time.Duration(float64(passes) * DraftCostFraction * float64(plain))
+	}
+	b.Total = b.Overhead + b.Weights + b.Attention + b.Draft
 	return b
 }
 
@@ -158,10 +185,14 @@ func (p *Perf) Breakdown(s Step) Breakdown {
 // head dim per query head per layer). Pairs: each sequence's new tokens
 // against its cached context (ContextTokens, once per sequence: exact for
 // decodes, a floor for later prefill chunks) plus the causal triangle of
-// the prefill tokens, assumed split evenly over PrefillSeqs.
+// the prefill tokens, assumed split evenly over PrefillSeqs; each draft
+// token attends over an average sequence's context.
 func (p *Perf) attentionFLOPs(s Step) float64 {
 	m := p.model
 	pairs := float64(s.ContextTokens) + float64(s.DecodeSeqs)
+	if s.SpecTokens > 0 {
+		pairs += float64(s.SpecTokens) * float64(s.ContextTokens) / float64(max(s.DecodeSeqs+s.PrefillSeqs, 1))
+	}
 	if s.PrefillTokens > 0 {
 		seqs := float64(max(s.PrefillSeqs, 1))
 		pairs += float64(s.PrefillTokens) * float64(s.PrefillTokens) / (2 * seqs)

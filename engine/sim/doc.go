@@ -21,6 +21,8 @@
 //   - tokenize.go: prompts to token ids (engine/tok, the model's chat
 //     template), vLLM's /tokenize and /detokenize.
 //   - faults.go: --fault injection for testing harnesses against misbehaving servers.
+//   - spec.go: speculative decoding (--speculative-tokens, --acceptance-rate):
+//     1 to K+1 tokens per step in one streamed chunk, vLLM's spec-decoding counters.
 //
 // Every modelled duration is divided by Options.Speedup, and every time the
 // engine reports is in wall seconds after that division: at --speedup 10 a

@@ -109,7 +109,8 @@ func New(opts Options) (*Engine, error) {
 	e.epoch = time.Now()
 	e.metrics.Store(e.newMetrics())
 	e.sched = &scheduler{e: e, perf: p, speedup: opts.Speedup, maxSeqs: e.maxSeqs, maxTokens: e.maxBatched,
-		pool: newBlockPool(e.numBlocks, blockSize, !opts.NoPrefixCaching), bs: blockSize, wakeCh: make(chan struct{}, 1)}
+		pool: newBlockPool(e.numBlocks, blockSize, !opts.NoPrefixCaching), bs: blockSize, wakeCh: make(chan struct{}, 1),
+		spec: opts.SpeculativeTokens, accept: opts.AcceptanceRate}
 	if e.sched.vocabIDs, err = vocabIDs(e.tok); err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
@@ -117,9 +118,13 @@ func New(opts Options) (*Engine, error) {
 }
 
 func (e *Engine) newMetrics() *metrics {
-	return newMetrics(e.served, e.opts.MaxModelLen, cacheInfo{numGPUBlocks: e.numBlocks, blockSize: blockSize,
+	m := newMetrics(e.served, e.opts.MaxModelLen, cacheInfo{numGPUBlocks: e.numBlocks, blockSize: blockSize,
 		kvTokens: e.kvTokens, maxConcurrency: e.maxConc, gpuMemUtil: e.opts.GPUMemoryUtilization,
 		prefixCaching: !e.opts.NoPrefixCaching})
+	if k := e.opts.SpeculativeTokens; k > 0 {
+		m.spec = newSpecMetrics(m.reg, engineLabels(e.served), k)
+	}
+	return m
 }
 
 // Ready is closed once /health answers 200.

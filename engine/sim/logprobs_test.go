@@ -39,7 +39,7 @@ func BenchmarkAppendTokenLogprobs(b *testing.B) {
 	buf := make([]byte, 0, 4096)
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		buf = c.appendOpen(buf[:0], tokenText(r.key, i))
+		buf = c.appendOpen(buf[:0], r.key, i, i+1)
 		buf, _ = lp.appendLP(buf, r, i, i+1, 0)
 		buf = c.appendTail(buf, "")
 	}

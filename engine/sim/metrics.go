@@ -49,6 +49,7 @@ type metrics struct {
 	prefixQueries, prefixHits                prometheus.Counter
 	success                                  map[string]prometheus.Counter
 	running, waiting, kvUsage                prometheus.Gauge
+	spec                                     *specMetrics // nil without speculative decoding
 }
 
 // cacheInfo is what vllm:cache_config_info labels describe.
@@ -60,7 +61,7 @@ type cacheInfo struct {
 
 func newMetrics(model string, maxModelLen int, ci cacheInfo) *metrics {
 	m := &metrics{reg: prometheus.NewRegistry(), success: map[string]prometheus.Counter{}}
-	labels := prometheus.Labels{"model_name": model, "engine": "0"}
+	labels := engineLabels(model)
 	hist := func(name, help string, b []float64) prometheus.Observer {
 		h := prometheus.NewHistogram(prometheus.HistogramOpts{Name: name, Help: help, Buckets: b, ConstLabels: labels})
 		m.reg.MustRegister(h)
@@ -128,6 +129,11 @@ func newMetrics(model string, maxModelLen int, ci cacheInfo) *metrics {
 	info.Set(1)
 	m.reg.MustRegister(info)
 	return m
+}
+
+// engineLabels are the labels vLLM V1 puts on every engine metric.
+func engineLabels(model string) prometheus.Labels {
+	return prometheus.Labels{"model_name": model, "engine": "0"}
 }
 
 // finished records a request's end-of-life histograms and its finish reason,

@@ -30,6 +30,8 @@ type Options struct {
 	IgnoreDisconnect     bool    // keep generating for clients that left (to show what it costs)
 	LogRequests          bool    // --enable-log-requests: log each request's receipt, finish and abort by id
 	ServedModelName      string  // name in /v1/models; "": the model profile's served name
+	SpeculativeTokens    int     // --speculative-tokens K: drafts verified per decode step; 0 is off
+	AcceptanceRate       float64 // --acceptance-rate: chance each draft is accepted (given the ones before it were)
 	Faults               []string
 	Log                  io.Writer // vLLM-format log lines; nil discards them
 }
@@ -57,8 +59,17 @@ func DefaultOptions() Options {
 		Host:                 "127.0.0.1",
 		Port:                 8000,
 		HealthDuringLoad:     HealthRefuse,
+		AcceptanceRate:       DefaultAcceptanceRate,
 	}
 }
+
+// DefaultAcceptanceRate is --acceptance-rate's default: about what EAGLE
+// drafts reach on chat prompts for 7-8B targets.
+const DefaultAcceptanceRate = 0.7
+
+// MaxSpeculativeTokens bounds --speculative-tokens (vLLM's EAGLE and n-gram
+// drafters are used with 1-10).
+const MaxSpeculativeTokens = 16
 
 // MaxSpeedup is the largest Speedup (and StartupSpeedup) the engine takes.
 const MaxSpeedup = 1e6
@@ -86,6 +97,12 @@ func (o *Options) validate() error {
 	}
 	if o.NumGPUBlocksOverride < 0 {
 		bad("--num-gpu-blocks-override %d: want a positive count (or 0 for none)", o.NumGPUBlocksOverride)
+	}
+	if o.SpeculativeTokens < 0 || o.SpeculativeTokens > MaxSpeculativeTokens {
+		bad("--speculative-tokens %d: want 0 (off) to %d draft tokens per step", o.SpeculativeTokens, MaxSpeculativeTokens)
+	}
+	if !(o.AcceptanceRate >= 0 && o.AcceptanceRate <= 1) {
+		bad("--acceptance-rate %g: want a probability in [0, 1]", o.AcceptanceRate)
 	}
 	if !SpeedupOK(o.Speedup) {
 		bad("--speedup %g: want a factor in (0, 1e6]", o.Speedup)

@@ -208,7 +208,7 @@ func runFloor(b *testing.B, streams, tokens int, viaHTTP bool) []float64 {
 	}
 	defer ln.Close()
 	c := newChunker(true, "chatcmpl-0123456789abcdef0123456789abcdef", "Qwen/Qwen2.5-7B-Instruct-AWQ", 1796025729)
-	chunk := c.appendToken(nil, tokenText(42, 7), "")
+	chunk := c.appendTokens(nil, 42, 7, 8, "")
 
 	var mu sync.Mutex
 	lates := make([]float64, 0, streams*tokens*b.N)
@@ -319,7 +319,7 @@ func BenchmarkAppendToken(b *testing.B) {
 	buf := make([]byte, 0, 4096)
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		buf = c.appendToken(buf[:0], tokenText(42, i), "")
+		buf = c.appendTokens(buf[:0], 42, i, i+1, "")
 	}
 	b.SetBytes(int64(len(buf)))
 }

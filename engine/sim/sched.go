@@ -48,6 +48,7 @@ type request struct {
 	// and sets reason before done; the handler reads after loading them.
 	emitted atomic.Int64
 	emitAt  []int64 // modelled emission time of token i (engine clock, ns); nil without paceHook
+	chunks  []uint8 // with speculative decoding: tokens emitted in one step from token i on (see chunkLen)
 	done    atomic.Bool
 	notify  chan struct{} // cap 1: "emitted or done changed"
 	goneAt  atomic.Int64  // tokens emitted when the client left; -1 while connected
@@ -62,10 +63,12 @@ func (r *request) wake() {
 	}
 }
 
-// batchItem is one request's share of a step: n tokens computed.
+// batchItem is one request's share of a step: n tokens computed, plus
+// draft tokens verified (speculative decoding).
 type batchItem struct {
-	r *request
-	n int
+	r     *request
+	n     int
+	draft int
 }
 
 // scheduler is the engine loop, vLLM V1's EngineCore step loop in one
@@ -103,6 +106,8 @@ type scheduler struct {
 	cacheWin  hitWindow // the stats log line's prefix cache hit rate
 	stats     loopStats
 	vocabIDs  [len(vocab)]uint32 // generated words' token ids
+	spec      int                // draft tokens per decode step (--speculative-tokens); 0 is off
+	accept    float64            // --acceptance-rate
 
 	mu     sync.Mutex // guards inbox, aborts
 	inbox  []*request
@@ -261,8 +266,9 @@ func (s *scheduler) schedule(start int64) (perf.Step, int64) {
 		if n <= 0 {
 			continue
 		}
+		draft := s.drafts(r, n, budget)
 		self := false
-		for !s.alloc(r, r.computed+n) {
+		for !s.alloc(r, r.computed+n+draft) {
 			v := s.running[len(s.running)-1]
 			s.running = s.running[:len(s.running)-1]
 			s.preempt(v)
@@ -275,8 +281,8 @@ func (s *scheduler) schedule(start int64) (perf.Step, int64) {
 		if self {
 			break
 		}
-		s.add(&st, r, n)
-		budget -= n
+		s.add(&st, r, n, draft)
+		budget -= n + draft
 	}
 	if !preempted {
 		var adm cacheStats
@@ -290,7 +296,7 @@ func (s *scheduler) schedule(start int64) (perf.Step, int64) {
 			r.state = stateRunning
 			s.running = append(s.running, r)
 			start = max(start, r.queued)
-			s.add(&st, r, n)
+			s.add(&st, r, n, 0)
 			budget -= n
 		}
 		s.recordCacheStats(adm)
@@ -306,11 +312,12 @@ func (s *scheduler) schedule(start int64) (perf.Step, int64) {
 	return st, start
 }
 
-func (s *scheduler) add(st *perf.Step, r *request, n int) {
-	s.batch = append(s.batch, batchItem{r, n})
+func (s *scheduler) add(st *perf.Step, r *request, n, draft int) {
+	s.batch = append(s.batch, batchItem{r, n, draft})
 	st.ContextTokens += r.computed // KV already cached, read this step
-	if n == 1 && r.output > 0 && r.computed == r.prompt+r.output-1 {
+	if n == 1 && decoding(r) {
 		st.DecodeSeqs++
+		st.SpecTokens += draft
 	} else {
 		st.PrefillTokens += n
 		st.PrefillSeqs++
@@ -400,8 +407,13 @@ func (s *scheduler) preempt(v *request) {
 	s.e.m().preemptions.Inc()
 }
 
+// decoding reports whether r's next step is a decode: everything but its
+// last sampled token is in the KV cache.
+func decoding(r *request) bool { return r.output > 0 && r.computed == r.prompt+r.output-1 }
+
 // complete applies a finished step at modelled time end: every request whose
-// (pre)fill caught up samples one token, stamped with that time.
+// (pre)fill caught up samples one token, plus the drafts it accepted with
+// speculative decoding, all stamped with that time.
 func (s *scheduler) complete(end int64) {
 	if s.e.stepHook != nil {
 		s.e.stepHook(s.e.now() - end)
@@ -414,23 +426,28 @@ func (s *scheduler) complete(end int64) {
 		if r.computed < r.prompt+r.output {
 			continue // a prefill chunk; the prompt is not done yet
 		}
-		if r.output < len(r.emitAt) {
-			r.emitAt[r.output] = end
+		first := r.output
+		emit := 1 + s.verify(r, b.draft)
+		for ; r.output < first+emit; r.output++ {
+			if r.output < len(r.emitAt) {
+				r.emitAt[r.output] = end
+			}
 		}
-		r.output++
-		if r.output == 1 {
+		if first == 0 {
 			r.firstAt = end
 			m.ttft.Observe(float64(end-r.arrival) / 1e9)
 			m.promptTokens.Add(float64(r.prompt))
 			s.stats.promptTokens.Add(int64(r.prompt))
 		} else {
-			m.itl.Observe(float64(end-r.lastAt) / 1e9)
+			m.itl.Observe(float64(end-r.lastAt) / 1e9) // once per step, as vLLM V1 observes it
 		}
 		r.lastAt = end
-		m.genTokens.Inc()
-		s.stats.genTokens.Add(1)
-		if s.pool.caching && r.output < r.target {
-			r.ids = append(r.ids, s.vocabIDs[tokenIndex(r.key, r.output-1)]) // the next step computes its KV
+		m.genTokens.Add(float64(emit))
+		s.stats.genTokens.Add(int64(emit))
+		if s.pool.caching {
+			for j := first; j < r.output && j+1 < r.target; j++ {
+				r.ids = append(r.ids, s.vocabIDs[tokenIndex(r.key, j)]) // the next step computes its KV
+			}
 		}
 		if r.output >= r.target {
 			s.freeBlocks(r)

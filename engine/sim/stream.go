@@ -45,17 +45,22 @@ func newChunker(chat bool, id, model string, created int64) *chunker {
 	return c
 }
 
-// appendToken appends one token's chunk with "logprobs":null.
-func (c *chunker) appendToken(b []byte, text string, finish string) []byte {
-	b = append(c.appendOpen(b, text), "null"...)
+// appendTokens appends the chunk of output tokens [from, to) of the request
+// keyed key (one token, or what one step emitted with speculative
+// decoding) with "logprobs":null.
+func (c *chunker) appendTokens(b []byte, key uint64, from, to int, finish string) []byte {
+	b = append(c.appendOpen(b, key, from, to), "null"...)
 	return c.appendTail(b, finish)
 }
 
-// appendOpen appends a token chunk up to its logprobs value.
-func (c *chunker) appendOpen(b []byte, text string) []byte {
+// appendOpen appends a chunk up to its logprobs value: its content is the
+// text of tokens [from, to).
+func (c *chunker) appendOpen(b []byte, key uint64, from, to int) []byte {
 	b = append(b, c.head...)
 	b = append(b, c.open...)
-	b = appendJSONString(b, text)
+	for i := from; i < to; i++ {
+		b = appendJSONString(b, tokenText(key, i))
+	}
 	return append(b, c.mid...)
 }
 
@@ -106,7 +111,8 @@ type sseStream struct {
 // stream serves a streaming request. This goroutine alone writes to the
 // socket: the engine loop only raises r.emitted and wakes it, so a slow
 // client never slows the loop. It writes every token emitted since its last
-// wake-up, one chunk per token, and flushes once per wake-up (per step).
+// wake-up, one chunk per token (per step's tokens with speculative
+// decoding), and flushes once per wake-up (per step).
 func (e *Engine) stream(w http.ResponseWriter, hr *http.Request, r *request, c *chunker, lp *logprober, usage bool) {
 	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-cache")
@@ -130,11 +136,16 @@ func (e *Engine) stream(w http.ResponseWriter, hr *http.Request, r *request, c *
 		if n > s.written && s.written == 0 && c.role != nil {
 			s.buf = append(s.buf, c.role...) // vLLM sends it with the first token
 		}
-		for ; s.written < n; s.written++ {
-			if !s.faultAt(s.written) {
-				return
+		for s.written < n {
+			size := r.chunkLen(s.written)
+			// Faults due inside a multi-token chunk come before it.
+			for i := s.written; i < s.written+size; i++ {
+				if !s.faultAt(i) {
+					return
+				}
 			}
-			s.appendToken(s.written)
+			s.appendChunk(s.written, size)
+			s.written += size
 		}
 		if s.written == r.target {
 			if usage {
@@ -156,21 +167,23 @@ func (e *Engine) stream(w http.ResponseWriter, hr *http.Request, r *request, c *
 	}
 }
 
-// appendToken appends token i's chunk; the last one carries finish_reason.
-func (s *sseStream) appendToken(i int) {
-	finish, text := "", ""
-	if i == s.r.target-1 {
+// appendChunk appends the chunk of output tokens [i, i+n); the last one
+// carries finish_reason.
+func (s *sseStream) appendChunk(i, n int) {
+	finish, end := "", i+n
+	if end == s.r.target {
 		finish = s.r.natural
 	}
-	if finish != "stop" {
-		text = tokenText(s.r.key, i) // EOS (the last token of a "stop") has no text
+	text := end // tokens with text: all but an EOS (the last token of a "stop")
+	if finish == "stop" {
+		text--
 	}
 	if s.lp == nil {
-		s.buf = s.c.appendToken(s.buf, text, finish)
+		s.buf = s.c.appendTokens(s.buf, s.r.key, i, text, finish)
 		return
 	}
-	s.buf = s.c.appendOpen(s.buf, text)
-	s.buf, s.offset = s.lp.appendLP(s.buf, s.r, i, i+1, s.offset)
+	s.buf = s.c.appendOpen(s.buf, s.r.key, i, text)
+	s.buf, s.offset = s.lp.appendLP(s.buf, s.r, i, end, s.offset)
 	s.buf = s.c.appendTail(s.buf, finish)
 }
 
