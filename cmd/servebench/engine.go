@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -48,7 +49,7 @@ model's chat template (Qwen2.5's default system prompt included). With
 				o.sim.NoPrefixCaching = !o.prefixCaching
 			}
 			if cmd.Flags().Changed("acceptance-rate") && o.sim.SpeculativeTokens == 0 {
-				return usageErr(errors.New("--acceptance-rate applies to speculative decoding: give --speculative-tokens K too"))
+				return usageErr(fmt.Errorf("--acceptance-rate %g applies to speculative decoding: give --speculative-tokens K too", o.sim.AcceptanceRate))
 			}
 			o.sim.Log = cmd.ErrOrStderr()
 			e, err := sim.New(o.sim)

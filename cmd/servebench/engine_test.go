@@ -47,6 +47,9 @@ func TestEngineBadInputExit2(t *testing.T) {
 		{"engine", "--gpu", "tpu-v9"},
 		{"engine", "--model", "qwen2.5-7b-instruct"}, // bf16 does not fit a 12 GB card
 		{"engine", "--speedup", "-1"},
+		{"engine", "--speculative-tokens", "40"},
+		{"engine", "--acceptance-rate", "1.5", "--speculative-tokens", "2"},
+		{"engine", "--acceptance-rate", "0.5"}, // without --speculative-tokens it would do nothing
 	} {
 		if code, _, errOut := runMain(args...); code != exitUsage || !strings.Contains(errOut, args[2]) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 naming %q", args, code, errOut, args[2])
