@@ -41,6 +41,9 @@ type Config struct {
 	// StopAfter, when set, is asked after each run whether to skip the rest
 	// (sweep's early stop); a non-empty reason stops and is kept as a warning.
 	StopAfter func(run *result.Run) string
+	// Search, when set, adds runs after Runs until it is done and writes its
+	// answer into results.json's max_rate (sweep --find-max-rate).
+	Search *MaxRateSearch
 	// Client replaces the HTTP client (tests); nil builds a client.Client.
 	Client Doer
 	// Prometheus, when set, is where engine figures come from instead of
@@ -61,7 +64,7 @@ type Config struct {
 // ErrInvalidRun (every request failed, or the error rate passed
 // FailOnErrorRate); launch errors when the server did not start.
 func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record, error) {
-	maxConns, err := validateRuns(cfg.Runs)
+	maxConns, err := validateRuns(cfg.Runs, cfg.Search)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
@@ -96,6 +99,12 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 	}
 	defer srv.Stop()
 	cfg.Runs = slices.Clone(cfg.Runs) // the server's max_model_len goes in; the caller's stay as given
+	if cfg.Search != nil {
+		if err := srv.CheckMaxTokens(cfg.Search.Base.Request.MaxTokens); err != nil {
+			return nil, nil, err
+		}
+		cfg.Search.Base.Request.MaxModelLen = srv.MaxModelLen
+	}
 	for i := range cfg.Runs {
 		if err := srv.CheckMaxTokens(cfg.Runs[i].Request.MaxTokens); err != nil {
 			return nil, nil, err
@@ -146,9 +155,16 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 	return res, recs, validate(res, recs, cfg.FailOnErrorRate)
 }
 
-// validateRuns checks every spec and returns the most requests any run keeps
-// in flight, to size the client's connection pool.
-func validateRuns(runs []RunSpec) (int, error) {
+// validateRuns checks every spec, and the search's first, and returns the
+// most requests any run keeps in flight, to size the client's connection pool.
+func validateRuns(runs []RunSpec, search *MaxRateSearch) (int, error) {
+	if search != nil {
+		if err := search.Validate(); err != nil {
+			return 0, err
+		}
+		first, _ := search.spec(search.Start)
+		runs = append(runs[:len(runs):len(runs)], first)
+	}
 	if len(runs) == 0 {
 		return 0, errors.New("no runs to do")
 	}
@@ -193,10 +209,26 @@ func detectDialect(ctx context.Context, m *Metrics, res *result.Results) string 
 	return "none"
 }
 
-// runAll does the runs in order, stopping at the first that ends early.
+// runAll does the runs in order, then the search's, stopping at the first
+// that ends early.
 func runAll(ctx context.Context, cfg Config, srv *Server, runner *Runner, prog *progress, res *result.Results, recs *[]result.Record) error {
-	for i := range cfg.Runs {
-		spec := cfg.Runs[i]
+	if cfg.Search != nil {
+		defer func() { res.MaxRate = cfg.Search.Result(res.Runs) }()
+	}
+	for i := 0; ; i++ {
+		var spec RunSpec
+		switch {
+		case i < len(cfg.Runs):
+			spec = cfg.Runs[i]
+		case cfg.Search != nil:
+			next, ok := cfg.Search.Next(res.Runs)
+			if !ok {
+				return nil
+			}
+			spec = next
+		default:
+			return nil
+		}
 		if spec.Request.Model == "" {
 			spec.Request.Model = srv.Model
 		}
@@ -228,7 +260,6 @@ func runAll(ctx context.Context, cfg Config, srv *Server, runner *Runner, prog *
 			}
 		}
 	}
-	return nil
 }
 
 // serverGone reports whether a server servebench started exited during a

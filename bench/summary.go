@@ -12,14 +12,14 @@ import (
 
 // ClientSummary computes the client-clock statistics of a run from its
 // measured records: successful, non-warm-up requests only, so failures never
-// flatter the latencies (they are counted in Run.Errors instead). ITL pools
-// the gaps between consecutive content events of every request, from the
-// events each record kept (client.MaxEvents cap). TPOT is per request
-// (e2e - first_visible) / (output_tokens - 1), for streaming requests with
-// more than one output token. The *FromIntended figures add each request's
+// flatter the latencies (they are counted in Run.Errors instead). ITL is per
+// token and pools every request: an event gap g over k tokens is k samples
+// of g/k (result.Record.TokenGaps), from the events each record kept
+// (client.MaxEvents cap); ITLEvent pools the event gaps themselves. TPOT is
+// per request (result.Record.TPOT). The *FromIntended figures add each request's
 // send lag (open loop), so a server that falls behind cannot hide it.
 func ClientSummary(recs []result.Record) result.ClientStats {
-	var fv, ft, e2e, ttfb, itl, tpot, out, fvI, e2eI []float64
+	var fv, ft, e2e, ttfb, itl, itlEv, tpot, out, fvI, e2eI []float64
 	anyLag := false
 	for i := range recs {
 		r := &recs[i]
@@ -36,12 +36,15 @@ func ClientSummary(recs []result.Record) result.ClientStats {
 		}
 		fvI = appendPos(fvI, r.FirstVisibleS+r.IntendedLagS)
 		e2eI = appendPos(e2eI, r.E2ES+r.IntendedLagS)
-		if r.Stream && r.OutputTokens > 1 && r.E2ES > r.FirstVisibleS && r.FirstVisibleS > 0 {
-			tpot = append(tpot, (r.E2ES-r.FirstVisibleS)/float64(r.OutputTokens-1))
+		if v, ok := r.TPOT(); ok {
+			tpot = append(tpot, v)
 		}
-		for k := 1; k < len(r.Events); k++ {
-			itl = append(itl, r.Events[k][0]-r.Events[k-1][0])
-		}
+		r.TokenGaps(func(g float64, k int) {
+			itlEv = append(itlEv, g)
+			for range k {
+				itl = append(itl, g/float64(k))
+			}
+		})
 	}
 	cs := result.ClientStats{
 		FirstVisibleS: stats.Summarize(fv),
@@ -49,6 +52,7 @@ func ClientSummary(recs []result.Record) result.ClientStats {
 		E2ES:          stats.Summarize(e2e),
 		TTFBS:         stats.Summarize(ttfb),
 		ITLS:          stats.Summarize(itl),
+		ITLEventS:     stats.Summarize(itlEv),
 		TPOTS:         stats.Summarize(tpot),
 		OutputTokens:  stats.Summarize(out),
 	}

@@ -36,6 +36,8 @@ var Palette = map[string]color.RGBA{
 	KeyTokensPerS:   {0x8c, 0x56, 0x4b, 0xff}, // brown
 	KeyContent:      {0x17, 0x8c, 0x9c, 0xff}, // teal: content arrivals and visible tokens
 	KeySent:         {0x30, 0x30, 0x30, 0xff}, // near black: request sent
+	KeyAttainment:   {0xe3, 0x77, 0xc2, 0xff}, // pink: SLO attainment
+	KeyGoodput:      {0xbc, 0xbd, 0x22, 0xff}, // olive: goodput
 }
 
 // Keys of chart-only quantities in Palette.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"sort"
 
 	"github.com/servebench/servebench/bench/result"
 	"gonum.org/v1/plot"
@@ -61,8 +62,16 @@ func SweepChart(res *result.Results) ([]byte, error) {
 	if sweepKind(res) == "rate" {
 		xLabel = "request rate (requests/s)"
 	}
+	order := byLoad(loads)
 	lat := newPlot("Latency", "", "seconds (log scale)")
 	tput := newPlot("Throughput", xLabel+", log scale", "output tokens/s")
+	panels := []*plot.Plot{lat, tput}
+	var att *plot.Plot
+	if runsSLO(res) != "" {
+		tput.X.Label.Text = ""
+		att = newPlot("SLO attainment ("+runsSLO(res)+")", xLabel+", log scale", "% of requests")
+		panels = append(panels, att)
+	}
 	var ticks []plot.Tick
 	for _, l := range loads {
 		ticks = append(ticks, plot.Tick{Value: l, Label: trimFloat(l)})
@@ -71,7 +80,7 @@ func SweepChart(res *result.Results) ([]byte, error) {
 	for _, l := range loads {
 		lo, hi = min(lo, l), max(hi, l)
 	}
-	for _, p := range []*plot.Plot{lat, tput} {
+	for _, p := range panels {
 		p.Title.TextStyle.Font.Size = labelSize
 		p.X.Scale = logScale{}
 		p.X.Tick.Marker = plot.ConstantTicks(ticks)
@@ -86,7 +95,7 @@ func SweepChart(res *result.Results) ([]byte, error) {
 	zeroQueue := false
 	for _, s := range sweepLatency {
 		var xys plotter.XYs
-		for i := range res.Runs {
+		for _, i := range order {
 			v, ok := s.value(&res.Runs[i])
 			if ok && v > 0 { // a log axis cannot show zero
 				xys = append(xys, plotter.XY{X: loads[i], Y: v})
@@ -111,16 +120,21 @@ func SweepChart(res *result.Results) ([]byte, error) {
 	}
 	setLogAxis(&lat.Y, lmin, lmax)
 	var txys plotter.XYs
-	for i, r := range res.Runs {
-		txys = append(txys, plotter.XY{X: loads[i], Y: r.Throughput.OutputTokensPerS})
+	for _, i := range order {
+		txys = append(txys, plotter.XY{X: loads[i], Y: res.Runs[i].Throughput.OutputTokensPerS})
 	}
 	if err := addLinePoints(tput, leg, "output tokens/s", txys, Palette[KeyTokensPerS], false); err != nil {
 		return nil, err
 	}
 	tput.Y.Min = 0
 	tput.Y.Tick.Marker = linearTicks{}
+	if att != nil {
+		if err := attainmentPanel(att, leg, res, loads, order); err != nil {
+			return nil, err
+		}
+	}
 	f := figure{title: "Load sweep: where latency turns up and throughput flattens (the knee)",
-		panels: []*plot.Plot{lat, tput}, legend: leg}
+		panels: panels, legend: leg}
 	if zeroQueue {
 		f.footnote = "Queue wait of 0 is not drawn on the log axis."
 	}
@@ -142,5 +156,46 @@ func addLinePoints(p *plot.Plot, leg *plot.Legend, name string, xys plotter.XYs,
 	}
 	p.Add(l, sc)
 	leg.Add(name, l, sc)
+	return nil
+}
+
+// byLoad is the run indices in increasing load, so lines run left to right
+// (a --find-max-rate search visits rates out of order).
+func byLoad(loads []float64) []int {
+	order := make([]int, len(loads))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return loads[order[a]] < loads[order[b]] })
+	return order
+}
+
+// attainmentPanel draws each run's SLO attainment against load, and the
+// --find-max-rate target as a dashed line.
+func attainmentPanel(p *plot.Plot, leg *plot.Legend, res *result.Results, loads []float64, order []int) error {
+	var xys plotter.XYs
+	for _, i := range order {
+		if g := res.Runs[i].Goodput; g != nil && g.Requests > 0 {
+			xys = append(xys, plotter.XY{X: loads[i], Y: g.Attainment})
+		}
+	}
+	if len(xys) == 0 {
+		return nil
+	}
+	if err := addLinePoints(p, leg, "SLO attainment (client, % of requests)", xys, Palette[KeyAttainment], false); err != nil {
+		return err
+	}
+	if mr := res.MaxRate; mr != nil {
+		target := plotter.XYs{{X: p.X.Min, Y: mr.Target}, {X: p.X.Max, Y: mr.Target}}
+		l, err := plotter.NewLine(target)
+		if err != nil {
+			return fmt.Errorf("sweep chart: target: %w", err)
+		}
+		l.LineStyle = draw.LineStyle{Color: color.Gray{0x60}, Width: vg.Points(1.5), Dashes: []vg.Length{vg.Points(4), vg.Points(4)}}
+		p.Add(l)
+		leg.Add(fmt.Sprintf("--find-max-rate target %g%%", mr.Target), l)
+	}
+	p.Y.Min, p.Y.Max = 0, 105
+	p.Y.Tick.Marker = linearTicks{}
 	return nil
 }

@@ -15,7 +15,7 @@ import (
 // by run, one colour per quantity, each value printed on its bar, the
 // statistic named in the legend, a log axis when values span decades.
 func TableChart(res *result.Results) ([]byte, error) {
-	t := NewTableModel(res)
+	t := NewTableModel(res).seconds() // goodput is drawn by the sweep chart, not on a seconds axis
 	if len(t.Rows) == 0 {
 		return nil, fmt.Errorf("table chart: no runs")
 	}

@@ -40,6 +40,7 @@ func Markdown(w io.Writer, res *result.Results, recs []result.Record, charts []C
 	b.WriteString("\n")
 	embed(FileTable)
 	writeWarnings(&b, res)
+	writeGoodput(&b, res)
 
 	b.WriteString("## Where is the time going\n\n")
 	th := thresholdsFor(res)
@@ -303,4 +304,37 @@ func writeRunStats(b *strings.Builder, r *result.Run) {
 	}
 	b.WriteString("\n_Engine means are exact; quantiles (~) interpolate inside the server's histogram buckets, " +
 		"so when most requests fall into one bucket (e.g. below vLLM's first E2E bucket, 0.3 s) they say little: trust the mean._\n\n")
+}
+
+// writeGoodput writes the Goodput section, when a run had an SLO: each
+// run's attainment, which thresholds held for how many requests, and the
+// --find-max-rate answer.
+func writeGoodput(b *strings.Builder, res *result.Results) {
+	slo := runsSLO(res)
+	if slo == "" {
+		return
+	}
+	fmt.Fprintf(b, "## Goodput\n\nSLO `%s`, judged per request on the client clock: ttft is the first generated token, "+
+		"tpot (e2e - first visible) / (output tokens - 1), itl the request's largest per-token gap, e2e the end of the "+
+		"response; ttft and e2e count from the intended send time in open-loop runs. A request attains the SLO when "+
+		"it succeeded and meets every threshold; goodput is those requests per second of the run.\n\n", slo)
+	b.WriteString("| Run | Attained | Attainment | Goodput | Met per threshold |\n|---|---:|---:|---:|---|\n")
+	for _, r := range res.Runs {
+		g := r.Goodput
+		if g == nil {
+			continue
+		}
+		var met []string
+		for _, k := range result.SLOKeys {
+			if n, ok := g.Met[k]; ok {
+				met = append(met, fmt.Sprintf("%s %d", k, n))
+			}
+		}
+		fmt.Fprintf(b, "| %s | %d of %d | %.1f%% | %.2f req/s | %s |\n", mdEscape(RunLabel(r.Name)), g.Attained, g.Requests,
+			g.Attainment, g.RatePerS, strings.Join(met, ", "))
+	}
+	b.WriteString("\n")
+	if mr := res.MaxRate; mr != nil {
+		fmt.Fprintf(b, "**%s.**\n\n", mdEscape(strings.ToUpper(mr.String()[:1])+mr.String()[1:]))
+	}
 }

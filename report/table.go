@@ -83,6 +83,8 @@ const (
 	KeyEngineTTFT   = "engine_ttft_s"
 	KeyE2EEngine    = "e2e_engine_s"
 	KeyQueue        = "queue_wait_s"
+	KeyGoodput      = "goodput_per_s"
+	KeyAttainment   = "slo_attainment_pct"
 )
 
 // tableColumns are the seed's columns, in the seed's order and precision.
@@ -92,6 +94,12 @@ var tableColumns = []Column{
 	{KeyEngineTTFT, "Engine TTFT (mean)", "engine.ttft", "engine", "mean", "s", 4},
 	{KeyE2EEngine, "E2E (engine, mean)", "engine.e2e", "engine", "mean", "s", 3},
 	{KeyQueue, "Queue wait (engine, mean)", "engine.queue", "engine", "mean", "s", 1},
+}
+
+// goodputColumns join the table when a run has an SLO (--slo).
+var goodputColumns = []Column{
+	{KeyGoodput, "Goodput (client, SLO)", "goodput.rate_per_s", "client", "rate", "req/s", 2},
+	{KeyAttainment, "SLO attainment (client, share)", "goodput.attainment", "client", "percent", "%", 1},
 }
 
 // tableCaption states the two clocks once, under every human-readable table.
@@ -114,6 +122,11 @@ func RunLabel(name string) string {
 // NewTableModel builds the table for res.
 func NewTableModel(res *result.Results) *TableModel {
 	t := &TableModel{Columns: slices.Clone(tableColumns), Caption: tableCaption}
+	if slo := runsSLO(res); slo != "" {
+		t.Columns = append(t.Columns, goodputColumns...)
+		t.Caption += " Goodput: requests per second meeting every threshold of the SLO " + slo +
+			" (client figures; a failed request never does); attainment: their share of the run's requests."
+	}
 	for _, run := range res.Runs {
 		row := Row{Run: run.Name, Label: RunLabel(run.Name)}
 		for _, col := range t.Columns {
@@ -151,6 +164,17 @@ func runValue(res *result.Results, run *result.Run, key string) (float64, bool, 
 		return engineMean(res, run, run.Engine.E2ES, "engine E2E")
 	case KeyQueue:
 		return engineMean(res, run, run.Engine.QueueS, "engine queue wait")
+	case KeyGoodput, KeyAttainment:
+		g := run.Goodput
+		switch {
+		case g == nil:
+			return 0, false, "this run had no SLO"
+		case g.Requests == 0:
+			return 0, false, "no measured requests to judge against the SLO"
+		case key == KeyGoodput:
+			return g.RatePerS, true, ""
+		}
+		return g.Attainment, true, ""
 	}
 	return 0, false, "unknown quantity " + key
 }
@@ -208,4 +232,37 @@ func (t *TableModel) noteLines() []string {
 		out[i] = fmt.Sprintf("[%d] n/a: %s.", i+1, n)
 	}
 	return out
+}
+
+// runsSLO is the SLO the runs of res were judged against ("" when none
+// was); several differing SLOs are listed joined by "; ".
+func runsSLO(res *result.Results) string {
+	var slos []string
+	for _, r := range res.Runs {
+		if r.Goodput != nil && !slices.Contains(slos, r.Goodput.SLO) {
+			slos = append(slos, r.Goodput.SLO)
+		}
+	}
+	return strings.Join(slos, "; ")
+}
+
+// seconds is t without its columns in other units than seconds (goodput).
+func (t *TableModel) seconds() *TableModel {
+	out := *t
+	out.Columns, out.Rows = nil, nil
+	var keep []int
+	for i, c := range t.Columns {
+		if c.Unit == "s" {
+			keep = append(keep, i)
+			out.Columns = append(out.Columns, c)
+		}
+	}
+	for _, r := range t.Rows {
+		nr := Row{Run: r.Run, Label: r.Label}
+		for _, i := range keep {
+			nr.Cells = append(nr.Cells, r.Cells[i])
+		}
+		out.Rows = append(out.Rows, nr)
+	}
+	return &out
 }

@@ -27,6 +27,8 @@ type Results struct {
 	Server   Server   `json:"server"`
 	Runs     []Run    `json:"runs"`
 	Warnings []string `json:"warnings"`
+	// MaxRate is set by sweep --find-max-rate.
+	MaxRate *MaxRate `json:"max_rate,omitempty"`
 }
 
 // Manifest says what produced the results, so two result sets can be compared knowingly.
@@ -151,7 +153,8 @@ type Run struct {
 	Throughput Throughput     `json:"throughput"`
 	Client     ClientStats    `json:"client"`
 	Engine     EngineStats    `json:"engine"`
-	Rate       *RateStats     `json:"rate,omitempty"` // open-loop runs only
+	Rate       *RateStats     `json:"rate,omitempty"`    // open-loop runs only
+	Goodput    *Goodput       `json:"goodput,omitempty"` // runs with an SLO (--slo) only
 	Warnings   []string       `json:"warnings,omitempty"`
 }
 
@@ -167,9 +170,12 @@ type ClientStats struct {
 	FirstTokenS   *stats.Summary `json:"first_token_s,omitempty"`
 	E2ES          *stats.Summary `json:"e2e_s,omitempty"`
 	TTFBS         *stats.Summary `json:"ttfb_s,omitempty"`
-	ITLS          *stats.Summary `json:"itl_s,omitempty"`
-	TPOTS         *stats.Summary `json:"tpot_s,omitempty"`
-	OutputTokens  *stats.Summary `json:"output_tokens,omitempty"`
+	// ITLS is per token: an event gap g over k tokens is k samples of g/k
+	// (Record.TokenGaps). ITLEventS are the gaps between events themselves.
+	ITLS         *stats.Summary `json:"itl_s,omitempty"`
+	ITLEventS    *stats.Summary `json:"itl_event_s,omitempty"`
+	TPOTS        *stats.Summary `json:"tpot_s,omitempty"`
+	OutputTokens *stats.Summary `json:"output_tokens,omitempty"`
 	// Measured from the intended send time (open loop): no coordinated omission.
 	FirstVisibleFromIntendedS *stats.Summary `json:"first_visible_from_intended_s,omitempty"`
 	E2EFromIntendedS          *stats.Summary `json:"e2e_from_intended_s,omitempty"`

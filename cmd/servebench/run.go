@@ -48,6 +48,9 @@ type sessionOptions struct {
 	maxRegression   []string
 	thresholds      []compare.Threshold // parsed from maxRegression by check
 	base            *compare.Side       // --baseline, loaded by check
+	sloText         string
+	slo             result.SLO           // parsed from sloText by check
+	search          *bench.MaxRateSearch // sweep --find-max-rate
 }
 
 func (o *sessionOptions) addFlags(fs *pflag.FlagSet, maxTokens int) {
@@ -69,6 +72,7 @@ func (o *sessionOptions) addFlags(fs *pflag.FlagSet, maxTokens int) {
 	fs.BoolVar(&o.requestID, "request-id", true, "send each request an X-Request-Id: sb-RUN-INDEX-RANDOM (kept in requests.jsonl; vLLM and SGLang log it as the request's id)")
 	fs.StringVar(&o.baseline, "baseline", "", "compare with the results in this directory after the run (exit 1 on a regression)")
 	fs.StringArrayVar(&o.maxRegression, "max-regression", nil, "with --baseline: QUANTITY.STAT=LIMIT, e.g. client.e2e.median=10% or =+5ms (repeatable)")
+	fs.StringVar(&o.sloText, "slo", "", "service-level objective for goodput: any of ttft, tpot, itl, e2e, e.g. ttft=200ms,tpot=50ms (client figures; a request counts when it meets all)")
 }
 
 // check validates the shared flags before anything starts; errors are usage
@@ -99,6 +103,12 @@ func (o *sessionOptions) check(fs *pflag.FlagSet) error {
 	var err error
 	if o.promOpts, err = o.prom.options(fs, o.metricsURLs); err != nil {
 		return err
+	}
+	o.slo = result.SLO{}
+	if fs.Changed("slo") {
+		if o.slo, err = result.ParseSLO(o.sloText); err != nil {
+			return fmt.Errorf("--slo %q: %w", o.sloText, err)
+		}
 	}
 	if len(o.maxRegression) > 0 && o.baseline == "" {
 		return errors.New("--max-regression without --baseline: expected a baseline to compare with")
@@ -135,6 +145,15 @@ func (o *sessionOptions) session(cmd *cobra.Command, runs []bench.RunSpec, stopA
 		return usageErr(err)
 	}
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	for i := range runs {
+		runs[i].SLO = o.slo
+	}
+	if o.search != nil {
+		o.search.Base.SLO = o.slo
+		if !o.quiet {
+			o.search.Log = stderr // the search's steps, as it goes
+		}
+	}
 	dir := o.out
 	if dir == "" {
 		dir = filepath.Join("servebench-results", time.Now().UTC().Format("20060102T150405Z"))
@@ -147,7 +166,7 @@ func (o *sessionOptions) session(cmd *cobra.Command, runs []bench.RunSpec, stopA
 	cfg := bench.Config{
 		Server: server, Runs: runs, Dir: dir, Args: os.Args, Version: version,
 		RequestTimeout: o.requestTimeout, StallTimeout: o.stallTimeout, Retries: o.retries,
-		FailOnErrorRate: -1, StopAfter: stopAfter, Prometheus: o.promOpts, RequestIDs: o.requestID,
+		FailOnErrorRate: -1, StopAfter: stopAfter, Prometheus: o.promOpts, RequestIDs: o.requestID, Search: o.search,
 	}
 	if cmd.Flags().Changed("fail-on-error-rate") {
 		cfg.FailOnErrorRate = o.failOnErrorRate
@@ -161,6 +180,9 @@ func (o *sessionOptions) session(cmd *cobra.Command, runs []bench.RunSpec, stopA
 	}
 	if terr := report.Table(stdout, res, o.format); terr != nil {
 		err = errors.Join(err, terr)
+	}
+	if res.MaxRate != nil && (o.format == "text" || o.format == "markdown") {
+		fmt.Fprintf(stdout, "\n%s\n", res.MaxRate)
 	}
 	if werr := writeReport(dir, res, recs); werr != nil {
 		fmt.Fprintf(stderr, "servebench: report: %v\n", werr)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -20,6 +21,8 @@ type sweepOptions struct {
 	rates        []float64
 	maxErrorRate float64
 	maxP99E2E    time.Duration
+	findMaxRate  string
+	maxSteps     int
 }
 
 func newSweepCmd() *cobra.Command {
@@ -40,6 +43,12 @@ passes --max-p99-e2e. report draws sweep.png from the runs in results.json.`,
 			if err != nil {
 				return usageErr(err)
 			}
+			if cmd.Flags().Changed("find-max-rate") {
+				if err := o.maxRateSearch(cmd.Flags(), base); err != nil {
+					return usageErr(err)
+				}
+				return o.session(cmd, nil, nil)
+			}
 			sw := bench.Sweep{Concurrencies: o.levels, Rates: o.rates, MaxErrorRate: o.maxErrorRate, MaxP99E2E: o.maxP99E2E}
 			runs, err := sw.Runs(base)
 			if err != nil {
@@ -56,7 +65,42 @@ passes --max-p99-e2e. report draws sweep.png from the runs in results.json.`,
 	cmd.Flags().Float64SliceVar(&o.rates, "rate", nil, "open-loop levels in requests/s, instead of --concurrency")
 	cmd.Flags().Float64Var(&o.maxErrorRate, "max-error-rate", 10, "stop after a level with more failed requests than this percentage")
 	cmd.Flags().DurationVar(&o.maxP99E2E, "max-p99-e2e", 0, "stop after a level whose client p99 E2E passes this (0: never)")
+	cmd.Flags().StringVar(&o.findMaxRate, "find-max-rate", "", "with --slo: search the highest request rate whose SLO attainment stays at or above this percentage, e.g. 90% (--rate R: start at R)")
+	cmd.Flags().IntVar(&o.maxSteps, "max-steps", bench.DefaultMaxRateSteps, "with --find-max-rate: most runs the search makes")
 	return cmd
+}
+
+// maxRateSearch sets up --find-max-rate from base; the SLO is set by session
+// once --slo is parsed.
+func (o *sweepOptions) maxRateSearch(fs *pflag.FlagSet, base bench.RunSpec) error {
+	target, err := bench.ParseTarget(o.findMaxRate)
+	if err != nil {
+		return fmt.Errorf("--find-max-rate %w", err)
+	}
+	switch {
+	case !fs.Changed("slo"):
+		return fmt.Errorf("--find-max-rate %s needs --slo: the attainment it keeps is of an SLO", o.findMaxRate)
+	case fs.Changed("concurrency"):
+		return errors.New("--find-max-rate and --concurrency: the search varies the request rate (open loop); give --rate R to start at R")
+	case len(o.rates) > 1:
+		return fmt.Errorf("--find-max-rate with --rate %s: expected one starting rate", floatsString(o.rates))
+	}
+	o.search = &bench.MaxRateSearch{Target: target, MaxSteps: o.maxSteps, Base: base}
+	if len(o.rates) == 1 {
+		o.search.Start = o.rates[0]
+	}
+	if fs.Changed("max-steps") && o.maxSteps < 1 {
+		return fmt.Errorf("--max-steps %d: expected at least 1", o.maxSteps)
+	}
+	return nil
+}
+
+func floatsString(xs []float64) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	return strings.Join(s, ",")
 }
 
 // base is the workload every level shares; Sweep.Runs sets the mode and level.

@@ -131,8 +131,10 @@ func Compare(base, cur *Side, opts Options) (*Report, error) {
 	}
 	for i := range pairs {
 		p := &pairs[i]
-		p.sb = samplesOf(base.Records, p.b.Name, p.b.Workload.Mode == "rate")
-		p.sn = samplesOf(cur.Records, p.n.Name, p.n.Workload.Mode == "rate")
+		slo, note := commonSLO(p.b, p.n)
+		p.sloNote = note
+		p.sb = samplesOf(base.Records, p.b.Name, p.b.Workload.Mode == "rate", slo)
+		p.sn = samplesOf(cur.Records, p.n.Name, p.n.Workload.Mode == "rate", slo)
 		p.pvals = map[string]*float64{}
 		errs = append(errs, checkSide(base, "base", p.b, p.sb, rep.MinSamples, alpha), checkSide(cur, "new", p.n, p.sn, rep.MinSamples, alpha))
 	}
@@ -153,6 +155,7 @@ type runPair struct {
 	unchecked   []string
 	baseForeign bool                // the base side is not servebench's: the report shows the new side's run
 	pvals       map[string]*float64 // test's memo, by quantity
+	sloNote     string              // goodput rows: which SLO judged both sides, when they differ
 }
 
 func noRuns(s *Side, label string) error {

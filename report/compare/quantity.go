@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"fmt"
 	"math"
 	"slices"
 
@@ -16,6 +17,7 @@ const (
 	fromEngine                   // /metrics histogram delta: threshold only
 	fromThroughput               // one figure per run; tested on per-request token rates
 	fromErrors                   // failure fraction; tested on 0/1 per request
+	fromGoodput                  // SLO attainment; tested on 0/1 per request
 )
 
 // quantity describes one comparable quantity.
@@ -40,13 +42,14 @@ var quantities = []quantity{
 	{Name: "client.ttfb", src: fromSamples, Unit: "s", Headline: "median", Stats: clientStats, Doc: "request written -> first response byte"},
 	{Name: "client.e2e", src: fromSamples, Unit: "s", Headline: "median", Stats: clientStats, Doc: "request sent -> end of response"},
 	{Name: "client.tpot", src: fromSamples, Unit: "s", Headline: "median", Stats: clientStats, Doc: "per request (e2e - first_visible) / (output_tokens - 1); streaming only"},
-	{Name: "client.itl", src: fromSamples, Unit: "s", Headline: "median", Stats: clientStats, Doc: "per request median gap between content events; streaming only"},
+	{Name: "client.itl", src: fromSamples, Unit: "s", Headline: "median", Stats: clientStats, Doc: "per request median per-token gap (an event gap g over k tokens counts k times g/k); streaming only"},
 	{Name: "client.first_visible_from_intended", src: fromSamples, Unit: "s", Headline: "median", Stats: clientStats, Doc: "open-loop (rate) runs: first visible measured from the intended send time"},
 	{Name: "client.e2e_from_intended", src: fromSamples, Unit: "s", Headline: "median", Stats: clientStats, Doc: "open-loop (rate) runs: E2E measured from the intended send time (no coordinated omission)"},
 	{Name: "engine.ttft", src: fromEngine, Unit: "s", Headline: "mean", Stats: engineStats, Doc: "engine TTFT from /metrics (includes queue wait)"},
 	{Name: "engine.e2e", src: fromEngine, Unit: "s", Headline: "mean", Stats: engineStats, Doc: "engine E2E from /metrics"},
 	{Name: "engine.queue", src: fromEngine, Unit: "s", Headline: "mean", Stats: engineStats, Doc: "engine queue wait from /metrics"},
 	{Name: "throughput", src: fromThroughput, Unit: "tokens/s", Headline: "output_tokens_per_s", Stats: []string{"output_tokens_per_s", "requests_per_s"}, Doc: "run throughput; tested on per-request output tokens/s, whose median must pass the limit too"},
+	{Name: "goodput", src: fromGoodput, Unit: "fraction", Headline: "attainment", Stats: []string{"attainment", "rate_per_s"}, Doc: "runs with an SLO: share of measured requests meeting every threshold (failures never do), and those requests per second; both sides judged against one SLO"},
 	{Name: "errors", src: fromErrors, Unit: "fraction", Headline: "rate", Stats: []string{"rate"}, Doc: "failed / measured requests"},
 }
 
@@ -62,14 +65,14 @@ func lookupQuantity(name string) (quantity, bool) {
 // isTime says whether absolute thresholds of q take a time unit.
 func (q quantity) isTime() bool { return q.Unit == "s" }
 
-// higherIsWorse: latencies and error rates; throughput is the exception.
-func (q quantity) higherIsWorse() bool { return q.src != fromThroughput }
+// higherIsWorse: latencies and error rates; throughput and goodput are the exceptions.
+func (q quantity) higherIsWorse() bool { return q.src != fromThroughput && q.src != fromGoodput }
 
 func (q quantity) hasStat(s string) bool { return slices.Contains(q.Stats, s) }
 
 // unitOf is the unit of one statistic of q.
 func (q quantity) unitOf(stat string) string {
-	if stat == "requests_per_s" {
+	if stat == "requests_per_s" || stat == "rate_per_s" {
 		return "req/s"
 	}
 	return q.Unit
@@ -77,11 +80,13 @@ func (q quantity) unitOf(stat string) string {
 
 // runSamples holds the per-request samples of one run on one side.
 type runSamples struct {
-	measured int                  // measured (non-warm-up) requests
-	failed   int                  // of which failed
-	byName   map[string][]float64 // client.* quantity -> one value per successful request
-	rates    []float64            // output tokens/s per successful request
-	failures []float64            // 1 failed, 0 ok, per measured request
+	measured  int                  // measured (non-warm-up) requests
+	failed    int                  // of which failed
+	byName    map[string][]float64 // client.* quantity -> one value per successful request
+	rates     []float64            // output tokens/s per successful request
+	failures  []float64            // 1 failed, 0 ok, per measured request
+	attained  []float64            // 1 met the SLO, 0 not, per measured request (nil without an SLO)
+	nAttained int
 
 	summaries map[string]*stats.Summary // summary's memo: several rows read one quantity's summary
 }
@@ -93,6 +98,8 @@ func (s *runSamples) samples(name string) []float64 {
 		return s.rates
 	case "errors":
 		return s.failures
+	case "goodput":
+		return s.attained
 	}
 	return s.byName[name]
 }
@@ -120,8 +127,9 @@ func (s *runSamples) ok() int { return s.measured - s.failed }
 //
 // Open-loop runs also get latencies from each request's intended send
 // time, which include the time a late send waited: the figures that do
-// not hide a server falling behind.
-func samplesOf(recs []result.Record, run string, openLoop bool) *runSamples {
+// not hide a server falling behind. With an SLO, every measured request
+// is judged against it (result.SLO.Judge).
+func samplesOf(recs []result.Record, run string, openLoop bool, slo *result.SLO) *runSamples {
 	s := &runSamples{byName: map[string][]float64{}, summaries: map[string]*stats.Summary{}}
 	add := func(name string, v float64) { s.byName[name] = append(s.byName[name], v) }
 	for i := range recs {
@@ -132,6 +140,13 @@ func samplesOf(recs []result.Record, run string, openLoop bool) *runSamples {
 			continue
 		}
 		s.measured++
+		if slo != nil {
+			ok, _ := slo.Judge(r)
+			s.attained = append(s.attained, b2f(ok))
+			if ok {
+				s.nAttained++
+			}
+		}
 		if r.Error != "" {
 			s.failed++
 			s.failures = append(s.failures, 1)
@@ -157,24 +172,27 @@ func samplesOf(recs []result.Record, run string, openLoop bool) *runSamples {
 			add("client.e2e", r.E2ES)
 			s.rates = append(s.rates, float64(r.OutputTokens)/r.E2ES)
 		}
-		if r.Stream && r.OutputTokens > 1 && r.FirstVisibleS > 0 && r.E2ES >= r.FirstVisibleS {
-			add("client.tpot", (r.E2ES-r.FirstVisibleS)/float64(r.OutputTokens-1))
+		if v, ok := r.TPOT(); ok {
+			add("client.tpot", v)
 		}
-		if itl, ok := medianGap(r.Events); ok {
+		if itl, ok := medianTokenGap(r); ok {
 			add("client.itl", itl)
 		}
 	}
 	return s
 }
 
-// medianGap is the median gap between consecutive content events.
-func medianGap(ev [][2]float64) (float64, bool) {
-	if len(ev) < 2 {
+// medianTokenGap is the median per-token inter-token latency of r: an event
+// gap g over k tokens is k samples of g/k (result.Record.TokenGaps).
+func medianTokenGap(r *result.Record) (float64, bool) {
+	var gaps []float64
+	r.TokenGaps(func(g float64, k int) {
+		for range k {
+			gaps = append(gaps, g/float64(k))
+		}
+	})
+	if len(gaps) == 0 {
 		return 0, false
-	}
-	gaps := make([]float64, 0, len(ev)-1)
-	for i := 1; i < len(ev); i++ {
-		gaps = append(gaps, ev[i][0]-ev[i-1][0])
 	}
 	return stats.Median(gaps), true
 }
@@ -218,4 +236,35 @@ func histStat(h *result.Hist, stat string) float64 {
 	default:
 		return h.Mean
 	}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// commonSLO is the SLO both sides of a run are judged against: the new
+// side's, else the base side's (its records are judged again, so a baseline
+// measured before --slo still compares); nil when neither has one. note
+// says when the sides' SLOs differ.
+func commonSLO(b, n *result.Run) (slo *result.SLO, note string) {
+	pick := n.Goodput
+	if pick == nil {
+		pick = b.Goodput
+	}
+	if pick == nil {
+		return nil, ""
+	}
+	s, err := result.ParseSLO(pick.SLO)
+	if err != nil {
+		return nil, ""
+	}
+	if b.Goodput != nil && n.Goodput != nil && b.Goodput.SLO != n.Goodput.SLO {
+		note = fmt.Sprintf("both sides judged against the new side's SLO %s (base ran with %s)", n.Goodput.SLO, b.Goodput.SLO)
+	} else if b.Goodput == nil || n.Goodput == nil {
+		note = "both sides judged against the SLO " + pick.SLO + " (one side ran without it)"
+	}
+	return &s, note
 }

@@ -217,6 +217,17 @@ func buildRow(q quantity, stat string, p runPair, alpha float64, minN int) (Row,
 		row.P = p.test(q.Name)
 		row.rateBase, row.rateNew = p.sb.stat(q.Name, "median"), p.sn.stat(q.Name, "median")
 		row.Note = noteThroughput
+	case fromGoodput:
+		if p.sb.attained == nil {
+			return row, false
+		}
+		row.Base, row.New = frac(p.sb.nAttained, p.sb.measured), frac(p.sn.nAttained, p.sn.measured)
+		if stat == "rate_per_s" {
+			row.Base, row.New = perSecond(p.sb.nAttained, p.b.DurationS), perSecond(p.sn.nAttained, p.n.DurationS)
+		}
+		row.NBase, row.NNew = p.sb.measured, p.sn.measured
+		row.P = p.test(q.Name)
+		row.Note = p.sloNote
 	case fromErrors:
 		row.Base, row.New = frac(p.sb.failed, p.sb.measured), frac(p.sn.failed, p.sn.measured)
 		row.NBase, row.NNew = p.sb.measured, p.sn.measured
@@ -291,6 +302,13 @@ func (p runPair) test(name string) *float64 {
 	}
 	c := *pv
 	return &c
+}
+
+func perSecond(n int, durationS float64) float64 {
+	if durationS <= 0 {
+		return 0
+	}
+	return float64(n) / durationS
 }
 
 func frac(a, b int) float64 {

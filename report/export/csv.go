@@ -43,9 +43,11 @@ func csvRow(r *result.Record) []string {
 	if v, ok := r.TPOT(); ok {
 		tpot = secs(v)
 	}
-	itl := ""
-	if n := len(r.Events); n > 1 {
-		itl = secs((r.Events[n-1][0] - r.Events[0][0]) / float64(n-1))
+	itl := "" // mean per-token ITL: a chunk of k tokens after a gap g is k tokens of g/k
+	span, tokens := 0.0, 0
+	r.TokenGaps(func(g float64, k int) { span, tokens = span+g, tokens+k })
+	if tokens > 0 {
+		itl = secs(span / float64(tokens))
 	}
 	turn := ""
 	if r.Turn > 0 {

@@ -1,0 +1,125 @@
+package bench
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/servebench/servebench/bench/result"
+)
+
+// searchAgainst drives m as Execute does, against a server whose attainment
+// at rate r is attain(r), and returns the runs and the answer.
+func searchAgainst(t *testing.T, m *MaxRateSearch, attain func(rate float64) float64) ([]result.Run, *result.MaxRate) {
+	t.Helper()
+	if err := m.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	var runs []result.Run
+	for range 200 { // bounded: the search must stop long before
+		spec, ok := m.Next(runs)
+		if !ok {
+			return runs, m.Result(runs)
+		}
+		if spec.Workload.Mode != ModeRate || spec.Name != "rate="+fmtRate(spec.Workload.Rate) || spec.SLO != m.Base.SLO {
+			t.Fatalf("step spec = %s %+v", spec.Name, spec.Workload)
+		}
+		a := attain(spec.Workload.Rate)
+		runs = append(runs, result.Run{Name: spec.Name, Workload: result.Workload{Mode: ModeRate, Rate: spec.Workload.Rate},
+			Goodput: &result.Goodput{Requests: 100, Attained: int(a), Attainment: a}})
+	}
+	t.Fatal("search did not stop")
+	return nil, nil
+}
+
+func TestMaxRateSearch(t *testing.T) {
+	slo, _ := result.ParseSLO("e2e=1s")
+	base := RunSpec{Request: RequestSpec{MaxTokens: 16}, SLO: slo}
+	// A server that holds 95% up to 6.3 req/s and 50% above.
+	knee := func(r float64) float64 {
+		if r <= 6.3 {
+			return 95
+		}
+		return 50
+	}
+	for _, tc := range []struct {
+		name           string
+		m              MaxRateSearch
+		attain         func(float64) float64
+		lo, hi         float64 // the answer must lie in [lo, hi]
+		maxSteps       int
+		noteHas        string
+		wantMissedOver float64
+	}{
+		// grows 1,2,4,8 then bisects to within 5%
+		{"grows then bisects", MaxRateSearch{Target: 90}, knee, 6.0, 6.3, DefaultMaxRateSteps, "", 6.3},
+		// a first rate above the knee halves down first
+		{"starts above the knee", MaxRateSearch{Target: 90, Start: 40}, knee, 6.0, 6.3, DefaultMaxRateSteps, "", 6.3},
+		// too few steps: the answer is a bound, and says so
+		{"step bound", MaxRateSearch{Target: 90, MaxSteps: 3}, knee, 4, 4, 3, "every rate tried held", 0},
+		// the target above what the server ever attains: no rate holds
+		{"never holds", MaxRateSearch{Target: 99, MaxSteps: 4}, knee, 0, 0, 4, "no rate tried", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var log bytes.Buffer
+			m := tc.m
+			m.Base, m.Log = base, &log
+			runs, mr := searchAgainst(t, &m, tc.attain)
+			if len(runs) > tc.maxSteps || mr.Steps != len(runs) {
+				t.Errorf("%d runs, answer counts %d; want at most %d", len(runs), mr.Steps, tc.maxSteps)
+			}
+			if mr.RatePerS < tc.lo || mr.RatePerS > tc.hi {
+				t.Errorf("answer %v req/s, want within [%v, %v]; runs %v", mr.RatePerS, tc.lo, tc.hi, rates(runs))
+			}
+			if tc.wantMissedOver > 0 && !(mr.MissedAtPerS > tc.wantMissedOver && mr.MissedAtPerS/mr.RatePerS-1 <= DefaultMaxRatePrecision) {
+				t.Errorf("bracket %v-%v: want the miss above %v and within 5%%; runs %v", mr.RatePerS, mr.MissedAtPerS, tc.wantMissedOver, rates(runs))
+			}
+			if !strings.Contains(mr.Note, tc.noteHas) {
+				t.Errorf("note %q, want %q", mr.Note, tc.noteHas)
+			}
+			// printed as it goes: one line per step, then the answer
+			if n := strings.Count(log.String(), "find-max-rate: step "); n != len(runs) {
+				t.Errorf("log has %d step lines for %d runs:\n%s", n, len(runs), log.String())
+			}
+			if !strings.Contains(log.String(), "highest rate with SLO e2e=1s attainment >= ") {
+				t.Errorf("log lacks the answer:\n%s", log.String())
+			}
+		})
+	}
+}
+
+func rates(runs []result.Run) []float64 {
+	var out []float64
+	for _, r := range runs {
+		out = append(out, r.Workload.Rate)
+	}
+	return out
+}
+
+func TestMaxRateSearchValidate(t *testing.T) {
+	slo, _ := result.ParseSLO("ttft=1s")
+	for _, tc := range []struct {
+		m    MaxRateSearch
+		want string
+	}{
+		{MaxRateSearch{Target: 0, Base: RunSpec{SLO: slo}}, "--find-max-rate 0"},
+		{MaxRateSearch{Target: 101, Base: RunSpec{SLO: slo}}, "--find-max-rate 101"},
+		{MaxRateSearch{Target: 90}, "needs --slo"},
+		{MaxRateSearch{Target: 90, MaxSteps: -1, Base: RunSpec{SLO: slo}}, "--max-steps -1"},
+		{MaxRateSearch{Target: 90, Start: -2, Base: RunSpec{SLO: slo}}, "--rate -2"},
+	} {
+		if err := tc.m.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Validate(%+v) = %v, want %q", tc.m, err, tc.want)
+		}
+	}
+	for in, want := range map[string]float64{"90%": 90, "99.5": 99.5, " 100% ": 100} {
+		if got, err := ParseTarget(in); err != nil || got != want {
+			t.Errorf("ParseTarget(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"0%", "ninety", "150%", "-5"} {
+		if _, err := ParseTarget(in); err == nil {
+			t.Errorf("ParseTarget(%q) accepted", in)
+		}
+	}
+}

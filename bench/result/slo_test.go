@@ -1,0 +1,151 @@
+package result
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseSLO(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want SLO
+		str  string
+	}{
+		// every key, in the issue's order
+		{"ttft=200ms,tpot=50ms,itl=100ms,e2e=10s", SLO{200 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond, 10 * time.Second}, "ttft=200ms,tpot=50ms,itl=100ms,e2e=10s"},
+		// a subset, out of order, spaces and upper case tolerated; String is canonical
+		{" E2E=1.5s , ttft=0.2s", SLO{TTFT: 200 * time.Millisecond, E2E: 1500 * time.Millisecond}, "ttft=200ms,e2e=1.5s"},
+		// one key
+		{"itl=30ms", SLO{ITL: 30 * time.Millisecond}, "itl=30ms"},
+	} {
+		got, err := ParseSLO(tc.in)
+		if err != nil || got != tc.want || got.String() != tc.str {
+			t.Errorf("ParseSLO(%q) = %+v %q, %v; want %+v %q", tc.in, got, got.String(), err, tc.want, tc.str)
+		}
+		if again, err := ParseSLO(got.String()); err != nil || again != got {
+			t.Errorf("String %q does not parse back: %+v, %v", got.String(), again, err)
+		}
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"", "empty SLO"},
+		{"ttfb=200ms", `unknown key "ttfb"`},                   // a vocabulary name that is not an SLO key
+		{"ttft", `"ttft" has no '='`},                          // no value
+		{"tpot=fast", "key tpot"},                              // not a duration
+		{"e2e=200", "key e2e"},                                 // a number without unit
+		{"itl=-5ms", "key itl: -5ms: expected a duration > 0"}, // negative
+		{"ttft=0s", "key ttft"},                                // zero means "not set": refuse it given explicitly
+		{"ttft=1s,ttft=2s", "key ttft given twice"},            // repeated
+	} {
+		_, err := ParseSLO(tc.in)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("ParseSLO(%q) error %v, want one containing %q", tc.in, err, tc.want)
+		}
+	}
+}
+
+// rec is a successful streaming record with the given first token, first
+// visible, e2e and output tokens (seconds); events one per token from first
+// visible to e2e.
+func rec(ft, e2e float64, out int) Record {
+	r := Record{Stream: true, FirstTokenS: ft, FirstVisibleS: ft, E2ES: e2e, OutputTokens: out}
+	for i := range out {
+		at := ft
+		if out > 1 {
+			at = ft + (e2e-ft)*float64(i)/float64(out-1)
+		}
+		r.Events = append(r.Events, [2]float64{at, 1})
+	}
+	return r
+}
+
+func TestJudgeAndGoodput(t *testing.T) {
+	slo, _ := ParseSLO("ttft=200ms,tpot=50ms,e2e=2s")
+	fast := rec(0.1, 1.0, 21)      // tpot 45 ms
+	slowFirst := rec(0.3, 1.2, 21) // ttft 300 ms
+	slowTPOT := rec(0.1, 1.5, 21)  // tpot 70 ms
+	late := rec(0.1, 1.0, 21)      // fine from its send, but sent 1.5 s late (open loop)
+	late.IntendedLagS = 1.5        // e2e from intended 2.5 s, ttft 1.6 s
+	failed := rec(0.1, 1.0, 21)
+	failed.Error = "timeout"
+	warm := rec(0.1, 1.0, 21)
+	warm.Warmup = true
+	retried := rec(0.1, 1.0, 21)
+	retried.Retried, retried.Error = true, "http_status"
+	one := Record{Stream: true, FirstTokenS: 0.1, FirstVisibleS: 0.1, E2ES: 0.1, OutputTokens: 1, Events: [][2]float64{{0.1, 1}}}
+	nonStream := Record{FirstTokenS: 1.5, FirstVisibleS: 1.5, E2ES: 1.5, OutputTokens: 64} // slow TTFT: whole body
+
+	for _, tc := range []struct {
+		name string
+		r    Record
+		want bool
+		met  [4]bool
+	}{
+		{"meets all", fast, true, [4]bool{true, true, false, true}},
+		{"ttft too slow", slowFirst, false, [4]bool{false, true, false, true}},
+		{"tpot too slow", slowTPOT, false, [4]bool{true, false, false, true}},
+		{"late send counts from intended time", late, false, [4]bool{false, true, false, false}},
+		{"failed never attains", failed, false, [4]bool{}},
+		{"one token: no tpot to judge", one, true, [4]bool{true, true, false, true}},
+		{"non-streaming: ttft is the whole body", nonStream, false, [4]bool{false, true, false, true}},
+	} {
+		got, met := slo.Judge(&tc.r)
+		if got != tc.want || met != tc.met {
+			t.Errorf("%s: Judge = %v %v, want %v %v", tc.name, got, met, tc.want, tc.met)
+		}
+	}
+
+	recs := []Record{fast, slowFirst, slowTPOT, late, failed, warm, retried, one}
+	g := NewGoodput(slo, recs, 4)
+	// Outcomes: fast, slowFirst, slowTPOT, late, failed, one (warm-up and
+	// the retried attempt are not outcomes); attained: fast and one.
+	want := Goodput{SLO: "ttft=200ms,tpot=50ms,e2e=2s", Attained: 2, Requests: 6, Attainment: 100 * 2.0 / 6, RatePerS: 0.5}
+	if g.SLO != want.SLO || g.Attained != want.Attained || g.Requests != want.Requests ||
+		math.Abs(g.Attainment-want.Attainment) > 1e-9 || g.RatePerS != want.RatePerS {
+		t.Errorf("NewGoodput = %+v, want %+v", g, want)
+	}
+	if g.Met["ttft"] != 3 || g.Met["tpot"] != 4 || g.Met["e2e"] != 4 || len(g.Met) != 3 {
+		t.Errorf("Met = %v, want ttft 3, tpot 4, e2e 4 and no itl key", g.Met)
+	}
+}
+
+// TestTokenGapsMultiToken: a chunk of k tokens after a gap g is k tokens of
+// g/k each, so a speculative-decoding stream has the per-token ITL of its
+// token rate, not of its chunk rate.
+func TestTokenGapsMultiToken(t *testing.T) {
+	r := Record{Stream: true, FirstTokenS: 0.1, FirstVisibleS: 0.1, E2ES: 0.4, OutputTokens: 9,
+		// first chunk 1 token, then 4 tokens after 100 ms, 4 after 200 ms
+		Events: [][2]float64{{0.1, 1}, {0.2, 4}, {0.4, 4}}}
+	var per []float64
+	r.TokenGaps(func(g float64, k int) {
+		for range k {
+			per = append(per, g/float64(k))
+		}
+	})
+	want := []float64{0.025, 0.025, 0.025, 0.025, 0.05, 0.05, 0.05, 0.05}
+	if len(per) != len(want) {
+		t.Fatalf("per-token gaps %v, want %v", per, want)
+	}
+	for i := range want {
+		if math.Abs(per[i]-want[i]) > 1e-12 {
+			t.Fatalf("per-token gaps %v, want %v", per, want)
+		}
+	}
+	if m, ok := r.MaxTokenGap(); !ok || math.Abs(m-0.05) > 1e-12 {
+		t.Errorf("MaxTokenGap = %v, %v; want 0.05 (the 200 ms gap over 4 tokens, not 200 ms)", m, ok)
+	}
+	slo, _ := ParseSLO("itl=60ms")
+	if ok, _ := slo.Judge(&r); !ok {
+		t.Errorf("itl=60ms: a 200 ms gap over 4 tokens (50 ms a token) should meet it")
+	}
+	slo, _ = ParseSLO("itl=40ms")
+	if ok, _ := slo.Judge(&r); ok {
+		t.Errorf("itl=40ms: 50 ms a token should miss it")
+	}
+	// TPOT uses the output token count, so chunks do not change it:
+	// (0.4 - 0.1) / 8.
+	if v, ok := r.TPOT(); !ok || math.Abs(v-0.0375) > 1e-12 {
+		t.Errorf("TPOT = %v, %v; want 0.0375", v, ok)
+	}
+}
