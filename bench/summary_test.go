@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -319,5 +320,26 @@ func TestRecordWriterBatches(t *testing.T) {
 	}
 	if w := sw.writes - 1; w > 8 {
 		t.Errorf("%d records 0.1 ms apart took %d writes; want them batched (at most 8)", n, w)
+	}
+}
+
+// TestClientSummaryMultiTokenChunks: ITL is per token (a gap g over k
+// tokens is k samples of g/k), so a speculative-decoding stream's ITL is
+// its token pace, and the event gaps are kept apart in ITLEvent. TPOT comes
+// from the output token count and is unchanged by chunking.
+func TestClientSummaryMultiTokenChunks(t *testing.T) {
+	recs := []result.Record{{Stream: true, FirstTokenS: 0.1, FirstVisibleS: 0.1, E2ES: 0.4, OutputTokens: 9,
+		Events: [][2]float64{{0.1, 1}, {0.2, 4}, {0.4, 4}}}}
+	cs := ClientSummary(recs)
+	if cs.ITLS == nil || cs.ITLS.N != 8 || math.Abs(cs.ITLS.Min-0.025) > 1e-9 || math.Abs(cs.ITLS.Max-0.05) > 1e-9 || math.Abs(cs.ITLS.Mean-0.0375) > 1e-9 {
+		t.Errorf("itl = %+v, want 8 per-token samples: 4 of 25 ms, 4 of 50 ms", cs.ITLS)
+	}
+	if cs.ITLEventS == nil || cs.ITLEventS.N != 2 || math.Abs(cs.ITLEventS.Max-0.2) > 1e-9 {
+		t.Errorf("itl_event = %+v, want the 2 event gaps (100 ms, 200 ms)", cs.ITLEventS)
+	}
+	// per-token ITL's mean equals TPOT when the first event is the first
+	// visible one: the two definitions agree
+	if cs.TPOTS == nil || math.Abs(cs.TPOTS.Mean-cs.ITLS.Mean) > 1e-9 {
+		t.Errorf("tpot %+v and per-token itl mean %v should agree", cs.TPOTS, cs.ITLS.Mean)
 	}
 }

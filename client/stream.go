@@ -40,11 +40,14 @@ func (rd *readers) release() {
 // readStream reads SSE events until [DONE] or a failure, filling the trace.
 // It reports whether the stream ended cleanly with [DONE].
 //
-// Tokens per event: 1 for every event carrying non-empty content or
-// reasoning, unless the chunk also carries cumulative usage (vLLM's
-// stream_options.continuous_usage_stats), in which case the growth of
-// usage.completion_tokens since the last usage seen is used. The final
-// OutputTokens prefers the server's usage over this count.
+// Tokens per event: where the chunk carries cumulative usage (vLLM's
+// stream_options.continuous_usage_stats), the growth of
+// usage.completion_tokens since the last usage seen; otherwise an estimate
+// from the chunk's text (textPieces), which, once the final usage chunk
+// gives the true total, is scaled to it (apportion), so a chunk that
+// carried several tokens (speculative decoding, a coalescing proxy) counts
+// as several. The final OutputTokens prefers the server's usage over the
+// events' sum.
 func (x *exchange) readStream(body io.Reader, maxTokens int) bool {
 	tr := x.tr
 	rd := readerPool.Get().(*readers)
@@ -55,6 +58,7 @@ func (x *exchange) readStream(body io.Reader, maxTokens int) bool {
 	}
 	counted, lastUsage, usageSeen, done := 0, 0, false, false
 	var text []byte
+	perChunkUsage := false // usage arrived on a token-carrying chunk: its deltas are exact
 	for !done {
 		data, err := rd.sse.Next()
 		now := x.since()
@@ -79,19 +83,24 @@ func (x *exchange) readStream(body io.Reader, maxTokens int) bool {
 			x.fail(ErrStreamError, "stream error event: "+string(ch.ErrorMessage))
 			break
 		}
+		carries := len(ch.Content) > 0 || len(ch.Reasoning) > 0
 		tokens := 1
+		if carries && !ch.HasUsage {
+			tokens = max(textPieces(ch.Content)+textPieces(ch.Reasoning), 1)
+		}
 		if ch.HasUsage {
 			if ch.CompletionTokens > lastUsage {
 				tokens = ch.CompletionTokens - lastUsage
 			}
 			lastUsage = ch.CompletionTokens
 			usageSeen = true
+			perChunkUsage = perChunkUsage || carries
 			tr.PromptTokens, tr.OutputTokens, tr.CachedTokens = ch.PromptTokens, ch.CompletionTokens, ch.CachedTokens
 		}
 		if len(ch.FinishReason) > 0 && string(ch.FinishReason) != tr.FinishReason {
 			tr.FinishReason = string(ch.FinishReason)
 		}
-		if len(ch.Content) == 0 && len(ch.Reasoning) == 0 {
+		if !carries {
 			continue // role-only, finish or usage chunk: no generated token
 		}
 		x.tokenEvent(now, tokens, len(ch.Content) > 0)
@@ -105,6 +114,9 @@ func (x *exchange) readStream(body io.Reader, maxTokens int) bool {
 	}
 	if usageSeen {
 		tr.TokensFrom = TokensFromUsage
+		if !perChunkUsage && tr.EventsDropped == 0 {
+			apportion(tr.Events, tr.OutputTokens)
+		}
 	} else {
 		tr.OutputTokens, tr.TokensFrom = counted, TokensFromEvents
 	}
