@@ -2,14 +2,9 @@ package pushgateway
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -18,6 +13,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/servebench/servebench/report/reporttest"
+	"github.com/servebench/servebench/scrape/promql/promtest"
 )
 
 // Package is Debian's package of the Pushgateway the test runs.
@@ -29,44 +25,9 @@ const Package = "prometheus-pushgateway"
 // package.
 func startPushgateway(t *testing.T) string {
 	t.Helper()
-	bin, err := exec.LookPath("prometheus-pushgateway")
-	if err != nil {
-		bin, err = exec.LookPath("pushgateway")
-	}
-	if err != nil {
-		msg := fmt.Sprintf("needs a Pushgateway: apt-get install %s (%v)", Package, err)
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	logf, err := os.Create(filepath.Join(t.TempDir(), "pushgateway.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "--web.listen-address="+addr, "--log.level=warn")
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting %s: %v", bin, err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-		logf.Close()
-	})
+	bin := promtest.Binary(t, Package, "prometheus-pushgateway", "pushgateway")
+	addr := promtest.FreeAddr(t)
+	d := promtest.Daemon(t, bin, "--web.listen-address="+addr, "--log.level=warn")
 	base := "http://" + addr
 	for deadline := time.Now().Add(30 * time.Second); ; {
 		resp, err := http.Get(base + "/-/ready")
@@ -77,13 +38,12 @@ func startPushgateway(t *testing.T) string {
 			}
 		}
 		select {
-		case <-exited:
-			log, _ := os.ReadFile(logf.Name())
-			t.Fatalf("pushgateway exited before it was ready:\n%s", log)
+		case <-d.Exited:
+			t.Fatalf("pushgateway exited before it was ready:\n%s", d.Log())
 		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("pushgateway not ready after 30 s: %v", err)
+			t.Fatalf("pushgateway not ready after 30 s: %v\n%s", err, d.Log())
 		}
 	}
 }

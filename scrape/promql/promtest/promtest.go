@@ -1,6 +1,8 @@
 // Package promtest runs a real Prometheus server for tests: Debian's
 // `prometheus` package, on 127.0.0.1 and a free port, scraping the given
-// /metrics targets every second, with its storage in t.TempDir().
+// /metrics targets every second, with its storage in t.TempDir(). Binary
+// and Daemon run any other Prometheus daemon the same way (the
+// Pushgateway's tests use them).
 package promtest
 
 import (
@@ -32,14 +34,7 @@ const Interval = time.Second
 // CI=true (CI installs it) and skips it elsewhere, naming the package.
 func Start(t testing.TB, targets ...string) string {
 	t.Helper()
-	bin, err := exec.LookPath("prometheus")
-	if err != nil {
-		msg := fmt.Sprintf("needs a Prometheus server: apt-get install %s (%v)", Package, err)
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	bin := Binary(t, Package, "prometheus")
 	dir := t.TempDir()
 	hosts := make([]string, len(targets))
 	for i, tg := range targets {
@@ -62,15 +57,60 @@ scrape_configs:
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	addr := freeAddr(t)
-	logf, err := os.Create(filepath.Join(dir, "prometheus.log"))
+	addr := FreeAddr(t)
+	d := Daemon(t, bin, "--config.file="+cfgPath, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+addr, "--log.level=warn")
+	base := "http://" + addr
+	if err := waitUp(base, len(targets), d.Exited); err != nil {
+		t.Fatalf("promtest: %v\nprometheus log:\n%s", err, d.Log())
+	}
+	return base
+}
+
+// Binary finds the first of names on PATH. Without it, it fails the test
+// when CI=true (CI installs pkg) and skips it elsewhere, naming the
+// Debian package to install.
+func Binary(t testing.TB, pkg string, names ...string) string {
+	t.Helper()
+	var err error
+	for _, n := range names {
+		var bin string
+		if bin, err = exec.LookPath(n); err == nil {
+			return bin
+		}
+	}
+	msg := fmt.Sprintf("needs %s: apt-get install %s (%v)", strings.Join(names, " or "), pkg, err)
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// Process is a daemon started by Daemon.
+type Process struct {
+	Exited  <-chan struct{} // closed when it exits
+	logPath string
+}
+
+// Log is what the daemon wrote to stdout and stderr so far.
+func (p *Process) Log() string {
+	b, _ := os.ReadFile(p.logPath)
+	return string(b)
+}
+
+// Daemon starts bin with args, its output in a file of t.TempDir(), and
+// stops it (SIGTERM, then SIGKILL after 10 s) when the test ends.
+func Daemon(t testing.TB, bin string, args ...string) *Process {
+	t.Helper()
+	logf, err := os.Create(filepath.Join(t.TempDir(), filepath.Base(bin)+".log"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "--config.file="+cfgPath, "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr, "--log.level=warn")
+	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
+		logf.Close()
 		t.Fatalf("promtest: starting %s: %v", bin, err)
 	}
 	exited := make(chan struct{})
@@ -85,16 +125,11 @@ scrape_configs:
 		}
 		logf.Close()
 	})
-	base := "http://" + addr
-	if err := waitUp(base, len(targets), exited); err != nil {
-		log, _ := os.ReadFile(logf.Name())
-		t.Fatalf("promtest: %v\nprometheus log:\n%s", err, log)
-	}
-	return base
+	return &Process{Exited: exited, logPath: logf.Name()}
 }
 
-// freeAddr returns 127.0.0.1:PORT with a port free a moment ago.
-func freeAddr(t testing.TB) string {
+// FreeAddr returns 127.0.0.1:PORT with a port free a moment ago.
+func FreeAddr(t testing.TB) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
