@@ -70,3 +70,27 @@ func TestRequestLogOffByDefault(t *testing.T) {
 		t.Errorf("request logged without LogRequests:\n%s", log.String())
 	}
 }
+
+// TestRequestIDAbortLogged: a client that leaves mid-stream aborts its
+// request, and the log names it by the client's id.
+func TestRequestIDAbortLogged(t *testing.T) {
+	var log syncBuffer
+	e := simtest.Start(t, func(o *sim.Options) { o.Log = &log; o.Speedup = 100; o.LogRequests = true })
+	// 4,000 tokens at 15 ms / 100: about 0.6 s, far longer than reading one chunk.
+	resp := post(t, e, "/v1/chat/completions", chat("hi", 4000, true), sim.RequestIDHeader, "sb-t-7-0123abcd")
+	buf := make([]byte, 64)
+	if _, err := resp.Body.Read(buf); err != nil { // the stream has begun
+		t.Fatal(err)
+	}
+	resp.Body.Close() // and the client leaves
+	const want = "Aborted request chatcmpl-sb-t-7-0123abcd."
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(log.String(), want); {
+		if time.Now().After(deadline) {
+			t.Fatalf("log lacks %q:\n%s", want, log.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if strings.Contains(log.String(), "Finished request chatcmpl-sb-t-7-0123abcd.") {
+		t.Error("an aborted request was also logged as finished")
+	}
+}
