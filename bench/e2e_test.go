@@ -441,3 +441,32 @@ func TestSweepStopsEarly(t *testing.T) {
 		t.Errorf("%d runs, warnings %v: want a stop after c=1", len(res.Runs), res.Warnings)
 	}
 }
+
+// TestPrefixCacheFigures: the bundled engine caches the repeated prompt's
+// blocks; each run's engine figures carry its prefix cache queries and
+// hits, equal to the sums of the requests' prompt_tokens and
+// cached_tokens (usage.prompt_tokens_details), and their ratio.
+func TestPrefixCacheFigures(t *testing.T) {
+	e := startEngine(t, func(o *sim.Options) { o.PromptTokensDetails = true })
+	res, recs, _ := execute(t, e, seqRuns(4, 8))
+	for _, r := range res.Runs {
+		var prompt, cached int
+		for _, rec := range recs {
+			if rec.Run == r.Name && rec.Outcome() {
+				prompt += rec.PromptTokens
+				cached += rec.CachedTokens
+			}
+		}
+		es := r.Engine
+		if es.PrefixCacheQueries == nil || es.PrefixCacheHits == nil || es.PrefixCacheHitRate == nil {
+			t.Fatalf("%s: prefix cache figures missing: %+v", r.Name, es)
+		}
+		if *es.PrefixCacheQueries != float64(prompt) || *es.PrefixCacheHits != float64(cached) || cached == 0 {
+			t.Errorf("%s: engine counted %g queried, %g cached; the records say %d, %d (want some cached)",
+				r.Name, *es.PrefixCacheQueries, *es.PrefixCacheHits, prompt, cached)
+		}
+		if *es.PrefixCacheHitRate != float64(cached)/float64(prompt) {
+			t.Errorf("%s: hit rate %g, want %d/%d", r.Name, *es.PrefixCacheHitRate, cached, prompt)
+		}
+	}
+}

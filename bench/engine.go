@@ -111,6 +111,11 @@ func (r *Runner) engineFigures(ctx context.Context, run *result.Run, before snap
 		return // run.Engine holds only the reconciliation
 	}
 	run.Engine = EngineSummary(delta)
+	if run.Engine.PrefixCacheHitRate == nil {
+		if v, ok := after.snap.Gauge(m.Dialect, m.Filter, scrape.EnginePrefixCacheHitRate); ok {
+			run.Engine.PrefixCacheHitRate = &v
+		}
+	}
 	run.Engine.Reconciliation = rec
 	run.Engine.Source = &result.EngineSource{Kind: result.SourceMetrics}
 	run.Engine.Replicas = metricsReplicas(m, before.snap, after.snap)

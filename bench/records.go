@@ -190,6 +190,7 @@ func NewRecord(run string, index int, warmup bool, tr *client.Trace, lag time.Du
 		E2ES:          tr.Done.Seconds(),
 		Status:        tr.Status,
 		PromptTokens:  tr.PromptTokens,
+		CachedTokens:  tr.CachedTokens,
 		OutputTokens:  tr.OutputTokens,
 		TokensFrom:    tr.TokensFrom,
 		FinishReason:  tr.FinishReason,

@@ -158,6 +158,15 @@ func EngineSummary(d *scrape.Delta) result.EngineStats {
 			P99Est: finite(h.Quantile(0.99)),
 		})
 	}
+	q, qok := d.Counter(scrape.EnginePrefixCacheQueries)
+	h, hok := d.Counter(scrape.EnginePrefixCacheHits)
+	if qok && hok {
+		es.PrefixCacheQueries, es.PrefixCacheHits = &q, &h
+		if q > 0 {
+			rate := h / q
+			es.PrefixCacheHitRate = &rate
+		}
+	}
 	return es
 }
 

@@ -246,6 +246,9 @@ func writeRun(b *strings.Builder, r *result.Run, nrec [3]int) {
 	} else {
 		b.WriteString("- Reconciliation: not available (no engine request counter)\n")
 	}
+	if line := prefixCacheText(r.Engine); line != "" {
+		b.WriteString("- Prefix cache: " + line + "\n")
+	}
 	if rs := r.Rate; rs != nil {
 		fmt.Fprintf(b, "- Schedule: target %g requests/s, achieved %.3g; %d sends late by over 1 ms\n",
 			rs.TargetPerS, rs.AchievedPerS, rs.LateSends)
@@ -253,6 +256,21 @@ func writeRun(b *strings.Builder, r *result.Run, nrec [3]int) {
 	b.WriteString("\n")
 	writeRunStats(b, r)
 	writeReplicas(b, r)
+}
+
+// prefixCacheText is the run's prefix cache hit rate in words, "" when the
+// engine figures have none.
+func prefixCacheText(e result.EngineStats) string {
+	switch {
+	case e.PrefixCacheHitRate != nil && e.PrefixCacheQueries != nil && e.PrefixCacheHits != nil:
+		return fmt.Sprintf("%.1f%% hit rate: %.0f of %.0f prompt tokens looked up were cached (engine counters over the run)",
+			100**e.PrefixCacheHitRate, *e.PrefixCacheHits, *e.PrefixCacheQueries)
+	case e.PrefixCacheHitRate != nil:
+		return fmt.Sprintf("%.1f%% hit rate (the server's own recent figure at the run's end, not the run's)", 100**e.PrefixCacheHitRate)
+	case e.PrefixCacheQueries != nil:
+		return "no prompt tokens looked up (prefix caching off?)"
+	}
+	return ""
 }
 
 func errorsText(errs map[string]int) string {

@@ -199,3 +199,36 @@ func checkGolden(t *testing.T, name string, got []byte) {
 	}
 	reporttest.CheckGolden(t, filepath.Join("testdata", filepath.FromSlash(name)+".golden"), got, *update)
 }
+
+// TestMarkdownPrefixCache: each run's prefix cache line, from the engine's
+// counters, from a server's own gauge, and with nothing looked up.
+func TestMarkdownPrefixCache(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	cases := []struct {
+		name string
+		es   result.EngineStats
+		want string
+	}{
+		{"counters", result.EngineStats{PrefixCacheQueries: f(12800), PrefixCacheHits: f(9600), PrefixCacheHitRate: f(0.75)},
+			"- Prefix cache: 75.0% hit rate: 9600 of 12800 prompt tokens looked up were cached (engine counters over the run)\n"},
+		{"gauge", result.EngineStats{PrefixCacheHitRate: f(0.0075)},
+			"- Prefix cache: 0.8% hit rate (the server's own recent figure at the run's end, not the run's)\n"},
+		{"off", result.EngineStats{PrefixCacheQueries: f(0), PrefixCacheHits: f(0)},
+			"- Prefix cache: no prompt tokens looked up (prefix caching off?)\n"},
+		{"not exported", result.EngineStats{}, ""},
+	}
+	for _, c := range cases {
+		res, recs := reporttest.Seed()
+		rc := res.Runs[0].Engine.Reconciliation
+		res.Runs[0].Engine = c.es
+		res.Runs[0].Engine.Reconciliation = rc
+		var b bytes.Buffer
+		if err := Markdown(&b, res, recs, nil); err != nil {
+			t.Fatal(err)
+		}
+		md := b.String()
+		if c.want == "" && strings.Contains(md, "Prefix cache:") || c.want != "" && !strings.Contains(md, c.want) {
+			t.Errorf("%s: report.md's prefix cache line wrong, want %q:\n%s", c.name, c.want, md)
+		}
+	}
+}

@@ -22,16 +22,26 @@ const (
 	EngineGenerationTokens Quantity = "engine.generation_tokens" // counter
 	EngineRequests         Quantity = "engine.requests"          // counter: finished requests
 
+	// Prefix caching, in prompt tokens: looked up in the cache, and found
+	// there (their KV reused, not prefilled again).
+	EnginePrefixCacheQueries Quantity = "engine.prefix_cache_queries" // counter
+	EnginePrefixCacheHits    Quantity = "engine.prefix_cache_hits"    // counter
+
 	EngineRunning Quantity = "engine.running"  // gauge: requests being computed
 	EngineWaiting Quantity = "engine.waiting"  // gauge: requests queued
 	EngineKVUsage Quantity = "engine.kv_usage" // gauge: KV-cache usage, 0..1
+	// EnginePrefixCacheHitRate is a server's own recent hit rate, 0..1, for
+	// servers without the two counters above (SGLang before
+	// sglang:cached_tokens_total).
+	EnginePrefixCacheHitRate Quantity = "engine.prefix_cache_hit_rate" // gauge
 )
 
 // Quantities lists every canonical quantity in report order.
 var Quantities = []Quantity{
 	EngineTTFT, EngineE2E, EngineQueue, EnginePrefill, EngineDecode, EngineITL,
 	EnginePromptTokens, EngineGenerationTokens, EngineRequests,
-	EngineRunning, EngineWaiting, EngineKVUsage,
+	EnginePrefixCacheQueries, EnginePrefixCacheHits,
+	EngineRunning, EngineWaiting, EngineKVUsage, EnginePrefixCacheHitRate,
 }
 
 // Kind says how a quantity is read: a histogram delta, a counter delta, or
@@ -63,9 +73,9 @@ func (q Quantity) Kind() Kind {
 	switch q {
 	case EngineTTFT, EngineE2E, EngineQueue, EnginePrefill, EngineDecode, EngineITL:
 		return KindHistogram
-	case EnginePromptTokens, EngineGenerationTokens, EngineRequests:
+	case EnginePromptTokens, EngineGenerationTokens, EngineRequests, EnginePrefixCacheQueries, EnginePrefixCacheHits:
 		return KindCounter
-	case EngineRunning, EngineWaiting, EngineKVUsage:
+	case EngineRunning, EngineWaiting, EngineKVUsage, EnginePrefixCacheHitRate:
 		return KindGauge
 	}
 	return 0
@@ -242,6 +252,9 @@ var dialects = []*Dialect{
 			{Quantity: EngineGenerationTokens, Names: []string{"vllm:generation_tokens_total"}},
 			// Summed over finished_reason (stop, length, abort, error, ...).
 			{Quantity: EngineRequests, Names: []string{"vllm:request_success_total"}},
+			// V1 named them gpu_prefix_cache_* until vLLM 0.10.
+			{Quantity: EnginePrefixCacheQueries, Names: []string{"vllm:prefix_cache_queries_total", "vllm:gpu_prefix_cache_queries_total"}},
+			{Quantity: EnginePrefixCacheHits, Names: []string{"vllm:prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits_total"}},
 			{Quantity: EngineRunning, Names: []string{"vllm:num_requests_running"}},
 			{Quantity: EngineWaiting, Names: []string{"vllm:num_requests_waiting"}},
 			// gpu_cache_usage_perc is the V0 / pre-0.10 name; both are 0..1.
@@ -266,6 +279,13 @@ var dialects = []*Dialect{
 			{Quantity: EnginePromptTokens, Names: []string{"sglang:prompt_tokens_total"}},
 			{Quantity: EngineGenerationTokens, Names: []string{"sglang:generation_tokens_total"}},
 			{Quantity: EngineRequests, Names: []string{"sglang:num_requests_total"}},
+			// SGLang looks every prompt token up in its radix cache;
+			// cached_tokens_total sums its cache_source labels (device, host, storage).
+			{Quantity: EnginePrefixCacheQueries, Names: []string{"sglang:prompt_tokens_total"},
+				Note: "prompt_tokens_total: every prompt token is looked up in the radix cache"},
+			{Quantity: EnginePrefixCacheHits, Names: []string{"sglang:cached_tokens_total"}},
+			{Quantity: EnginePrefixCacheHitRate, Names: []string{"sglang:cache_hit_rate"}, Agg: AggMean,
+				Note: "cache_hit_rate: the most recent prefill batches' hit rate, not the run's"},
 			{Quantity: EngineRunning, Names: []string{"sglang:num_running_reqs"}},
 			{Quantity: EngineWaiting, Names: []string{"sglang:num_queue_reqs"}},
 			{Quantity: EngineKVUsage, Names: []string{"sglang:token_usage"}, Agg: AggMean,

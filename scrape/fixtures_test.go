@@ -94,7 +94,8 @@ var fixtureCases = []fixtureCase{
 		EnginePromptTokens: "vllm:prompt_tokens_total", EngineGenerationTokens: "vllm:generation_tokens_total",
 		EngineRequests: "vllm:request_success_total", EngineRunning: "vllm:num_requests_running",
 		EngineWaiting: "vllm:num_requests_waiting", EngineKVUsage: "vllm:kv_cache_usage_perc",
-	}},
+		EnginePrefixCacheQueries: "vllm:prefix_cache_queries_total", EnginePrefixCacheHits: "vllm:prefix_cache_hits_total",
+	}, absent: []Quantity{EnginePrefixCacheHitRate}},
 	// SGLang docs example: old names (time_per_output_token_seconds), no
 	// queue histogram, no request counter, no prefill/decode at all.
 	{file: "sglang_metrics_docs_example.txt", dialect: "sglang", from: map[Quantity]string{
@@ -102,12 +103,14 @@ var fixtureCases = []fixtureCase{
 		EngineITL:          "sglang:time_per_output_token_seconds",
 		EnginePromptTokens: "sglang:prompt_tokens_total", EngineGenerationTokens: "sglang:generation_tokens_total",
 		EngineRunning: "sglang:num_running_reqs", EngineWaiting: "sglang:num_queue_reqs", EngineKVUsage: "sglang:token_usage",
-	}, absent: []Quantity{EngineQueue, EnginePrefill, EngineDecode, EngineRequests}},
+		EnginePrefixCacheQueries: "sglang:prompt_tokens_total", EnginePrefixCacheHitRate: "sglang:cache_hit_rate",
+	}, absent: []Quantity{EngineQueue, EnginePrefill, EngineDecode, EngineRequests, EnginePrefixCacheHits}},
 	// llama.cpp: counters and gauges only.
 	{file: "llamacpp_metrics.txt", dialect: "llamacpp", from: map[Quantity]string{
 		EnginePromptTokens: "llamacpp:prompt_tokens_total", EngineGenerationTokens: "llamacpp:tokens_predicted_total",
 		EngineRunning: "llamacpp:requests_processing", EngineWaiting: "llamacpp:requests_deferred",
-	}, absent: []Quantity{EngineTTFT, EngineE2E, EngineQueue, EnginePrefill, EngineDecode, EngineITL, EngineRequests, EngineKVUsage}},
+	}, absent: []Quantity{EngineTTFT, EngineE2E, EngineQueue, EnginePrefill, EngineDecode, EngineITL, EngineRequests, EngineKVUsage,
+		EnginePrefixCacheQueries, EnginePrefixCacheHits, EnginePrefixCacheHitRate}},
 }
 
 // TestFixtures parses every fixture, checks the detected dialect, and

@@ -184,14 +184,22 @@ type ClientStats struct {
 // EngineStats are engine-clock figures from /metrics deltas over the run.
 // A quantity the server does not export is nil (absent), never zero.
 type EngineStats struct {
-	TTFTS          *Hist           `json:"ttft_s,omitempty"`
-	E2ES           *Hist           `json:"e2e_s,omitempty"`
-	QueueS         *Hist           `json:"queue_s,omitempty"`
-	PrefillS       *Hist           `json:"prefill_s,omitempty"`
-	DecodeS        *Hist           `json:"decode_s,omitempty"`
-	ITLS           *Hist           `json:"itl_s,omitempty"`
-	Reconciliation *Reconciliation `json:"reconciliation,omitempty"`
-	Source         *EngineSource   `json:"source,omitempty"`
+	TTFTS    *Hist `json:"ttft_s,omitempty"`
+	E2ES     *Hist `json:"e2e_s,omitempty"`
+	QueueS   *Hist `json:"queue_s,omitempty"`
+	PrefillS *Hist `json:"prefill_s,omitempty"`
+	DecodeS  *Hist `json:"decode_s,omitempty"`
+	ITLS     *Hist `json:"itl_s,omitempty"`
+	// Prefix caching over the run, in prompt tokens: looked up and found
+	// cached (vLLM's prefix_cache_queries/hits, SGLang's prompt_tokens and
+	// cached_tokens), and their ratio; absent when the server does not
+	// count them (or looked nothing up). Without the counters, SGLang's own
+	// recent cache_hit_rate gauge at the run's end is the hit rate.
+	PrefixCacheQueries *float64        `json:"prefix_cache_queries,omitempty"`
+	PrefixCacheHits    *float64        `json:"prefix_cache_hits,omitempty"`
+	PrefixCacheHitRate *float64        `json:"prefix_cache_hit_rate,omitempty"`
+	Reconciliation     *Reconciliation `json:"reconciliation,omitempty"`
+	Source             *EngineSource   `json:"source,omitempty"`
 	// Replicas are each replica's figures beside the sum above, when the
 	// engine figures come from several --metrics-url or from Prometheus.
 	Replicas []Replica `json:"replicas,omitempty"`

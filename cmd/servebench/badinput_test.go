@@ -245,6 +245,7 @@ func badInputCases(f badInputFiles) []badInputCase {
 		{"engine gpu-memory-utilization 0", engine("--gpu-memory-utilization", "0"), []string{"0", "(0, 1]"}},
 		{"engine max-model-len -1", engine("--max-model-len", "-1"), []string{"-1", "positive"}},
 		{"engine max-num-seqs -1", engine("--max-num-seqs", "-1"), []string{"-1", "positive"}},
+		{"engine prefix caching on and off", engine("--enable-prefix-caching", "--no-enable-prefix-caching"), []string{"--enable-prefix-caching", "--no-enable-prefix-caching", "contradict"}},
 		{"engine fault unknown", engine("--fault", "bogus"), []string{`"bogus"`, "http-error=RATE:STATUS"}},
 		{"engine fault rate over 1", engine("--fault", "http-error=2:500"), []string{`"http-error=2:500"`, "[0,1]"}},
 		{"engine fault status not an error", engine("--fault", "http-error=0.1:200"), []string{`"http-error=0.1:200"`, "400-599"}},
