@@ -198,7 +198,7 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 			run.Warnings = append(run.Warnings, w)
 		}
 	}
-	run.Warnings = append(run.Warnings, sourceWarnings(st, run.Workload)...)
+	run.Warnings = append(run.Warnings, sourceWarnings(st)...)
 	if spec.Request.ExactLength {
 		if w := exactLengthWarning(measured, spec.Request.MaxTokens); w != "" {
 			run.Warnings = append(run.Warnings, w)
@@ -279,7 +279,7 @@ func (r *Runner) measure(st *runState, start time.Time) {
 		defer t.Stop()
 	}
 	st.first = start
-	if w.Mode == ModeRate {
+	if w.Mode == ModeRate || w.Mode == ModeTrace {
 		r.openLoop(st, start)
 		return
 	}
@@ -454,8 +454,9 @@ func (st *runState) request(conv *Conversation, k int, history []client.Message)
 	if t.OutputTokens > 0 {
 		req.MaxTokens = t.OutputTokens
 	}
-	if maxLen > 0 && t.Tokens > 0 && req.MaxTokens > maxLen-min(t.Tokens, inputCap) {
-		req.MaxTokens, clipped = max(1, maxLen-min(t.Tokens, inputCap)), true
+	// A dataset's text has no count here: its output alone must fit.
+	if used := max(1, min(t.Tokens, inputCap)); maxLen > 0 && req.MaxTokens > maxLen-used {
+		req.MaxTokens, clipped = max(1, maxLen-used), true
 	}
 	if clipped {
 		st.clipped.Add(1)
@@ -613,7 +614,7 @@ func workloadResult(s *RunSpec) result.Workload {
 }
 
 // sourceWarnings says what a source changed or could not send.
-func sourceWarnings(st *runState, w result.Workload) []string {
+func sourceWarnings(st *runState) []string {
 	var ws []string
 	if n := st.clipped.Load(); n > 0 {
 		ws = append(ws, fmt.Sprintf("%d requests' drawn prompt or output lengths were clipped to the server's max_model_len %d", n, st.spec.Request.MaxModelLen))
@@ -621,8 +622,8 @@ func sourceWarnings(st *runState, w result.Workload) []string {
 	if n := st.cut.Load(); n > 0 {
 		ws = append(ws, fmt.Sprintf("%d sessions stopped at a failed turn (no answer to continue from)", n))
 	}
-	if w.SkippedEntries > 0 {
-		ws = append(ws, fmt.Sprintf("%s: %d malformed or empty entries skipped", w.SourceFile, w.SkippedEntries))
+	if wr, ok := st.spec.Source.(warner); ok {
+		ws = append(ws, wr.Warnings()...)
 	}
 	return ws
 }

@@ -38,6 +38,10 @@ type Source interface {
 	Describe(w *result.Workload)
 }
 
+// warner is a Source with something to say about its input (skipped
+// entries), added to the run's warnings.
+type warner interface{ Warnings() []string }
+
 // Conversation is one unit of work: a single request (one Turn) or a
 // session whose turns are sent one after another, each with the whole
 // history (earlier turns and the answers as received).

@@ -108,7 +108,16 @@ func (o SourceOptions) prompts() (Source, error) {
 		return nil, fmt.Errorf("%s: expected at most one prompt source", strings.Join(given, ", "))
 	}
 	fixed := o.Prompt != "" || o.PromptFile != "" || o.Dataset != "" || o.Trace != ""
+	traceFlags := o.TraceFormat != "" || o.TraceSpeed != 0 || o.TraceWindow != ""
 	switch {
+	case traceFlags && o.Trace == "":
+		return nil, errors.New("--trace-format, --trace-speed and --trace-window: expected --trace FILE too")
+	case o.Trace != "" && o.Turns != "":
+		return nil, errors.New("--turns with --trace: a trace replays single requests")
+	case o.Trace != "" && !prefixes:
+		return LoadTrace(o.Trace, o.TraceFormat, o.TraceSpeed, o.TraceWindow, o.Seed)
+	case o.Dataset != "" && !prefixes:
+		return LoadDataset(o.Dataset, o.Turns)
 	case prefixes && fixed:
 		return nil, fmt.Errorf("--shared-prefix-tokens with %s: shared prefixes go with synthetic prompts (--input-tokens)", given[0])
 	case turns && (o.Prompt != "" || o.PromptFile != ""):
@@ -208,4 +217,12 @@ func (o *outputOverride) Conversation(i int) Conversation {
 func (o *outputOverride) Describe(w *result.Workload) {
 	o.Source.Describe(w)
 	w.OutputTokens = o.dist.String()
+}
+
+// Warnings passes on the wrapped source's.
+func (o *outputOverride) Warnings() []string {
+	if w, ok := o.Source.(warner); ok {
+		return w.Warnings()
+	}
+	return nil
 }

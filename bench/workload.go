@@ -35,7 +35,7 @@ const DefaultMaxWorkers = 10000
 
 // Workload decides how many requests are sent and when.
 type Workload struct {
-	Mode        string        // ModeSequential, ModeConcurrent or ModeRate
+	Mode        string        // ModeSequential, ModeConcurrent, ModeRate or ModeTrace
 	Concurrency int           // ModeConcurrent: requests in flight (closed loop)
 	Rate        float64       // ModeRate: requests per second
 	Arrival     string        // ModeRate: ArrivalConstant, ArrivalPoisson or ArrivalGamma

@@ -29,6 +29,8 @@ type badInputFiles struct {
 	good, noResults, badJSON, wrongSchema, noRecords, badRecord string
 	// /metrics and logs
 	metricsGarbage, metricsEmpty string
+	// workload sources
+	shareGPTCut, traceBack, traceBadRow string
 }
 
 func (f badInputFiles) path(name string) string { return filepath.Join(f.dir, name) }
@@ -73,6 +75,9 @@ func makeBadInputFiles(t *testing.T) badInputFiles {
 	fh.Close()
 	f.metricsGarbage = write("garbage.prom", "garbage {{{\n")
 	f.metricsEmpty = write("empty.prom", "")
+	f.shareGPTCut = write("cut.json", "[\n{\"id\": 1, \"conversations\": []},\n{\"id\": 2, \"conv")
+	f.traceBack = write("back.jsonl", "{\"timestamp\": 10, \"input_length\": 5, \"output_length\": 1}\n{\"timestamp\": 5, \"input_length\": 5, \"output_length\": 1}\n")
+	f.traceBadRow = write("bad.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.68,5,1\n2023-11-16 18:15:47.00,lots,1\n")
 	return f
 }
 
@@ -145,6 +150,22 @@ func badInputCases(f badInputFiles) []badInputCase {
 		{"run rate -1", []string{"run", "--base-url", u, "--rate", "-1"}, []string{"--rate -1", "> 0"}},
 		{"run rate 0 with arrival", []string{"run", "--base-url", u, "--rate", "0", "--arrival", "constant"}, []string{"--rate 0", "> 0"}},
 		{"run rate and concurrency", []string{"run", "--base-url", u, "--rate", "2", "--concurrency", "4"}, []string{"--rate", "--concurrency", "one of them"}},
+		// --- run: workload sources (issue 11)
+		{"run input-tokens lognormal one number", []string{"run", "--base-url", u, "--input-tokens", "lognormal:5"}, []string{`--input-tokens "lognormal:5"`, "lognormal:MEAN,STD"}},
+		{"run output-tokens reversed", []string{"run", "--base-url", u, "--output-tokens", "uniform:9-1"}, []string{`--output-tokens "uniform:9-1"`, "MIN <= MAX"}},
+		{"run think-time without sessions", []string{"run", "--base-url", u, "--think-time", "1"}, []string{"--think-time", "sessions"}},
+		{"run turns 0", []string{"run", "--base-url", u, "--turns", "0"}, []string{`--turns "0"`}},
+		{"run prefix-groups 0", []string{"run", "--base-url", u, "--prefix-groups", "0"}, []string{"--prefix-groups 0", "at least 1"}},
+		{"run dataset missing", []string{"run", "--base-url", u, "--dataset", "sharegpt:" + missing}, []string{missing}},
+		{"run dataset kind", []string{"run", "--base-url", u, "--dataset", "csv:x"}, []string{`--dataset "csv:x"`, "sharegpt:FILE or jsonl:FILE"}},
+		{"run dataset malformed", []string{"run", "--base-url", u, "--dataset", "sharegpt:" + f.shareGPTCut}, []string{f.shareGPTCut + ":3: entry 1"}},
+		{"run dataset and prompt", []string{"run", "--base-url", u, "--dataset", "jsonl:x", "--prompt", "hi"}, []string{"--prompt", "--dataset", "at most one"}},
+		{"run trace backwards", []string{"run", "--base-url", u, "--trace", f.traceBack}, []string{f.traceBack + ":2:", `"timestamp"`, "in order"}},
+		{"run trace azure bad row", []string{"run", "--base-url", u, "--trace", f.traceBadRow}, []string{f.traceBadRow + ":3:", "ContextTokens"}},
+		{"run trace with rate", []string{"run", "--base-url", u, "--trace", f.traceBack, "--rate", "2"}, []string{"--trace", "--rate", "own send times"}},
+		{"run trace-speed without trace", []string{"run", "--base-url", u, "--trace-speed", "2"}, []string{"--trace-speed", "--trace FILE"}},
+		{"run trace-speed 0", []string{"run", "--base-url", u, "--trace", f.traceBadRow, "--trace-speed", "-2"}, []string{"--trace-speed -2"}},
+		{"sweep trace", []string{"sweep", "--base-url", u, "--trace", f.traceBack}, []string{"unknown flag: --trace"}},
 		{"run concurrency 0", []string{"run", "--base-url", u, "--concurrency", "0"}, []string{"--concurrency 0", "at least 1"}},
 		{"run concurrency -3", []string{"run", "--base-url", u, "--concurrency", "-3"}, []string{"--concurrency -3", "at least 1"}},
 		{"run requests -1", []string{"run", "--base-url", u, "--requests", "-1"}, []string{"--requests -1", ">= 0"}},

@@ -288,12 +288,24 @@ func (w *workloadOptions) addFlags(fs *pflag.FlagSet, requests int) {
 	fs.IntVar(&w.src.SharedPrefixTokens, "shared-prefix-tokens", 0, "a shared system prompt of P tokens before each synthetic prompt")
 	fs.IntVar(&w.src.PrefixGroups, "prefix-groups", 0, "G distinct shared prefixes (default 1 with --shared-prefix-tokens)")
 	fs.StringVar(&w.src.PrefixPick, "prefix-pick", "", "how a request picks its prefix group: uniform (default) or zipf:S")
+	fs.StringVar(&w.src.Dataset, "dataset", "", "prompts from a dataset: sharegpt:FILE (ShareGPT JSON) or jsonl:FILE (prompt-file lines plus output_tokens, session, turn)")
+}
+
+// addTraceFlags adds run's trace replay flags (a sweep sets its own load).
+func (w *workloadOptions) addTraceFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&w.src.Trace, "trace", "", "replay a trace's send times and lengths (open loop; the whole trace unless --requests or --duration cut it)")
+	fs.StringVar(&w.src.TraceFormat, "trace-format", "", "trace format: "+strings.Join(bench.TraceFormats, ", ")+" (default: from the extension, .jsonl or .csv)")
+	fs.Float64Var(&w.src.TraceSpeed, "trace-speed", 1, "replay K times faster than recorded")
+	fs.StringVar(&w.src.TraceWindow, "trace-window", "", "replay only START,DURATION of the trace (e.g. 10m,5m; seconds or Go durations)")
 }
 
 // source builds the workload source from the flags, and the think time.
 func (w *workloadOptions) source(fs *pflag.FlagSet) (bench.Source, bench.Dist, error) {
 	o := w.src
 	o.Seed = w.seed
+	if !fs.Changed("trace-speed") {
+		o.TraceSpeed = 0 // not given: refused without --trace only when given
+	}
 	if fs.Changed("prompt") {
 		if _, err := bench.FixedPrompt(w.prompt); err != nil { // blank
 			return nil, bench.Dist{}, err
@@ -333,6 +345,13 @@ func (w *workloadOptions) workload(fs *pflag.FlagSet) (bench.Workload, error) {
 		return wl, err
 	}
 	switch {
+	case w.src.Trace != "" && (fs.Changed("rate") || fs.Changed("concurrency")):
+		return wl, errors.New("--trace with --rate or --concurrency: a trace sets its own send times")
+	case w.src.Trace != "":
+		wl.Mode = bench.ModeTrace
+		if !fs.Changed("requests") {
+			wl.Requests = 0 // the whole trace (or window)
+		}
 	case fs.Changed("rate") && fs.Changed("concurrency"):
 		return wl, errors.New("--rate and --concurrency: expected one of them (open or closed loop)")
 	case fs.Changed("rate"):
@@ -396,11 +415,21 @@ to DIR/results.json.
 
 Workloads: sequential (default); --concurrency N keeps N requests in flight (closed
 loop); --rate R sends R requests/s on a schedule (open loop, --arrival constant,
-poisson or gamma with --burstiness), measuring latency also from the intended send time.`,
+poisson or gamma with --burstiness), measuring latency also from the intended send time;
+--trace FILE replays a recorded trace's send times and lengths (open loop too).
+
+Traffic: a fixed prompt (default), --prompt-tokens, --prompt-file, length distributions
+(--input-tokens, --output-tokens), shared system prompts (--shared-prefix-tokens,
+--prefix-groups), multi-turn sessions (--turns, --think-time: --requests then counts
+sessions, --concurrency sessions in flight, --rate session starts), --dataset or --trace.`,
 		Example: `  servebench run --speedup 20 --requests 50 --stream both
   servebench run --base-url http://127.0.0.1:8000 --concurrency 16 --requests 200
   servebench run --base-url http://127.0.0.1:8000 --rate 5 --duration 60s --arrival gamma --burstiness 0.5
-  servebench run --prompt-file prompts.jsonl --endpoint completions --stream off`,
+  servebench run --prompt-file prompts.jsonl --endpoint completions --stream off
+  servebench run --input-tokens lognormal:512,256 --output-tokens uniform:64-256 --concurrency 8 --requests 100
+  servebench run --turns 4 --think-time uniform:0.5-2 --shared-prefix-tokens 1024 --prefix-groups 8 --concurrency 4
+  servebench run --dataset sharegpt:ShareGPT_V3.json --turns all --concurrency 16 --requests 100
+  servebench run --trace mooncake_trace.jsonl --trace-speed 2 --trace-window 0,10m`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			runs, err := w.runs(cmd.Flags(), &o, "")
@@ -415,6 +444,7 @@ poisson or gamma with --burstiness), measuring latency also from the intended se
 	cmd.Flags().StringVar(&w.stream, "stream", "both", "streaming: "+strings.Join(streamChoices, ", "))
 	cmd.Flags().IntVar(&w.concurrency, "concurrency", 1, "requests in flight (closed loop)")
 	cmd.Flags().Float64Var(&w.rate, "rate", 0, "requests per second (open loop)")
+	w.addTraceFlags(cmd.Flags())
 	return cmd
 }
 
