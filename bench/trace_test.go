@@ -38,7 +38,9 @@ func TestMooncakeTrace(t *testing.T) {
 	if len(texts[0]) != 1200 || tr.Conversation(0).Turns[0].OutputTokens != 12 {
 		t.Errorf("entry 0: %d prompt words, %d output tokens; want 1200 and 12", len(texts[0]), tr.Conversation(0).Turns[0].OutputTokens)
 	}
-	same := func(a, b []string, from, to int) bool { return strings.Join(a[from:to], " ") == strings.Join(b[from:to], " ") }
+	same := func(a, b []string, from, to int) bool {
+		return strings.Join(a[from:to], " ") == strings.Join(b[from:to], " ")
+	}
 	// Entries 0, 2 and 4 share blocks 0 and 1; 0 and 4 also block 2 (whole).
 	if !same(texts[0], texts[2], 0, 1024) || !same(texts[0], texts[4], 0, 1200) {
 		t.Error("entries sharing hash ids 0, 1 (and 2) do not share those prompt blocks")
