@@ -32,6 +32,7 @@ func fixture() (*result.Results, []result.Record) {
 		result.Record{Run: "streaming", Index: 0, Warmup: true, Stream: true, Start: st, E2ES: 9, FirstTokenS: 9, OutputTokens: 4})
 	res.Runs[0].Requests, res.Runs[0].Errors = 4, map[string]int{"http_status": 1}
 	recs[0].Session, recs[0].Turn = "s1", 2 // a turn of a multi-turn session
+	res.Runs[0].Goodput = &result.Goodput{SLO: "ttft=200ms", Attained: 3, Requests: 4, Attainment: 75, RatePerS: 12.5}
 	return res, recs
 }
 
@@ -114,6 +115,9 @@ func TestVLLM(t *testing.T) {
 	}
 	if got := len(s["itls"].([]any)[0].([]any)); got != 3 {
 		t.Errorf("itls[0] has %d gaps, want 3 (4 token events)", got)
+	}
+	if s["request_goodput"] != 12.5 || runs[1]["request_goodput"] != nil {
+		t.Errorf("request_goodput = %v, %v: want the --slo goodput, null without one", s["request_goodput"], runs[1]["request_goodput"])
 	}
 	if s["max_concurrency"] != 1.0 || s["request_rate"] != "inf" || s["backend"] != "openai-chat" {
 		t.Errorf("traffic = rate %v, max_concurrency %v, backend %v: want inf, 1, openai-chat", s["request_rate"], s["max_concurrency"], s["backend"])

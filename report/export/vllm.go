@@ -205,7 +205,7 @@ func vllmObject(res *result.Results, run *result.Run, recs []*result.Record, opt
 		{"total_input_tokens", totalIn},
 		{"total_output_tokens", totalOut},
 		{"request_throughput", per(completed)},
-		{"request_goodput", nil}, // vLLM: null without --goodput
+		{"request_goodput", goodput(run)}, // vLLM: null without --goodput
 		{"output_throughput", per(totalOut)},
 		{"total_token_throughput", per(totalIn + totalOut)},
 		{"input_lens", column(reqs, func(q vllmRequest) any { return q.promptLen })},
@@ -230,6 +230,15 @@ func vllmObject(res *result.Results, run *result.Run, recs []*result.Record, opt
 		o = append(o, metricKeys(m, xs, ps)...)
 	}
 	return append(o, field{ExtraKey, extra(res, run)})
+}
+
+// goodput is the run's SLO-attaining requests per second (servebench's
+// --slo, on its client figures), or nil as vLLM writes without --goodput.
+func goodput(run *result.Run) any {
+	if run.Goodput == nil {
+		return nil
+	}
+	return run.Goodput.RatePerS
 }
 
 func column(reqs []vllmRequest, f func(vllmRequest) any) []any {
@@ -355,13 +364,14 @@ type Extra struct {
 	Throughput  result.Throughput  `json:"throughput"`
 	Client      result.ClientStats `json:"client"`
 	Engine      result.EngineStats `json:"engine"`
+	Goodput     *result.Goodput    `json:"goodput,omitempty"`
 	Definitions string             `json:"definitions"`
 }
 
 // definitions says how the vLLM keys were derived from servebench's trace.
 const definitions = "vLLM keys from servebench's per-request trace: ttft = client.first_token " +
 	"(vLLM's first chunk with choices; the role-only chunk arrives with the first token), " +
-	"itl = gaps between token-carrying events, latency = client.e2e; times in vLLM's units (s in arrays, ms in *_ms keys). " +
+	"itl = gaps between token-carrying events, latency = client.e2e, request_goodput = servebench's --slo goodput (its client definitions); times in vLLM's units (s in arrays, ms in *_ms keys). " +
 	"The servebench key holds servebench's own figures in seconds: client medians over successful requests, " +
 	"engine means from /metrics deltas."
 
@@ -370,5 +380,5 @@ func extra(res *result.Results, run *result.Run) Extra {
 	srv.Startup = nil // start-up is not a run figure
 	return Extra{Schema: result.Schema, Run: run.Name, Stream: run.Stream, Workload: run.Workload, Server: srv,
 		Requests: run.Requests, OK: run.OK, Errors: run.Errors, Throughput: run.Throughput,
-		Client: run.Client, Engine: run.Engine, Definitions: definitions}
+		Client: run.Client, Engine: run.Engine, Goodput: run.Goodput, Definitions: definitions}
 }

@@ -69,7 +69,7 @@ func CheckURL(s string) error {
 }
 
 // runLabels are the labels every series carries, from the run.
-var runLabels = []string{"run", "mode", "stream", "model", "quantile", "quantity", "class"}
+var runLabels = []string{"run", "mode", "stream", "model", "quantile", "quantity", "class", "slo"}
 
 // Metric names pushed, each a gauge.
 const (
@@ -81,6 +81,8 @@ const (
 	MetricOutputTPS  = "servebench_output_tokens_per_second"
 	MetricRPS        = "servebench_requests_per_second"
 	MetricDuration   = "servebench_run_duration_seconds"
+	MetricGoodput    = "servebench_goodput_requests_per_second" // {slo}: runs with --slo only
+	MetricAttainment = "servebench_slo_attainment_ratio"        // {slo}: attained / measured, 0-1
 	MetricPushTime   = "servebench_last_push_timestamp_seconds" // when the results were pushed
 )
 
@@ -124,6 +126,7 @@ func Push(ctx context.Context, opts Options, res *result.Results) error {
 type gauges struct {
 	client, engine, errs              *prometheus.GaugeVec
 	requests, ok, otps, rps, duration *prometheus.GaugeVec
+	goodput, attainment               *prometheus.GaugeVec
 	pushTime                          prometheus.Gauge
 }
 
@@ -135,15 +138,17 @@ func newGauges(reg *prometheus.Registry) *gauges {
 		return v
 	}
 	g := &gauges{
-		client:   vec(MetricClient, "Client-clock latency over the run's successful requests (servebench's median, p90, p99).", "quantity", "quantile"),
-		engine:   vec(MetricEngineMean, "Engine-clock mean from the server's /metrics histograms over the run.", "quantity"),
-		errs:     vec(MetricErrors, "Failed measured requests by servebench error class.", "class"),
-		requests: vec(MetricRequests, "Measured requests sent in the run (warm-up excluded)."),
-		ok:       vec(MetricOK, "Measured requests that succeeded."),
-		otps:     vec(MetricOutputTPS, "Output tokens per second over the run."),
-		rps:      vec(MetricRPS, "Requests per second over the run."),
-		duration: vec(MetricDuration, "Duration of the run's measured part."),
-		pushTime: prometheus.NewGauge(prometheus.GaugeOpts{Name: MetricPushTime, Help: "When servebench pushed these results (Unix seconds)."}),
+		client:     vec(MetricClient, "Client-clock latency over the run's successful requests (servebench's median, p90, p99).", "quantity", "quantile"),
+		engine:     vec(MetricEngineMean, "Engine-clock mean from the server's /metrics histograms over the run.", "quantity"),
+		errs:       vec(MetricErrors, "Failed measured requests by servebench error class.", "class"),
+		requests:   vec(MetricRequests, "Measured requests sent in the run (warm-up excluded)."),
+		ok:         vec(MetricOK, "Measured requests that succeeded."),
+		otps:       vec(MetricOutputTPS, "Output tokens per second over the run."),
+		rps:        vec(MetricRPS, "Requests per second over the run."),
+		duration:   vec(MetricDuration, "Duration of the run's measured part."),
+		goodput:    vec(MetricGoodput, "Requests per second that met every threshold of the run's SLO (--slo).", "slo"),
+		attainment: vec(MetricAttainment, "Fraction of measured requests that met the run's SLO (--slo); failures never do.", "slo"),
+		pushTime:   prometheus.NewGauge(prometheus.GaugeOpts{Name: MetricPushTime, Help: "When servebench pushed these results (Unix seconds)."}),
 	}
 	reg.MustRegister(g.pushTime)
 	return g
@@ -186,4 +191,8 @@ func (g *gauges) add(run *result.Run) {
 	g.otps.WithLabelValues(lv...).Set(run.Throughput.OutputTokensPerS)
 	g.rps.WithLabelValues(lv...).Set(run.Throughput.RequestsPerS)
 	g.duration.WithLabelValues(lv...).Set(run.DurationS)
+	if gp := run.Goodput; gp != nil {
+		g.goodput.WithLabelValues(with(gp.SLO)...).Set(gp.RatePerS)
+		g.attainment.WithLabelValues(with(gp.SLO)...).Set(gp.Attainment / 100)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/report/reporttest"
 	"github.com/servebench/servebench/scrape/promql/promtest"
 )
@@ -89,6 +90,7 @@ func TestPushToRealPushgateway(t *testing.T) {
 	base := startPushgateway(t)
 	res, _ := reporttest.Seed()
 	res.Runs[0].Errors = map[string]int{"timeout": 2}
+	res.Runs[0].Goodput = &result.Goodput{SLO: "ttft=200ms", Attained: 15, Requests: 20, Attainment: 75, RatePerS: 0.2}
 	opts := Options{URL: base, Job: "nightly", Labels: map[string]string{"gpu": "rtx3060"}}
 	if err := Push(context.Background(), opts, res); err != nil {
 		t.Fatal(err)
@@ -120,6 +122,8 @@ func TestPushToRealPushgateway(t *testing.T) {
 		{MetricRequests, map[string]string{"run": "streaming"}, float64(st.Requests)},
 		{MetricOK, map[string]string{"run": "non-streaming"}, float64(ns.OK)},
 		{MetricOutputTPS, map[string]string{"run": "streaming"}, st.Throughput.OutputTokensPerS},
+		{MetricGoodput, map[string]string{"run": "streaming", "slo": "ttft=200ms"}, 0.2},
+		{MetricAttainment, map[string]string{"run": "streaming", "slo": "ttft=200ms"}, 0.75},
 	} {
 		got, ok := value(fams[c.fam], with(c.labels))
 		if !ok || got != c.want {
