@@ -112,6 +112,10 @@ type Request struct {
 	MaxTokens   int       // 0: not sent (server default)
 	ExactLength bool      // send ignore_eos:true and min_tokens=max_tokens
 	Stream      bool      // streaming also sends stream_options.include_usage=true
+	// ContinuousUsage, streaming, also asks for the usage so far on every
+	// chunk (vLLM's stream_options.continuous_usage_stats), so an event that
+	// carries several tokens (speculative decoding) counts all of them.
+	ContinuousUsage bool
 	// ID, when set, is sent as the X-Request-Id header, which vLLM and
 	// SGLang take as the request's own id (their logs name it).
 	ID string
@@ -139,7 +143,8 @@ type wireRequest struct {
 }
 
 type streamOptions struct {
-	IncludeUsage bool `json:"include_usage"`
+	IncludeUsage         bool `json:"include_usage"`
+	ContinuousUsageStats bool `json:"continuous_usage_stats,omitempty"`
 }
 
 // path and body build the HTTP request for req, or say what is wrong.
@@ -177,7 +182,7 @@ func (req *Request) body() ([]byte, error) {
 		w.IgnoreEOS, w.MinTokens = true, req.MaxTokens
 	}
 	if req.Stream {
-		w.StreamOptions = &streamOptions{IncludeUsage: true}
+		w.StreamOptions = &streamOptions{IncludeUsage: true, ContinuousUsageStats: req.ContinuousUsage}
 	}
 	return json.Marshal(&w)
 }

@@ -80,6 +80,36 @@ func TestEndToEnd(t *testing.T) {
 	}
 }
 
+// TestEndToEndSpeculative: against the engine's speculative decoding, events
+// carry 1 to K+1 tokens, and with ContinuousUsage the trace counts every
+// token of each (without it, only one per event; the total still comes
+// from usage).
+func TestEndToEndSpeculative(t *testing.T) {
+	const k, n = 3, 128
+	e := simtest.Start(t, func(o *sim.Options) { o.Speedup = 200; o.SpeculativeTokens, o.AcceptanceRate = k, 0.7 })
+	c := client.New(client.Options{BaseURL: e.BaseURL(), RequestTimeout: 30 * time.Second})
+	defer c.Close()
+	for _, continuous := range []bool{true, false} {
+		tr := c.Do(context.Background(), &client.Request{Endpoint: "chat", Model: e.ServedModelName(), MaxTokens: n, ExactLength: true,
+			Stream: true, ContinuousUsage: continuous, Messages: []client.Message{{Role: "user", Content: "speculate"}}})
+		if !tr.OK() || tr.OutputTokens != n {
+			t.Fatalf("continuous=%v: %s %s, %d tokens", continuous, tr.Error, tr.ErrorText, tr.OutputTokens)
+		}
+		sum, most := 0, 0
+		for _, ev := range tr.Events {
+			sum += ev.Tokens
+			most = max(most, ev.Tokens)
+		}
+		t.Logf("continuous=%v: %d tokens in %d events, at most %d in one", continuous, sum, len(tr.Events), most)
+		switch {
+		case continuous && (sum != n || most < 2 || most > k+1):
+			t.Errorf("continuous usage: events carry %d tokens (want %d), at most %d in one (want 2..%d)", sum, n, most, k+1)
+		case !continuous && (sum != len(tr.Events) || len(tr.Events) >= n):
+			t.Errorf("without continuous usage: %d tokens counted in %d events, want one per event and fewer events than %d tokens", sum, len(tr.Events), n)
+		}
+	}
+}
+
 // TestEndToEndFaults: the engine's injected faults land in the right error
 // class, with the events before the fault kept.
 func TestEndToEndFaults(t *testing.T) {

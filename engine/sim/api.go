@@ -172,7 +172,8 @@ type genRequest struct {
 	IgnoreEOS           bool            `json:"ignore_eos"`
 	Stream              bool            `json:"stream"`
 	StreamOptions       *struct {
-		IncludeUsage bool `json:"include_usage"`
+		IncludeUsage         bool `json:"include_usage"`
+		ContinuousUsageStats bool `json:"continuous_usage_stats"` // usage on every chunk too (needs include_usage)
 	} `json:"stream_options"`
 	N *int `json:"n"`
 	chatOptions
@@ -424,8 +425,9 @@ func (e *Engine) handleGenerate(chat bool) http.HandlerFunc {
 		e.sched.submit(r)
 		created := time.Now().Unix()
 		if req.Stream {
-			usage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
-			e.stream(w, hr, r, newChunker(chat, r.id, e.served, created), lp, usage)
+			so := req.StreamOptions
+			usage := so != nil && so.IncludeUsage
+			e.stream(w, hr, r, newChunker(chat, r.id, e.served, created), lp, usage, usage && so.ContinuousUsageStats)
 		} else {
 			e.complete(w, hr, r, lp, chat, created)
 		}

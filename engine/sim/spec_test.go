@@ -21,14 +21,15 @@ type specRun struct {
 	completion int
 }
 
-// streamSpec streams one chat request and splits it into chunks. The
-// engine's generated words each start with one space, so a chunk holds as
-// many tokens as spaces, plus the text-less EOS of a "stop"; the sum is
-// checked against usage by the callers.
+// streamSpec streams one chat request with vLLM's continuous usage stats
+// and splits it into chunks: a chunk holds as many tokens as its usage grew
+// by. That is checked against its text: the engine's generated words each
+// start with one space, plus the text-less EOS of a "stop".
 func streamSpec(t *testing.T, e *sim.Engine, content string, maxTokens int, ignoreEOS bool) specRun {
 	t.Helper()
 	body := chat(content, maxTokens, true)
 	body["ignore_eos"] = ignoreEOS
+	body["stream_options"] = map[string]any{"include_usage": true, "continuous_usage_stats": true}
 	resp := post(t, e, "/v1/chat/completions", body)
 	defer resp.Body.Close()
 	var run specRun
@@ -37,20 +38,34 @@ func streamSpec(t *testing.T, e *sim.Engine, content string, maxTokens int, igno
 			break
 		}
 		c := decodeChunk(t, ev)
-		if c.Usage != nil {
+		if c.Usage == nil {
+			t.Fatalf("chunk without continuous usage: %s", ev)
+		}
+		if len(c.Choices) == 0 { // the final usage chunk
 			run.completion = c.Usage.Completion
 			continue
 		}
 		ch := c.Choices[0]
+		sent := 0
+		for _, n := range run.sizes {
+			sent += n
+		}
+		n := c.Usage.Completion - sent
 		if ch.Delta.Role != nil {
+			if n != 0 {
+				t.Fatalf("role chunk's usage says %d tokens: %s", c.Usage.Completion, ev)
+			}
 			continue
 		}
-		n := strings.Count(*ch.Delta.Content, " ")
+		words := strings.Count(*ch.Delta.Content, " ")
 		if ch.FinishReason != nil {
 			run.finish = *ch.FinishReason
 			if run.finish == "stop" {
-				n++
+				words++
 			}
+		}
+		if words != n || c.Usage.Total != c.Usage.Prompt+c.Usage.Completion {
+			t.Fatalf("chunk %d: usage grew by %d tokens, text has %d (usage %+v): %s", len(run.sizes), n, words, *c.Usage, ev)
 		}
 		run.sizes = append(run.sizes, n)
 	}

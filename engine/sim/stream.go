@@ -76,18 +76,32 @@ func (c *chunker) appendTail(b []byte, finish string) []byte {
 // (nil: null).
 func (c *chunker) appendUsage(b []byte, prompt, completion int, cached *promptDetails) []byte {
 	b = append(b, c.head...)
-	b = append(b, `],"usage":{"prompt_tokens":`...)
-	b = strconv.AppendInt(b, int64(prompt), 10)
-	b = append(b, `,"total_tokens":`...)
-	b = strconv.AppendInt(b, int64(prompt+completion), 10)
-	b = append(b, `,"completion_tokens":`...)
-	b = strconv.AppendInt(b, int64(completion), 10)
+	b = appendUsageCounts(append(b, `],"usage":`...), prompt, completion)
 	if cached == nil {
 		return append(b, `,"prompt_tokens_details":null}}`+"\n\n"...)
 	}
 	b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
 	b = strconv.AppendInt(b, int64(cached.CachedTokens), 10)
 	return append(b, "}}}\n\n"...)
+}
+
+// appendUsageCounts appends a usage object's token counts, in vLLM's field
+// order, without its closing brace.
+func appendUsageCounts(b []byte, prompt, completion int) []byte {
+	b = append(b, `{"prompt_tokens":`...)
+	b = strconv.AppendInt(b, int64(prompt), 10)
+	b = append(b, `,"total_tokens":`...)
+	b = strconv.AppendInt(b, int64(prompt+completion), 10)
+	b = append(b, `,"completion_tokens":`...)
+	return strconv.AppendInt(b, int64(completion), 10)
+}
+
+// appendContinuousUsage adds stream_options.continuous_usage_stats's usage
+// to the chunk b ends with (every chunk ends with "}\n\n"): the tokens
+// completed so far, as vLLM puts them on each chunk (the role chunk's 0).
+func appendContinuousUsage(b []byte, prompt, completion int) []byte {
+	b = append(b[:len(b)-len("}\n\n")], `,"usage":`...)
+	return append(appendUsageCounts(b, prompt, completion), "}}\n\n"...)
 }
 
 var sseDone = []byte("data: [DONE]\n\n")
@@ -106,6 +120,9 @@ type sseStream struct {
 	buf       []byte
 	written   int // tokens appended to buf or sent
 	flushedTo int // tokens sent
+	// continuous: every chunk carries the usage so far
+	// (stream_options.continuous_usage_stats, with include_usage).
+	continuous bool
 }
 
 // stream serves a streaming request. This goroutine alone writes to the
@@ -113,11 +130,11 @@ type sseStream struct {
 // client never slows the loop. It writes every token emitted since its last
 // wake-up, one chunk per token (per step's tokens with speculative
 // decoding), and flushes once per wake-up (per step).
-func (e *Engine) stream(w http.ResponseWriter, hr *http.Request, r *request, c *chunker, lp *logprober, usage bool) {
+func (e *Engine) stream(w http.ResponseWriter, hr *http.Request, r *request, c *chunker, lp *logprober, usage, continuous bool) {
 	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
-	s := &sseStream{e: e, w: w, hr: hr, r: r, c: c, lp: lp, buf: make([]byte, 0, 4096)}
+	s := &sseStream{e: e, w: w, hr: hr, r: r, c: c, lp: lp, buf: make([]byte, 0, 4096), continuous: continuous}
 	s.flusher, _ = w.(http.Flusher)
 	if s.flusher != nil {
 		s.flusher.Flush() // headers now, as Starlette's StreamingResponse does
@@ -135,6 +152,9 @@ func (e *Engine) stream(w http.ResponseWriter, hr *http.Request, r *request, c *
 		n := int(r.emitted.Load())
 		if n > s.written && s.written == 0 && c.role != nil {
 			s.buf = append(s.buf, c.role...) // vLLM sends it with the first token
+			if s.continuous {
+				s.buf = appendContinuousUsage(s.buf, r.prompt, 0)
+			}
 		}
 		for s.written < n {
 			size := r.chunkLen(s.written)
@@ -146,6 +166,9 @@ func (e *Engine) stream(w http.ResponseWriter, hr *http.Request, r *request, c *
 			}
 			s.appendChunk(s.written, size)
 			s.written += size
+			if s.continuous {
+				s.buf = appendContinuousUsage(s.buf, r.prompt, s.written)
+			}
 		}
 		if s.written == r.target {
 			if usage {
