@@ -108,6 +108,7 @@ type scheduler struct {
 	vocabIDs  [len(vocab)]uint32 // generated words' token ids
 	spec      int                // draft tokens per decode step (--speculative-tokens); 0 is off
 	accept    float64            // --acceptance-rate
+	specLog   specCounts         // drafts for the stats log
 
 	mu     sync.Mutex // guards inbox, aborts
 	inbox  []*request

@@ -2,6 +2,8 @@ package sim
 
 import (
 	"strconv"
+	"strings"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -44,6 +46,7 @@ func (s *scheduler) verify(r *request, draft int) int {
 	if draft > 0 {
 		a = acceptedDrafts(r.key, r.output, draft, s.accept)
 		s.e.m().spec.observe(draft, a)
+		s.specLog.add(draft, a)
 		r.computed += a
 	}
 	if r.chunks == nil {
@@ -121,4 +124,66 @@ func (m *specMetrics) observe(draft, accepted int) {
 	for _, c := range m.perPos[:accepted] {
 		c.Inc()
 	}
+}
+
+// specCounts are running totals of the drafts for the stats log: the engine
+// loop adds, the stats goroutine reads (atomics). Unlike /metrics, a
+// metrics-reset fault leaves them alone.
+type specCounts struct {
+	drafts, draftTokens, accepted atomic.Int64
+	perPos                        []atomic.Int64 // len K
+}
+
+func (c *specCounts) add(draft, accepted int) {
+	c.drafts.Add(1)
+	c.draftTokens.Add(int64(draft))
+	c.accepted.Add(int64(accepted))
+	for i := range accepted {
+		c.perPos[i].Add(1)
+	}
+}
+
+// specTotals is a snapshot of specCounts.
+type specTotals struct {
+	drafts, draftTokens, accepted int64
+	perPos                        []int64
+}
+
+func (c *specCounts) snapshot() specTotals {
+	t := specTotals{drafts: c.drafts.Load(), draftTokens: c.draftTokens.Load(), accepted: c.accepted.Load(),
+		perPos: make([]int64, len(c.perPos))}
+	for i := range c.perPos {
+		t.perPos[i] = c.perPos[i].Load()
+	}
+	return t
+}
+
+// logSpec prints vLLM's SpecDecoding metrics line (SpecDecodingLogging.log,
+// vllm/v1/spec_decode/metrics.py) for the drafts since last, with
+// throughputs over el seconds, and moves last on; nothing when no step
+// drafted since (or speculation is off).
+func (e *Engine) logSpec(last *specTotals, el float64) {
+	s := e.sched
+	if s.spec == 0 {
+		return
+	}
+	now := s.specLog.snapshot()
+	d, dt, acc := now.drafts-last.drafts, now.draftTokens-last.draftTokens, now.accepted-last.accepted
+	if d == 0 {
+		*last = now
+		return
+	}
+	rates := make([]string, len(now.perPos))
+	for i := range rates {
+		prev := int64(0)
+		if i < len(last.perPos) {
+			prev = last.perPos[i]
+		}
+		rates[i] = strconv.FormatFloat(float64(now.perPos[i]-prev)/float64(d), 'f', 3, 64)
+	}
+	e.logf(apiPrefix, "metrics.py", 96, "SpecDecoding metrics: Mean acceptance length: %.2f, Accepted throughput: %.2f tokens/s, "+
+		"Drafted throughput: %.2f tokens/s, Accepted: %d tokens, Drafted: %d tokens, Per-position acceptance rate: %s, "+
+		"Avg Draft acceptance rate: %.1f%%", 1+float64(acc)/float64(d), float64(acc)/el, float64(dt)/el, acc, dt,
+		strings.Join(rates, ", "), 100*float64(acc)/float64(dt))
+	*last = now
 }

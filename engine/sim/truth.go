@@ -104,6 +104,7 @@ func (e *Engine) logStats(ctx context.Context) {
 	last := time.Now()
 	var lastPrompt, lastGen int64
 	var lastPT, lastGT float64
+	var lastSpec specTotals
 	for {
 		select {
 		case <-ctx.Done():
@@ -117,6 +118,7 @@ func (e *Engine) logStats(ctx context.Context) {
 					pt, gt, s.stats.running.Load(), s.stats.waiting.Load(),
 					100*float64(s.stats.usedBlocks.Load())/float64(len(s.pool.blocks)), 100*s.cacheWin.rate())
 			}
+			e.logSpec(&lastSpec, el)
 			last, lastPrompt, lastGen, lastPT, lastGT = now, p, g, pt, gt
 		}
 	}
