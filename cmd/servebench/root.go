@@ -58,6 +58,7 @@ client's first visible output and E2E beside the engine's TTFT and queue wait.`,
 		newExportCmd(),
 		newSweepCmd(),
 		newProbeCmd(),
+		newK8sCmd(),
 	)
 	markArgErrorsAsUsage(root)
 	return root

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// TestK8sJob: the manifest decodes strictly into a batch/v1 Job (no field
+// Kubernetes does not know), is an Indexed Job with parallelism =
+// completions = N, maps each pod's completion index to --shard and its
+// results directory, starts every shard at one instant ahead of now, and
+// takes the API key from the Secret, never from the environment it was
+// generated in.
+func TestK8sJob(t *testing.T) {
+	t.Setenv("SB_TEST_KEY", "sk-must-not-appear")
+	before := time.Now()
+	code, stdout, stderr := runMain("k8s", "job", "--shards", "3", "--image", "registry.example/servebench:1",
+		"--namespace", "llm", "--service-account", "bench", "--api-key-secret", "vllm-key", "--results-claim", "sb-results",
+		"--start-delay", "90s", "--cpu", "500m", "--memory", "1Gi",
+		"--", "--base-url", "http://vllm.llm:8000", "--rate", "10", "--requests", "300", "--api-key-env", "SB_TEST_KEY")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var job batchv1.Job
+	if err := yaml.UnmarshalStrict([]byte(stdout), &job); err != nil {
+		t.Fatalf("strict decode: %v\n%s", err, stdout)
+	}
+	s := job.Spec
+	if job.APIVersion != "batch/v1" || job.Kind != "Job" || job.Namespace != "llm" || s.CompletionMode == nil ||
+		*s.CompletionMode != batchv1.IndexedCompletion || *s.Completions != 3 || *s.Parallelism != 3 || *s.BackoffLimit != 0 {
+		t.Errorf("job %+v: want an Indexed batch/v1 Job in llm, 3 completions and parallelism, no retries", job)
+	}
+	pod := s.Template.Spec
+	if pod.ServiceAccountName != "bench" || pod.RestartPolicy != corev1.RestartPolicyNever || len(pod.Containers) != 1 ||
+		pod.SecurityContext == nil || !*pod.SecurityContext.RunAsNonRoot {
+		t.Fatalf("pod %+v: want service account bench, never restarted, one non-root container", pod)
+	}
+	c := pod.Containers[0]
+	want := []string{"run", "--base-url", "http://vllm.llm:8000", "--rate", "10", "--requests", "300", "--api-key-env", "SB_TEST_KEY",
+		"--shard=$(JOB_COMPLETION_INDEX)/3"}
+	if c.Image != "registry.example/servebench:1" || !slices.Equal(c.Args[:len(want)], want) ||
+		!slices.Contains(c.Args, "--out=/results/shard-$(JOB_COMPLETION_INDEX)") {
+		t.Errorf("container image %s args %q: want the run flags, then --shard and --out per index", c.Image, c.Args)
+	}
+	var startAt time.Time
+	for _, a := range c.Args {
+		if v, ok := strings.CutPrefix(a, "--start-at="); ok {
+			var err error
+			if startAt, err = time.Parse(time.RFC3339, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if d := startAt.Sub(before); d < 89*time.Second || d > 2*time.Minute {
+		t.Errorf("--start-at %v is %v after generation, want --start-delay 90s", startAt, d)
+	}
+	envs := map[string]corev1.EnvVar{}
+	for _, e := range c.Env {
+		envs[e.Name] = e
+	}
+	if e := envs["JOB_COMPLETION_INDEX"]; e.ValueFrom == nil || e.ValueFrom.FieldRef == nil ||
+		e.ValueFrom.FieldRef.FieldPath != "metadata.annotations['batch.kubernetes.io/job-completion-index']" {
+		t.Errorf("JOB_COMPLETION_INDEX %+v: want it from the completion-index annotation", e)
+	}
+	if e := envs["SB_TEST_KEY"]; e.Value != "" || e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil ||
+		e.ValueFrom.SecretKeyRef.Name != "vllm-key" || e.ValueFrom.SecretKeyRef.Key != "api-key" {
+		t.Errorf("API key variable %+v: want it from Secret vllm-key, key api-key", e)
+	}
+	if strings.Contains(stdout, "sk-must-not-appear") {
+		t.Error("the API key from the environment is in the manifest")
+	}
+	if cpu := c.Resources.Limits[corev1.ResourceCPU]; cpu.String() != "500m" || c.Resources.Requests.Memory().String() != "1Gi" {
+		t.Errorf("resources %+v: want cpu 500m and memory 1Gi", c.Resources)
+	}
+	if v := pod.Volumes[0]; v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ClaimName != "sb-results" || c.VolumeMounts[0].MountPath != "/results" {
+		t.Errorf("volume %+v mount %+v: want claim sb-results at /results", v, c.VolumeMounts)
+	}
+
+	// Without a claim, an emptyDir; no Secret, no key variable.
+	code, stdout, stderr = runMain("k8s", "job", "--shards", "1", "--image", "sb", "--", "--base-url", "http://vllm:8000")
+	job = batchv1.Job{}
+	if err := yaml.UnmarshalStrict([]byte(stdout), &job); code != 0 || err != nil {
+		t.Fatalf("exit %d, %v: %s", code, err, stderr)
+	}
+	if p := job.Spec.Template.Spec; p.Volumes[0].EmptyDir == nil || len(p.Containers[0].Env) != 1 {
+		t.Errorf("pod %+v: want an emptyDir and only the index variable", p)
+	}
+}
+
+// TestK8sJobBadInput: every refusal is exit 2 naming the flag.
+func TestK8sJobBadInput(t *testing.T) {
+	base := []string{"k8s", "job", "--shards", "2", "--image", "sb"}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"k8s", "job", "--image", "sb", "--", "--base-url", "http://x"}, "--shards 0"},
+		{[]string{"k8s", "job", "--shards", "2", "--", "--base-url", "http://x"}, "--image"},
+		{append(slices.Clone(base), "--"), "expected --base-url"},
+		{append(slices.Clone(base), "--", "--base-url", "http://x", "--bogus"), "unknown flag: --bogus"},
+		{append(slices.Clone(base), "--", "--base-url", "http://x", "--out", "d"), "--out is set by the Job"},
+		{append(slices.Clone(base), "--name", "Bad_Name", "--", "--base-url", "http://x"), `--name "Bad_Name"`},
+		{append(slices.Clone(base), "--memory", "lots", "--", "--base-url", "http://x"), `--memory "lots"`},
+		{append(slices.Clone(base), "--start-delay", "0s", "--", "--base-url", "http://x"), "--start-delay 0s"},
+		{append(slices.Clone(base), "--base-url", "http://x"), "unknown flag: --base-url"},
+		{append(slices.Clone(base), "stray", "--", "--base-url", "http://x"), "put run flags after --"},
+	} {
+		code, _, stderr := runMain(tc.args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 naming %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
