@@ -63,6 +63,8 @@ type RunSpec struct {
 	Source  Source
 	Prompts *Prompts
 	SLO     result.SLO // zero: no goodput
+	// Shard is the slice of the run this process sends (zero: all of it).
+	Shard Shard
 }
 
 // Validate checks spec and fills defaults.
@@ -71,6 +73,9 @@ func (s *RunSpec) Validate() error {
 		return errors.New("run has no name")
 	}
 	if err := s.Workload.Validate(); err != nil {
+		return err
+	}
+	if err := s.Shard.validate(&s.Workload); err != nil {
 		return err
 	}
 	switch s.Request.Endpoint {
@@ -170,9 +175,11 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 			before = r.Metrics.snapshot(sendCtx)
 		}
 	}
+	lateErr := spec.Shard.waitStart(sendCtx)
 	run.StartedAt = time.Now().UTC()
 	start := time.Now()
-	if sendCtx.Err() == nil {
+	run.Shard = spec.Shard.result(start)
+	if sendCtx.Err() == nil && lateErr == nil {
 		r.measure(st, start)
 	}
 	run.DurationS = time.Since(start).Seconds()
@@ -193,6 +200,9 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 		if m == ModeTrace && run.Workload.Trace != nil && run.Workload.Trace.SpanS > 0 {
 			target = float64(run.Workload.Trace.Entries-1) / run.Workload.Trace.SpanS
 		}
+		if spec.Shard.sharded() { // this shard's part of the schedule
+			target /= float64(spec.Shard.Count)
+		}
 		run.Rate = rateStats(st, target)
 		if w := lateWarning(run.Rate); w != "" {
 			run.Warnings = append(run.Warnings, w)
@@ -208,6 +218,9 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 		r.engineFigures(ctx, run, before, int(st.sent.Load()), measured)
 	}
 	_ = r.Records.Err() // returns once this run's lines are in the file; the session reports the error
+	if lateErr != nil {
+		return run, st.recs, lateErr
+	}
 	return run, st.recs, runErr(ctx, sendCtx)
 }
 
@@ -285,10 +298,11 @@ func (r *Runner) measure(st *runState, start time.Time) {
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for k := 0; k < w.Concurrency; k++ {
+	sh := st.spec.Shard
+	for k := 0; k < sh.workers(w.Concurrency); k++ {
 		wg.Go(func() {
 			for st.sendCtx.Err() == nil {
-				i := int(next.Add(1) - 1)
+				i := sh.index(int(next.Add(1) - 1))
 				if w.Requests > 0 && i >= w.Requests {
 					return
 				}
@@ -335,14 +349,21 @@ func (r *Runner) openLoop(st *runState, start time.Time) {
 	if w.Mode == ModeTrace && (limit == 0 || limit > st.spec.Source.Len()) {
 		limit = st.spec.Source.Len() // a trace is sent once
 	}
+	sh := st.spec.Shard
 loop:
 	for i := 0; limit == 0 || i < limit; i++ {
+		if w.Mode != ModeTrace && i > 0 {
+			next = next.Add(pacer.Next()) // every shard draws the whole schedule
+		}
+		if !sh.mine(i) {
+			if w.Duration > 0 && w.Mode != ModeTrace && next.Sub(start) >= w.Duration {
+				break
+			}
+			continue
+		}
 		j := r.prepare(st, i, false)
-		switch {
-		case w.Mode == ModeTrace:
+		if w.Mode == ModeTrace {
 			next = start.Add(j.conv.At)
-		case i > 0:
-			next = next.Add(pacer.Next())
 		}
 		if w.Duration > 0 && next.Sub(start) >= w.Duration {
 			break

@@ -155,6 +155,7 @@ type Run struct {
 	Engine     EngineStats    `json:"engine"`
 	Rate       *RateStats     `json:"rate,omitempty"`    // open-loop runs only
 	Goodput    *Goodput       `json:"goodput,omitempty"` // runs with an SLO (--slo) only
+	Shard      *Shard         `json:"shard,omitempty"`   // one slice of a sharded run (--shard K/N)
 	Warnings   []string       `json:"warnings,omitempty"`
 }
 
@@ -278,6 +279,16 @@ type Reconciliation struct {
 	// EngineAbsent: the engine figures were left out because the counts
 	// cannot be trusted (a counter reset); Note says why.
 	EngineAbsent bool `json:"engine_figures_absent,omitempty"`
+}
+
+// Shard says which slice of a sharded run this is: conversation i was sent
+// by shard i mod Count. The workload block holds the whole run's totals.
+type Shard struct {
+	Index   int        `json:"index"`
+	Count   int        `json:"count"`
+	StartAt *time.Time `json:"start_at,omitempty"` // the shards' common start (--start-at)
+	// StartSkewS is how late this shard started after StartAt.
+	StartSkewS float64 `json:"start_skew_s,omitempty"`
 }
 
 // RateStats describe how well an open-loop run kept its schedule.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
@@ -8,12 +9,16 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/servebench/servebench/bench"
 	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/engine/sim"
 	"github.com/servebench/servebench/engine/sim/simtest"
+	"github.com/servebench/servebench/scrape"
 	"github.com/servebench/servebench/scrape/promql/promtest"
 )
 
@@ -161,4 +166,113 @@ func TestMetricsURLReplicas(t *testing.T) {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	checkReplicas(t, dir, names, false)
+}
+
+// TestShards: three shard processes (in-process here) of one open-loop run
+// against two engines behind a proxy send exactly the whole run between
+// them: shard K sends request i when i mod 3 = K, at the send time the
+// whole run's seeded schedule gives i, all starting at --start-at; the
+// engines counted every request once.
+func TestShards(t *testing.T) {
+	f := startFleet(t, 2, 2)
+	const n, requests, rate = 3, 12, 40.0
+	engineCount := func() float64 {
+		total := 0.0
+		for _, e := range f.engines {
+			s, err := scrape.Fetch(t.Context(), nil, e+"/metrics")
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, _ := scrape.Diff(nil, s, nil, scrape.Filter{}).Counter(scrape.EngineRequests)
+			total += v
+		}
+		return total
+	}
+	before := engineCount()
+	startAt := time.Now().Add(3 * time.Second).Truncate(time.Second).Add(time.Second)
+	dirs := make([]string, n)
+	var wg sync.WaitGroup
+	for k := range n {
+		dirs[k] = filepath.Join(t.TempDir(), fmt.Sprintf("shard-%d", k))
+		wg.Go(func() {
+			code, stdout, stderr := runMain("run", "--base-url", f.proxy, "--rate", fmt.Sprint(rate), "--arrival", "poisson",
+				"--seed", "7", "--requests", fmt.Sprint(requests), "--stream", "on", "--max-tokens", "4", "--quiet",
+				"--shard", fmt.Sprintf("%d/%d", k, n), "--start-at", startAt.UTC().Format(time.RFC3339), "--out", dirs[k],
+				"--metrics-url", f.engines[0]+"/metrics", "--metrics-url", f.engines[1]+"/metrics")
+			if code != 0 {
+				t.Errorf("shard %d: exit %d\n%s\n%s", k, code, stdout, stderr)
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	// The whole run's schedule, as one process would draw it.
+	wl := bench.Workload{Mode: bench.ModeRate, Rate: rate, Arrival: bench.ArrivalPoisson, Requests: requests, Seed: 7}
+	if err := wl.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	pacer, offsets := bench.NewPacer(wl), make([]time.Duration, requests)
+	for i := 1; i < requests; i++ {
+		offsets[i] = offsets[i-1] + pacer.Next()
+	}
+	seen := map[int]int{}
+	for k, dir := range dirs {
+		res, recs := loadSaved(t, dir)
+		sh := res.Runs[0].Shard
+		if sh == nil || sh.Index != k || sh.Count != n || sh.StartAt == nil || !sh.StartAt.Equal(startAt) ||
+			sh.StartSkewS < 0 || sh.StartSkewS > 0.5 {
+			t.Errorf("shard %d: results' shard block %+v: want %d/%d at %v with a small skew", k, sh, k, n, startAt)
+		}
+		if w := res.Runs[0].Workload; w.Requests != requests || w.Rate != rate {
+			t.Errorf("shard %d: workload %+v: want the whole run's totals", k, w)
+		}
+		for _, r := range recs {
+			if !r.Outcome() {
+				continue
+			}
+			seen[r.Index]++
+			intended := r.Start.Add(-time.Duration(r.IntendedLagS * float64(time.Second)))
+			if r.Index%n != k || r.Error != "" {
+				t.Errorf("shard %d sent request %d (error %q): want only i mod %d = %d", k, r.Index, r.Error, n, k)
+			}
+			if d := intended.Sub(startAt) - offsets[r.Index]; d < -5*time.Millisecond || d > 500*time.Millisecond {
+				t.Errorf("request %d intended at +%v, the whole run's schedule says +%v", r.Index, intended.Sub(startAt), offsets[r.Index])
+			}
+		}
+	}
+	for i := range requests {
+		if seen[i] != 1 {
+			t.Errorf("request %d sent %d times over the shards, want once", i, seen[i])
+		}
+	}
+	if got := engineCount() - before; got != requests {
+		t.Errorf("engines counted %g requests, want %d", got, requests)
+	}
+}
+
+// TestShardLate: a shard whose --start-at is already past is refused
+// before anything starts.
+func TestShardLate(t *testing.T) {
+	past := time.Now().Add(-5 * time.Second).UTC().Format(time.RFC3339)
+	code, _, stderr := runMain("run", "--base-url", "http://127.0.0.1:1", "--stream", "on", "--rate", "5",
+		"--shard", "1/2", "--start-at", past)
+	if code != 2 || !strings.Contains(stderr, "--start-at "+past) || !strings.Contains(stderr, "past") {
+		t.Errorf("exit %d, %q: want 2 naming --start-at", code, stderr)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--shard", "3/3", "--rate", "5", "--stream", "on"}, `--shard "3/3"`},
+		{[]string{"--shard", "0/2", "--rate", "5"}, "--stream on or off"},
+		{[]string{"--shard", "0/4", "--concurrency", "2", "--stream", "on"}, "at least 4"},
+		{[]string{"--start-at", past, "--rate", "5", "--stream", "on"}, "--start-at without --shard"},
+	} {
+		code, _, stderr := runMain(append([]string{"run", "--base-url", "http://127.0.0.1:1"}, tc.args...)...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q: exit %d, %q; want 2 naming %q", tc.args, code, stderr, tc.want)
+		}
+	}
 }

@@ -93,6 +93,9 @@ func checkShardRunArgs(args []string, o *k8s.JobOptions) error {
 			return fmt.Errorf("run flags: --%s is set by the Job for each pod", name)
 		}
 	}
+	if f := fs.Lookup("stream"); f != nil && f.Value.String() == "both" {
+		return errors.New("run flags: expected --stream on or off: the shards start one run together")
+	}
 	if !fs.Changed("base-url") {
 		return errors.New("run flags: expected --base-url: every shard must load the same server (a bundled engine per pod would not be one)")
 	}

@@ -23,7 +23,7 @@ func TestK8sJob(t *testing.T) {
 	code, stdout, stderr := runMain("k8s", "job", "--shards", "3", "--image", "registry.example/servebench:1",
 		"--namespace", "llm", "--service-account", "bench", "--api-key-secret", "vllm-key", "--results-claim", "sb-results",
 		"--start-delay", "90s", "--cpu", "500m", "--memory", "1Gi",
-		"--", "--base-url", "http://vllm.llm:8000", "--rate", "10", "--requests", "300", "--api-key-env", "SB_TEST_KEY")
+		"--", "--base-url", "http://vllm.llm:8000", "--rate", "10", "--requests", "300", "--stream", "on", "--api-key-env", "SB_TEST_KEY")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -42,7 +42,7 @@ func TestK8sJob(t *testing.T) {
 		t.Fatalf("pod %+v: want service account bench, never restarted, one non-root container", pod)
 	}
 	c := pod.Containers[0]
-	want := []string{"run", "--base-url", "http://vllm.llm:8000", "--rate", "10", "--requests", "300", "--api-key-env", "SB_TEST_KEY",
+	want := []string{"run", "--base-url", "http://vllm.llm:8000", "--rate", "10", "--requests", "300", "--stream", "on", "--api-key-env", "SB_TEST_KEY",
 		"--shard=$(JOB_COMPLETION_INDEX)/3"}
 	if c.Image != "registry.example/servebench:1" || !slices.Equal(c.Args[:len(want)], want) ||
 		!slices.Contains(c.Args, "--out=/results/shard-$(JOB_COMPLETION_INDEX)") {
@@ -83,7 +83,7 @@ func TestK8sJob(t *testing.T) {
 	}
 
 	// Without a claim, an emptyDir; no Secret, no key variable.
-	code, stdout, stderr = runMain("k8s", "job", "--shards", "1", "--image", "sb", "--", "--base-url", "http://vllm:8000")
+	code, stdout, stderr = runMain("k8s", "job", "--shards", "1", "--image", "sb", "--", "--base-url", "http://vllm:8000", "--stream", "off")
 	job = batchv1.Job{}
 	if err := yaml.UnmarshalStrict([]byte(stdout), &job); code != 0 || err != nil {
 		t.Fatalf("exit %d, %v: %s", code, err, stderr)
@@ -96,20 +96,22 @@ func TestK8sJob(t *testing.T) {
 // TestK8sJobBadInput: every refusal is exit 2 naming the flag.
 func TestK8sJobBadInput(t *testing.T) {
 	base := []string{"k8s", "job", "--shards", "2", "--image", "sb"}
+	u := []string{"--", "--base-url", "http://x", "--stream", "on"}
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"k8s", "job", "--image", "sb", "--", "--base-url", "http://x"}, "--shards 0"},
-		{[]string{"k8s", "job", "--shards", "2", "--", "--base-url", "http://x"}, "--image"},
-		{append(slices.Clone(base), "--"), "expected --base-url"},
-		{append(slices.Clone(base), "--", "--base-url", "http://x", "--bogus"), "unknown flag: --bogus"},
-		{append(slices.Clone(base), "--", "--base-url", "http://x", "--out", "d"), "--out is set by the Job"},
-		{append(slices.Clone(base), "--name", "Bad_Name", "--", "--base-url", "http://x"), `--name "Bad_Name"`},
-		{append(slices.Clone(base), "--memory", "lots", "--", "--base-url", "http://x"), `--memory "lots"`},
-		{append(slices.Clone(base), "--start-delay", "0s", "--", "--base-url", "http://x"), "--start-delay 0s"},
+		{append([]string{"k8s", "job", "--image", "sb"}, u...), "--shards 0"},
+		{append([]string{"k8s", "job", "--shards", "2"}, u...), "--image"},
+		{append(slices.Clone(base), "--", "--base-url", "http://x"), "--stream on or off"},
+		{append(slices.Clone(base), "--", "--stream", "on"), "expected --base-url"},
+		{append(slices.Clone(base), "--", "--base-url", "http://x", "--stream", "on", "--bogus"), "unknown flag: --bogus"},
+		{append(slices.Clone(base), "--", "--base-url", "http://x", "--stream", "on", "--out", "d"), "--out is set by the Job"},
+		{append(append(slices.Clone(base), "--name", "Bad_Name"), u...), `--name "Bad_Name"`},
+		{append(append(slices.Clone(base), "--memory", "lots"), u...), `--memory "lots"`},
+		{append(append(slices.Clone(base), "--start-delay", "0s"), u...), "--start-delay 0s"},
 		{append(slices.Clone(base), "--base-url", "http://x"), "unknown flag: --base-url"},
-		{append(slices.Clone(base), "stray", "--", "--base-url", "http://x"), "put run flags after --"},
+		{append(append(slices.Clone(base), "stray"), u...), "put run flags after --"},
 	} {
 		code, _, stderr := runMain(tc.args...)
 		if code != 2 || !strings.Contains(stderr, tc.want) {

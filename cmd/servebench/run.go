@@ -269,6 +269,8 @@ type workloadOptions struct {
 	promptFile   string
 	stream       string
 	src          bench.SourceOptions // the source flags beyond --prompt*, --seed
+	shard        string              // run only: --shard K/N
+	startAt      string              // run only: --start-at RFC3339
 }
 
 func (w *workloadOptions) addFlags(fs *pflag.FlagSet, requests int) {
@@ -445,6 +447,8 @@ sessions, --concurrency sessions in flight, --rate session starts), --dataset or
 	cmd.Flags().IntVar(&w.concurrency, "concurrency", 1, "requests in flight (closed loop)")
 	cmd.Flags().Float64Var(&w.rate, "rate", 0, "requests per second (open loop)")
 	w.addTraceFlags(cmd.Flags())
+	cmd.Flags().StringVar(&w.shard, "shard", "", "K/N: send shard K of N of the run (request i when i mod N = K); --requests, --rate and --concurrency are the totals")
+	cmd.Flags().StringVar(&w.startAt, "start-at", "", "with --shard: start at this RFC 3339 instant, as every shard does (refused when already over 1 s past)")
 	return cmd
 }
 
@@ -463,13 +467,44 @@ func (w *workloadOptions) runs(fs *pflag.FlagSet, o *sessionOptions, prefix stri
 	if err != nil {
 		return nil, err
 	}
+	sh, err := w.shardFlags(fs, len(modes))
+	if err != nil {
+		return nil, err
+	}
 	var runs []bench.RunSpec
 	for _, s := range modes {
-		spec := bench.RunSpec{Name: prefix + streamName(s), Workload: wl, Request: o.request(s), Source: src}
+		spec := bench.RunSpec{Name: prefix + streamName(s), Workload: wl, Request: o.request(s), Source: src, Shard: sh}
 		if err := spec.Validate(); err != nil {
 			return nil, err
 		}
 		runs = append(runs, spec)
 	}
 	return runs, nil
+}
+
+// shardFlags reads --shard and --start-at. A sharded run is one run (the
+// shards start it together): nruns must be 1.
+func (w *workloadOptions) shardFlags(fs *pflag.FlagSet, nruns int) (bench.Shard, error) {
+	if fs.Lookup("shard") == nil || (!fs.Changed("shard") && !fs.Changed("start-at")) {
+		return bench.Shard{}, nil
+	}
+	if !fs.Changed("shard") {
+		return bench.Shard{}, errors.New("--start-at without --shard: expected the shard this process sends (K/N)")
+	}
+	sh, err := bench.ParseShard(w.shard)
+	if err != nil {
+		return sh, err
+	}
+	if nruns != 1 {
+		return sh, errors.New("--shard: expected one run (--stream on or off): the shards start one run together")
+	}
+	if fs.Changed("start-at") {
+		if sh.StartAt, err = time.Parse(time.RFC3339, w.startAt); err != nil {
+			return sh, fmt.Errorf("--start-at %q: expected an RFC 3339 time such as 2026-12-01T12:00:00Z", w.startAt)
+		}
+		if late := time.Since(sh.StartAt); late > bench.MaxStartLate {
+			return sh, fmt.Errorf("--start-at %s: already %v past: refusing to start a shard late", w.startAt, late.Round(time.Millisecond))
+		}
+	}
+	return sh, nil
 }
