@@ -218,6 +218,12 @@ func TestReadVLLM(t *testing.T) {
 	if wl := vs[1].Workload(); wl.Mode != "rate" || wl.Rate != 2.5 || wl.Arrival != "gamma" || wl.Burstiness != 0.5 {
 		t.Errorf("rate workload: %+v", wl)
 	}
+	// --burstiness inf: Python's json.dump writes a bare Infinity.
+	inf := strings.Replace(string(one), `"burstiness":0.5`, `"burstiness": Infinity`, 1)
+	vs, err = ReadVLLM("inf.json", []byte(inf))
+	if err != nil || vs[0].Workload().Arrival != "constant" {
+		t.Errorf("burstiness Infinity: %v, %+v; want a constant arrival", err, vs)
+	}
 }
 
 func TestReadVLLMRefusesSummaryOnly(t *testing.T) {

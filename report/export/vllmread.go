@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -50,6 +51,11 @@ var ErrNotDetailed = errors.New("no per-request arrays (input_lens, output_lens,
 // objects one after another (vLLM's --append-result). Errors are
 // *result.InputError naming the file, and the object's line.
 func ReadVLLM(name string, data []byte) ([]VLLMResult, error) {
+	if !json.Valid(data) && pyNonFinite.Match(data) {
+		// Python's json.dump writes a float inf (--burstiness inf) as a
+		// bare Infinity, which is not JSON.
+		data = pyNonFinite.ReplaceAll(data, []byte(`$1"inf"`))
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	var out []VLLMResult
 	add := func(off int64, raw json.RawMessage) error {
@@ -92,6 +98,9 @@ func ReadVLLM(name string, data []byte) ([]VLLMResult, error) {
 	}
 	return out, nil
 }
+
+// pyNonFinite finds Python's bare Infinity after a key or in an array.
+var pyNonFinite = regexp.MustCompile(`([:\[,]\s*)-?Infinity\b`)
 
 func inputErr(name string, data []byte, off int64, err error) error {
 	off = min(max(off, 0), int64(len(data)))
