@@ -38,6 +38,9 @@ var Palette = map[string]color.RGBA{
 	KeySent:         {0x30, 0x30, 0x30, 0xff}, // near black: request sent
 	KeyAttainment:   {0xe3, 0x77, 0xc2, 0xff}, // pink: SLO attainment
 	KeyGoodput:      {0xbc, 0xbd, 0x22, 0xff}, // olive: goodput
+	KeyFirstToken:   {0x7f, 0x7f, 0x7f, 0xff}, // grey: first token (client), by turn
+	KeyPromptTokens: {0x17, 0xbe, 0xcf, 0xff}, // cyan: prompt tokens, by turn
+	KeyCachedTokens: {0x2c, 0xa0, 0x2c, 0xff}, // green: cached prompt tokens (what the prefix cache saved)
 }
 
 // Keys of chart-only quantities in Palette.

@@ -60,6 +60,7 @@ func Markdown(w io.Writer, res *result.Results, recs []result.Record, charts []C
 	embed(FileTimeline)
 	embed(FileTokens)
 	embed(FileCDF)
+	writeTurnsSection(&b, res, recs, embed)
 	if isSweep(res) {
 		b.WriteString("## Sweep\n\n")
 		embed(FileSweep)

@@ -62,6 +62,10 @@ func PlanCharts(res *result.Results, recs []result.Record) []Chart {
 		cs = append(cs, Chart{FileReplicas, "Engine means by replica",
 			func() ([]byte, error) { return ReplicaChart(res) }})
 	}
+	if hasTurns(res, recs) {
+		cs = append(cs, Chart{FileTurns, "First output and prompt tokens by session turn",
+			func() ([]byte, error) { return TurnsChart(res, recs) }})
+	}
 	if isSweep(res) {
 		cs = append(cs, Chart{FileSweep, "Latency and throughput against load",
 			func() ([]byte, error) { return SweepChart(res) }})

@@ -1,0 +1,211 @@
+package report
+
+import (
+	"fmt"
+	"image/color"
+	"strconv"
+	"strings"
+
+	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/bench/stats"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+)
+
+// FileTurns is the by-turn chart of multi-turn sessions.
+const FileTurns = "turns.png"
+
+// Keys of the by-turn chart's quantities in Palette.
+const (
+	KeyFirstToken   = "first_token"
+	KeyPromptTokens = "prompt_tokens"
+	KeyCachedTokens = "cached_tokens"
+)
+
+// TurnRow is one turn of a run's sessions: the successful requests that
+// were that turn, their client medians and their mean prompt and cached
+// tokens (from usage; 0 when the server did not say). Engine TTFT per turn
+// is not on /metrics (one histogram for the whole run): the client's first
+// token stands for it, and the cached tokens say what the prefix cache saved.
+type TurnRow struct {
+	Turn            int
+	N               int
+	FirstVisibleP50 float64
+	FirstTokenP50   float64
+	E2EP50          float64
+	PromptTokens    float64 // mean usage.prompt_tokens
+	CachedTokens    float64 // mean usage.prompt_tokens_details.cached_tokens
+	CachedKnown     bool    // some request reported cached tokens
+}
+
+// TurnRows summarises run's session requests by turn (nil without sessions).
+func TurnRows(run string, recs []result.Record) []TurnRow {
+	type acc struct {
+		fv, ft, e2e    []float64
+		prompt, cached float64
+		known          bool
+	}
+	var by []*acc
+	for _, r := range measured(run, recs) {
+		if r.Turn < 1 {
+			continue
+		}
+		for len(by) < r.Turn {
+			by = append(by, &acc{})
+		}
+		a := by[r.Turn-1]
+		a.fv, a.ft, a.e2e = append(a.fv, r.FirstVisibleS), append(a.ft, r.FirstTokenS), append(a.e2e, r.E2ES)
+		a.prompt += float64(r.PromptTokens)
+		a.cached += float64(r.CachedTokens)
+		a.known = a.known || r.CachedTokens > 0
+	}
+	var rows []TurnRow
+	for i, a := range by {
+		n := len(a.fv)
+		if n == 0 {
+			continue
+		}
+		rows = append(rows, TurnRow{Turn: i + 1, N: n, FirstVisibleP50: stats.Median(a.fv), FirstTokenP50: stats.Median(a.ft),
+			E2EP50: stats.Median(a.e2e), PromptTokens: a.prompt / float64(n), CachedTokens: a.cached / float64(n), CachedKnown: a.known})
+	}
+	return rows
+}
+
+// hasTurns reports whether any run has session records.
+func hasTurns(res *result.Results, recs []result.Record) bool {
+	for _, r := range res.Runs {
+		if len(TurnRows(r.Name, recs)) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// writeTurnsSection writes report.md's "Sessions: by turn" tables.
+func writeTurnsSection(b *strings.Builder, res *result.Results, recs []result.Record, embed func(string)) {
+	if !hasTurns(res, recs) {
+		return
+	}
+	b.WriteString("## Sessions: by turn\n\n")
+	b.WriteString("Each turn sends the whole history (earlier turns and the answers as received). Client medians over " +
+		"successful requests; prompt and cached tokens are means from the server's usage (cached: " +
+		"`usage.prompt_tokens_details.cached_tokens`). Engine TTFT by turn is not on `/metrics` (one histogram " +
+		"per run): the client's first token stands for it. With a prefix cache, later turns reuse the history's " +
+		"tokens and their first output stays near the first turn's; without one, it grows with the history.\n\n")
+	for _, run := range res.Runs {
+		rows := TurnRows(run.Name, recs)
+		if len(rows) == 0 {
+			continue
+		}
+		fmt.Fprintf(b, "**%s**\n\n", mdEscape(run.Name))
+		b.WriteString("| turn | requests | first visible (client, p50) | first token (client, p50) | E2E (client, p50) | prompt tokens (mean) | cached tokens (mean) |\n")
+		b.WriteString("|---:|---:|---:|---:|---:|---:|---:|\n")
+		for _, r := range rows {
+			cached := "-"
+			if r.CachedKnown {
+				cached = strconv.FormatFloat(r.CachedTokens, 'f', 0, 64)
+			}
+			fmt.Fprintf(b, "| %d | %d | %s | %s | %s | %.0f | %s |\n", r.Turn, r.N, secs(r.FirstVisibleP50),
+				secs(r.FirstTokenP50), secs(r.E2EP50), r.PromptTokens, cached)
+		}
+		b.WriteString("\n")
+	}
+	embed(FileTurns)
+}
+
+// TurnsChart renders turns.png: by turn, the client's first visible output
+// and first token (medians, one dash per run) above the mean prompt and
+// cached tokens, so a prefix cache's effect on later turns shows as flat
+// latency while the cached share of a growing prompt rises.
+func TurnsChart(res *result.Results, recs []result.Record) ([]byte, error) {
+	lat := newPlot("Time to first output by turn", "", "seconds (median)")
+	toks := newPlot("Prompt tokens by turn", "turn", "tokens (mean)")
+	leg := newLegend()
+	maxTurn := 0
+	i := 0
+	for _, run := range res.Runs {
+		rows := TurnRows(run.Name, recs)
+		if len(rows) == 0 {
+			continue
+		}
+		var fv, ft, pt, ct, pre plotter.XYs
+		cached := false
+		for _, r := range rows {
+			x := float64(r.Turn)
+			fv = append(fv, plotter.XY{X: x, Y: r.FirstVisibleP50})
+			ft = append(ft, plotter.XY{X: x, Y: r.FirstTokenP50})
+			pt = append(pt, plotter.XY{X: x, Y: r.PromptTokens})
+			ct = append(ct, plotter.XY{X: x, Y: r.CachedTokens})
+			pre = append(pre, plotter.XY{X: x, Y: r.PromptTokens - r.CachedTokens})
+			cached = cached || r.CachedKnown
+			maxTurn = max(maxTurn, r.Turn)
+		}
+		series := []struct {
+			p    *plot.Plot
+			name string
+			xys  plotter.XYs
+			key  string
+		}{
+			{lat, "first visible (client)", fv, KeyFirstVisible},
+			{lat, "first token (client)", ft, KeyFirstToken},
+			{toks, "prompt tokens", pt, KeyPromptTokens},
+		}
+		if cached {
+			series = append(series, struct {
+				p    *plot.Plot
+				name string
+				xys  plotter.XYs
+				key  string
+			}{toks, "cached tokens (prefix cache)", ct, KeyCachedTokens}, struct {
+				p    *plot.Plot
+				name string
+				xys  plotter.XYs
+				key  string
+			}{toks, "prefilled tokens (prompt - cached)", pre, KeyQueue})
+		}
+		for _, s := range series {
+			if err := addRunLine(s.p, leg, run.Name+": "+s.name, s.xys, Palette[s.key], i); err != nil {
+				return nil, err
+			}
+		}
+		i++
+	}
+	if maxTurn == 0 {
+		return nil, fmt.Errorf("turns chart: no session records")
+	}
+	var ticks []plot.Tick
+	for t := 1; t <= maxTurn; t++ {
+		ticks = append(ticks, plot.Tick{Value: float64(t), Label: strconv.Itoa(t)})
+	}
+	for _, p := range []*plot.Plot{lat, toks} {
+		p.Title.TextStyle.Font.Size = labelSize
+		p.X.Min, p.X.Max = 0.8, float64(maxTurn)+0.2
+		p.X.Tick.Marker = plot.ConstantTicks(ticks)
+		p.Y.Min = 0
+		p.Y.Tick.Marker = linearTicks{}
+		grid := plotter.NewGrid()
+		grid.Vertical.Color = color.Gray{0xdd}
+		grid.Horizontal.Color = color.Gray{0xee}
+		p.Add(grid)
+	}
+	f := figure{title: "Multi-turn sessions: latency and prompt by turn", panels: []*plot.Plot{lat, toks}, legend: leg,
+		footnote: joinNotes("Engine TTFT by turn is not on /metrics; the client's first token stands for it. "+
+			"Cached tokens are the server's usage.prompt_tokens_details.cached_tokens.", speedNote(res))}
+	return f.render()
+}
+
+// addRunLine adds a line with points for run number i (dashed by run).
+func addRunLine(p *plot.Plot, leg *plot.Legend, name string, xys plotter.XYs, col color.RGBA, i int) error {
+	l, pts, err := plotter.NewLinePoints(xys)
+	if err != nil {
+		return err
+	}
+	l.Color, l.Width, l.Dashes = col, 3, runDash(i)
+	if col == Palette[KeyFirstToken] {
+		l.Width = 1.5 // often on top of first visible: keep both in sight
+	}
+	pts.Color, pts.Radius = col, 3.5
+	p.Add(l, pts)
+	leg.Add(name, l, pts)
+	return nil
+}
