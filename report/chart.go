@@ -40,7 +40,8 @@ var Palette = map[string]color.RGBA{
 	KeyGoodput:      {0xbc, 0xbd, 0x22, 0xff}, // olive: goodput
 	KeyFirstToken:   {0x7f, 0x7f, 0x7f, 0xff}, // grey: first token (client), by turn
 	KeyPromptTokens: {0x17, 0xbe, 0xcf, 0xff}, // cyan: prompt tokens, by turn
-	KeyCachedTokens: {0x2c, 0xa0, 0x2c, 0xff}, // green: cached prompt tokens (what the prefix cache saved)
+	KeyCachedTokens: {0x98, 0xdf, 0x8a, 0xff}, // light green: cached prompt tokens (what the prefix cache saved)
+	KeyPrefilled:    {0x52, 0x54, 0xa3, 0xff}, // indigo: prompt tokens prefilled (not cached)
 }
 
 // Keys of chart-only quantities in Palette.

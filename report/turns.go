@@ -20,6 +20,7 @@ const (
 	KeyFirstToken   = "first_token"
 	KeyPromptTokens = "prompt_tokens"
 	KeyCachedTokens = "cached_tokens"
+	KeyPrefilled    = "prefilled_tokens"
 )
 
 // TurnRow is one turn of a run's sessions: the successful requests that
@@ -161,7 +162,7 @@ func TurnsChart(res *result.Results, recs []result.Record) ([]byte, error) {
 				name string
 				xys  plotter.XYs
 				key  string
-			}{toks, "prefilled tokens (prompt - cached)", pre, KeyQueue})
+			}{toks, "prefilled tokens (prompt - cached)", pre, KeyPrefilled})
 		}
 		for _, s := range series {
 			if err := addRunLine(s.p, leg, run.Name+": "+s.name, s.xys, Palette[s.key], i); err != nil {

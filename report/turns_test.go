@@ -23,9 +23,9 @@ func TestTurnRows(t *testing.T) {
 		}
 	}
 	recs = append(recs,
-		result.Record{Run: "r", Session: "x", Turn: 2, E2ES: 1, Error: "http_status"},       // failed
+		result.Record{Run: "r", Session: "x", Turn: 2, E2ES: 1, Error: "http_status"},         // failed
 		result.Record{Run: "r", Session: "y", Turn: 1, E2ES: 1, Warmup: true, FirstTokenS: 9}, // warm-up
-		result.Record{Run: "r", E2ES: 1, FirstTokenS: 9})                                     // not a session
+		result.Record{Run: "r", E2ES: 1, FirstTokenS: 9})                                      // not a session
 	rows := TurnRows("r", recs)
 	if len(rows) != 2 || rows[0].N != 3 || rows[1].N != 3 {
 		t.Fatalf("rows %+v", rows)
