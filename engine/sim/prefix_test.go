@@ -146,21 +146,7 @@ func TestHitWindow(t *testing.T) {
 // TestStatsLogLine runs requests with a short stats period and checks the
 // periodic line against vLLM 0.11's format (LoggingStatLogger.log).
 func TestStatsLogLine(t *testing.T) {
-	o := DefaultOptions()
-	o.Port, o.Speedup = 0, 100
-	var log syncBuffer
-	o.Log = &log
-	e, err := New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.skipStartup = true
-	e.statsEvery = 20 * time.Millisecond
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { e.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
-	<-e.Ready()
+	e, log := startStatsLogged(t, nil)
 	body := `{"prompt":[` + strings.Trim(strings.Repeat("7,", 100), ",") + `],"max_tokens":64,"ignore_eos":true}`
 	for range 2 {
 		resp, err := http.Post(e.BaseURL()+"/v1/completions", "application/json", strings.NewReader(body))
@@ -179,6 +165,32 @@ func TestStatsLogLine(t *testing.T) {
 	if got, want := ms[len(ms)-1][1], fmt.Sprintf("%.1f", 100*96.0/200); got != want {
 		t.Errorf("last stats line's hit rate %s%%, want %s%%", got, want)
 	}
+}
+
+// startStatsLogged runs an engine (DefaultOptions at --speedup 100 on a
+// free port, mutate applied) with no start-up phases and a 20 ms stats
+// period, logging into the returned buffer; it stops when the test ends.
+func startStatsLogged(t *testing.T, mutate func(*Options)) (*Engine, *syncBuffer) {
+	t.Helper()
+	o := DefaultOptions()
+	o.Port, o.Speedup = 0, 100
+	if mutate != nil {
+		mutate(&o)
+	}
+	log := &syncBuffer{}
+	o.Log = log
+	e, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.skipStartup = true
+	e.statsEvery = 20 * time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { e.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	<-e.Ready()
+	return e, log
 }
 
 type syncBuffer struct {

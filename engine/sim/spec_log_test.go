@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"context"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -15,22 +14,7 @@ import (
 // figures those of the drafts in the period: at acceptance 1 every draft is
 // accepted, so the mean acceptance length is K+1.
 func TestSpecDecodingLogLine(t *testing.T) {
-	o := DefaultOptions()
-	o.Port, o.Speedup = 0, 100
-	o.SpeculativeTokens, o.AcceptanceRate = 2, 1
-	var log syncBuffer
-	o.Log = &log
-	e, err := New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.skipStartup = true
-	e.statsEvery = 20 * time.Millisecond
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { e.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
-	<-e.Ready()
+	e, log := startStatsLogged(t, func(o *Options) { o.SpeculativeTokens, o.AcceptanceRate = 2, 1 })
 	resp, err := http.Post(e.BaseURL()+"/v1/completions", "application/json",
 		strings.NewReader(`{"prompt":"speculate","max_tokens":64,"ignore_eos":true}`))
 	if err != nil {
