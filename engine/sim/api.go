@@ -175,7 +175,8 @@ type genRequest struct {
 		IncludeUsage         bool `json:"include_usage"`
 		ContinuousUsageStats bool `json:"continuous_usage_stats"` // usage on every chunk too (needs include_usage)
 	} `json:"stream_options"`
-	N *int `json:"n"`
+	N           *int     `json:"n"`
+	Temperature *float64 `json:"temperature"`
 	chatOptions
 	// Logprobs is chat's bool or completions' count of alternatives;
 	// TopLogprobs is chat's count (see parseLogprobs).
@@ -234,8 +235,8 @@ func (e *Engine) parseGenerate(w http.ResponseWriter, hr *http.Request, chat boo
 	if rerr == nil {
 		rerr = e.checkModel(req.Model)
 	}
-	if rerr == nil && req.N != nil && *req.N != 1 {
-		rerr = badRequest("n", "n=%d: the bundled engine supports only n=1", *req.N)
+	if rerr == nil {
+		rerr = req.checkN()
 	}
 	var lp *logprober
 	if rerr == nil {
@@ -256,8 +257,8 @@ func (e *Engine) parseGenerate(w http.ResponseWriter, hr *http.Request, chat boo
 	}
 	r := e.newRequest(chat, hr.Header.Get(RequestIDHeader), text, ids, maxTokens, req.MinTokens, req.IgnoreEOS)
 	if e.opts.LogRequests {
-		e.logf(apiPrefix, "logger.py", 40, "Received request %s: prompt_tokens: %d, params: SamplingParams(n=1, max_tokens=%d, min_tokens=%d, ignore_eos=%s), stream: %s.",
-			r.id, ids, maxTokens, req.MinTokens, pyBool(req.IgnoreEOS), pyBool(req.Stream))
+		e.logf(apiPrefix, "logger.py", 40, "Received request %s: prompt_tokens: %d, params: SamplingParams(n=%d, max_tokens=%d, min_tokens=%d, ignore_eos=%s), stream: %s.",
+			r.id, len(ids), req.n(), maxTokens, req.MinTokens, pyBool(req.IgnoreEOS), pyBool(req.Stream))
 	}
 	return req, r, lp
 }
@@ -381,15 +382,22 @@ func (e *Engine) newRequest(chat bool, xid, text string, ids []uint32, maxTokens
 		// only looks the blocks up.
 		r.hashes = appendHashes(make([]uint64, 0, len(ids)/blockSize+1), ids, blockSize)
 	}
+	e.setLength(r, minTokens, ignoreEOS)
+	return r
+}
+
+// setLength fixes how many tokens r generates: max_tokens, or (without
+// ignore_eos) the length its key draws when shorter.
+func (e *Engine) setLength(r *request, minTokens int, ignoreEOS bool) {
+	r.target, r.natural = r.maxTokens, "length"
 	if !ignoreEOS {
-		if n := max(naturalLength(r.key), minTokens); n < maxTokens {
+		if n := max(naturalLength(r.key), minTokens); n < r.maxTokens {
 			r.target, r.natural = n, "stop"
 		}
 	}
 	if e.paceHook != nil {
 		r.emitAt = make([]int64, r.target) // up to 32 KB a request: only the hook reads it
 	}
-	return r
 }
 
 // handleGenerate serves /v1/chat/completions (chat) and /v1/completions.
@@ -413,65 +421,89 @@ func (e *Engine) handleGenerate(chat bool) http.HandlerFunc {
 		if r == nil {
 			return
 		}
+		rs := e.fanOut(r, req)
 		// Tokenizing and the API-server-to-engine-core hand-off: part of TTFT
 		// and E2E, not of queue time (vLLM's engine core stamps arrival after it).
 		d := e.scale(e.perf.RequestOverhead())
-		r.queued = r.arrival + int64(d) // modelled, like every engine time
+		for _, c := range rs {
+			c.queued = r.arrival + int64(d) // modelled, like every engine time
+		}
 		if d <= fineSleepMax {
 			fineSleep(d)
 		} else if !e.wait(hr, d) {
 			return
 		}
-		e.sched.submit(r)
+		e.sched.submit(rs...)
 		created := time.Now().Unix()
-		if req.Stream {
-			so := req.StreamOptions
-			usage := so != nil && so.IncludeUsage
-			e.stream(w, hr, r, newChunker(chat, r.id, e.served, created), lp, usage, usage && so.ContinuousUsageStats)
-		} else {
-			e.complete(w, hr, r, lp, chat, created)
+		c := newChunker(chat, r.id, e.served, created)
+		so := req.StreamOptions
+		usage := so != nil && so.IncludeUsage
+		continuous := usage && so.ContinuousUsageStats
+		switch {
+		case req.Stream && len(rs) > 1:
+			e.streamChoices(w, hr, rs, c, lp, usage, continuous)
+		case req.Stream:
+			e.stream(w, hr, r, c, lp, usage, continuous)
+		default:
+			e.complete(w, hr, rs, lp, chat, created)
 		}
 	}
 }
 
-// complete serves a non-streaming request: nothing is sent until the last
-// token, exactly like vLLM (the first token waits in the server).
-func (e *Engine) complete(w http.ResponseWriter, hr *http.Request, r *request, lp *logprober, chat bool, created int64) {
-	for !r.done.Load() {
+// complete serves a non-streaming request (rs: one request per choice):
+// nothing is sent until the last token of every choice, exactly like vLLM
+// (the first token waits in the server).
+func (e *Engine) complete(w http.ResponseWriter, hr *http.Request, rs []*request, lp *logprober, chat bool, created int64) {
+	for !allDone(rs) {
 		select {
-		case <-r.notify:
+		case <-rs[0].notify: // shared by the choices
 		case <-hr.Context().Done():
-			e.clientGone(r, 0)
+			for _, r := range rs {
+				e.clientGone(r, 0)
+			}
 			return
 		case <-e.stopping:
-			e.sched.abort(r, "abort")
+			for _, r := range rs {
+				e.sched.abort(r, "abort")
+			}
 			return
 		}
-	}
-	var text []byte
-	for i := 0; i < r.target; i++ {
-		if i == r.target-1 && r.natural == "stop" {
-			break // the EOS token has no text
-		}
-		text = append(text, tokenText(r.key, i)...)
-	}
-	choice := completionChoice{FinishReason: r.natural}
-	if lp != nil {
-		choice.Logprobs, _ = lp.appendLP(nil, r, 0, r.target, 0)
 	}
 	object := "text_completion"
 	if chat {
 		object = "chat.completion"
-		choice.Message = &completionMessage{Role: "assistant", Content: string(text), ToolCalls: []struct{}{}}
-	} else {
-		t := string(text)
-		choice.Text = &t
 	}
+	choices := make([]completionChoice, len(rs))
+	completion := 0
+	for i, r := range rs {
+		completion += r.target
+		var text []byte
+		for j := 0; j < r.target; j++ {
+			if j == r.target-1 && r.natural == "stop" {
+				break // the EOS token has no text
+			}
+			text = append(text, tokenText(r.key, j)...)
+		}
+		choice := completionChoice{Index: i, FinishReason: r.natural}
+		if lp != nil {
+			choice.Logprobs, _ = lp.appendLP(nil, r, 0, r.target, 0)
+		}
+		if chat {
+			choice.Message = &completionMessage{Role: "assistant", Content: string(text), ToolCalls: []struct{}{}}
+		} else {
+			t := string(text)
+			choice.Text = &t
+		}
+		choices[i] = choice
+	}
+	r := rs[0]
 	writeJSON(w, http.StatusOK, &completionResponse{ID: r.id, Object: object, Created: created, Model: e.served,
-		Choices: []completionChoice{choice},
-		Usage: completionUsage{Prompt: r.prompt, Total: r.prompt + r.target, Completion: r.target,
+		Choices: choices,
+		Usage: completionUsage{Prompt: r.prompt, Total: r.prompt + completion, Completion: completion,
 			Details: e.promptDetails(r)}})
-	e.logRequestEnd(r, false)
+	for _, r := range rs {
+		e.logRequestEnd(r, false)
+	}
 	e.requestFinished(hr)
 }
 

@@ -44,7 +44,8 @@ func TestErrorPaths(t *testing.T) {
 		{"min_tokens > max_tokens", map[string]any{"prompt": "hi", "max_tokens": 3, "min_tokens": 5}, auth, "/v1/completions", 400, `min_tokens must be between 0 and max_tokens=3, got 5`},
 		{"no messages", map[string]any{"messages": []any{}}, auth, "/v1/chat/completions", 400, `at least one message`},
 		{"no prompt", map[string]any{"max_tokens": 3}, auth, "/v1/completions", 400, `prompt is required`},
-		{"n=2", map[string]any{"prompt": "hi", "n": 2}, auth, "/v1/completions", 400, `n=2`},
+		{"n=0", map[string]any{"prompt": "hi", "n": 0}, auth, "/v1/completions", 400, `n must be at least 1, got 0\.`},
+		{"n=2 greedy", map[string]any{"prompt": "hi", "n": 2, "temperature": 0}, auth, "/v1/completions", 400, `n must be 1 when using greedy sampling, got 2\.`},
 	}
 	before := scrape(t, e)
 	for _, c := range cases {

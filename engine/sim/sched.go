@@ -125,10 +125,11 @@ type scheduler struct {
 	lastEnd int64 // end of the last step ever run
 }
 
-// submit hands r to the engine loop; r.queued must be set.
-func (s *scheduler) submit(r *request) {
+// submit hands rs to the engine loop together (the choices of one
+// request join the queue in the same step); r.queued must be set.
+func (s *scheduler) submit(rs ...*request) {
 	s.mu.Lock()
-	s.inbox = append(s.inbox, r)
+	s.inbox = append(s.inbox, rs...)
 	s.mu.Unlock()
 	s.kick()
 }
