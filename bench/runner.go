@@ -51,6 +51,10 @@ type RequestSpec struct {
 	// /v1/models; 0: unknown): generated prompts and output lengths a
 	// source drew are clipped so that each request fits.
 	MaxModelLen int
+	// Tokens is how the server counts generated prompts (Execute measures
+	// it; nil: one word per token, no template overhead): first-turn
+	// generated prompts are then token-exact.
+	Tokens *result.TokenCalibration
 }
 
 // RunSpec names one run: a workload and the requests it sends.
@@ -189,6 +193,12 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 	run.Retries = int(st.retries.Load())
 	run.Client = ClientSummary(measured)
 	fillThroughput(run, measured)
+	if ps, w := promptTokensWarning(measured); ps != nil {
+		run.PromptTokens = ps
+		if w != "" {
+			run.Warnings = append(run.Warnings, w)
+		}
+	}
 	if !spec.SLO.IsZero() {
 		run.Goodput = result.NewGoodput(spec.SLO, measured, run.DurationS)
 		if !spec.Request.Stream && (spec.SLO.TPOT > 0 || spec.SLO.ITL > 0) {
@@ -471,7 +481,11 @@ func (st *runState) request(conv *Conversation, k int, history []client.Message)
 	if maxLen > 1 {
 		inputCap = maxLen - 1
 	}
-	text, clipped := t.userText(conv.TextSeed, inputCap)
+	overhead := 0
+	if k == 0 && t.Messages == nil {
+		overhead = promptOverhead(spec.Request.Tokens, conv)
+	}
+	text, clipped := t.userText(conv.TextSeed, inputCap, spec.Request.Tokens, overhead)
 	if t.OutputTokens > 0 {
 		req.MaxTokens = t.OutputTokens
 	}
@@ -546,6 +560,13 @@ func (r *Runner) do(st *runState, j *job, k int, req *client.Request) client.Tra
 		}
 		if t.OutputTokens > 0 {
 			rec.MaxTokens = req.MaxTokens
+		}
+		if k == 0 && t.Tokens > 0 && t.Text == "" && t.Messages == nil {
+			n := t.Tokens
+			if ml := st.spec.Request.MaxModelLen; ml > 1 {
+				n = min(n, ml-1) // as request clipped it
+			}
+			rec.PromptTokensRequested = n + j.conv.SystemTokens
 		}
 		r.keep(st, rec, attempt == 1 && !j.warmup && !intended.IsZero(), lag)
 		if !retry {

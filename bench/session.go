@@ -141,6 +141,7 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 		runner.Client = c
 	}
 	res.Server.Dialect = detectDialect(ctx, runner.Metrics, res)
+	calibrateTokens(ctx, &cfg, srv, runner.Client, res)
 	var recs []result.Record
 	runErr := runAll(ctx, cfg, srv, runner, prog, res, &recs)
 	if err := rw.Err(); err != nil {
@@ -378,5 +379,45 @@ func NewManifest(version string, args []string) result.Manifest {
 		StartedAt:   time.Now().UTC(),
 		Host: result.Host{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), OS: runtime.GOOS,
 			Arch: runtime.GOARCH, Hostname: host},
+	}
+}
+
+// calibrateTokens measures, when a run generates its prompts, how the
+// server counts them (CalibrateTokens) and gives every run and source the
+// answer, so generated prompts are token-exact. A failure is a warning:
+// the runs go on with one word per token and report what the server
+// counted.
+func calibrateTokens(ctx context.Context, cfg *Config, srv *Server, doer Doer, res *result.Results) {
+	specs := make([]*RunSpec, 0, len(cfg.Runs)+1)
+	for i := range cfg.Runs {
+		specs = append(specs, &cfg.Runs[i])
+	}
+	if cfg.Search != nil {
+		specs = append(specs, &cfg.Search.Base)
+	}
+	var cal *result.TokenCalibration
+	for _, spec := range specs {
+		if spec.Source == nil && spec.Prompts != nil {
+			spec.Source = spec.Prompts // as Validate sets it
+		}
+		if spec.Source == nil || !generatesText(spec) {
+			continue
+		}
+		if cal == nil || cal.Endpoint != spec.Request.Endpoint {
+			model := cmp.Or(spec.Request.Model, srv.Model)
+			c, err := CalibrateTokens(ctx, doer, srv.BaseURL, cfg.Server.APIKey, model, spec.Request.Endpoint)
+			if err != nil {
+				res.Warnings = append(res.Warnings, fmt.Sprintf("prompt token calibration failed (%v): generated prompts count one word per token", err))
+				return
+			}
+			cal = c
+			res.Server.PromptTokens = c
+		}
+		spec.Request.Tokens = cal
+		if s, ok := spec.Source.(interface {
+			Calibrate(*result.TokenCalibration)
+		}); ok {
+			s.Calibrate(cal)
+		}
 	}
 }

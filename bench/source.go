@@ -46,10 +46,12 @@ type warner interface{ Warnings() []string }
 // session whose turns are sent one after another, each with the whole
 // history (earlier turns and the answers as received).
 type Conversation struct {
-	Session string        // session id (multi-turn sources); "" for a single request
-	Group   int           // shared-prefix group, 1-based; 0: none
-	System  string        // system prompt sent first (the group's shared prefix); "" none
-	At      time.Duration // trace sources: intended send time from the run's start
+	Session string // session id (multi-turn sources); "" for a single request
+	Group   int    // shared-prefix group, 1-based; 0: none
+	System  string // system prompt sent first (the group's shared prefix); "" none
+	// SystemTokens is System's generated length in tokens (0: not generated).
+	SystemTokens int
+	At           time.Duration // trace sources: intended send time from the run's start
 	// TextSeed seeds the generated text of every turn (SyntheticText's seed;
 	// each Turn.Seed is its stream).
 	TextSeed uint64
@@ -82,11 +84,16 @@ const BlockTokens = 512
 const blockStream = 1 << 62
 
 // userText is the turn's user message; maxTokens (> 0) caps the generated
-// part, and clipped reports whether it did.
-func (t *Turn) userText(seed uint64, maxTokens int) (text string, clipped bool) {
+// part, and clipped reports whether it did. The generated part is
+// t.Tokens - overhead tokens as cal counts them (token-exact prompts: the
+// chat template's tokens come out of the generated text).
+func (t *Turn) userText(seed uint64, maxTokens int, cal *result.TokenCalibration, overhead int) (text string, clipped bool) {
 	n := t.Tokens
 	if maxTokens > 0 && n > maxTokens {
 		n, clipped = maxTokens, true
+	}
+	if n > 0 {
+		n = max(1, n-overhead)
 	}
 	if n <= 0 {
 		return t.Text, clipped
@@ -101,14 +108,14 @@ func (t *Turn) userText(seed uint64, maxTokens int) (text string, clipped bool) 
 		if len(b) > 0 {
 			b = append(b, ' ')
 		}
-		b = SyntheticText(b, k, seed, blockStream|h)
+		b = promptText(b, k, seed, blockStream|h, cal)
 		n -= k
 	}
 	if n > 0 {
 		if len(b) > 0 {
 			b = append(b, ' ')
 		}
-		b = SyntheticText(b, n, seed, t.Seed)
+		b = promptText(b, n, seed, t.Seed, cal)
 	}
 	return string(b), clipped
 }
@@ -148,6 +155,7 @@ type Synth struct {
 	Seed                             int64
 
 	prefixes []string
+	cal      *result.TokenCalibration
 }
 
 // MaxSyntheticTokens bounds a drawn length before the server's
@@ -160,8 +168,16 @@ func (s *Synth) Build() {
 	for g := range s.prefixes {
 		// A stream apart from every request's, so a prefix is never a
 		// request's own text.
-		s.prefixes[g] = string(SyntheticText(nil, s.SharedPrefixTokens, uint64(s.Seed), 1<<63|uint64(g)))
+		s.prefixes[g] = string(promptText(nil, s.SharedPrefixTokens, uint64(s.Seed), 1<<63|uint64(g), s.cal))
 	}
+}
+
+// Calibrate rebuilds the shared prefixes to be SharedPrefixTokens tokens
+// as cal counts them (Execute calls it once the server is known, before
+// the runs).
+func (s *Synth) Calibrate(cal *result.TokenCalibration) {
+	s.cal = cal
+	s.Build()
 }
 
 // Len is 0: every conversation is new.
@@ -180,7 +196,7 @@ func (s *Synth) Conversation(i int) Conversation {
 		} else {
 			g = int(zipfSample(rng, s.PrefixPick.A, float64(len(s.prefixes)))) - 1
 		}
-		c.Group, c.System = g+1, s.prefixes[g]
+		c.Group, c.System, c.SystemTokens = g+1, s.prefixes[g], s.SharedPrefixTokens
 	}
 	turns := max(s.Turns, 1)
 	if turns > 1 {

@@ -54,6 +54,10 @@ type Server struct {
 	MetricsURL []string `json:"metrics_urls,omitempty"`
 	Model      string   `json:"model"`
 	Dialect    string   `json:"dialect"` // scrape dialect: vllm, sglang, tgi, llamacpp, none
+	// PromptTokens is how the server counts servebench's generated
+	// prompts, measured before the runs (token-exact prompts); nil when no
+	// run generates prompt text or the calibration failed (a warning says).
+	PromptTokens *TokenCalibration `json:"prompt_tokens_calibration,omitempty"`
 	// PrometheusURL is set when engine figures come from Prometheus
 	// (--prometheus-url) instead of scraping MetricsURL.
 	PrometheusURL string `json:"prometheus_url,omitempty"`
@@ -156,7 +160,9 @@ type Run struct {
 	Rate       *RateStats     `json:"rate,omitempty"`    // open-loop runs only
 	Goodput    *Goodput       `json:"goodput,omitempty"` // runs with an SLO (--slo) only
 	Shard      *Shard         `json:"shard,omitempty"`   // one slice of a sharded run (--shard K/N)
-	Warnings   []string       `json:"warnings,omitempty"`
+	// PromptTokens: generated prompts, requested against counted tokens.
+	PromptTokens *PromptTokenStats `json:"prompt_tokens,omitempty"`
+	Warnings     []string          `json:"warnings,omitempty"`
 }
 
 // Throughput over the measured part of a run.
@@ -316,12 +322,16 @@ type Record struct {
 	Status        int       `json:"status,omitempty"`
 	PromptTokens  int       `json:"prompt_tokens,omitempty"`
 	CachedTokens  int       `json:"cached_tokens,omitempty"` // usage.prompt_tokens_details.cached_tokens (prefix-cache hits)
-	OutputTokens  int       `json:"output_tokens"`
-	TokensFrom    string    `json:"tokens_from,omitempty"`
-	FinishReason  string    `json:"finish_reason,omitempty"`
-	Error         string    `json:"error,omitempty"`
-	ErrorText     string    `json:"error_text,omitempty"`
-	Attempt       int       `json:"attempt,omitempty"` // retries: 1-based attempt number when > 1
+	// PromptTokensRequested is the prompt length the workload asked for
+	// when servebench generated the whole prompt (token-exact prompts);
+	// PromptTokens is what the server counted.
+	PromptTokensRequested int    `json:"prompt_tokens_requested,omitempty"`
+	OutputTokens          int    `json:"output_tokens"`
+	TokensFrom            string `json:"tokens_from,omitempty"`
+	FinishReason          string `json:"finish_reason,omitempty"`
+	Error                 string `json:"error,omitempty"`
+	ErrorText             string `json:"error_text,omitempty"`
+	Attempt               int    `json:"attempt,omitempty"` // retries: 1-based attempt number when > 1
 	// RequestID is the X-Request-Id the request carried ("sb-RUN-INDEX-RANDOM"),
 	// which vLLM and SGLang take as their own request id; "" with --request-id=false.
 	RequestID string `json:"request_id,omitempty"`

@@ -1,0 +1,183 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/servebench/servebench/bench/result"
+)
+
+// withoutTokenize fronts the server at base with a proxy that answers
+// /tokenize 404, as a server without the endpoint does (TGI, llama.cpp's
+// OpenAI API, hosted APIs): calibration must fall back to usage probes.
+func withoutTokenize(t *testing.T, base string) string {
+	t.Helper()
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.FlushInterval = -1 // stream SSE events as they come
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/tokenize" {
+			http.NotFound(w, r)
+			return
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestTokenExactPrompts: generated prompts of N tokens are N tokens as the
+// bundled engine counts them (usage.prompt_tokens, its tokenizer after the
+// model's chat template), whether the calibration used its /tokenize or
+// only usage probes, in chat (with and without a shared system prefix) and
+// completions form.
+func TestTokenExactPrompts(t *testing.T) {
+	e := startEngine(t, nil)
+	synth := func(t *testing.T, opts SourceOptions) Source {
+		src, _, err := NewSource(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return src
+	}
+	for _, tc := range []struct {
+		name     string
+		base     string
+		from     string
+		endpoint string
+		opts     SourceOptions
+	}{
+		{"tokenize chat lognormal", e.BaseURL(), result.CalibratedByTokenize, EndpointChat, SourceOptions{InputTokens: "lognormal:300,100", Seed: 3}},
+		{"tokenize chat shared prefix", e.BaseURL(), result.CalibratedByTokenize, EndpointChat, SourceOptions{InputTokens: "200", SharedPrefixTokens: 64, PrefixGroups: 2, Seed: 4}},
+		{"tokenize completions", e.BaseURL(), result.CalibratedByTokenize, EndpointCompletions, SourceOptions{PromptTokens: 512, Seed: 5}},
+		{"usage chat", withoutTokenize(t, e.BaseURL()), result.CalibratedByUsage, EndpointChat, SourceOptions{InputTokens: "uniform:50-400", Seed: 6}},
+		{"usage chat shared prefix", withoutTokenize(t, e.BaseURL()), result.CalibratedByUsage, EndpointChat, SourceOptions{InputTokens: "100", SharedPrefixTokens: 32, PrefixGroups: 3, Seed: 7}},
+		{"usage completions", withoutTokenize(t, e.BaseURL()), result.CalibratedByUsage, EndpointCompletions, SourceOptions{PromptTokens: 128, Seed: 8}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run := RunSpec{Name: "exact", Workload: Workload{Mode: ModeConcurrent, Concurrency: 4, Requests: 12},
+				Request: RequestSpec{Endpoint: tc.endpoint, MaxTokens: 2, Stream: true}, Source: synth(t, tc.opts)}
+			res, recs := executeAt(t, tc.base, []RunSpec{run})
+			cal := res.Server.PromptTokens
+			if cal == nil || cal.Source != tc.from || cal.Endpoint != tc.endpoint || !cal.Exact() {
+				t.Fatalf("calibration = %+v, want from %s, one token per word; warnings %v", cal, tc.from, res.Warnings)
+			}
+			n := 0
+			for _, r := range recs {
+				if r.Warmup || r.Error != "" {
+					continue
+				}
+				n++
+				if r.PromptTokensRequested <= 0 || r.PromptTokens != r.PromptTokensRequested {
+					t.Errorf("request %d: requested %d prompt tokens, the engine counted %d", r.Index, r.PromptTokensRequested, r.PromptTokens)
+				}
+			}
+			ps := res.Runs[0].PromptTokens
+			if n != 12 || ps == nil || ps.N != 12 || ps.Exact != 12 || ps.RequestedMean != ps.CountedMean {
+				t.Errorf("%d ok records, prompt tokens %+v; want 12 exact", n, ps)
+			}
+			for _, w := range res.Warnings {
+				if strings.Contains(w, "prompt token") {
+					t.Errorf("unexpected warning: %s", w)
+				}
+			}
+			t.Logf("%s: overhead %d, system overhead %d; requested mean %.1f = counted %.1f", tc.name, cal.Overhead, cal.SystemOverhead, ps.RequestedMean, ps.CountedMean)
+		})
+	}
+}
+
+// executeAt is execute against any base URL.
+func executeAt(t *testing.T, base string, runs []RunSpec) (*result.Results, []result.Record) {
+	t.Helper()
+	res, recs, err := Execute(t.Context(), Config{
+		Server: ServerOptions{BaseURL: base}, Runs: runs, Dir: t.TempDir(),
+		Args: []string{"servebench", "test"}, Version: "test", FailOnErrorRate: -1,
+	})
+	if err != nil {
+		t.Fatalf("Execute: %v", err)
+	}
+	return res, recs
+}
+
+// bytesServer is an OpenAI-compatible server without /tokenize whose
+// tokenizer is not BPE: a prompt costs ceil(bytes/4) tokens plus 5 for
+// the chat template. Generated words are then ~1.2 tokens each, so token
+// exactness holds for the mean only, through the per-word calibration.
+func bytesServer(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/v1/models":
+			fmt.Fprint(w, `{"object":"list","data":[{"id":"m","object":"model"}]}`)
+		case "/v1/chat/completions":
+			var req struct {
+				Messages []struct{ Content string } `json:"messages"`
+			}
+			json.NewDecoder(r.Body).Decode(&req)
+			n := 0
+			for _, m := range req.Messages {
+				n += (len(m.Content)+3)/4 + 5
+			}
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"x"},"finish_reason":"length"}],"usage":{"prompt_tokens":%d,"completion_tokens":1,"total_tokens":%d}}`, n, n+1)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestTokenExactOtherTokenizer: on a server whose tokenizer counts bytes,
+// the usage calibration finds the cost per word and the template overhead,
+// and the run's mean prompt length lands within 1% of the request (no
+// warning); without calibration it would be ~20% over.
+func TestTokenExactOtherTokenizer(t *testing.T) {
+	src, _, err := NewSource(SourceOptions{InputTokens: "400", Seed: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := RunSpec{Name: "bytes", Workload: Workload{Mode: ModeSequential, Requests: 30},
+		Request: RequestSpec{Endpoint: EndpointChat, MaxTokens: 1}, Source: src}
+	res, _ := executeAt(t, bytesServer(t), []RunSpec{run})
+	cal := res.Server.PromptTokens
+	if cal == nil || cal.Source != result.CalibratedByUsage || cal.Exact() || !(cal.PerWord > 1.05 && cal.PerWord < 1.5) {
+		t.Fatalf("calibration = %+v; want usage, more than one token per word", cal)
+	}
+	ps := res.Runs[0].PromptTokens
+	if ps == nil || ps.RequestedMean != 400 || ps.CountedMean < 396 || ps.CountedMean > 404 {
+		t.Errorf("prompt tokens %+v: want a counted mean within 1%% of 400", ps)
+	}
+	t.Logf("bytes/4 server: %.3f tokens per word, overhead %d; requested 400, counted mean %.1f (%d of %d exact)",
+		cal.PerWord, cal.Overhead, ps.CountedMean, ps.Exact, ps.N)
+}
+
+func TestPromptTokensWarning(t *testing.T) {
+	recs := []result.Record{
+		{PromptTokensRequested: 100, PromptTokens: 100},
+		{PromptTokensRequested: 100, PromptTokens: 104},
+		{PromptTokensRequested: 100, PromptTokens: 999, Error: "timeout"}, // failed: left out
+		{PromptTokensRequested: 100, PromptTokens: 500, Warmup: true},     // warm-up: left out
+		{PromptTokens: 50}, // not generated: left out
+	}
+	ps, w := promptTokensWarning(recs)
+	if ps == nil || ps.N != 2 || ps.Exact != 1 || ps.CountedMean != 102 || !strings.Contains(w, "+2.0%") {
+		t.Errorf("2%% over: %+v, %q; want a warning", ps, w)
+	}
+	recs[1].PromptTokens = 101
+	if _, w := promptTokensWarning(recs); w != "" {
+		t.Errorf("0.5%% over: warned %q", w)
+	}
+	if ps, _ := promptTokensWarning(recs[4:]); ps != nil {
+		t.Errorf("no generated prompts: %+v", ps)
+	}
+}
