@@ -32,7 +32,7 @@ func TestMooncakeTrace(t *testing.T) {
 		if c.At != w*time.Millisecond {
 			t.Errorf("entry %d at %v, want %v", i, c.At, w*time.Millisecond)
 		}
-		text, _ := c.Turns[0].userText(c.TextSeed, 0)
+		text, _ := c.Turns[0].userText(c.TextSeed, 0, nil, 0)
 		texts[i] = strings.Fields(text)
 	}
 	if len(texts[0]) != 1200 || tr.Conversation(0).Turns[0].OutputTokens != 12 {
