@@ -85,6 +85,7 @@ func (r *Runner) engineFigures(ctx context.Context, run *result.Run, before snap
 	ctx = context.WithoutCancel(ctx)
 	start := time.Now()
 	after := r.settle(ctx, before.snap, run.OK)
+	r.after = after.snap
 	if after.err != nil {
 		run.Warnings = append(run.Warnings, "engine figures absent: /metrics after the run: "+after.err.Error())
 		return

@@ -44,6 +44,7 @@ type runBar struct {
 	fv, e2e  []float64
 	failed   int
 	lastDesc time.Time
+	win      string // the last --interval window's figures
 }
 
 // start returns the bar for spec (a no-op bar when quiet).
@@ -100,7 +101,43 @@ func (b *runBar) describe() string {
 	if b.failed > 0 {
 		d += fmt.Sprintf("  failed %d", b.failed)
 	}
-	return d
+	return d + b.win
+}
+
+// window shows the last closed window's figures on the bar (called at
+// every --interval boundary).
+func (b *runBar) window(p *result.Run) {
+	if b == nil || len(p.Windows) == 0 {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.win = windowLine(&p.Windows[len(p.Windows)-1])
+	b.bar.Describe(b.describe())
+}
+
+// windowLine is one window's figures in a few words: throughput, E2E p50,
+// errors, and the engine's queue and KV usage when scraped.
+func windowLine(w *result.Window) string {
+	s := fmt.Sprintf("  | window %d: %.1f req/s", w.Index, w.Throughput.RequestsPerS)
+	if e := w.Client.E2ES; e != nil {
+		s += fmt.Sprintf(" e2e p50 %.3fs p99 %.3fs", e.Median, e.P99)
+	}
+	if n := w.Requests - w.OK; n > 0 {
+		s += fmt.Sprintf(" errors %d", n)
+	}
+	if e := w.Engine; e != nil {
+		if e.QueueS != nil {
+			s += fmt.Sprintf(" queue %.3fs", e.QueueS.Mean)
+		}
+		if e.KVUsage != nil {
+			s += fmt.Sprintf(" kv %.0f%%", 100**e.KVUsage)
+		}
+		if e.CounterReset {
+			s += " counters reset"
+		}
+	}
+	return s
 }
 
 // finish completes the bar with the final description.

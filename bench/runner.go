@@ -13,6 +13,7 @@ import (
 
 	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/client"
+	"github.com/servebench/servebench/scrape"
 )
 
 // Endpoints a request can use.
@@ -121,6 +122,12 @@ type Runner struct {
 	// Grace is how long in-flight requests may finish after Ctrl-C or a
 	// server exit before they are canceled (default 3 s).
 	Grace time.Duration
+	// Interval splits each run into windows (Run.Windows; 0: none).
+	Interval time.Duration
+	// OnWindow, when set, gets the run so far (Incomplete) at its start and
+	// at every Interval boundary, from another goroutine (see windower).
+	OnWindow func(partial *result.Run)
+	after    *scrape.Snapshot // the last run's after-run scrape, for its last window
 }
 
 // runState is the mutable state of one Run, shared by its workers.
@@ -138,6 +145,7 @@ type runState struct {
 	last    time.Time    // latest send
 	clipped atomic.Int64 // requests whose drawn lengths were clipped to max_model_len
 	cut     atomic.Int64 // sessions that stopped at a failed turn
+	win     *windower
 }
 
 // Run executes spec: warm-up, a /metrics snapshot, the measured requests,
@@ -183,9 +191,12 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 	run.StartedAt = time.Now().UTC()
 	start := time.Now()
 	run.Shard = spec.Shard.result(start)
+	r.after = nil
+	st.win = r.startWindows(run, start, before.snap)
 	if sendCtx.Err() == nil && lateErr == nil {
 		r.measure(st, start)
 	}
+	st.win.stop()
 	run.DurationS = time.Since(start).Seconds()
 
 	measured := measuredOnly(st.recs)
@@ -227,6 +238,7 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 	if r.Metrics != nil {
 		r.engineFigures(ctx, run, before, int(st.sent.Load()), measured)
 	}
+	run.Windows = st.win.finish(run.DurationS, r.after)
 	_ = r.Records.Err() // returns once this run's lines are in the file; the session reports the error
 	if lateErr != nil {
 		return run, st.recs, lateErr
@@ -589,6 +601,7 @@ func (r *Runner) do(st *runState, j *job, k int, req *client.Request) client.Tra
 // completion order, but records completing together may be in different
 // orders in the two: the write is not under st.mu.
 func (r *Runner) keep(st *runState, rec result.Record, firstOpenLoop bool, lag time.Duration) {
+	st.win.assign(&rec)
 	_ = r.Records.Write(&rec) // a write error is reported once by the session (RecordWriter.Err)
 	st.mu.Lock()
 	defer st.mu.Unlock()

@@ -3,7 +3,6 @@ package bench
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -55,6 +54,9 @@ type Config struct {
 	RequestIDs bool
 	// Grace, ReconcileWait and RetryBackoff pass through to the Runner (0: defaults).
 	Grace, ReconcileWait, RetryBackoff time.Duration
+	// Interval splits every run into windows (Runner.Interval; 0: none);
+	// each boundary also rewrites Dir/checkpoint.json.
+	Interval time.Duration
 }
 
 // Execute starts the server, runs every RunSpec, writes requests.jsonl as it
@@ -131,6 +133,7 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 		RetryBackoff:  cfg.RetryBackoff,
 		Grace:         cfg.Grace,
 		ReconcileWait: cfg.ReconcileWait,
+		Interval:      cfg.Interval,
 		Metrics: &Metrics{HTTP: &http.Client{Timeout: 10 * time.Second}, URLs: srv.MetricsURLs, Filter: scrape.Filter{Model: cfg.Server.Model},
 			Prom: prom},
 	}
@@ -150,6 +153,7 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 	if err := WriteResults(cfg.Dir, res); err != nil {
 		return res, recs, errors.Join(runErr, err)
 	}
+	_ = removeCheckpoint(cfg.Dir) // results.json is newer: report would not read it
 	if runErr != nil {
 		return res, recs, runErr
 	}
@@ -235,8 +239,13 @@ func runAll(ctx context.Context, cfg Config, srv *Server, runner *Runner, prog *
 		}
 		bar := prog.start(spec)
 		runner.OnRecord = bar.add
+		cp := &checkpointer{dir: cfg.Dir, res: res, bar: bar}
+		runner.OnWindow = cp.window
 		run, rs, err := runner.Run(ctx, spec)
 		bar.finish()
+		if w := cp.warning(); w != "" {
+			res.Warnings = append(res.Warnings, w)
+		}
 		if run != nil {
 			res.Runs = append(res.Runs, *run)
 			for _, w := range run.Warnings {
@@ -356,18 +365,7 @@ func commonestError(recs []result.Record, run string) string {
 // WriteResults writes dir/results.json atomically (temp file and rename), so
 // a reader never sees half a file.
 func WriteResults(dir string, res *result.Results) error {
-	b, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encoding %s: %w", result.ResultsFile, err)
-	}
-	tmp := filepath.Join(dir, "."+result.ResultsFile+".tmp")
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("writing %s: %w", result.ResultsFile, err)
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, result.ResultsFile)); err != nil {
-		return fmt.Errorf("writing %s: %w", result.ResultsFile, err)
-	}
-	return nil
+	return writeJSON(dir, result.ResultsFile, res)
 }
 
 // NewManifest describes this servebench and host; args are redacted.

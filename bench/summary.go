@@ -6,7 +6,6 @@ import (
 	"sort"
 
 	"github.com/servebench/servebench/bench/result"
-	"github.com/servebench/servebench/bench/stats"
 	"github.com/servebench/servebench/scrape"
 )
 
@@ -19,48 +18,11 @@ import (
 // per request (result.Record.TPOT). The *FromIntended figures add each request's
 // send lag (open loop), so a server that falls behind cannot hide it.
 func ClientSummary(recs []result.Record) result.ClientStats {
-	var fv, ft, e2e, ttfb, itl, itlEv, tpot, out, fvI, e2eI []float64
-	anyLag := false
+	var t tally
 	for i := range recs {
-		r := &recs[i]
-		if r.Warmup || r.Error != "" {
-			continue
-		}
-		fv = appendPos(fv, r.FirstVisibleS)
-		ft = appendPos(ft, r.FirstTokenS)
-		e2e = appendPos(e2e, r.E2ES)
-		ttfb = appendPos(ttfb, r.TTFBS)
-		out = append(out, float64(r.OutputTokens))
-		if r.IntendedLagS != 0 {
-			anyLag = true
-		}
-		fvI = appendPos(fvI, r.FirstVisibleS+r.IntendedLagS)
-		e2eI = appendPos(e2eI, r.E2ES+r.IntendedLagS)
-		if v, ok := r.TPOT(); ok {
-			tpot = append(tpot, v)
-		}
-		r.TokenGaps(func(g float64, k int) {
-			itlEv = append(itlEv, g)
-			for range k {
-				itl = append(itl, g/float64(k))
-			}
-		})
+		t.add(&recs[i])
 	}
-	cs := result.ClientStats{
-		FirstVisibleS: stats.Summarize(fv),
-		FirstTokenS:   stats.Summarize(ft),
-		E2ES:          stats.Summarize(e2e),
-		TTFBS:         stats.Summarize(ttfb),
-		ITLS:          stats.Summarize(itl),
-		ITLEventS:     stats.Summarize(itlEv),
-		TPOTS:         stats.Summarize(tpot),
-		OutputTokens:  stats.Summarize(out),
-	}
-	if anyLag {
-		cs.FirstVisibleFromIntendedS = stats.Summarize(fvI)
-		cs.E2EFromIntendedS = stats.Summarize(e2eI)
-	}
-	return cs
+	return t.client()
 }
 
 func appendPos(xs []float64, v float64) []float64 {
@@ -74,19 +36,11 @@ func appendPos(xs []float64, v float64) []float64 {
 // A request retried after a 429/503 appears once per attempt; only its last
 // attempt counts as the request's outcome, the earlier ones in Run.Retries.
 func countOutcomes(run *result.Run, recs []result.Record) {
-	run.Errors = map[string]int{}
+	var t tally
 	for i := range recs {
-		r := &recs[i]
-		if !r.Outcome() {
-			continue
-		}
-		run.Requests++
-		if r.Error == "" {
-			run.OK++
-		} else {
-			run.Errors[r.Error]++
-		}
+		t.add(&recs[i])
 	}
+	run.Requests, run.OK, run.Errors = t.requests, t.ok, t.errorsMap()
 }
 
 // exactLengthWarning says when a server ignored ignore_eos/min_tokens: a
@@ -128,14 +82,15 @@ func exactLengthWarning(recs []result.Record, maxTokens int) string {
 // engineQuantities maps results.json's engine keys to canonical quantities.
 var engineQuantities = []struct {
 	q   scrape.Quantity
+	get func(*result.EngineStats) *result.Hist
 	set func(*result.EngineStats, *result.Hist)
 }{
-	{scrape.EngineTTFT, func(e *result.EngineStats, h *result.Hist) { e.TTFTS = h }},
-	{scrape.EngineE2E, func(e *result.EngineStats, h *result.Hist) { e.E2ES = h }},
-	{scrape.EngineQueue, func(e *result.EngineStats, h *result.Hist) { e.QueueS = h }},
-	{scrape.EnginePrefill, func(e *result.EngineStats, h *result.Hist) { e.PrefillS = h }},
-	{scrape.EngineDecode, func(e *result.EngineStats, h *result.Hist) { e.DecodeS = h }},
-	{scrape.EngineITL, func(e *result.EngineStats, h *result.Hist) { e.ITLS = h }},
+	{scrape.EngineTTFT, func(e *result.EngineStats) *result.Hist { return e.TTFTS }, func(e *result.EngineStats, h *result.Hist) { e.TTFTS = h }},
+	{scrape.EngineE2E, func(e *result.EngineStats) *result.Hist { return e.E2ES }, func(e *result.EngineStats, h *result.Hist) { e.E2ES = h }},
+	{scrape.EngineQueue, func(e *result.EngineStats) *result.Hist { return e.QueueS }, func(e *result.EngineStats, h *result.Hist) { e.QueueS = h }},
+	{scrape.EnginePrefill, func(e *result.EngineStats) *result.Hist { return e.PrefillS }, func(e *result.EngineStats, h *result.Hist) { e.PrefillS = h }},
+	{scrape.EngineDecode, func(e *result.EngineStats) *result.Hist { return e.DecodeS }, func(e *result.EngineStats, h *result.Hist) { e.DecodeS = h }},
+	{scrape.EngineITL, func(e *result.EngineStats) *result.Hist { return e.ITLS }, func(e *result.EngineStats, h *result.Hist) { e.ITLS = h }},
 }
 
 // EngineSummary turns a /metrics delta into engine statistics. A quantity the

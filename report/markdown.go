@@ -17,6 +17,7 @@ import (
 func Markdown(w io.Writer, res *result.Results, recs []result.Record, charts []Chart) error {
 	var b strings.Builder
 	b.WriteString("# servebench report\n\n")
+	writeIncomplete(&b, res)
 	writeHeader(&b, res)
 	embed := func(file string) {
 		for _, c := range charts {
@@ -69,6 +70,7 @@ func Markdown(w io.Writer, res *result.Results, recs []result.Record, charts []C
 		b.WriteString("## Replicas\n\n")
 		embed(FileReplicas)
 	}
+	writeWindows(&b, res, embed)
 	writeStartupSection(&b, res, embed)
 	b.WriteString("## Runs\n\n")
 	for i := range res.Runs {

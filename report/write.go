@@ -66,6 +66,10 @@ func PlanCharts(res *result.Results, recs []result.Record) []Chart {
 		cs = append(cs, Chart{FileTurns, "First output and prompt tokens by session turn",
 			func() ([]byte, error) { return TurnsChart(res, recs) }})
 	}
+	if hasWindows(res) {
+		cs = append(cs, Chart{FileTimeseries, "Figures over time, per --interval window",
+			func() ([]byte, error) { return TimeseriesChart(res) }})
+	}
 	if isSweep(res) {
 		cs = append(cs, Chart{FileSweep, "Latency and throughput against load",
 			func() ([]byte, error) { return SweepChart(res) }})

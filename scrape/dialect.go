@@ -21,6 +21,7 @@ const (
 	EnginePromptTokens     Quantity = "engine.prompt_tokens"     // counter
 	EngineGenerationTokens Quantity = "engine.generation_tokens" // counter
 	EngineRequests         Quantity = "engine.requests"          // counter: finished requests
+	EnginePreemptions      Quantity = "engine.preemptions"       // counter: sequences preempted (KV cache full)
 
 	// Prefix caching, in prompt tokens: looked up in the cache, and found
 	// there (their KV reused, not prefilled again).
@@ -39,7 +40,7 @@ const (
 // Quantities lists every canonical quantity in report order.
 var Quantities = []Quantity{
 	EngineTTFT, EngineE2E, EngineQueue, EnginePrefill, EngineDecode, EngineITL,
-	EnginePromptTokens, EngineGenerationTokens, EngineRequests,
+	EnginePromptTokens, EngineGenerationTokens, EngineRequests, EnginePreemptions,
 	EnginePrefixCacheQueries, EnginePrefixCacheHits,
 	EngineRunning, EngineWaiting, EngineKVUsage, EnginePrefixCacheHitRate,
 }
@@ -73,7 +74,7 @@ func (q Quantity) Kind() Kind {
 	switch q {
 	case EngineTTFT, EngineE2E, EngineQueue, EnginePrefill, EngineDecode, EngineITL:
 		return KindHistogram
-	case EnginePromptTokens, EngineGenerationTokens, EngineRequests, EnginePrefixCacheQueries, EnginePrefixCacheHits:
+	case EnginePromptTokens, EngineGenerationTokens, EngineRequests, EnginePrefixCacheQueries, EnginePrefixCacheHits, EnginePreemptions:
 		return KindCounter
 	case EngineRunning, EngineWaiting, EngineKVUsage, EnginePrefixCacheHitRate:
 		return KindGauge
@@ -255,6 +256,7 @@ var dialects = []*Dialect{
 			// V1 named them gpu_prefix_cache_* until vLLM 0.10.
 			{Quantity: EnginePrefixCacheQueries, Names: []string{"vllm:prefix_cache_queries_total", "vllm:gpu_prefix_cache_queries_total"}},
 			{Quantity: EnginePrefixCacheHits, Names: []string{"vllm:prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits_total"}},
+			{Quantity: EnginePreemptions, Names: []string{"vllm:num_preemptions_total"}},
 			{Quantity: EngineRunning, Names: []string{"vllm:num_requests_running"}},
 			{Quantity: EngineWaiting, Names: []string{"vllm:num_requests_waiting"}},
 			// gpu_cache_usage_perc is the V0 / pre-0.10 name; both are 0..1.

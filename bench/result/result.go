@@ -29,6 +29,9 @@ type Results struct {
 	Warnings []string `json:"warnings"`
 	// MaxRate is set by sweep --find-max-rate.
 	MaxRate *MaxRate `json:"max_rate,omitempty"`
+	// Incomplete: rebuilt from CheckpointFile after servebench stopped
+	// mid-run (kill -9, a machine lost); compare refuses it unless asked.
+	Incomplete bool `json:"incomplete,omitempty"`
 }
 
 // Manifest says what produced the results, so two result sets can be compared knowingly.
@@ -163,6 +166,8 @@ type Run struct {
 	// PromptTokens: generated prompts, requested against counted tokens.
 	PromptTokens *PromptTokenStats `json:"prompt_tokens,omitempty"`
 	Warnings     []string          `json:"warnings,omitempty"`
+	Windows      []Window          `json:"windows,omitempty"`    // --interval slices, in order
+	Incomplete   bool              `json:"incomplete,omitempty"` // see Results.Incomplete
 }
 
 // Throughput over the measured part of a run.
@@ -348,6 +353,9 @@ type Record struct {
 	// MaxTokens is the output length asked of this request when a source
 	// sets it per request (--output-tokens, a dataset, a trace).
 	MaxTokens int `json:"max_tokens,omitempty"`
+	// Window is the 1-based --interval window the request completed in
+	// (Run.Windows); absent without --interval.
+	Window int `json:"window,omitempty"`
 }
 
 // Outcome reports whether r is a measured request's outcome: neither a

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/report/compare"
 )
 
@@ -17,6 +18,8 @@ type compareOptions struct {
 	maxRegression []string
 	force         bool
 	format        string
+	drift         bool // one directory: its runs' last window against their first
+	incomplete    bool // --allow-incomplete
 }
 
 func newCompareCmd() *cobra.Command {
@@ -58,13 +61,22 @@ Exit status: 0 no regression, 1 regression, 2 unusable input or workloads differ
   servebench compare --format junit base/results.json new/results.json > compare.xml
   servebench compare vllm-baseline/ servebench-results/   # a 'vllm bench serve --save-detailed' JSON as the base`,
 		Args: func(cmd *cobra.Command, args []string) error {
+			if drift, _ := cmd.Flags().GetBool("drift"); drift {
+				if len(args) != 1 {
+					return usageErr(fmt.Errorf("compare --drift takes one results directory, got %d arguments", len(args)))
+				}
+				return nil
+			}
 			if len(args) != 2 {
 				return usageErr(fmt.Errorf("compare takes two arguments, BASE and NEW (results directories or results.json files); got %d", len(args)))
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.base, o.new = args[0], args[1]
+			o.base = args[0]
+			if len(args) == 2 {
+				o.new = args[1]
+			}
 			return runF(cmd, o)
 		},
 	}
@@ -73,6 +85,8 @@ Exit status: 0 no regression, 1 regression, 2 unusable input or workloads differ
 	f.StringArrayVar(&o.maxRegression, "max-regression", nil, "limit QUANTITY.STAT=LIMIT, e.g. client.e2e.median=10% or engine.ttft.mean=+5ms or 10%,+2ms or off (repeatable; replaces the default of that key)")
 	f.BoolVar(&o.force, "force", false, "compare runs even when their workloads differ (the differences are reported)")
 	f.StringVar(&o.format, "format", "text", "output format: "+strings.Join(compare.Formats, ", "))
+	f.BoolVar(&o.drift, "drift", false, "compare DIR's runs' last --interval window with their first (one directory)")
+	f.BoolVar(&o.incomplete, "allow-incomplete", false, "compare a side marked incomplete (rebuilt after servebench stopped mid-run)")
 	return cmd
 }
 
@@ -101,11 +115,7 @@ func runCompare(cmd *cobra.Command, o *compareOptions) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	base, err := compare.Load(o.base)
-	if err != nil {
-		return usageErr(err)
-	}
-	nw, err := compare.Load(o.new)
+	base, nw, err := o.sides()
 	if err != nil {
 		return usageErr(err)
 	}
@@ -120,6 +130,34 @@ func runCompare(cmd *cobra.Command, o *compareOptions) error {
 		return withExit(exitRegression, fmt.Errorf("%d regressed: %s", len(regs), strings.Join(regs, "; ")))
 	}
 	return nil
+}
+
+// sides loads BASE and NEW, or with --drift DIR's first and last windows;
+// a side marked incomplete is refused unless --allow-incomplete.
+func (o *compareOptions) sides() (base, nw *compare.Side, err error) {
+	if base, err = o.load(o.base); err != nil {
+		return nil, nil, err
+	}
+	if o.drift {
+		return compare.Drift(base)
+	}
+	if nw, err = o.load(o.new); err != nil {
+		return nil, nil, err
+	}
+	return base, nw, nil
+}
+
+// load loads one side, refusing an incomplete one unless allowed.
+func (o *compareOptions) load(path string) (*compare.Side, error) {
+	s, err := compare.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	if s.Results.Incomplete && !o.incomplete {
+		return nil, fmt.Errorf("%s: results marked incomplete (servebench stopped mid-run; rebuilt from %s): expected complete results, or --allow-incomplete",
+			path, result.CheckpointFile)
+	}
+	return s, nil
 }
 
 // compareExit maps compare's errors to exit codes; table, run and sweep

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/servebench/servebench/bench"
 	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/report"
 	"github.com/spf13/cobra"
@@ -26,7 +27,10 @@ func newReportCmd() *cobra.Command {
 		Long: `report reads DIR/results.json and DIR/requests.jsonl, writes report.md and the
 charts (table.png, timeline.png, tokens.png, cdf.png, and startup.png / sweep.png
 where they apply) into DIR exactly as the run wrote them, and prints the table.
-DIR/results.json may be given for DIR.`,
+DIR/results.json may be given for DIR. When servebench stopped mid-run (kill -9,
+a lost machine), DIR/checkpoint.json is newer than results.json (or results.json
+is missing): report rebuilds results.json from it and requests.jsonl, marked
+"incomplete": true.`,
 		Example: `  servebench report servebench-results/20260909T100000Z
   servebench report out --format csv > table.csv`,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -50,12 +54,23 @@ DIR/results.json may be given for DIR.`,
 	return cmd
 }
 
+// loadOrRecover loads dir, or rebuilds its results.json from checkpoint.json
+// and requests.jsonl when servebench stopped mid-run (bench.Recover).
+func loadOrRecover(cmd *cobra.Command, dir string) (*result.Results, []result.Record, []string, error) {
+	if !bench.NeedsRecovery(dir) {
+		return report.LoadDir(dir)
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s: no results.json newer than %s: servebench stopped mid-run; rebuilding %s from it and %s (marked incomplete)\n",
+		dir, result.CheckpointFile, result.ResultsFile, result.RequestsFile)
+	return bench.Recover(dir)
+}
+
 // runReport loads the directory, rewrites the report files and prints the table.
 func runReport(cmd *cobra.Command, o *reportOptions) error {
 	if !slices.Contains(report.Formats, o.format) {
 		return usageErr(fmt.Errorf("--format %q: expected one of %s", o.format, strings.Join(report.Formats, ", ")))
 	}
-	res, recs, warns, err := report.LoadDir(o.dir)
+	res, recs, warns, err := loadOrRecover(cmd, o.dir)
 	if err != nil {
 		return usageErr(err)
 	}

@@ -44,6 +44,7 @@ type sessionOptions struct {
 	retries         int
 	failOnErrorRate float64
 	requestID       bool
+	interval        time.Duration
 	baseline        string
 	maxRegression   []string
 	thresholds      []compare.Threshold // parsed from maxRegression by check
@@ -70,6 +71,7 @@ func (o *sessionOptions) addFlags(fs *pflag.FlagSet, maxTokens int) {
 	fs.IntVar(&o.retries, "retries", 0, "retry requests answered 429 or 503 up to this many times, with backoff (counted apart)")
 	fs.Float64Var(&o.failOnErrorRate, "fail-on-error-rate", 0, "exit 3 when more than this percentage of a run's requests failed (default: only when all failed)")
 	fs.BoolVar(&o.requestID, "request-id", true, "send each request an X-Request-Id: sb-RUN-INDEX-RANDOM (kept in requests.jsonl; vLLM and SGLang log it as the request's id)")
+	fs.DurationVar(&o.interval, "interval", 0, "split each run into windows this long, each with client figures, engine deltas and a checkpoint (default: none, 1m when --duration is over 10m)")
 	fs.StringVar(&o.baseline, "baseline", "", "compare with the results in this directory after the run (exit 1 on a regression)")
 	fs.StringArrayVar(&o.maxRegression, "max-regression", nil, "with --baseline: QUANTITY.STAT=LIMIT, e.g. client.e2e.median=10% or =+5ms (repeatable)")
 	fs.StringVar(&o.sloText, "slo", "", "service-level objective for goodput: any of ttft, tpot, itl, e2e, e.g. ttft=200ms,tpot=50ms (client figures; a request counts when it meets all)")
@@ -87,6 +89,9 @@ func (o *sessionOptions) check(fs *pflag.FlagSet) error {
 	}
 	if o.retries < 0 || o.retries > 100 {
 		return fmt.Errorf("--retries %d: expected 0-100", o.retries)
+	}
+	if o.interval < 0 {
+		return fmt.Errorf("--interval %v: expected a duration >= 0 (0: no windows)", o.interval)
 	}
 	if o.requestTimeout < 0 || o.stallTimeout < 0 {
 		return fmt.Errorf("--request-timeout %v / --stall-timeout %v: expected durations >= 0", o.requestTimeout, o.stallTimeout)
@@ -170,6 +175,10 @@ func (o *sessionOptions) session(cmd *cobra.Command, runs []bench.RunSpec, stopA
 	}
 	if cmd.Flags().Changed("fail-on-error-rate") {
 		cfg.FailOnErrorRate = o.failOnErrorRate
+	}
+	cfg.Interval = o.interval
+	if !cmd.Flags().Changed("interval") {
+		cfg.Interval = bench.DefaultInterval(runs)
 	}
 	if !o.quiet && isTerminal(stderr) {
 		cfg.Progress = stderr

@@ -60,8 +60,8 @@ func TestScrapeFileJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if doc.Dialect != "vllm" || len(doc.Quantities) != 14 {
-		t.Errorf("dialect %q with %d quantities, want vllm with all 14 it maps", doc.Dialect, len(doc.Quantities))
+	if doc.Dialect != "vllm" || len(doc.Quantities) != 15 {
+		t.Errorf("dialect %q with %d quantities, want vllm with all 15 it maps", doc.Dialect, len(doc.Quantities))
 	}
 	for k, v := range doc.Quantities {
 		keys := make([]string, 0, len(v))

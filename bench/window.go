@@ -1,0 +1,203 @@
+package bench
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/scrape"
+)
+
+// windower splits one run into --interval windows (issue 13). Every
+// measured record is assigned, as it is kept, to the window open at that
+// moment and added to that window's tally; at each boundary a goroutine
+// closes the window: its client figures from the tally, its engine deltas
+// from a /metrics scrape against the previous boundary's, and the run so
+// far goes to Runner.OnWindow (the session's checkpoint and progress
+// line). The last window closes with the run's after-run scrape, so the
+// windows' engine deltas add up to the run's. assign is safe for
+// concurrent use with the boundary goroutine.
+type windower struct {
+	r        *Runner
+	interval time.Duration // 0: one window-less run; only the start is reported
+	start    time.Time
+	partial  result.Run // the run's facts known at its start
+
+	mu    sync.Mutex
+	index int // the open window, 1-based
+	cur   tally
+	from  time.Time // the open window's start
+
+	// Owned by the boundary goroutine, then by finish.
+	prev    *scrape.Snapshot // the last boundary's scrape; nil: no engine windows
+	windows []result.Window
+	quit    chan struct{}
+	done    chan struct{}
+}
+
+// startWindows opens the first window at start, reports the run's start
+// to OnWindow and, with an interval, starts the boundary goroutine. before
+// is the run's before-run scrape (nil: no engine figures per window).
+func (r *Runner) startWindows(run *result.Run, start time.Time, before *scrape.Snapshot) *windower {
+	w := &windower{r: r, interval: r.Interval, start: start, partial: *run, index: 1, from: start,
+		quit: make(chan struct{}), done: make(chan struct{})}
+	if r.Metrics != nil && r.Metrics.Prom == nil {
+		w.prev = before
+	}
+	w.report()
+	if w.interval <= 0 {
+		close(w.done)
+		return w
+	}
+	go w.loop()
+	return w
+}
+
+// loop closes a window at every boundary start + k*interval until stopped.
+func (w *windower) loop() {
+	defer close(w.done)
+	t := time.NewTimer(w.interval)
+	defer t.Stop()
+	for k := 2; ; k++ {
+		select {
+		case <-w.quit:
+			return
+		case <-t.C:
+		}
+		w.close(time.Now(), nil, true)
+		t.Reset(time.Until(w.start.Add(time.Duration(k) * w.interval)))
+	}
+}
+
+// assign puts rec in the open window (rec.Window) and counts it there.
+func (w *windower) assign(rec *result.Record) {
+	if w == nil || w.interval <= 0 {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if rec.Warmup {
+		return
+	}
+	rec.Window = w.index
+	w.cur.add(rec)
+}
+
+// close ends the open window at end: its client figures, and its engine
+// deltas from snap (nil: scrape now). open says whether a next window
+// starts.
+func (w *windower) close(end time.Time, snap *scrape.Snapshot, open bool) {
+	w.mu.Lock()
+	t, idx, from := w.cur, w.index, w.from
+	w.cur = tally{}
+	if open {
+		w.index++
+		w.from = end
+	}
+	w.mu.Unlock()
+
+	win := result.Window{Index: idx, StartS: from.Sub(w.start).Seconds(), EndS: end.Sub(w.start).Seconds()}
+	setWindowClient(&win, &t)
+	if w.prev != nil {
+		if snap == nil {
+			if s := w.r.Metrics.snapshot(context.Background()); s.err == nil {
+				snap = s.snap
+			}
+		}
+		if snap != nil {
+			win.Engine = windowEngine(w.r.Metrics, w.prev, snap)
+			w.prev = snap
+		}
+	}
+	w.windows = append(w.windows, win)
+	if open {
+		w.report()
+	}
+}
+
+// report hands the run so far (the closed windows, their counts) to OnWindow.
+func (w *windower) report() {
+	if w.r.OnWindow == nil {
+		return
+	}
+	p := w.partial
+	p.Windows = append([]result.Window(nil), w.windows...)
+	p.Errors = map[string]int{}
+	for _, win := range w.windows {
+		p.Requests += win.Requests
+		p.OK += win.OK
+		for k, n := range win.Errors {
+			p.Errors[k] += n
+		}
+	}
+	if n := len(w.windows); n > 0 {
+		p.DurationS = w.windows[n-1].EndS
+	}
+	p.Incomplete = true
+	w.r.OnWindow(&p)
+}
+
+// stop ends the boundary goroutine (no window closes after it returns).
+func (w *windower) stop() {
+	select {
+	case <-w.quit:
+	default:
+		close(w.quit)
+	}
+	<-w.done
+}
+
+// finish closes the last window at the run's end (durationS after its
+// start) with the run's after-run scrape and returns every window; nil
+// without --interval.
+func (w *windower) finish(durationS float64, after *scrape.Snapshot) []result.Window {
+	w.stop()
+	if w.interval <= 0 {
+		return nil
+	}
+	if after == nil {
+		w.prev = nil // no after-run scrape: the last window has no engine delta
+	}
+	w.close(w.start.Add(time.Duration(durationS*float64(time.Second))), after, false)
+	return w.windows
+}
+
+// windowEngine is the engine's account of the window between two scrapes.
+// When a counter went back (a server restart) the deltas are counted from
+// zero in the later scrape, i.e. since the restart, and marked.
+func windowEngine(m *Metrics, before, after *scrape.Snapshot) *result.WindowEngine {
+	d := scrape.Diff(before, after, m.Dialect, m.Filter)
+	we := &result.WindowEngine{}
+	if ws := d.Warnings(); len(ws) > 0 {
+		we.CounterReset, we.Warnings = true, ws
+		d = scrape.Diff(nil, after, m.Dialect, m.Filter)
+	}
+	we.EngineStats = EngineSummary(d)
+	counter := func(q scrape.Quantity) *float64 {
+		if v, ok := d.Counter(q); ok {
+			return &v
+		}
+		return nil
+	}
+	gauge := func(q scrape.Quantity) *float64 {
+		if v, ok := after.Gauge(m.Dialect, m.Filter, q); ok {
+			return &v
+		}
+		return nil
+	}
+	we.Requests, we.Preemptions = counter(scrape.EngineRequests), counter(scrape.EnginePreemptions)
+	we.KVUsage, we.Running, we.Waiting = gauge(scrape.EngineKVUsage), gauge(scrape.EngineRunning), gauge(scrape.EngineWaiting)
+	return we
+}
+
+// DefaultInterval is --interval when not given: one minute when a run is
+// longer than ten (a soak), else none.
+func DefaultInterval(runs []RunSpec) time.Duration {
+	for i := range runs {
+		if runs[i].Workload.Duration > 10*time.Minute {
+			return time.Minute
+		}
+	}
+	return 0
+}

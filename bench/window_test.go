@@ -1,0 +1,77 @@
+package bench
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/engine/sim"
+)
+
+// TestWindowsAddUp: a run split by --interval has windows whose request
+// counts add up to the run's, whose records name them, and whose engine
+// deltas (histogram counts, and sums as mean x count) add up to the run's
+// /metrics delta; the checkpoint is gone once results.json is written.
+func TestWindowsAddUp(t *testing.T) {
+	e := startEngine(t, func(o *sim.Options) { o.Speedup = 500 })
+	dir := t.TempDir()
+	res, recs, err := Execute(context.Background(), Config{
+		Server: ServerOptions{BaseURL: e.BaseURL()}, Dir: dir, Args: []string{"servebench", "test"}, Version: "test",
+		FailOnErrorRate: -1, Interval: 300 * time.Millisecond,
+		Runs: []RunSpec{{Name: "streaming", Workload: Workload{Mode: ModeConcurrent, Concurrency: 4, Duration: 1200 * time.Millisecond, Warmup: 2},
+			Request: RequestSpec{MaxTokens: 16, ExactLength: true, Stream: true}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := res.Runs[0]
+	if len(run.Windows) < 4 {
+		t.Fatalf("%d windows over %.2f s at 300 ms, want at least 4", len(run.Windows), run.DurationS)
+	}
+	reqs, ok, count, sum := 0, 0, 0.0, 0.0
+	perWindow := map[int]int{}
+	for _, r := range recs {
+		if r.Outcome() {
+			perWindow[r.Window]++
+		}
+		if r.Warmup && r.Window != 0 {
+			t.Errorf("warm-up record in window %d", r.Window)
+		}
+	}
+	for i, w := range run.Windows {
+		if w.Index != i+1 || w.Requests != perWindow[w.Index] {
+			t.Errorf("window %d (index %d) counts %d, its records %d", i+1, w.Index, w.Requests, perWindow[w.Index])
+		}
+		if i > 0 && w.StartS != run.Windows[i-1].EndS {
+			t.Errorf("window %d starts at %.3f s, the previous ended at %.3f s", w.Index, w.StartS, run.Windows[i-1].EndS)
+		}
+		reqs += w.Requests
+		ok += w.OK
+		if w.Engine == nil {
+			t.Fatalf("window %d has no engine figures", w.Index)
+		}
+		if h := w.Engine.TTFTS; h != nil {
+			count += h.Count
+			sum += h.Mean * h.Count
+		}
+		if w.Engine.KVUsage == nil || w.Engine.Running == nil || w.Engine.Preemptions == nil {
+			t.Errorf("window %d lacks gauges or preemptions: %+v", w.Index, w.Engine)
+		}
+	}
+	if reqs != run.Requests || ok != run.OK || run.Requests == 0 {
+		t.Errorf("windows count %d requests (%d ok), the run %d (%d ok)", reqs, ok, run.Requests, run.OK)
+	}
+	h := run.Engine.TTFTS
+	if h == nil || count != h.Count || !near(sum, h.Mean*h.Count, 1e-9) {
+		t.Errorf("windows' engine TTFT: count %.0f sum %.6f; the run's: %+v", count, sum, h)
+	}
+	if last := run.Windows[len(run.Windows)-1]; last.EndS != run.DurationS {
+		t.Errorf("last window ends at %.3f s, the run at %.3f s", last.EndS, run.DurationS)
+	}
+	if _, err := os.Stat(filepath.Join(dir, result.CheckpointFile)); err == nil {
+		t.Error("checkpoint.json left next to a complete results.json")
+	}
+}
