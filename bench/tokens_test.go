@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/engine/sim"
 )
 
 // withoutTokenize fronts the server at base with a proxy that answers
@@ -180,4 +181,50 @@ func TestPromptTokensWarning(t *testing.T) {
 	if ps, _ := promptTokensWarning(recs[4:]); ps != nil {
 		t.Errorf("no generated prompts: %+v", ps)
 	}
+}
+
+// TestSpeculativeChunksITL: the bundled engine with speculative decoding
+// streams 1 to K+1 tokens per chunk. The client counts each chunk's tokens
+// (its text, scaled to the final usage), so the events sum to the output
+// length; ITL is per token, so its mean is the token pace (TPOT's), while
+// the event gaps, kept apart, are longer by the mean chunk size.
+func TestSpeculativeChunksITL(t *testing.T) {
+	e := startEngine(t, func(o *sim.Options) {
+		// 1.5 ms a token: well above the scheduling noise of a loaded machine
+		o.Speedup, o.StartupSpeedup = 5, 1000
+		o.SpeculativeTokens, o.AcceptanceRate, o.Seed = 3, 0.8, 11
+	})
+	run := RunSpec{Name: "spec", Workload: Workload{Mode: ModeSequential, Requests: 6},
+		Request: RequestSpec{MaxTokens: 64, ExactLength: true, Stream: true}}
+	res, recs := executeAt(t, e.BaseURL(), []RunSpec{run})
+	multi, events := 0, 0
+	for _, r := range recs {
+		sum := 0
+		for _, ev := range r.Events {
+			sum += int(ev[1])
+			if ev[1] > 1 {
+				multi++
+			}
+		}
+		events += len(r.Events)
+		if r.Error != "" || r.OutputTokens != 64 || sum != 64 {
+			t.Errorf("request %d: %d output tokens, events carry %d (%s)", r.Index, r.OutputTokens, sum, r.Error)
+		}
+	}
+	if multi == 0 {
+		t.Fatalf("no event carried more than one token in %d events: speculative decoding off?", events)
+	}
+	cs := res.Runs[0].Client
+	chunk := float64(6*63) / float64(events-6) // tokens per event after each request's first
+	if cs.ITLS == nil || cs.ITLEventS == nil || cs.TPOTS == nil {
+		t.Fatalf("client stats lack itl/itl_event/tpot: %+v", cs)
+	}
+	if !near(cs.ITLS.Mean, cs.TPOTS.Mean, 0.05) {
+		t.Errorf("per-token ITL mean %.6f s should match TPOT mean %.6f s", cs.ITLS.Mean, cs.TPOTS.Mean)
+	}
+	if !near(cs.ITLEventS.Mean, cs.ITLS.Mean*chunk, 0.1) {
+		t.Errorf("event gap mean %.6f s, want per-token ITL %.6f s x %.2f tokens per event", cs.ITLEventS.Mean, cs.ITLS.Mean, chunk)
+	}
+	t.Logf("K=3, acceptance 0.8: %.2f tokens per event; ITL per token mean %.3f ms, TPOT %.3f ms, event gap %.3f ms",
+		chunk, 1e3*cs.ITLS.Mean, 1e3*cs.TPOTS.Mean, 1e3*cs.ITLEventS.Mean)
 }
