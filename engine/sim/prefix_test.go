@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	dto "github.com/prometheus/client_model/go"
 )
 
 func seqIDs(from, n int) []uint32 {
@@ -238,4 +240,71 @@ func BenchmarkAdmitPrefixHit(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestPreemptedRequestHitsItsOwnBlocks drives the scheduler step by step
+// on a 16-block KV cache: two requests outgrow it, the younger is
+// preempted and its blocks go back to the free queue still cached (last
+// block first); the older takes the blocks it needs from the queue's
+// head, evicting the preempted request's last blocks only; once the older
+// one finishes, the preempted one is readmitted and finds the rest of its
+// prompt and output cached, as in vLLM. Hits of a preempted request are
+// not counted in vllm:prefix_cache_hits_total (vLLM counts them apart).
+func TestPreemptedRequestHitsItsOwnBlocks(t *testing.T) {
+	o := DefaultOptions()
+	o.Port, o.MaxModelLen, o.NumGPUBlocksOverride = 0, 256, 16
+	e, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := e.sched
+	a := e.newRequest(false, "a", "a", seqIDs(0, 64), 100, 0, true)
+	b := e.newRequest(false, "b", "b", seqIDs(1000, 64), 190, 0, true)
+	s.submit(a, b)
+	s.drain()
+	now := int64(1)
+	var bBlocks, bHashed, aBefore, readmitHit int
+	for step := 0; step < 1000 && !b.done.Load(); step++ {
+		readmitting := b.state == stateWaiting && b.preemptions > 0
+		if b.preemptions == 0 {
+			bBlocks, bHashed, aBefore = len(b.table), b.hashedBlocks, len(a.table)
+		}
+		s.schedule(now)
+		if readmitting && b.state == stateRunning {
+			readmitHit = b.computed
+		}
+		now += 1000
+		s.complete(now)
+	}
+	if b.preemptions != 1 || !b.done.Load() || !a.done.Load() {
+		t.Fatalf("b preempted %d times, done %v; a done %v: want one preemption, both done", b.preemptions, b.done.Load(), a.done.Load())
+	}
+	// b freed its blocks last first: its unhashed tail, then its cached
+	// blocks from the last. a grew from aBefore to the 11 blocks of its
+	// 164 tokens by taking blocks from that end; b keeps the rest.
+	aTook := (64+100-1+15)/16 - aBefore // KV for all but its last token
+	evicted := max(0, aTook-(bBlocks-bHashed))
+	want := (bHashed - evicted) * 16
+	t.Logf("b held %d blocks (%d cached) when preempted; a took %d more; b found %d tokens cached on readmission (want %d)", bBlocks, bHashed, aTook, readmitHit, want)
+	if readmitHit != want || want <= 64 {
+		t.Errorf("readmitted b found %d tokens cached, want %d (past its 64-token prompt)", readmitHit, want)
+	}
+	var hits float64
+	for _, f := range mustGather(t, e) {
+		if f.GetName() == "vllm:prefix_cache_hits_total" {
+			hits = f.Metric[0].Counter.GetValue()
+		}
+	}
+	if hits != 0 {
+		t.Errorf("prefix_cache_hits_total %v, want 0 (only b's readmission hit, and preempted requests count apart)", hits)
+	}
+}
+
+func mustGather(t *testing.T, e *Engine) []*dto.MetricFamily {
+	t.Helper()
+	fams, err := e.m().reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fams
 }
