@@ -128,3 +128,28 @@ func TestServerCmdSecrets(t *testing.T) {
 		t.Errorf("server command %q: want the key redacted", res.Server.Command)
 	}
 }
+
+// TestBundledCachedTokens: servebench starts the bundled engine with
+// --enable-prompt-tokens-details, so the records of a repeated prompt carry
+// the tokens the engine found cached, and they add up to the run's
+// prefix cache hits.
+func TestBundledCachedTokens(t *testing.T) {
+	cfg := childConfig(t, 4)
+	res, recs, err := Execute(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("Execute: %v", err)
+	}
+	if !strings.Contains(res.Server.Command, "--enable-prompt-tokens-details") {
+		t.Errorf("bundled engine started without --enable-prompt-tokens-details: %s", res.Server.Command)
+	}
+	cached := 0
+	for i, r := range recs {
+		if i > 0 && r.CachedTokens == 0 {
+			t.Errorf("request %d of a repeated prompt: cached_tokens 0", i)
+		}
+		cached += r.CachedTokens
+	}
+	if h := res.Runs[0].Engine.PrefixCacheHits; h == nil || *h != float64(cached) {
+		t.Errorf("engine prefix cache hits %v, the records' cached_tokens sum to %d", h, cached)
+	}
+}

@@ -92,6 +92,10 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 	if cfg.RequestIDs && so.Bundled() {
 		so.EngineArgs = append(slices.Clip(so.EngineArgs), "--enable-log-requests")
 	}
+	if so.Bundled() {
+		// Each record's cached_tokens: vLLM reports them only with this flag.
+		so.EngineArgs = append(slices.Clip(so.EngineArgs), "--enable-prompt-tokens-details")
+	}
 	srv, err := StartServer(ctx, so)
 	if err != nil {
 		if ctx.Err() != nil { // Ctrl-C during start-up: nothing measured yet
