@@ -677,9 +677,6 @@ func sourceWarnings(st *runState) []string {
 	if n := st.cut.Load(); n > 0 {
 		ws = append(ws, fmt.Sprintf("%d sessions stopped at a failed turn (no answer to continue from)", n))
 	}
-	if wr, ok := st.spec.Source.(warner); ok {
-		ws = append(ws, wr.Warnings()...)
-	}
 	return ws
 }
 

@@ -85,6 +85,7 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 		return nil, nil, fmt.Errorf("%w: results directory (--out): %w", ErrUsage, err)
 	}
 	res := &result.Results{Schema: result.Schema, Manifest: NewManifest(cfg.Version, cfg.Args), Runs: []result.Run{}, Warnings: []string{}}
+	res.Warnings = append(res.Warnings, sourceInputWarnings(cfg.Runs)...)
 	prog := newProgress(cfg.Progress)
 	so := cfg.Server
 	so.Dir = cfg.Dir
@@ -422,4 +423,18 @@ func calibrateTokens(ctx context.Context, cfg *Config, srv *Server, doer Doer, r
 			s.Calibrate(cal)
 		}
 	}
+}
+
+// sourceInputWarnings are what the runs' sources say about their input
+// (skipped dataset entries), once per source however many runs share it.
+func sourceInputWarnings(runs []RunSpec) []string {
+	var ws []string
+	seen := map[Source]bool{}
+	for _, r := range runs {
+		if w, ok := r.Source.(warner); ok && !seen[r.Source] {
+			seen[r.Source] = true
+			ws = append(ws, w.Warnings()...)
+		}
+	}
+	return ws
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -284,4 +285,74 @@ func TestClipToMaxModelLen(t *testing.T) {
 	if !strings.Contains(strings.Join(run.Warnings, ";"), "clipped to the server's max_model_len 120") {
 		t.Errorf("warnings %v", run.Warnings)
 	}
+}
+
+// BenchmarkBuild100k builds a 100,000-request workload (lognormal input
+// and output lengths, 16 shared-prefix groups of 512 tokens) the way a run
+// does: the source, then every conversation drawn and kept (what a
+// pre-built schedule holds), then every request's prompt text generated
+// once (what the workers do before each send; not kept). It reports the
+// build time and heap held (target: under 1 s and 200 MB), the text
+// generation time, and a floor measured in the same run: drawing the same
+// 200,000 lognormal lengths and nothing else.
+func BenchmarkBuild100k(b *testing.B) {
+	const n = 100_000
+	var buildS, textS, floorS, heldMB, words float64
+	for b.Loop() {
+		t0 := time.Now()
+		rng := rand.New(rand.NewPCG(1, 2))
+		d, _ := ParseDist("lognormal:512,256")
+		sink := 0
+		for range 2 * n {
+			sink += d.Int(rng, 1, MaxSyntheticTokens)
+		}
+		floorS = time.Since(t0).Seconds()
+
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		t0 = time.Now()
+		src, _, err := NewSource(SourceOptions{InputTokens: "lognormal:512,256", OutputTokens: "lognormal:128,64",
+			SharedPrefixTokens: 512, PrefixGroups: 16, Seed: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		convs := make([]Conversation, n)
+		for i := range convs {
+			convs[i] = src.Conversation(i)
+		}
+		buildS = time.Since(t0).Seconds()
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		heldMB = float64(after.HeapAlloc-before.HeapAlloc) / (1 << 20)
+
+		st := &runState{spec: &RunSpec{Request: RequestSpec{Endpoint: EndpointChat, MaxTokens: 1, MaxModelLen: 32768}, Source: src}}
+		t0 = time.Now()
+		words = 0
+		for i := range convs {
+			req := st.request(&convs[i], 0, nil)
+			words += float64(len(req.Messages[1].Content)) / 6 // about 6 bytes a word
+		}
+		textS = time.Since(t0).Seconds()
+		runtime.KeepAlive(convs)
+		_ = sink
+	}
+	b.ReportMetric(buildS, "build-s")
+	b.ReportMetric(heldMB, "held-MB")
+	b.ReportMetric(textS, "text-s")
+	b.ReportMetric(floorS, "floor-s")
+	b.Logf("100,000 requests (lognormal lengths, 16 prefix groups): built in %.3f s holding %.1f MB (targets 1 s, 200 MB; floor: 200,000 bare lognormal draws %.3f s); "+
+		"prompt text for all of them (about %.0f M words) generated in %.3f s", buildS, heldMB, floorS, words/1e6, textS)
+}
+
+// BenchmarkSyntheticText generates 1,000-token prompts: the cost per word
+// of the one text generator every generated prompt goes through.
+func BenchmarkSyntheticText(b *testing.B) {
+	buf := make([]byte, 0, 8000)
+	i := uint64(0)
+	for b.Loop() {
+		buf = SyntheticText(buf[:0], 1000, 1, i)
+		i++
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*1000), "ns/word")
 }
