@@ -117,21 +117,7 @@ func TestNChoicesStream(t *testing.T) {
 			if ev == "[DONE]" {
 				break
 			}
-			var c struct {
-				Choices []struct {
-					Index int `json:"index"`
-					Delta struct {
-						Role    *string `json:"role"`
-						Content *string `json:"content"`
-					} `json:"delta"`
-					Text         *string `json:"text"`
-					FinishReason *string `json:"finish_reason"`
-				} `json:"choices"`
-				Usage *usage `json:"usage"`
-			}
-			if err := json.Unmarshal([]byte(ev), &c); err != nil {
-				t.Fatalf("%s: chunk %q: %v", path, ev, err)
-			}
+			c := decodeChunk(t, ev)
 			if c.Usage != nil {
 				completion = c.Usage.Completion
 			}

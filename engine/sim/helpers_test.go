@@ -89,6 +89,7 @@ type chunk struct {
 	Object  string `json:"object"`
 	Model   string `json:"model"`
 	Choices []struct {
+		Index int `json:"index"`
 		Delta struct {
 			Role    *string `json:"role"`
 			Content *string `json:"content"`

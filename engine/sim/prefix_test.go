@@ -1,14 +1,12 @@
 package sim
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/http"
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -172,14 +170,14 @@ func TestStatsLogLine(t *testing.T) {
 // startStatsLogged runs an engine (DefaultOptions at --speedup 100 on a
 // free port, mutate applied) with no start-up phases and a 20 ms stats
 // period, logging into the returned buffer; it stops when the test ends.
-func startStatsLogged(t *testing.T, mutate func(*Options)) (*Engine, *syncBuffer) {
+func startStatsLogged(t *testing.T, mutate func(*Options)) (*Engine, *SyncBuffer) {
 	t.Helper()
 	o := DefaultOptions()
 	o.Port, o.Speedup = 0, 100
 	if mutate != nil {
 		mutate(&o)
 	}
-	log := &syncBuffer{}
+	log := &SyncBuffer{}
 	o.Log = log
 	e, err := New(o)
 	if err != nil {
@@ -193,23 +191,6 @@ func startStatsLogged(t *testing.T, mutate func(*Options)) (*Engine, *syncBuffer
 	t.Cleanup(func() { cancel(); <-done })
 	<-e.Ready()
 	return e, log
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // BenchmarkAdmitPrefixHit is the engine loop's cost of admitting a request
