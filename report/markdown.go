@@ -226,6 +226,9 @@ func writeRun(b *strings.Builder, r *result.Run, nrec [3]int) {
 	}
 	fmt.Fprintf(b, "- Workload: %s, %s, %s endpoint, max_tokens %d%s, %s prompt, %d warm-up\n",
 		load, mode, orDash(wl.Endpoint), wl.MaxTokens, exact, orDash(wl.PromptKind), wl.Warmup)
+	if t := TrafficText(wl); t != "" {
+		b.WriteString("- Traffic: " + t + "\n")
+	}
 	fmt.Fprintf(b, "- Requests: %d measured, %d ok%s; %.2f s; %.3g requests/s, %.4g output tokens/s\n",
 		r.Requests, r.OK, errorsText(r.Errors), r.DurationS, r.Throughput.RequestsPerS, r.Throughput.OutputTokensPerS)
 	fmt.Fprintf(b, "- Records in requests.jsonl: %d measured, %d warm-up", nrec[0], nrec[1])

@@ -210,3 +210,50 @@ func addRunLine(p *plot.Plot, leg *plot.Legend, name string, xys plotter.XYs, co
 	leg.Add(name, l, pts)
 	return nil
 }
+
+// TrafficText says what traffic a run sent, from its workload block: the
+// source (and its file's hash), the length distributions, sessions, shared
+// prefixes, trace replay and seed; "" for the seed's fixed prompt.
+func TrafficText(w result.Workload) string {
+	var parts []string
+	add := func(format string, args ...any) { parts = append(parts, fmt.Sprintf(format, args...)) }
+	switch {
+	case w.Source == "" || w.Source == "fixed":
+		return ""
+	case w.SourceFile != "":
+		sha := w.SourceSHA256
+		if len(sha) > 12 {
+			sha = sha[:12]
+		}
+		add("%s `%s` (sha256 %s…)", w.Source, w.SourceFile, sha)
+		if w.SkippedEntries > 0 {
+			add("%d entries skipped", w.SkippedEntries)
+		}
+	default:
+		add("%s", w.Source)
+	}
+	if w.InputTokens != "" {
+		add("input tokens %s", w.InputTokens)
+	}
+	if w.OutputTokens != "" {
+		add("output tokens %s", w.OutputTokens)
+	}
+	if w.Turns != "" {
+		add("sessions of %s turns", w.Turns)
+	}
+	if w.ThinkTimeS != "" {
+		add("think time %s s", w.ThinkTimeS)
+	}
+	if w.PrefixGroups > 0 {
+		add("%d shared prefixes of %d tokens (%s pick)", w.PrefixGroups, w.SharedPrefixTokens, w.PrefixPick)
+	}
+	if t := w.Trace; t != nil {
+		tr := fmt.Sprintf("trace of %d requests over %.3g s, %gx speed", t.Entries, t.SpanS, t.Speed)
+		if t.WindowDurationS > 0 {
+			tr += fmt.Sprintf(", window %g s + %g s", t.WindowStartS, t.WindowDurationS)
+		}
+		add("%s", tr)
+	}
+	add("seed %d", w.Seed)
+	return strings.Join(parts, ", ")
+}

@@ -51,3 +51,23 @@ func TestTurnRows(t *testing.T) {
 		t.Errorf("turns.png: %v %+v", err, cfg)
 	}
 }
+
+func TestTrafficText(t *testing.T) {
+	for _, tc := range []struct {
+		w    result.Workload
+		want string
+	}{
+		{result.Workload{Source: "fixed"}, ""},
+		{result.Workload{Source: "synthetic", InputTokens: "lognormal:512,256", OutputTokens: "128", Turns: "4", ThinkTimeS: "uniform:1-2",
+			SharedPrefixTokens: 1024, PrefixGroups: 8, PrefixPick: "uniform", Seed: 3},
+			"synthetic, input tokens lognormal:512,256, output tokens 128, sessions of 4 turns, think time uniform:1-2 s, 8 shared prefixes of 1024 tokens (uniform pick), seed 3"},
+		{result.Workload{Source: "sharegpt", SourceFile: "sg.json", SourceSHA256: "0123456789abcdef", SkippedEntries: 2},
+			"sharegpt `sg.json` (sha256 0123456789ab…), 2 entries skipped, seed 0"},
+		{result.Workload{Source: "mooncake", SourceFile: "t.jsonl", SourceSHA256: "ab", Trace: &result.TraceWorkload{Format: "mooncake", Speed: 2, Entries: 6, SpanS: 1.25, WindowDurationS: 60}},
+			"mooncake `t.jsonl` (sha256 ab…), trace of 6 requests over 1.25 s, 2x speed, window 0 s + 60 s, seed 0"},
+	} {
+		if got := TrafficText(tc.w); got != tc.want {
+			t.Errorf("TrafficText = %q\nwant %q", got, tc.want)
+		}
+	}
+}
