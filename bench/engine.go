@@ -86,6 +86,9 @@ func (r *Runner) engineFigures(ctx context.Context, run *result.Run, before snap
 	start := time.Now()
 	after := r.settle(ctx, before.snap, run.OK)
 	r.after = after.snap
+	if r.SaveSnapshot != nil && after.snap != nil {
+		r.SaveSnapshot(run.Name+".after", after.snap)
+	}
 	if after.err != nil {
 		run.Warnings = append(run.Warnings, "engine figures absent: /metrics after the run: "+after.err.Error())
 		return
@@ -95,7 +98,15 @@ func (r *Runner) engineFigures(ctx context.Context, run *result.Run, before snap
 		return
 	}
 	rec.WaitedS = time.Since(start).Seconds()
-	delta := scrape.Diff(before.snap, after.snap, m.Dialect, m.Filter)
+	m.figures(run, rec, before.snap, after.snap)
+}
+
+// figures fills run.Engine from the delta between two snapshots (with the
+// reconciliation rec), or leaves them out with warnings when the counters
+// cannot be trusted. A run and a merge of shards (from their saved
+// snapshots) share it.
+func (m *Metrics) figures(run *result.Run, rec *result.Reconciliation, before, after *scrape.Snapshot) {
+	delta := scrape.Diff(before, after, m.Dialect, m.Filter)
 	n, counted := delta.Counter(scrape.EngineRequests) // false: the dialect exports no finished-request counter
 	if counted {
 		rec.EngineCount = n
@@ -113,13 +124,13 @@ func (r *Runner) engineFigures(ctx context.Context, run *result.Run, before snap
 	}
 	run.Engine = EngineSummary(delta)
 	if run.Engine.PrefixCacheHitRate == nil {
-		if v, ok := after.snap.Gauge(m.Dialect, m.Filter, scrape.EnginePrefixCacheHitRate); ok {
+		if v, ok := after.Gauge(m.Dialect, m.Filter, scrape.EnginePrefixCacheHitRate); ok {
 			run.Engine.PrefixCacheHitRate = &v
 		}
 	}
 	run.Engine.Reconciliation = rec
 	run.Engine.Source = &result.EngineSource{Kind: result.SourceMetrics}
-	run.Engine.Replicas = metricsReplicas(m, before.snap, after.snap)
+	run.Engine.Replicas = metricsReplicas(m, before, after)
 	noteIdleReplicas(run, rec)
 }
 
@@ -208,20 +219,26 @@ func fillThroughput(run *result.Run, recs []result.Record) {
 // send rate over the send phase and the sends that started more than 1 ms
 // after their intended time.
 func rateStats(st *runState, target float64) *result.RateStats {
+	return rateStatsOf(st.lags, st.first, st.last, target)
+}
+
+// rateStatsOf is rateStats from the sends' lags (seconds late), the send
+// phase's start and the last send.
+func rateStatsOf(lags []float64, first, last time.Time, target float64) *result.RateStats {
 	rs := &result.RateStats{TargetPerS: target}
-	n := len(st.lags)
+	n := len(lags)
 	if n == 0 {
 		return rs
 	}
-	if span := st.last.Sub(st.first).Seconds(); n > 1 && span > 0 {
+	if span := last.Sub(first).Seconds(); n > 1 && span > 0 {
 		rs.AchievedPerS = float64(n-1) / span
 	}
-	for _, l := range st.lags {
+	for _, l := range lags {
 		if l > 0.001 {
 			rs.LateSends++
 		}
 	}
-	rs.SendLagS = stats.Summarize(st.lags)
+	rs.SendLagS = stats.Summarize(lags)
 	return rs
 }
 

@@ -16,7 +16,7 @@ import (
 func replicaFigures(name string, d *scrape.Delta, kv *result.Gauge) result.Replica {
 	es := EngineSummary(d)
 	r := result.Replica{Name: name, TTFTS: es.TTFTS, E2ES: es.E2ES, QueueS: es.QueueS,
-		PrefillS: es.PrefillS, DecodeS: es.DecodeS, ITLS: es.ITLS, KVUsage: kv}
+		PrefillS: es.PrefillS, DecodeS: es.DecodeS, ITLS: es.ITLS, KVUsage: kv, PrefixCacheHitRate: es.PrefixCacheHitRate}
 	for _, c := range []struct {
 		q   scrape.Quantity
 		dst **float64

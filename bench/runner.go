@@ -128,6 +128,10 @@ type Runner struct {
 	// at every Interval boundary, from another goroutine (see windower).
 	OnWindow func(partial *result.Run)
 	after    *scrape.Snapshot // the last run's after-run scrape, for its last window
+	// SaveSnapshot, when set, keeps the /metrics snapshots a run's engine
+	// figures come from ("RUN.before", "RUN.after"): merge takes a sharded
+	// run's engine delta from them.
+	SaveSnapshot func(name string, s *scrape.Snapshot)
 }
 
 // runState is the mutable state of one Run, shared by its workers.
@@ -186,6 +190,9 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 		} else {
 			before = r.Metrics.snapshot(sendCtx)
 		}
+	}
+	if r.SaveSnapshot != nil && before.snap != nil {
+		r.SaveSnapshot(spec.Name+".before", before.snap)
 	}
 	lateErr := spec.Shard.waitStart(sendCtx)
 	run.StartedAt = time.Now().UTC()

@@ -150,6 +150,13 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 	}
 	res.Server.Dialect = detectDialect(ctx, runner.Metrics, res)
 	calibrateTokens(ctx, &cfg, srv, runner.Client, res)
+	if slices.ContainsFunc(cfg.Runs, func(r RunSpec) bool { return r.Shard.sharded() }) {
+		runner.SaveSnapshot = func(name string, s *scrape.Snapshot) {
+			if err := s.WriteFile(filepath.Join(cfg.Dir, SnapshotFile(name))); err != nil {
+				res.Warnings = append(res.Warnings, "saving the /metrics snapshot for merge: "+err.Error())
+			}
+		}
+	}
 	var recs []result.Record
 	runErr := runAll(ctx, cfg, srv, runner, prog, res, &recs)
 	if err := rw.Err(); err != nil {

@@ -113,3 +113,7 @@ func (s Shard) result(started time.Time) *result.Shard {
 	}
 	return rs
 }
+
+// SnapshotFile is the file in a sharded run's results directory that holds
+// one of its saved /metrics snapshots ("RUN.before", "RUN.after").
+func SnapshotFile(name string) string { return "metrics-" + name + ".prom" }

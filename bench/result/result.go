@@ -233,6 +233,9 @@ type Replica struct {
 	// KVUsage is the KV-cache usage (0..1) over the run: Prometheus only,
 	// since two /metrics snapshots see it only before and after.
 	KVUsage *Gauge `json:"kv_usage,omitempty"`
+	// PrefixCacheHitRate is hits / queries of the prefix cache over the run
+	// (0..1), where the server counts them.
+	PrefixCacheHitRate *float64 `json:"prefix_cache_hit_rate,omitempty"`
 }
 
 // Gauge is a gauge over a run: its time-weighted mean and its maximum, as

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -250,6 +251,106 @@ func TestShards(t *testing.T) {
 	if got := engineCount() - before; got != requests {
 		t.Errorf("engines counted %g requests, want %d", got, requests)
 	}
+	checkMerge(t, f, dirs, requests)
+}
+
+// checkMerge merges the shards' directories and checks the result against
+// the union of their records, the engines' count, and the keys of a
+// one-machine run of the same workload; then that merge refuses a missing
+// or doubled shard.
+func checkMerge(t *testing.T, f fleet, dirs []string, requests int) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "merged")
+	code, stdout, stderr := runMain(append(append([]string{"merge"}, dirs...), "--out", out)...)
+	if code != 0 {
+		t.Fatalf("merge: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	res, recs := loadSaved(t, out)
+	run := res.Runs[0]
+	var union []result.Record
+	for _, d := range dirs {
+		_, rs := loadSaved(t, d)
+		union = append(union, rs...)
+	}
+	if len(recs) != len(union) || run.Shard != nil || run.Requests != requests || run.OK != requests {
+		t.Errorf("merged %d records (shards %d), run %d requests %d ok, shard %+v: want the union, %d ok, no shard block",
+			len(recs), len(union), run.Requests, run.OK, run.Shard, requests)
+	}
+	for i := 1; i < len(recs); i++ {
+		if recs[i].Start.Add(time.Duration(recs[i].E2ES * 1e9)).Before(recs[i-1].Start.Add(time.Duration(recs[i-1].E2ES * 1e9))) {
+			t.Errorf("merged requests.jsonl not in completion order at line %d", i+1)
+			break
+		}
+	}
+	want := bench.ClientSummary(union)
+	if g, w := run.Client.E2ES, want.E2ES; g == nil || g.N != w.N || g.Median != w.Median || g.P99 != w.P99 {
+		t.Errorf("merged E2E %+v, want the statistics of the union %+v", g, w)
+	}
+	if rc := run.Engine.Reconciliation; rc == nil || rc.EngineCount != float64(requests) || rc.Sent != requests || rc.Foreign ||
+		run.Engine.TTFTS == nil || run.Engine.TTFTS.Count != float64(requests) {
+		t.Errorf("merged engine %+v reconciliation %+v: want the engines' %d over the merged window", run.Engine, rc, requests)
+	}
+	if _, err := os.Stat(filepath.Join(out, "report.md")); err != nil {
+		t.Error(err)
+	}
+
+	// A one-machine run of the same workload has exactly the same keys.
+	single := filepath.Join(t.TempDir(), "single")
+	code, stdout, stderr = runMain("run", "--base-url", f.proxy, "--rate", "40", "--arrival", "poisson", "--seed", "7",
+		"--requests", fmt.Sprint(requests), "--stream", "on", "--max-tokens", "4", "--quiet", "--out", single,
+		"--metrics-url", f.engines[0]+"/metrics", "--metrics-url", f.engines[1]+"/metrics")
+	if code != 0 {
+		t.Fatalf("single run: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if a, b := jsonKeys(t, filepath.Join(out, "results.json")), jsonKeys(t, filepath.Join(single, "results.json")); !slices.Equal(a, b) {
+		t.Errorf("merged results.json keys differ from a one-machine run's:\nmerged: %q\nsingle: %q", a, b)
+	}
+
+	for _, tc := range []struct {
+		dirs []string
+		want string
+	}{
+		{dirs[:2], "shard 2/3 missing"},
+		{[]string{dirs[0], dirs[1], dirs[1]}, "shard 1/3 given twice"},
+		{[]string{dirs[0], dirs[1], single}, single + ": not one shard"},
+	} {
+		code, _, stderr := runMain(append(append([]string{"merge"}, tc.dirs...), "--out", filepath.Join(t.TempDir(), "m"))...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("merge %q: exit %d, %q; want 2 naming %q", tc.dirs, code, stderr, tc.want)
+		}
+	}
+}
+
+// jsonKeys lists every key path of a JSON file (array elements as []),
+// sorted and without duplicates.
+func jsonKeys(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	var walk func(prefix string, v any)
+	walk = func(prefix string, v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, c := range x {
+				keys = append(keys, prefix+"."+k)
+				walk(prefix+"."+k, c)
+			}
+		case []any:
+			for _, c := range x {
+				walk(prefix+"[]", c)
+			}
+		}
+	}
+	walk("", v)
+	slices.Sort(keys)
+	return slices.Compact(keys)
 }
 
 // TestShardLate: a shard whose --start-at is already past is refused

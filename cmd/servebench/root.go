@@ -59,6 +59,7 @@ client's first visible output and E2E beside the engine's TTFT and queue wait.`,
 		newSweepCmd(),
 		newProbeCmd(),
 		newK8sCmd(),
+		newMergeCmd(),
 	)
 	markArgErrorsAsUsage(root)
 	return root

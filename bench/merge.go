@@ -1,0 +1,290 @@
+package bench
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/scrape"
+	"github.com/servebench/servebench/scrape/promql"
+)
+
+// MergeOptions say which shard directories to merge and where to.
+type MergeOptions struct {
+	Dirs    []string // one results directory per shard (servebench run --shard K/N)
+	Out     string   // the merged results directory (created)
+	Version string
+	Args    []string
+}
+
+// shardDir is one shard's saved results.
+type shardDir struct {
+	dir  string
+	res  *result.Results
+	run  *result.Run
+	recs []result.Record
+}
+
+// Merge combines the results directories of a sharded run into one, as if
+// one machine had sent the whole run: it checks that the shards belong
+// together (same run, workload and seed, same N, every K once: an ErrUsage
+// naming what is wrong), writes the union of their requests.jsonl in
+// completion order, recomputes every client statistic from those records,
+// and takes the engine figures over the merged window: from each shard's
+// saved /metrics snapshots (the earliest before-snapshot to the latest
+// after-snapshot), or, for Prometheus, one query over the merged window.
+// Only runs[].shard tells the merged results.json from a one-machine run's.
+func Merge(ctx context.Context, o MergeOptions) (*result.Results, []result.Record, error) {
+	for _, d := range o.Dirs {
+		if filepath.Clean(d) == filepath.Clean(o.Out) {
+			return nil, nil, fmt.Errorf("%w: --out %s is one of the shards: expected a new directory", ErrUsage, o.Out)
+		}
+	}
+	shards, err := loadShards(o.Dirs)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	if err := os.MkdirAll(o.Out, 0o755); err != nil {
+		return nil, nil, fmt.Errorf("%w: results directory (--out): %w", ErrUsage, err)
+	}
+	recs := mergeRecords(shards)
+	if err := writeRecords(filepath.Join(o.Out, result.RequestsFile), recs); err != nil {
+		return nil, nil, err
+	}
+	first := shards[0]
+	res := &result.Results{Schema: result.Schema, Manifest: NewManifest(o.Version, o.Args), Server: first.res.Server,
+		Runs: []result.Run{}, Warnings: []string{}}
+	run := mergeRun(shards, recs)
+	mergeEngine(ctx, shards, run, recs)
+	res.Runs = append(res.Runs, *run)
+	for _, w := range run.Warnings {
+		res.Warnings = append(res.Warnings, run.Name+": "+w)
+	}
+	return res, recs, WriteResults(o.Out, res)
+}
+
+// loadShards reads every directory and checks that they are the N shards
+// of one run.
+func loadShards(dirs []string) ([]*shardDir, error) {
+	if len(dirs) == 0 {
+		return nil, errors.New("merge: expected the shards' results directories")
+	}
+	var shards []*shardDir
+	for _, d := range dirs {
+		res, recs, _, err := result.Load(d)
+		if err != nil {
+			return nil, err
+		}
+		if len(res.Runs) != 1 || res.Runs[0].Shard == nil {
+			return nil, fmt.Errorf("%s: not one shard of a run (expected one run with a shard block: servebench run --shard K/N)", d)
+		}
+		shards = append(shards, &shardDir{dir: d, res: res, run: &res.Runs[0], recs: recs})
+	}
+	slices.SortStableFunc(shards, func(a, b *shardDir) int { return cmp.Compare(a.run.Shard.Index, b.run.Shard.Index) })
+	ref := shards[0]
+	n := ref.run.Shard.Count
+	for _, s := range shards[1:] {
+		switch sh := s.run.Shard; {
+		case sh.Count != n:
+			return nil, fmt.Errorf("%s is shard %d/%d but %s is %d/%d: not the same run", s.dir, sh.Index, sh.Count, ref.dir, ref.run.Shard.Index, n)
+		case s.run.Name != ref.run.Name:
+			return nil, fmt.Errorf("%s ran %q, %s ran %q: not the same run", s.dir, s.run.Name, ref.dir, ref.run.Name)
+		case !reflect.DeepEqual(s.run.Workload, ref.run.Workload):
+			return nil, fmt.Errorf("%s and %s have different workloads (%s): not the same run", s.dir, ref.dir, workloadDiff(s.run.Workload, ref.run.Workload))
+		case s.res.Server.BaseURL != ref.res.Server.BaseURL:
+			return nil, fmt.Errorf("%s loaded %s, %s loaded %s: not the same server", s.dir, s.res.Server.BaseURL, ref.dir, ref.res.Server.BaseURL)
+		}
+	}
+	have := map[int]string{}
+	for _, s := range shards {
+		k := s.run.Shard.Index
+		if prev, dup := have[k]; dup {
+			return nil, fmt.Errorf("shard %d/%d given twice: %s and %s", k, n, prev, s.dir)
+		}
+		have[k] = s.dir
+	}
+	var missing []string
+	for k := range n {
+		if _, ok := have[k]; !ok {
+			missing = append(missing, fmt.Sprintf("%d/%d", k, n))
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("shard %s missing: a merge needs every shard of the run (got %d of %d)", strings.Join(missing, ", "), len(shards), n)
+	}
+	return shards, nil
+}
+
+// workloadDiff names the first workload field that differs.
+func workloadDiff(a, b result.Workload) string {
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	for i := range va.NumField() {
+		if !reflect.DeepEqual(va.Field(i).Interface(), vb.Field(i).Interface()) {
+			return fmt.Sprintf("%s %v vs %v", va.Type().Field(i).Name, va.Field(i).Interface(), vb.Field(i).Interface())
+		}
+	}
+	return "?"
+}
+
+// done is when a record's request ended (its start if it never answered).
+func done(r *result.Record) time.Time {
+	return r.Start.Add(time.Duration(r.E2ES * float64(time.Second)))
+}
+
+// mergeRecords merges the shards' records (each in completion order) into
+// one completion order, as one machine would have written them.
+func mergeRecords(shards []*shardDir) []result.Record {
+	n := 0
+	for _, s := range shards {
+		n += len(s.recs)
+	}
+	out := make([]result.Record, 0, n)
+	pos := make([]int, len(shards))
+	for len(out) < n {
+		best := -1
+		for i, s := range shards {
+			if pos[i] < len(s.recs) && (best < 0 || done(&s.recs[pos[i]]).Before(done(&shards[best].recs[pos[best]]))) {
+				best = i
+			}
+		}
+		out = append(out, shards[best].recs[pos[best]])
+		pos[best]++
+	}
+	return out
+}
+
+func writeRecords(path string, recs []result.Record) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	rw := NewRecordWriter(bw)
+	for i := range recs {
+		if err := rw.Write(&recs[i]); err != nil {
+			break
+		}
+	}
+	err = errors.Join(rw.Close(), bw.Flush())
+	return errors.Join(err, f.Close())
+}
+
+// mergeRun recomputes the run from the merged records as Runner.Run
+// computes it from its own.
+func mergeRun(shards []*shardDir, recs []result.Record) *result.Run {
+	ref := shards[0].run
+	run := &result.Run{Name: ref.Name, Stream: ref.Stream, Workload: ref.Workload, StartedAt: ref.StartedAt}
+	var end time.Time
+	for _, s := range shards {
+		if s.run.StartedAt.Before(run.StartedAt) {
+			run.StartedAt = s.run.StartedAt
+		}
+		if e := s.run.StartedAt.Add(time.Duration(s.run.DurationS * float64(time.Second))); e.After(end) {
+			end = e
+		}
+		run.Retries += s.run.Retries
+	}
+	run.DurationS = end.Sub(run.StartedAt).Seconds()
+	measured := measuredOnly(recs)
+	countOutcomes(run, measured)
+	run.Client = ClientSummary(measured)
+	fillThroughput(run, measured)
+	if g := ref.Goodput; g != nil {
+		if slo, err := result.ParseSLO(g.SLO); err == nil {
+			run.Goodput = result.NewGoodput(slo, measured, run.DurationS)
+		}
+	}
+	if ref.Rate != nil {
+		var lags []float64
+		last := run.StartedAt
+		for i := range measured {
+			r := &measured[i]
+			if r.Attempt <= 1 && r.Turn <= 1 {
+				lags = append(lags, r.IntendedLagS)
+				if r.Start.After(last) {
+					last = r.Start
+				}
+			}
+		}
+		run.Rate = rateStatsOf(lags, run.StartedAt, last, ref.Rate.TargetPerS*float64(ref.Shard.Count))
+		if w := lateWarning(run.Rate); w != "" {
+			run.Warnings = append(run.Warnings, w)
+		}
+	}
+	if run.Workload.ExactLength {
+		if w := exactLengthWarning(measured, run.Workload.MaxTokens); w != "" {
+			run.Warnings = append(run.Warnings, w)
+		}
+	}
+	return run
+}
+
+// mergeEngine fills the merged run's engine figures and reconciliation.
+func mergeEngine(ctx context.Context, shards []*shardDir, run *result.Run, recs []result.Record) {
+	rec := &result.Reconciliation{OK: run.OK}
+	for i := range recs {
+		if recs[i].Warmup {
+			continue
+		}
+		rec.Sent++ // every measured attempt sent has its record
+		if recs[i].Status != 0 {
+			rec.Completed++
+		}
+	}
+	run.Engine.Reconciliation = rec
+	ref := shards[0]
+	dl, _ := scrape.Lookup(ref.res.Server.Dialect)
+	// No model filter: results.json does not say whether the shards had one.
+	m := &Metrics{URLs: ref.res.Server.MetricsURL, Dialect: dl}
+	if src := ref.run.Engine.Source; src != nil && src.Kind == result.SourcePrometheus {
+		sel, err := promql.ParseSelector(src.Selector)
+		if err == nil {
+			m.Prom, err = promql.New(promql.Options{URL: src.URL, Selector: sel, Filter: m.Filter})
+		}
+		if err != nil {
+			run.Warnings = append(run.Warnings, "engine figures absent: the shards' Prometheus source: "+err.Error())
+			return
+		}
+		(&Runner{Metrics: m}).promFigures(ctx, run, rec)
+		return
+	}
+	before, after, err := mergeSnapshots(shards, run.Name)
+	if err != nil {
+		run.Warnings = append(run.Warnings, "engine figures absent: "+err.Error())
+		return
+	}
+	if m.Dialect == nil {
+		run.Warnings = append(run.Warnings, "engine figures absent: the shards' /metrics had no metric family servebench knows")
+		return
+	}
+	m.figures(run, rec, before, after)
+}
+
+// mergeSnapshots returns the earliest before-snapshot and the latest
+// after-snapshot the shards saved: the engine's account of the whole
+// merged window.
+func mergeSnapshots(shards []*shardDir, name string) (before, after *scrape.Snapshot, err error) {
+	for _, s := range shards {
+		b, berr := scrape.ParseFile(filepath.Join(s.dir, SnapshotFile(name+".before")))
+		a, aerr := scrape.ParseFile(filepath.Join(s.dir, SnapshotFile(name+".after")))
+		if err := errors.Join(berr, aerr); err != nil {
+			return nil, nil, fmt.Errorf("shard %s: its saved /metrics snapshots: %w", s.dir, err)
+		}
+		if before == nil || b.At.Before(before.At) {
+			before = b
+		}
+		if after == nil || a.At.After(after.At) {
+			after = a
+		}
+	}
+	return before, after, nil
+}
