@@ -375,12 +375,19 @@ func (r *Runner) openLoop(st *runState, start time.Time) {
 	defer timer.Stop()
 	<-timer.C
 	limit := w.Requests
-	if w.Mode == ModeTrace && (limit == 0 || limit > st.spec.Source.Len()) {
-		limit = st.spec.Source.Len() // a trace is sent once
+	var base time.Duration // a trace's times count from its first measured entry
+	if w.Mode == ModeTrace {
+		// A trace is sent once: the warm-up took its first entries.
+		if rest := st.spec.Source.Len() - w.Warmup; limit == 0 || limit > rest {
+			limit = max(rest, 0)
+		}
+		if limit > 0 {
+			base = st.spec.Source.Conversation(w.Warmup).At
+		}
 	}
 	sh := st.spec.Shard
 loop:
-	for i := 0; limit == 0 || i < limit; i++ {
+	for i := 0; (limit == 0 && w.Mode != ModeTrace) || i < limit; i++ {
 		if w.Mode != ModeTrace && i > 0 {
 			next = next.Add(pacer.Next()) // every shard draws the whole schedule
 		}
@@ -392,7 +399,7 @@ loop:
 		}
 		j := r.prepare(st, i, false)
 		if w.Mode == ModeTrace {
-			next = start.Add(j.conv.At)
+			next = start.Add(j.conv.At - base)
 		}
 		if w.Duration > 0 && next.Sub(start) >= w.Duration {
 			break

@@ -136,6 +136,10 @@ type Workload struct {
 	Seed               int64          `json:"seed"`
 }
 
+// OpenLoop reports whether the run sent on a schedule (rate, trace), so
+// latency is also measured from the intended send time.
+func (w *Workload) OpenLoop() bool { return w.Mode == "rate" || w.Mode == "trace" }
+
 // TraceWorkload is how a trace was replayed.
 type TraceWorkload struct {
 	Format          string  `json:"format"` // mooncake | azure

@@ -133,8 +133,8 @@ func Compare(base, cur *Side, opts Options) (*Report, error) {
 		p := &pairs[i]
 		slo, note := commonSLO(p.b, p.n)
 		p.sloNote = note
-		p.sb = samplesOf(base.Records, p.b.Name, p.b.Workload.Mode == "rate", slo)
-		p.sn = samplesOf(cur.Records, p.n.Name, p.n.Workload.Mode == "rate", slo)
+		p.sb = samplesOf(base.Records, p.b.Name, p.b.Workload.OpenLoop(), slo)
+		p.sn = samplesOf(cur.Records, p.n.Name, p.n.Workload.OpenLoop(), slo)
 		p.pvals = map[string]*float64{}
 		errs = append(errs, checkSide(base, "base", p.b, p.sb, rep.MinSamples, alpha), checkSide(cur, "new", p.n, p.sn, rep.MinSamples, alpha))
 	}
