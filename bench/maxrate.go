@@ -152,6 +152,7 @@ func (m *MaxRateSearch) Next(runs []result.Run) (RunSpec, bool) {
 		m.logf("find-max-rate: %v\n", err)
 		return RunSpec{}, false
 	}
+	spec.Workload.Offset += steps * levelStride // fresh prompts: no step is served from an earlier step's prefix cache
 	return spec, true
 }
 

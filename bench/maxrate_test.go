@@ -123,3 +123,39 @@ func TestMaxRateSearchValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestLevelsGetTheirOwnPrompts: sweep levels (and search steps) send other
+// generated prompts than earlier levels, so a server's prefix cache cannot
+// serve a level from the one before; a file's prompts stay as they are.
+func TestLevelsGetTheirOwnPrompts(t *testing.T) {
+	p, _ := SyntheticPrompts(64, 1)
+	base := RunSpec{Request: RequestSpec{MaxTokens: 4}, Prompts: p, Workload: Workload{Requests: 4}}
+	runs, err := Sweep{Concurrencies: []int{1, 2}}.Runs(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := func(spec RunSpec) string {
+		st := &runState{spec: &spec}
+		j := (&Runner{}).prepare(st, 0, false)
+		return j.req.Messages[0].Content
+	}
+	if a, b := first(runs[0]), first(runs[1]); a == b {
+		t.Errorf("levels c=1 and c=2 send the same first prompt %.40q...", a)
+	}
+	slo, _ := result.ParseSLO("e2e=1s")
+	m := MaxRateSearch{Target: 90, Base: RunSpec{Request: RequestSpec{MaxTokens: 4}, Prompts: p, SLO: slo}}
+	if err := m.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	s1, _ := m.Next(nil)
+	done := []result.Run{{Workload: result.Workload{Mode: ModeRate, Rate: s1.Workload.Rate}, Goodput: &result.Goodput{Requests: 10, Attained: 10, Attainment: 100}}}
+	s2, _ := m.Next(done)
+	if first(s1) == first(s2) {
+		t.Errorf("search steps 1 and 2 send the same first prompt")
+	}
+	fixed, _ := FixedPrompt("hello")
+	runs, _ = Sweep{Concurrencies: []int{1, 2}}.Runs(RunSpec{Request: RequestSpec{MaxTokens: 4}, Prompts: fixed, Workload: Workload{Requests: 4}})
+	if first(runs[0]) != "hello" || first(runs[1]) != "hello" {
+		t.Errorf("a fixed prompt changed across levels")
+	}
+}

@@ -443,6 +443,9 @@ func (r *Runner) prepare(st *runState, index int, warmup bool) job {
 	if !warmup {
 		si += st.spec.Workload.Warmup
 	}
+	if st.spec.Source.Len() == 0 {
+		si += st.spec.Workload.Offset
+	}
 	j := job{index: index, warmup: warmup, conv: st.spec.Source.Conversation(si)}
 	j.req = st.request(&j.conv, 0, nil)
 	return j

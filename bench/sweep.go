@@ -26,6 +26,10 @@ type Sweep struct {
 	MaxP99E2E time.Duration
 }
 
+// levelStride separates the conversations of consecutive sweep levels
+// (Workload.Offset): more than any level sends.
+const levelStride = 1 << 24
+
 // MinSweepRequests is the fewest requests a sweep level sends when neither a
 // request count nor a duration is given.
 const MinSweepRequests = 32
@@ -69,6 +73,7 @@ func (s Sweep) Runs(base RunSpec) ([]RunSpec, error) {
 		runs = append(runs, r)
 	}
 	for i := range runs {
+		runs[i].Workload.Offset = base.Workload.Offset + i*levelStride
 		if err := runs[i].Validate(); err != nil {
 			return nil, err
 		}

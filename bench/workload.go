@@ -44,7 +44,12 @@ type Workload struct {
 	Duration    time.Duration // stop sending after this long (0 = no limit)
 	Warmup      int           // requests sent (sequentially) before the measured part
 	Seed        int64         // arrival process and prompt choice
-	MaxWorkers  int           // ModeRate, ModeTrace: goroutine bound (0 = DefaultMaxWorkers)
+	// Offset is the first conversation of an unbounded (generated) source
+	// this run sends: sweep levels and search steps each get their own
+	// prompts, so a prefix cache cannot serve one level from an earlier
+	// level's requests.
+	Offset     int
+	MaxWorkers int // ModeRate, ModeTrace: goroutine bound (0 = DefaultMaxWorkers)
 	// ThinkTime is the pause, in seconds, between a reply and a session's
 	// next turn (zero Dist: none).
 	ThinkTime Dist
