@@ -198,11 +198,11 @@ func mergeRun(shards []*shardDir, recs []result.Record) *result.Run {
 	countOutcomes(run, measured)
 	run.Client = ClientSummary(measured)
 	fillThroughput(run, measured)
+	var slo result.SLO
 	if g := ref.Goodput; g != nil {
-		if slo, err := result.ParseSLO(g.SLO); err == nil {
-			run.Goodput = result.NewGoodput(slo, measured, run.DurationS)
-		}
+		slo, _ = result.ParseSLO(g.SLO)
 	}
+	judgeRecords(run, measured, slo)
 	if ref.Rate != nil {
 		var lags []float64
 		last := run.StartedAt

@@ -211,18 +211,7 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 	run.Retries = int(st.retries.Load())
 	run.Client = ClientSummary(measured)
 	fillThroughput(run, measured)
-	if ps, w := promptTokensWarning(measured); ps != nil {
-		run.PromptTokens = ps
-		if w != "" {
-			run.Warnings = append(run.Warnings, w)
-		}
-	}
-	if !spec.SLO.IsZero() {
-		run.Goodput = result.NewGoodput(spec.SLO, measured, run.DurationS)
-		if !spec.Request.Stream && (spec.SLO.TPOT > 0 || spec.SLO.ITL > 0) {
-			run.Warnings = append(run.Warnings, "SLO "+spec.SLO.String()+": a non-streaming request has no gap between tokens, so tpot and itl are not judged; ttft is the whole response here")
-		}
-	}
+	judgeRecords(run, measured, spec.SLO)
 	if m := spec.Workload.Mode; m == ModeRate || m == ModeTrace {
 		target := spec.Workload.Rate
 		if m == ModeTrace && run.Workload.Trace != nil && run.Workload.Trace.SpanS > 0 {

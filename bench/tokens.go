@@ -221,3 +221,22 @@ func promptTokensWarning(recs []result.Record) (*result.PromptTokenStats, string
 	}
 	return ps, ""
 }
+
+// judgeRecords fills the figures a run's measured records decide against
+// what was asked: prompt tokens requested against counted (with the 1%
+// warning) and, with an SLO, goodput. Runner.Run and mergeRun share it.
+func judgeRecords(run *result.Run, measured []result.Record, slo result.SLO) {
+	if ps, w := promptTokensWarning(measured); ps != nil {
+		run.PromptTokens = ps
+		if w != "" {
+			run.Warnings = append(run.Warnings, w)
+		}
+	}
+	if slo.IsZero() {
+		return
+	}
+	run.Goodput = result.NewGoodput(slo, measured, run.DurationS)
+	if !run.Stream && (slo.TPOT > 0 || slo.ITL > 0) {
+		run.Warnings = append(run.Warnings, "SLO "+slo.String()+": a non-streaming request has no gap between tokens, so tpot and itl are not judged; ttft is the whole response here")
+	}
+}
