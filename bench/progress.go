@@ -84,6 +84,11 @@ func (b *runBar) add(rec result.Record) {
 		b.fv = append(b.fv, rec.FirstVisibleS)
 		b.e2e = append(b.e2e, rec.E2ES)
 	}
+	if rec.Turn > 1 {
+		// The bar counts sessions (as --requests does): a later turn only
+		// updates the figures.
+		return
+	}
 	b.n++
 	last := b.max > 0 && b.n == b.max
 	if now := time.Now(); last || now.Sub(b.lastDesc) > 250*time.Millisecond {

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/servebench/servebench/engine/sim/simtest"
 )
 
 // TestMultiTurnReport runs synthetic sessions end to end on the bundled
@@ -60,5 +62,63 @@ func TestMultiTurnReport(t *testing.T) {
 	}
 	if fi, err := os.Stat(filepath.Join(dir, "turns.png")); err != nil || fi.Size() < 10_000 {
 		t.Errorf("turns.png: %v", err)
+	}
+}
+
+// TestDatasetAndTraceRuns: a JSONL dataset with sessions and bad lines, and
+// an Azure trace replayed 20 times faster, each end to end against the
+// bundled engine: every good entry sent (sessions whole, in turn order),
+// the skipped lines named once in the warnings, the trace open loop with
+// its schedule recorded.
+func TestDatasetAndTraceRuns(t *testing.T) {
+	e := simtest.Start(t, nil)
+	fixtures := filepath.Join("..", "..", "testdata", "workload")
+
+	dir := t.TempDir()
+	code, _, stderr := runMain("run", "--base-url", e.BaseURL(), "--dataset", "jsonl:"+filepath.Join(fixtures, "chat.jsonl"),
+		"--requests", "4", "--concurrency", "2", "--stream", "on", "--out", dir, "--quiet")
+	if code != 0 {
+		t.Fatalf("dataset run: exit %d\n%s", code, stderr)
+	}
+	res, recs := loadSaved(t, dir)
+	if len(recs) != 7 { // 2 single requests, a session of 2 turns, one of 3
+		t.Errorf("%d records, want 7", len(recs))
+	}
+	for _, r := range recs {
+		if r.Error != "" || r.MaxTokens == 0 || r.OutputTokens != r.MaxTokens {
+			t.Errorf("record %+v: want the line's output_tokens, exactly", r)
+		}
+	}
+	skipped := 0
+	for _, w := range res.Warnings {
+		if strings.Contains(w, "3 malformed or empty entries skipped") && strings.Contains(w, "chat.jsonl:8:") {
+			skipped++
+		}
+	}
+	if skipped != 1 {
+		t.Errorf("warnings %q: want the skipped lines named once", res.Warnings)
+	}
+	if w := res.Runs[0].Workload; w.Source != "jsonl" || w.SkippedEntries != 3 || len(w.SourceSHA256) != 64 || w.Turns != "all" {
+		t.Errorf("workload block %+v", w)
+	}
+
+	dir = t.TempDir()
+	code, _, stderr = runMain("run", "--base-url", e.BaseURL(), "--trace", filepath.Join(fixtures, "azure.csv"),
+		"--trace-speed", "20", "--stream", "off", "--out", dir, "--quiet")
+	if code != 0 {
+		t.Fatalf("trace run: exit %d\n%s", code, stderr)
+	}
+	res, recs = loadSaved(t, dir)
+	run := res.Runs[0]
+	if run.Workload.Mode != "trace" || run.Requests != 5 || run.Rate == nil || run.Client.E2EFromIntendedS == nil ||
+		run.Workload.Trace == nil || run.Workload.Trace.Speed != 20 {
+		t.Errorf("trace run: mode %s, %d requests, rate %+v, trace %+v", run.Workload.Mode, run.Requests, run.Rate, run.Workload.Trace)
+	}
+	// 8.32 s of trace at 20x: the last send no earlier than 0.416 s in.
+	if run.DurationS < 0.416 {
+		t.Errorf("trace replayed in %.3f s, want at least the 0.416 s it spans", run.DurationS)
+	}
+	if len(recs) != 5 || recs[0].PromptTokens < 91 {
+		t.Errorf("records %d, first prompt %d tokens", len(recs), recs[0].PromptTokens)
 	}
 }
