@@ -245,10 +245,16 @@ func mergeEngine(ctx context.Context, shards []*shardDir, run *result.Run, recs 
 	dl, _ := scrape.Lookup(ref.res.Server.Dialect)
 	// No model filter: results.json does not say whether the shards had one.
 	m := &Metrics{URLs: ref.res.Server.MetricsURL, Dialect: dl}
-	if src := ref.run.Engine.Source; src != nil && src.Kind == result.SourcePrometheus {
-		sel, err := promql.ParseSelector(src.Selector)
+	if u := ref.res.Server.PrometheusURL; u != "" {
+		var selector string // from a shard whose window was read
+		for _, s := range shards {
+			if src := s.run.Engine.Source; src != nil && src.Kind == result.SourcePrometheus {
+				selector = src.Selector
+			}
+		}
+		sel, err := promql.ParseSelector(selector)
 		if err == nil {
-			m.Prom, err = promql.New(promql.Options{URL: src.URL, Selector: sel, Filter: m.Filter})
+			m.Prom, err = promql.New(promql.Options{URL: u, Selector: sel, Filter: m.Filter})
 		}
 		if err != nil {
 			run.Warnings = append(run.Warnings, "engine figures absent: the shards' Prometheus source: "+err.Error())

@@ -106,6 +106,33 @@ func TestPrometheusSource(t *testing.T) {
 	}
 	hosts := []string{hostOf(f.engines[0]), hostOf(f.engines[1]), hostOf(f.engines[2])}
 	checkReplicas(t, dir, hosts, true)
+
+	// Two shards reading Prometheus without a selector, merged: one query
+	// over the merged window counts both shards' requests.
+	startAt := time.Now().Add(2 * time.Second).UTC().Format(time.RFC3339)
+	dirs := []string{filepath.Join(t.TempDir(), "s0"), filepath.Join(t.TempDir(), "s1")}
+	var wg sync.WaitGroup
+	for k, d := range dirs {
+		wg.Go(func() {
+			code, stdout, stderr := runMain("run", "--base-url", f.proxy, "--prometheus-url", prom, "--rate", "20",
+				"--requests", "8", "--stream", "off", "--max-tokens", "4", "--quiet", "--out", d,
+				"--shard", fmt.Sprintf("%d/2", k), "--start-at", startAt)
+			if code != 0 {
+				t.Errorf("shard %d: exit %d\n%s\n%s", k, code, stdout, stderr)
+			}
+		})
+	}
+	wg.Wait()
+	out := filepath.Join(t.TempDir(), "merged")
+	if code, stdout, stderr := runMain("merge", dirs[0], dirs[1], "--out", out); code != 0 {
+		t.Fatalf("merge: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	merged, _ := loadSaved(t, out)
+	mr := merged.Runs[0]
+	if rc := mr.Engine.Reconciliation; rc == nil || rc.EngineCount != 8 || rc.Sent != 8 || mr.Engine.Source == nil ||
+		mr.Engine.Source.Kind != result.SourcePrometheus || mr.Engine.E2ES == nil || mr.Engine.E2ES.Count != 8 {
+		t.Errorf("merged engine %+v, reconciliation %+v: want Prometheus' count of the 8 requests over the merged window", mr.Engine, rc)
+	}
 }
 
 // checkReplicas checks per-replica figures of a run sent 6 requests through

@@ -78,7 +78,11 @@ func (s *Source) Detect(ctx context.Context) (*scrape.Dialect, error) {
 	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
 	defer cancel()
 	now := time.Now()
-	vals, _, _, err := s.api.LabelValues(ctx, "__name__", []string{s.opts.Selector.String()}, now.Add(-time.Hour), now)
+	var match []string // Prometheus refuses an empty match[] ("{}"): none lists every name
+	if len(s.opts.Selector) > 0 {
+		match = []string{s.opts.Selector.String()}
+	}
+	vals, _, _, err := s.api.LabelValues(ctx, "__name__", match, now.Add(-time.Hour), now)
 	if err != nil {
 		return nil, fmt.Errorf("prometheus %s: listing metric names under %s: %w", s.opts.URL, s.opts.Selector, err)
 	}
