@@ -470,3 +470,49 @@ func TestPrefixCacheFigures(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordsMatchEngineTruth checks servebench's per-request figures
+// against the bundled engine's own records (--debug-requests), matched by
+// X-Request-Id: the token counts in requests.jsonl are the engine's, and
+// the client's E2E contains the engine's arrival-to-finish time (the
+// client starts its clock before the engine sees the request and stops it
+// after the last byte).
+func TestRecordsMatchEngineTruth(t *testing.T) {
+	e := startEngine(t, func(o *sim.Options) { o.DebugRequests, o.PromptTokensDetails = true, true })
+	dir := t.TempDir()
+	runs := seqRuns(3, 16)
+	runs[0].Request.ExactLength = false // natural lengths: the engine decides them
+	res, recs, err := Execute(context.Background(), Config{
+		Server: ServerOptions{BaseURL: e.BaseURL()}, Runs: runs, Dir: dir, RequestIDs: true,
+		Args: []string{"servebench", "test"}, Version: "test", FailOnErrorRate: -1,
+	})
+	if err != nil || len(res.Runs) != 2 {
+		t.Fatalf("Execute: %v", err)
+	}
+	truth := map[string]sim.RequestRecord{}
+	for _, r := range e.Requests() {
+		truth[r.ID] = r
+	}
+	n := 0
+	for _, rec := range recs {
+		if !rec.Outcome() {
+			continue
+		}
+		n++
+		tr, ok := truth["chatcmpl-"+rec.RequestID]
+		if !ok {
+			t.Errorf("request %s: no engine record", rec.RequestID)
+			continue
+		}
+		if rec.PromptTokens != tr.PromptTokens || rec.OutputTokens != tr.OutputTokens || rec.CachedTokens != tr.CachedTokens || rec.FinishReason != tr.FinishReason {
+			t.Errorf("request %s: client saw prompt %d cached %d output %d %s; engine: %d, %d, %d, %s", rec.RequestID,
+				rec.PromptTokens, rec.CachedTokens, rec.OutputTokens, rec.FinishReason, tr.PromptTokens, tr.CachedTokens, tr.OutputTokens, tr.FinishReason)
+		}
+		if engineE2E := tr.Finished - tr.Arrival; rec.E2ES < engineE2E-0.001 {
+			t.Errorf("request %s: client E2E %.4f s shorter than the engine's %.4f s", rec.RequestID, rec.E2ES, engineE2E)
+		}
+	}
+	if n != 6 || len(truth) != 6 {
+		t.Errorf("%d measured records, %d engine records; want 6 and 6", n, len(truth))
+	}
+}
