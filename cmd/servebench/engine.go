@@ -26,8 +26,9 @@ func newEngineCmd() *cobra.Command {
 		Long: `engine serves the OpenAI-compatible API (/v1/chat/completions, /v1/completions,
 /v1/models), /tokenize, /detokenize, /health, /metrics (vLLM V1 names) and /version
 like ` + "`vllm serve`" + ` on the chosen GPU, with start-up phases, continuous batching, a
-paged KV cache and preemption timed by a physics model of that GPU instead of a
-GPU. Logs go to stderr in vLLM's formats. Prompts are counted by a byte-level BPE
+paged KV cache with vLLM V1's automatic prefix caching (off with
+--no-enable-prefix-caching) and preemption timed by a physics model of that GPU
+instead of a GPU. Logs go to stderr in vLLM's formats. Prompts are counted by a byte-level BPE
 tokenizer that matches Qwen2.5's and Llama-3's counts on English text, after the
 model's chat template (Qwen2.5's default system prompt included). With
 --speculative-tokens K each decode step streams 1 to K+1 tokens in one chunk
