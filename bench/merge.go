@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -140,42 +141,73 @@ func done(r *result.Record) time.Time {
 	return r.Start.Add(time.Duration(r.E2ES * float64(time.Second)))
 }
 
-// mergeRecords merges the shards' records (each in completion order) into
-// one completion order, as one machine would have written them.
+// mergeRecords merges the shards' records into one completion order, as
+// one machine would have written them. The records are held once: each
+// shard's slice is released as it is appended, and the order is applied in
+// place (each record moved once, by the cycles of the sorting permutation).
 func mergeRecords(shards []*shardDir) []result.Record {
 	n := 0
 	for _, s := range shards {
 		n += len(s.recs)
 	}
-	out := make([]result.Record, 0, n)
-	pos := make([]int, len(shards))
-	for len(out) < n {
-		best := -1
-		for i, s := range shards {
-			if pos[i] < len(s.recs) && (best < 0 || done(&s.recs[pos[i]]).Before(done(&shards[best].recs[pos[best]]))) {
-				best = i
-			}
-		}
-		out = append(out, shards[best].recs[pos[best]])
-		pos[best]++
+	all := make([]result.Record, 0, n)
+	for _, s := range shards {
+		all = append(all, s.recs...)
+		s.recs = nil
 	}
-	return out
+	at := make([]int64, n)
+	perm := make([]int32, n)
+	for i := range all {
+		at[i] = done(&all[i]).UnixNano()
+		perm[i] = int32(i)
+	}
+	// Stable: simultaneous completions keep the shards' order.
+	slices.SortStableFunc(perm, func(a, b int32) int { return cmp.Compare(at[a], at[b]) })
+	// Position j takes the record at perm[j]; a placed position is -1.
+	for i := range perm {
+		if perm[i] < 0 {
+			continue
+		}
+		tmp, j := all[i], i
+		for {
+			k := int(perm[j])
+			perm[j] = -1
+			if k == i {
+				all[j] = tmp
+				break
+			}
+			all[j] = all[k]
+			j = k
+		}
+	}
+	return all
 }
 
+// writeRecords writes requests.jsonl as RecordWriter encodes it, one
+// record at a time (no queue: the records are all here already).
 func writeRecords(path string, recs []result.Record) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
 	bw := bufio.NewWriterSize(f, 1<<20)
-	rw := NewRecordWriter(bw)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
 	for i := range recs {
-		if err := rw.Write(&recs[i]); err != nil {
+		if err = enc.Encode(&recs[i]); err != nil {
 			break
 		}
 	}
-	err = errors.Join(rw.Close(), bw.Flush())
-	return errors.Join(err, f.Close())
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
 }
 
 // mergeRun recomputes the run from the merged records as Runner.Run
