@@ -7,6 +7,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/servebench/servebench/bench"
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/engine/launch/launchtest"
 	"github.com/servebench/servebench/engine/sim"
 	"github.com/servebench/servebench/engine/sim/simtest"
 	"github.com/servebench/servebench/scrape"
@@ -401,6 +403,54 @@ func TestShardLate(t *testing.T) {
 		code, _, stderr := runMain(append([]string{"run", "--base-url", "http://127.0.0.1:1"}, tc.args...)...)
 		if code != 2 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%q: exit %d, %q; want 2 naming %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
+
+// TestShardKilled: one of three shards is killed (SIGKILL, a real process)
+// mid-run; merge refuses (exit 2) both its directory, which has no
+// results.json, and the other two alone, naming the missing shard.
+func TestShardKilled(t *testing.T) {
+	f := startFleet(t, 2, 2)
+	bin := launchtest.Servebench(t)
+	startAt := time.Now().Add(3 * time.Second).UTC().Format(time.RFC3339)
+	args := func(k int, dir string) []string {
+		return []string{"run", "--base-url", f.proxy, "--rate", "6", "--requests", "24", "--stream", "off", "--max-tokens", "4",
+			"--quiet", "--shard", fmt.Sprintf("%d/3", k), "--start-at", startAt, "--out", dir,
+			"--metrics-url", f.engines[0] + "/metrics", "--metrics-url", f.engines[1] + "/metrics"}
+	}
+	dirs := []string{filepath.Join(t.TempDir(), "s0"), filepath.Join(t.TempDir(), "s1"), filepath.Join(t.TempDir(), "s2")}
+	victim := exec.Command(bin, args(2, dirs[2])...)
+	if err := victim.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		at, _ := time.Parse(time.RFC3339, startAt)
+		time.Sleep(time.Until(at) + time.Second)
+		_ = victim.Process.Kill()
+	}()
+	var wg sync.WaitGroup
+	for k := range 2 {
+		wg.Go(func() {
+			if code, stdout, stderr := runMain(args(k, dirs[k])...); code != 0 {
+				t.Errorf("shard %d: exit %d\n%s\n%s", k, code, stdout, stderr)
+			}
+		})
+	}
+	wg.Wait()
+	if err := victim.Wait(); err == nil {
+		t.Fatal("the killed shard exited normally")
+	}
+	for _, tc := range []struct {
+		dirs []string
+		want string
+	}{
+		{dirs, dirs[2] + "/results.json"},
+		{dirs[:2], "shard 2/3 missing"},
+	} {
+		code, _, stderr := runMain(append(append([]string{"merge"}, tc.dirs...), "--out", filepath.Join(t.TempDir(), "m"))...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("merge %q: exit %d, %q; want 2 naming %q", tc.dirs, code, stderr, tc.want)
 		}
 	}
 }
