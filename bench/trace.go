@@ -242,10 +242,10 @@ func readAzure(data []byte, file string) ([]traceEntry, error) {
 		if err == io.EOF {
 			break
 		}
-		line, _ := r.FieldPos(0)
-		if err != nil {
+		if err != nil { // a *csv.ParseError names the line
 			return nil, fmt.Errorf("%s: %w", file, err)
 		}
+		line, _ := r.FieldPos(0)
 		field := func(k int) string {
 			if idx[k] < len(rec) {
 				return strings.TrimSpace(rec[idx[k]])
