@@ -25,7 +25,8 @@ const (
 )
 
 // DefaultPrompt is the fixed prompt used when none is given: a short chat
-// prompt, as in the seed lesson's measurement.
+// prompt, as in the seed lesson's measurement. engine/perf is calibrated for
+// it (perf.CalibrationPrompt, held equal by TestDefaultPromptCalibrated).
 const DefaultPrompt = "Write a short story about a lighthouse keeper who finds a message in a bottle."
 
 // MaxPromptFileLine bounds one line of a prompt file (16 MiB).

@@ -68,9 +68,10 @@ func TestMixedStep(t *testing.T) {
 // queue or preempt, which is what drives queue wait and TTFT up.
 func TestKVLimitUnderLoad(t *testing.T) {
 	p := calibrationPerf(t)
+	prompt, _ := seedPrompt(t, p)
 	const streams, output = 64, 256
 	need := func(prompt int) int { return streams * p.KVBlocksFor(prompt+output) * p.BlockSize() }
-	short, long := need(calibrationPrompt), need(2048)
+	short, long := need(prompt), need(2048)
 	t.Logf("64 x (prompt+256): short prompts need %d KV tokens, 2048-token prompts %d; available %d (%d streams of 2304 fit)",
 		short, long, p.KVCacheTokens(), p.NumGPUBlocks()/p.KVBlocksFor(2048+output))
 	if short > p.KVCacheTokens() {
@@ -79,10 +80,10 @@ func TestKVLimitUnderLoad(t *testing.T) {
 	if long <= p.KVCacheTokens() {
 		t.Errorf("long prompts need %d tokens, within the %d available: no KV pressure", long, p.KVCacheTokens())
 	}
-	// A newcomer's first step is a mixed step: its TTFT alone is far above
-	// the idle 28 ms when 63 streams are decoding.
-	busy := p.RequestOverhead() + p.StepTime(Step{PrefillTokens: calibrationPrompt, PrefillSeqs: 1, DecodeSeqs: 63, ContextTokens: 63 * 160})
-	idle, _ := aloneTimes(p, calibrationPrompt, 1)
+	// A newcomer's first step is a mixed step: its TTFT is far above its
+	// TTFT on an idle engine when 63 streams are decoding.
+	busy := p.RequestOverhead() + p.StepTime(Step{PrefillTokens: prompt, PrefillSeqs: 1, DecodeSeqs: 63, ContextTokens: 63 * 160})
+	idle, _ := requestTimes(p, prompt, 0, 1)
 	t.Logf("TTFT of a newcomer: idle %v, beside 63 decoding streams %v", idle, busy)
 	if busy < 2*idle {
 		t.Errorf("busy TTFT %v, want well over idle %v", busy, idle)

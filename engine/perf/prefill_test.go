@@ -45,18 +45,23 @@ func TestPublicPrefill(t *testing.T) {
 // TestLongPromptTTFT prints what the model predicts for one long prompt alone
 // on each GPU it fits (chunked by the GPU's default step budget, as the
 // scheduler does), and checks that prefill is compute-bound from 1,024
-// tokens on: its throughput within the GPU's MFU-limited ceiling and above
-// 70% of it (attention and overheads take the rest).
+// tokens on: what the second half of the prompt adds runs within the GPU's
+// MFU-limited ceiling and above 70% of it (attention and per-chunk
+// overheads take the rest). The per-request fixed cost (~14 ms, the
+// 3060's short-prompt TTFT less its weight reads) is paid once whatever the
+// length, so the marginal rate, not n/TTFT, says whether FLOPs bound it
+// (below 1,024 tokens a half may still be bound by the weight reads).
 func TestLongPromptTTFT(t *testing.T) {
 	for _, g := range []string{"l4-24gb", "a100-80gb", "h100-80gb"} {
 		p := mustNew(t, g, "llama-3.1-8b-instruct", Config{MaxModelLen: 16384, GPUMemoryUtilization: 0.9})
 		ceiling := p.GPU().TFLOPs * 1e12 * MFU / (2 * p.Model().LinearParams())
 		for _, n := range []int{512, 1024, 2048, 4096, 8192} {
 			ttft := chunkedTTFT(p, n)
-			rate := float64(n) / ttft.Seconds()
-			t.Logf("%-10s llama-3.1-8b bf16, %4d-token prompt alone: TTFT %7.1f ms, %6.0f prompt tokens/s (ceiling %6.0f)", g, n, ms(ttft), rate, ceiling)
-			if rate > ceiling || n >= 1024 && rate < 0.7*ceiling {
-				t.Errorf("%s at %d tokens: %.0f tokens/s, want 70-100%% of the ceiling %.0f", g, n, rate, ceiling)
+			marginal := float64(n-n/2) / (ttft - chunkedTTFT(p, n/2)).Seconds()
+			t.Logf("%-10s llama-3.1-8b bf16, %4d-token prompt alone: TTFT %7.1f ms, %6.0f prompt tokens/s overall, %6.0f over its second half (ceiling %6.0f)",
+				g, n, ms(ttft), float64(n)/ttft.Seconds(), marginal, ceiling)
+			if n >= 1024 && (marginal > ceiling || marginal < 0.7*ceiling) {
+				t.Errorf("%s at %d tokens: second half at %.0f tokens/s, want 70-100%% of the ceiling %.0f", g, n, marginal, ceiling)
 			}
 		}
 	}
