@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -289,42 +288,33 @@ func (d *Dataset) readJSONL(data []byte, maxTurns int) error {
 		turns []int // "turn" of each, for ordering
 	}
 	byID := map[string]*sess{}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64<<10), MaxPromptFileLine)
-	for line := 1; sc.Scan(); line++ {
-		text := strings.TrimSpace(sc.Text())
-		if line == 1 {
-			text = strings.TrimPrefix(text, "\uFEFF")
-		}
-		if text == "" {
-			continue
-		}
+	err := eachLine(bytes.NewReader(data), d.File, func(line int, text string) error {
 		it, err := parsePromptLine(text)
 		if err != nil {
 			d.skip(line, "%v", err)
-			continue
+			return nil
 		}
 		var x jsonlExtra
 		if err := json.Unmarshal([]byte(text), &x); err != nil {
 			d.skip(line, "%v", err)
-			continue
+			return nil
 		}
 		t := Turn{Text: it.Prompt, Messages: it.Messages}
 		if x.OutputTokens != nil {
 			if *x.OutputTokens < 1 {
 				d.skip(line, `"output_tokens" %d: expected at least 1`, *x.OutputTokens)
-				continue
+				return nil
 			}
 			t.OutputTokens = *x.OutputTokens
 		}
 		id := rawID(x.Session)
 		if id == "" {
 			d.convs = append(d.convs, Conversation{Turns: []Turn{t}})
-			continue
+			return nil
 		}
 		if it.Messages != nil {
 			d.skip(line, `a "session" line needs "prompt" (the user's turn), not "messages"`)
-			continue
+			return nil
 		}
 		s := byID[id]
 		if s == nil {
@@ -340,9 +330,10 @@ func (d *Dataset) readJSONL(data []byte, maxTurns int) error {
 		at, _ := slices.BinarySearch(s.turns, order+1) // stable: after equal turns
 		s.turns = slices.Insert(s.turns, at, order)
 		c.Turns = slices.Insert(c.Turns, at, t)
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("%s: %w", d.File, err)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	for i := range d.convs {
 		if c := &d.convs[i]; maxTurns > 0 && len(c.Turns) > maxTurns {

@@ -105,9 +105,30 @@ func LoadPromptFile(path string) (*Prompts, error) {
 }
 
 func parsePromptLines(r io.Reader, name string) ([]promptItem, error) {
+	var items []promptItem
+	err := eachLine(r, name, func(line int, text string) error {
+		it, err := parsePromptLine(text)
+		if err != nil {
+			return fmt.Errorf("%s:%d: %w", name, line, err)
+		}
+		items = append(items, it)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(items) == 0 {
+		return nil, fmt.Errorf("%s: no prompts (expected JSONL lines of {\"prompt\": ...} or {\"messages\": [...]})", name)
+	}
+	return items, nil
+}
+
+// eachLine calls fn with each non-blank line of a JSONL input, trimmed,
+// and its 1-based number; lines are at most MaxPromptFileLine bytes. It
+// stops at fn's first error; a read error names name and the line.
+func eachLine(r io.Reader, name string, fn func(line int, text string) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), MaxPromptFileLine)
-	var items []promptItem
 	line := 0
 	for sc.Scan() {
 		line++
@@ -116,23 +137,17 @@ func parsePromptLines(r io.Reader, name string) ([]promptItem, error) {
 			// Windows editors start UTF-8 files with a byte order mark.
 			text = strings.TrimPrefix(text, "\uFEFF")
 		}
-		text = strings.TrimSpace(text)
-		if text == "" {
+		if text = strings.TrimSpace(text); text == "" {
 			continue
 		}
-		it, err := parsePromptLine(text)
-		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
+		if err := fn(line, text); err != nil {
+			return err
 		}
-		items = append(items, it)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s:%d: %w", name, line+1, err)
+		return fmt.Errorf("%s:%d: %w", name, line+1, err)
 	}
-	if len(items) == 0 {
-		return nil, fmt.Errorf("%s: no prompts (expected JSONL lines of {\"prompt\": ...} or {\"messages\": [...]})", name)
-	}
-	return items, nil
+	return nil
 }
 
 // promptRoles are the chat roles the OpenAI API takes.

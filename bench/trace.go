@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/csv"
@@ -161,36 +160,27 @@ type mooncakeLine struct {
 // readMooncake reads a Mooncake JSONL trace.
 func readMooncake(data []byte, file string) ([]traceEntry, error) {
 	var out []traceEntry
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64<<10), MaxPromptFileLine)
 	var first, prev float64
-	for line := 1; sc.Scan(); line++ {
-		text := bytes.TrimSpace(sc.Bytes())
-		if len(text) == 0 {
-			continue
-		}
+	err := eachLine(bytes.NewReader(data), file, func(line int, text string) error {
 		var m mooncakeLine
-		if err := json.Unmarshal(text, &m); err != nil {
-			return nil, fmt.Errorf("%s:%d: %v (expected {\"timestamp\": ms, \"input_length\", \"output_length\", \"hash_ids\": [...]})", file, line, err)
+		if err := json.Unmarshal([]byte(text), &m); err != nil {
+			return fmt.Errorf("%s:%d: %v (expected {\"timestamp\": ms, \"input_length\", \"output_length\", \"hash_ids\": [...]})", file, line, err)
 		}
-		pos := func(name string, v *int) error {
-			if v == nil || *v < 1 {
-				return fmt.Errorf("%s:%d: %q: expected a token count >= 1", file, line, name)
+		for _, f := range []struct {
+			name string
+			v    *int
+		}{{"input_length", m.InputLength}, {"output_length", m.OutputLength}} {
+			if f.v == nil || *f.v < 1 {
+				return fmt.Errorf("%s:%d: %q: expected a token count >= 1", file, line, f.name)
 			}
-			return nil
 		}
-		switch {
-		case m.Timestamp == nil || *m.Timestamp < 0 || math.IsNaN(*m.Timestamp):
-			return nil, fmt.Errorf("%s:%d: \"timestamp\": expected milliseconds >= 0", file, line)
-		case pos("input_length", m.InputLength) != nil:
-			return nil, pos("input_length", m.InputLength)
-		case pos("output_length", m.OutputLength) != nil:
-			return nil, pos("output_length", m.OutputLength)
+		if m.Timestamp == nil || !(*m.Timestamp >= 0) {
+			return fmt.Errorf("%s:%d: \"timestamp\": expected milliseconds >= 0", file, line)
 		}
 		if len(out) == 0 {
 			first = *m.Timestamp
 		} else if *m.Timestamp < prev {
-			return nil, fmt.Errorf("%s:%d: \"timestamp\" %g before the previous line's %g: expected times in order", file, line, *m.Timestamp, prev)
+			return fmt.Errorf("%s:%d: \"timestamp\" %g before the previous line's %g: expected times in order", file, line, *m.Timestamp, prev)
 		}
 		prev = *m.Timestamp
 		e := traceEntry{at: time.Duration((*m.Timestamp - first) * float64(time.Millisecond)), in: *m.InputLength,
@@ -199,9 +189,10 @@ func readMooncake(data []byte, file string) ([]traceEntry, error) {
 			e.hashes = *m.HashIDs
 		}
 		out = append(out, e)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%s: no requests (expected Mooncake JSONL lines)", file)
