@@ -36,7 +36,7 @@ import (
 // 1,369 tokens, one step) leave 24-30 ms beside their FLOPs at MFU 0.60:
 // one request overhead (the ten arrive together and pay it in parallel)
 // plus ten prefilling sequences. Solving both: ~11 ms per request and
-// ~1.6 ms per prefilling sequence; the public figures then hold within 4%.
+// ~1.6 ms per prefilling sequence; the public figures then hold within 6%.
 const (
 	// BandwidthEfficiency is the fraction of peak memory bandwidth that
 	// decode GEMVs sustain (well-tuned kernels reach ~90% of peak in
