@@ -59,14 +59,9 @@ const reconcilePoll = 50 * time.Millisecond
 // client saw succeed, then fills run.Engine from the delta, with warnings
 // whenever the figures cannot be trusted (no /metrics, unknown dialect,
 // counter reset, foreign traffic).
-func (r *Runner) engineFigures(ctx context.Context, run *result.Run, before snapshotResult, sent int, recs []result.Record) {
+func (r *Runner) engineFigures(ctx context.Context, run *result.Run, before snapshotResult, sent, completed int) {
 	m := r.Metrics
-	rec := &result.Reconciliation{Sent: sent, OK: run.OK}
-	for i := range recs {
-		if recs[i].Status != 0 {
-			rec.Completed++
-		}
-	}
+	rec := &result.Reconciliation{Sent: sent, OK: run.OK, Completed: completed}
 	run.Engine.Reconciliation = rec
 	if m.Prom != nil {
 		r.promFigures(ctx, run, rec)
@@ -186,33 +181,14 @@ func (r *Runner) settle(ctx context.Context, base *scrape.Snapshot, target int) 
 	}
 }
 
-// countOK counts the successful records.
-func countOK(recs []result.Record) int {
-	n := 0
-	for i := range recs {
-		if recs[i].Error == "" {
-			n++
-		}
-	}
-	return n
-}
-
 // fillThroughput sets the run's request and output-token rates over its
 // measured duration.
 func fillThroughput(run *result.Run, recs []result.Record) {
-	if run.DurationS <= 0 {
-		return
-	}
-	tokens := 0
+	var t tally
 	for i := range recs {
-		if recs[i].Error == "" && !recs[i].Retried {
-			tokens += recs[i].OutputTokens
-		}
+		t.add(&recs[i])
 	}
-	run.Throughput = result.Throughput{
-		RequestsPerS:     float64(run.OK) / run.DurationS,
-		OutputTokensPerS: float64(tokens) / run.DurationS,
-	}
+	run.Throughput = t.throughput(run.DurationS)
 }
 
 // rateStats says how well an open-loop run kept its schedule: the achieved

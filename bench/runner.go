@@ -122,6 +122,9 @@ type Runner struct {
 	// Grace is how long in-flight requests may finish after Ctrl-C or a
 	// server exit before they are canceled (default 3 s).
 	Grace time.Duration
+	// Bounded keeps no record in memory: Run returns none (they are in
+	// requests.jsonl) and its memory stays bounded however long it runs.
+	Bounded bool
 	// Interval splits each run into windows (Run.Windows; 0: none).
 	Interval time.Duration
 	// OnWindow, when set, gets the run so far (Incomplete) at its start and
@@ -150,6 +153,7 @@ type runState struct {
 	clipped atomic.Int64 // requests whose drawn lengths were clipped to max_model_len
 	cut     atomic.Int64 // sessions that stopped at a failed turn
 	win     *windower
+	acc     runAcc // the run's figures, fed by keep
 }
 
 // Run executes spec: warm-up, a /metrics snapshot, the measured requests,
@@ -186,7 +190,7 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 		if pre.err == nil && pre.snap != nil {
 			// The baseline must include the warm-up in the engine's counts, or
 			// a late-counted warm-up request would pass for foreign traffic.
-			before = r.settle(sendCtx, pre.snap, countOK(st.recs))
+			before = r.settle(sendCtx, pre.snap, st.acc.warmOK)
 		} else {
 			before = r.Metrics.snapshot(sendCtx)
 		}
@@ -206,12 +210,12 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 	st.win.stop()
 	run.DurationS = time.Since(start).Seconds()
 
-	measured := measuredOnly(st.recs)
-	countOutcomes(run, measured)
+	acc := &st.acc // no record is kept any more: in-flight requests are done
+	run.Requests, run.OK, run.Errors = acc.t.requests, acc.t.ok, acc.t.errorsMap()
 	run.Retries = int(st.retries.Load())
-	run.Client = ClientSummary(measured)
-	fillThroughput(run, measured)
-	judgeRecords(run, measured, spec.SLO)
+	run.Client = acc.t.client()
+	run.Throughput = acc.t.throughput(run.DurationS)
+	judged(run, &acc.prompt, acc.goodput, spec.SLO)
 	if m := spec.Workload.Mode; m == ModeRate || m == ModeTrace {
 		target := spec.Workload.Rate
 		if m == ModeTrace && run.Workload.Trace != nil && run.Workload.Trace.SpanS > 0 {
@@ -227,12 +231,12 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 	}
 	run.Warnings = append(run.Warnings, sourceWarnings(st)...)
 	if spec.Request.ExactLength {
-		if w := exactLengthWarning(measured, spec.Request.MaxTokens); w != "" {
+		if w := acc.exact.warning(spec.Request.MaxTokens); w != "" {
 			run.Warnings = append(run.Warnings, w)
 		}
 	}
 	if r.Metrics != nil {
-		r.engineFigures(ctx, run, before, int(st.sent.Load()), measured)
+		r.engineFigures(ctx, run, before, int(st.sent.Load()), acc.completed)
 	}
 	run.Windows = st.win.finish(run.DurationS, r.after)
 	_ = r.Records.Err() // returns once this run's lines are in the file; the session reports the error
@@ -240,6 +244,17 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 		return run, st.recs, lateErr
 	}
 	return run, st.recs, runErr(ctx, sendCtx)
+}
+
+// measuredOnly is recs without the warm-up.
+func measuredOnly(recs []result.Record) []result.Record {
+	out := make([]result.Record, 0, len(recs))
+	for _, r := range recs {
+		if !r.Warmup {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 func (r *Runner) defaults() {
@@ -611,7 +626,10 @@ func (r *Runner) keep(st *runState, rec result.Record, firstOpenLoop bool, lag t
 	_ = r.Records.Write(&rec) // a write error is reported once by the session (RecordWriter.Err)
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	st.recs = append(st.recs, rec)
+	st.acc.add(&rec, st.spec)
+	if !r.Bounded {
+		st.recs = append(st.recs, rec)
+	}
 	if firstOpenLoop {
 		st.lags = append(st.lags, lag.Seconds())
 		if s := rec.Start; s.After(st.last) {
@@ -646,16 +664,6 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	case <-ctx.Done():
 		return false
 	}
-}
-
-func measuredOnly(recs []result.Record) []result.Record {
-	out := make([]result.Record, 0, len(recs))
-	for _, r := range recs {
-		if !r.Warmup {
-			out = append(out, r)
-		}
-	}
-	return out
 }
 
 func workloadResult(s *RunSpec) result.Workload {

@@ -57,6 +57,9 @@ type Config struct {
 	// Interval splits every run into windows (Runner.Interval; 0: none);
 	// each boundary also rewrites Dir/checkpoint.json.
 	Interval time.Duration
+	// Bounded keeps no record in memory (Runner.Bounded): Execute returns
+	// none; they are in Dir/requests.jsonl.
+	Bounded bool
 }
 
 // Execute starts the server, runs every RunSpec, writes requests.jsonl as it
@@ -139,6 +142,7 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 		Grace:         cfg.Grace,
 		ReconcileWait: cfg.ReconcileWait,
 		Interval:      cfg.Interval,
+		Bounded:       cfg.Bounded,
 		Metrics: &Metrics{HTTP: &http.Client{Timeout: 10 * time.Second}, URLs: srv.MetricsURLs, Filter: scrape.Filter{Model: cfg.Server.Model},
 			Prom: prom},
 	}

@@ -46,28 +46,43 @@ func countOutcomes(run *result.Run, recs []result.Record) {
 // exactLengthWarning says when a server ignored ignore_eos/min_tokens: a
 // successful request whose output token count differs from max_tokens.
 func exactLengthWarning(recs []result.Record, maxTokens int) string {
-	off, n := 0, 0
-	seen := map[int]int{}
+	var a exactAcc
 	for i := range recs {
-		r := &recs[i]
-		if r.Warmup || r.Error != "" {
-			continue
-		}
-		n++
-		want := maxTokens
-		if r.MaxTokens > 0 { // a length the source chose for this request
-			want = r.MaxTokens
-		}
-		if r.OutputTokens != want {
-			off++
-			seen[r.OutputTokens]++
-		}
+		a.add(&recs[i], maxTokens)
 	}
-	if off == 0 {
+	return a.warning(maxTokens)
+}
+
+// exactAcc gathers exactLengthWarning's counts one record at a time.
+type exactAcc struct {
+	off, n int
+	seen   map[int]int // output token counts that differed (bounded by max_tokens)
+}
+
+func (a *exactAcc) add(r *result.Record, maxTokens int) {
+	if r.Warmup || r.Error != "" {
+		return
+	}
+	a.n++
+	want := maxTokens
+	if r.MaxTokens > 0 { // a length the source chose for this request
+		want = r.MaxTokens
+	}
+	if r.OutputTokens != want {
+		a.off++
+		if a.seen == nil {
+			a.seen = map[int]int{}
+		}
+		a.seen[r.OutputTokens]++
+	}
+}
+
+func (a *exactAcc) warning(maxTokens int) string {
+	if a.off == 0 {
 		return ""
 	}
-	counts := make([]int, 0, len(seen))
-	for k := range seen {
+	counts := make([]int, 0, len(a.seen))
+	for k := range a.seen {
 		counts = append(counts, k)
 	}
 	sort.Ints(counts)
@@ -76,7 +91,7 @@ func exactLengthWarning(recs []result.Record, maxTokens int) string {
 	}
 	return fmt.Sprintf("exact length requested (max_tokens=%d, ignore_eos, min_tokens) but %d of %d requests "+
 		"returned a different output token count (e.g. %v): the server ignores ignore_eos/min_tokens, "+
-		"so per-request work differs and E2E is not comparable", maxTokens, off, n, counts)
+		"so per-request work differs and E2E is not comparable", maxTokens, a.off, a.n, counts)
 }
 
 // engineQuantities maps results.json's engine keys to canonical quantities.

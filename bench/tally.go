@@ -1,21 +1,27 @@
 package bench
 
 import (
+	"slices"
+
 	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/bench/stats"
 )
 
 // tally accumulates a run's (or one window's) figures one record at a time,
-// keeping compact samples (one float per request and quantity; ITL one per
-// event gap) instead of the records themselves. ClientSummary, the run's
+// keeping compact samples (8 bytes per request and quantity, so
+// request-level figures are exact) and, for the gaps between tokens, a
+// bounded histogram (stats.Hist: quantiles within 0.1%) instead of the
+// records themselves. ClientSummary, the run's
 // counts and every --interval window are computed by it, so they agree.
 // It is not safe for concurrent use.
 type tally struct {
 	requests, ok, retried, tokens int
 	errors                        map[string]int
 	// Client-clock samples of successful measured requests.
-	fv, ft, e2e, ttfb, itl, itlEv, tpot, out, fvI, e2eI []float64
-	anyLag                                              bool
+	fv, ft, e2e, ttfb, tpot, out, fvI, e2eI []float64
+	anyLag                                  bool
+	// Per-token and per-event gaps: too many to keep, so histograms.
+	itl, itlEv stats.Hist
 }
 
 // add counts r: a warm-up request not at all; a retried attempt only in
@@ -38,24 +44,29 @@ func (t *tally) add(r *result.Record) {
 	}
 	t.ok++
 	t.tokens += r.OutputTokens
+	nfv, ne2e := len(t.fv), len(t.e2e) // before this record
 	t.fv = appendPos(t.fv, r.FirstVisibleS)
 	t.ft = appendPos(t.ft, r.FirstTokenS)
 	t.e2e = appendPos(t.e2e, r.E2ES)
 	t.ttfb = appendPos(t.ttfb, r.TTFBS)
 	t.out = append(t.out, float64(r.OutputTokens))
-	if r.IntendedLagS != 0 {
+	if r.IntendedLagS != 0 && !t.anyLag {
+		// The first late send: the requests before it were on time, so
+		// their figures from the intended send time are the plain ones.
+		// Closed-loop runs never get here and keep no copies.
 		t.anyLag = true
+		t.fvI, t.e2eI = slices.Clone(t.fv[:nfv]), slices.Clone(t.e2e[:ne2e])
 	}
-	t.fvI = appendPos(t.fvI, r.FirstVisibleS+r.IntendedLagS)
-	t.e2eI = appendPos(t.e2eI, r.E2ES+r.IntendedLagS)
+	if t.anyLag {
+		t.fvI = appendPos(t.fvI, r.FirstVisibleS+r.IntendedLagS)
+		t.e2eI = appendPos(t.e2eI, r.E2ES+r.IntendedLagS)
+	}
 	if tpot, ok := r.TPOT(); ok {
 		t.tpot = append(t.tpot, tpot)
 	}
 	r.TokenGaps(func(g float64, k int) {
-		t.itlEv = append(t.itlEv, g)
-		for range k {
-			t.itl = append(t.itl, g/float64(k))
-		}
+		t.itlEv.Record(g, 1)
+		t.itl.Record(g/float64(k), k)
 	})
 }
 
@@ -66,10 +77,13 @@ func (t *tally) client() result.ClientStats {
 		FirstTokenS:   stats.Summarize(t.ft),
 		E2ES:          stats.Summarize(t.e2e),
 		TTFBS:         stats.Summarize(t.ttfb),
-		ITLS:          stats.Summarize(t.itl),
-		ITLEventS:     stats.Summarize(t.itlEv),
+		ITLS:          t.itl.Summary(),
+		ITLEventS:     t.itlEv.Summary(),
 		TPOTS:         stats.Summarize(t.tpot),
 		OutputTokens:  stats.Summarize(t.out),
+	}
+	if cs.ITLS != nil || cs.ITLEventS != nil {
+		cs.ITLRelativeError = stats.HistRelativeError
 	}
 	if t.anyLag {
 		cs.FirstVisibleFromIntendedS = stats.Summarize(t.fvI)

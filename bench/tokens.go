@@ -196,24 +196,37 @@ func promptOverhead(cal *result.TokenCalibration, conv *Conversation) int {
 // server counted over successful measured requests; it returns the
 // figures and a warning when their means differ by more than 1%.
 func promptTokensWarning(recs []result.Record) (*result.PromptTokenStats, string) {
-	var req, got float64
-	n, exact := 0, 0
+	var a promptAcc
 	for i := range recs {
-		r := &recs[i]
-		if !r.Outcome() || r.Error != "" || r.PromptTokensRequested <= 0 || r.PromptTokens <= 0 {
-			continue
-		}
-		n++
-		req += float64(r.PromptTokensRequested)
-		got += float64(r.PromptTokens)
-		if r.PromptTokens == r.PromptTokensRequested {
-			exact++
-		}
+		a.add(&recs[i])
 	}
-	if n == 0 {
+	return a.result()
+}
+
+// promptAcc gathers promptTokensWarning's figures one record at a time.
+type promptAcc struct {
+	req, got float64
+	n, exact int
+}
+
+func (a *promptAcc) add(r *result.Record) {
+	if !r.Outcome() || r.Error != "" || r.PromptTokensRequested <= 0 || r.PromptTokens <= 0 {
+		return
+	}
+	a.n++
+	a.req += float64(r.PromptTokensRequested)
+	a.got += float64(r.PromptTokens)
+	if r.PromptTokens == r.PromptTokensRequested {
+		a.exact++
+	}
+}
+
+func (a *promptAcc) result() (*result.PromptTokenStats, string) {
+	if a.n == 0 {
 		return nil, ""
 	}
-	ps := &result.PromptTokenStats{N: n, RequestedMean: req / float64(n), CountedMean: got / float64(n), Exact: exact}
+	n := float64(a.n)
+	ps := &result.PromptTokenStats{N: a.n, RequestedMean: a.req / n, CountedMean: a.got / n, Exact: a.exact}
 	if d := ps.CountedMean/ps.RequestedMean - 1; math.Abs(d) > 0.01 {
 		return ps, fmt.Sprintf("prompt tokens: requested %.1f on average, the server counted %.1f (%+.1f%%): "+
 			"generated prompts are not token-exact on this server (see server.prompt_tokens_calibration)",
@@ -226,7 +239,24 @@ func promptTokensWarning(recs []result.Record) (*result.PromptTokenStats, string
 // what was asked: prompt tokens requested against counted (with the 1%
 // warning) and, with an SLO, goodput. Runner.Run and mergeRun share it.
 func judgeRecords(run *result.Run, measured []result.Record, slo result.SLO) {
-	if ps, w := promptTokensWarning(measured); ps != nil {
+	var p promptAcc
+	var g *result.Goodput
+	if !slo.IsZero() {
+		g = slo.EmptyGoodput()
+	}
+	for i := range measured {
+		p.add(&measured[i])
+		if g != nil {
+			g.Add(slo, &measured[i])
+		}
+	}
+	judged(run, &p, g, slo)
+}
+
+// judged fills what judgeRecords fills from records already counted one
+// at a time (a run that keeps none): g is nil when no record was judged.
+func judged(run *result.Run, p *promptAcc, g *result.Goodput, slo result.SLO) {
+	if ps, w := p.result(); ps != nil {
 		run.PromptTokens = ps
 		if w != "" {
 			run.Warnings = append(run.Warnings, w)
@@ -235,7 +265,11 @@ func judgeRecords(run *result.Run, measured []result.Record, slo result.SLO) {
 	if slo.IsZero() {
 		return
 	}
-	run.Goodput = result.NewGoodput(slo, measured, run.DurationS)
+	if g == nil {
+		g = slo.EmptyGoodput()
+	}
+	g.Finish(run.DurationS)
+	run.Goodput = g
 	if !run.Stream && (slo.TPOT > 0 || slo.ITL > 0) {
 		run.Warnings = append(run.Warnings, "SLO "+slo.String()+": a non-streaming request has no gap between tokens, so tpot and itl are not judged; ttft is the whole response here")
 	}

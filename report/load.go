@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/servebench/servebench/bench/result"
 )
@@ -21,4 +22,32 @@ func LoadDir(dir string) (*result.Results, []result.Record, []string, error) {
 		return nil, nil, nil, &result.InputError{Path: dir, Err: fmt.Errorf("not a directory: expected a results directory holding %s and %s", result.ResultsFile, result.RequestsFile)}
 	}
 	return result.Load(dir)
+}
+
+// MaxChartBytes bounds the requests.jsonl that ChartRecords reads back
+// after a bounded-memory run: about 7,000 requests of 128 streamed tokens
+// (2.4 KB a line), so reading them back costs tens of MB at most.
+const MaxChartBytes = 16 << 20
+
+// ChartRecords reads dir's requests.jsonl back for the per-request charts
+// and report.md's slowest requests after a run that kept no records in
+// memory (--interval), when the file is at most maxBytes; a larger file is
+// not read (nil, with a note saying so: `servebench report DIR` reads it
+// whole), so memory stays bounded however long the run. Warnings name a
+// skipped truncated last line.
+func ChartRecords(dir string, maxBytes int64) (recs []result.Record, notes []string, err error) {
+	path := filepath.Join(dir, result.RequestsFile)
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, nil, &result.InputError{Path: path, Err: err}
+	}
+	if fi.Size() > maxBytes {
+		return nil, []string{fmt.Sprintf("%s is %d MiB: per-request charts (timeline, tokens, cdf) and the slowest requests left out to keep memory bounded; `servebench report %s` draws them", path, fi.Size()>>20, dir)}, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, &result.InputError{Path: path, Err: err}
+	}
+	defer f.Close()
+	return result.ReadRecords(path, f)
 }

@@ -188,10 +188,15 @@ type ClientStats struct {
 	TTFBS         *stats.Summary `json:"ttfb_s,omitempty"`
 	// ITLS is per token: an event gap g over k tokens is k samples of g/k
 	// (Record.TokenGaps). ITLEventS are the gaps between events themselves.
-	ITLS         *stats.Summary `json:"itl_s,omitempty"`
-	ITLEventS    *stats.Summary `json:"itl_event_s,omitempty"`
-	TPOTS        *stats.Summary `json:"tpot_s,omitempty"`
-	OutputTokens *stats.Summary `json:"output_tokens,omitempty"`
+	ITLS      *stats.Summary `json:"itl_s,omitempty"`
+	ITLEventS *stats.Summary `json:"itl_event_s,omitempty"`
+	// ITLRelativeError bounds the error of ITLS' and ITLEventS' median,
+	// p90 and p99 (relative): they come from an HdrHistogram, so that
+	// memory stays bounded whatever the number of tokens (n, mean, min and
+	// max are exact).
+	ITLRelativeError float64        `json:"itl_quantiles_relative_error,omitempty"`
+	TPOTS            *stats.Summary `json:"tpot_s,omitempty"`
+	OutputTokens     *stats.Summary `json:"output_tokens,omitempty"`
 	// Measured from the intended send time (open loop): no coordinated omission.
 	FirstVisibleFromIntendedS *stats.Summary `json:"first_visible_from_intended_s,omitempty"`
 	E2EFromIntendedS          *stats.Summary `json:"e2e_from_intended_s,omitempty"`

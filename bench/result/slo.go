@@ -154,35 +154,51 @@ type Goodput struct {
 // NewGoodput judges the measured outcomes among recs (Record.Outcome)
 // against s over a run that lasted durationS seconds.
 func NewGoodput(s SLO, recs []Record, durationS float64) *Goodput {
+	g := s.EmptyGoodput()
+	for i := range recs {
+		g.Add(s, &recs[i])
+	}
+	g.Finish(durationS)
+	return g
+}
+
+// EmptyGoodput is a Goodput for s that has judged nothing yet: Add records
+// one at a time (a run that keeps no records), then Finish.
+func (s SLO) EmptyGoodput() *Goodput {
 	g := &Goodput{SLO: s.String(), Met: map[string]int{}}
 	for _, k := range SLOKeys {
 		if *s.field(k) > 0 {
 			g.Met[k] = 0
 		}
 	}
-	for i := range recs {
-		r := &recs[i]
-		if !r.Outcome() {
-			continue
-		}
-		g.Requests++
-		ok, met := s.Judge(r)
-		if ok {
-			g.Attained++
-		}
-		for k, m := range met {
-			if m {
-				g.Met[SLOKeys[k]]++
-			}
+	return g
+}
+
+// Add judges r against s when it is a measured outcome (Record.Outcome).
+func (g *Goodput) Add(s SLO, r *Record) {
+	if !r.Outcome() {
+		return
+	}
+	g.Requests++
+	ok, met := s.Judge(r)
+	if ok {
+		g.Attained++
+	}
+	for k, m := range met {
+		if m {
+			g.Met[SLOKeys[k]]++
 		}
 	}
+}
+
+// Finish sets the attainment and the rate over a run of durationS seconds.
+func (g *Goodput) Finish(durationS float64) {
 	if g.Requests > 0 {
 		g.Attainment = 100 * float64(g.Attained) / float64(g.Requests)
 	}
 	if durationS > 0 {
 		g.RatePerS = float64(g.Attained) / durationS
 	}
-	return g
 }
 
 // TokenGaps calls yield for each gap between consecutive token-carrying

@@ -180,6 +180,7 @@ func (o *sessionOptions) session(cmd *cobra.Command, runs []bench.RunSpec, stopA
 	if !cmd.Flags().Changed("interval") {
 		cfg.Interval = bench.DefaultInterval(runs)
 	}
+	cfg.Bounded = cfg.Interval > 0 // a soak: memory bounded, records on disk only
 	if !o.quiet && isTerminal(stderr) {
 		cfg.Progress = stderr
 	}
@@ -193,6 +194,13 @@ func (o *sessionOptions) session(cmd *cobra.Command, runs []bench.RunSpec, stopA
 	if res.MaxRate != nil && (o.format == "text" || o.format == "markdown") {
 		fmt.Fprintf(stdout, "\n%s\n", res.MaxRate)
 	}
+	if cfg.Bounded { // the run kept no records: the charts read them back
+		var notes []string
+		recs, notes, _ = report.ChartRecords(dir, report.MaxChartBytes)
+		for _, n := range notes {
+			fmt.Fprintf(stderr, "servebench: %s\n", n)
+		}
+	}
 	if werr := writeReport(dir, res, recs); werr != nil {
 		fmt.Fprintf(stderr, "servebench: report: %v\n", werr)
 	}
@@ -204,16 +212,23 @@ func (o *sessionOptions) session(cmd *cobra.Command, runs []bench.RunSpec, stopA
 	if err != nil {
 		return mapBenchErr(err, false)
 	}
-	return o.gate(stdout, res, recs)
+	return o.gate(stdout, dir, res, recs)
 }
 
 // writeReport writes report.md and the charts next to results.json.
 var writeReport = report.WriteAll
 
 // gate compares with --baseline (loaded by check), if given.
-func (o *sessionOptions) gate(w io.Writer, res *result.Results, recs []result.Record) error {
+func (o *sessionOptions) gate(w io.Writer, dir string, res *result.Results, recs []result.Record) error {
 	if o.base == nil {
 		return nil
+	}
+	if recs == nil && len(res.Runs) > 0 { // a bounded run: the test needs every sample
+		side, err := compare.Load(dir)
+		if err != nil {
+			return compareExit(err)
+		}
+		recs = side.Records
 	}
 	fmt.Fprintln(w)
 	rep, err := compare.Compare(o.base, &compare.Side{Path: "this run", Results: res, Records: recs},

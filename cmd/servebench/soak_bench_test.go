@@ -1,0 +1,82 @@
+//go:build linux
+
+package main
+
+import (
+	"flag"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/servebench/servebench/engine/launch/launchtest"
+	"github.com/servebench/servebench/scrape/promql/promtest"
+)
+
+var soakSizes = flag.String("soak.sizes", "10000,100000", "BenchmarkSoakRSS: request counts, comma-separated (1000000 takes about 15 min on 2 cores)")
+
+// BenchmarkSoakRSS prints the peak RSS of `servebench run --interval 10s`
+// (bounded memory: no record kept in memory) for each of -soak.sizes
+// requests of 128 streamed tokens, 64 in flight, against the bundled
+// engine (H200 profile, --speedup 1000) started once as its own process,
+// so the figure is servebench's alone (wait4's ru_maxrss). It fails when
+// the largest size's peak is over 1.5x the smallest's. Run it with
+//
+//	go test ./cmd/servebench -run '^$' -bench SoakRSS -benchtime 1x
+func BenchmarkSoakRSS(b *testing.B) {
+	bin := launchtest.Servebench(b)
+	addr := promtest.FreeAddr(b)
+	_, port, _ := strings.Cut(addr, ":")
+	eng := exec.Command(bin, "engine", "--port", port, "--speedup", "1000", "--gpu", "h200-141gb")
+	if err := eng.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = eng.Process.Kill(); _ = eng.Wait() }()
+	base := "http://" + addr
+	waitHealthy(b, base)
+
+	var peaks []float64
+	for _, s := range strings.Split(*soakSizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			b.Fatalf("-soak.sizes %q: expected request counts", *soakSizes)
+		}
+		b.Run(fmt.Sprintf("requests=%d", n), func(b *testing.B) {
+			for range b.N {
+				out := b.TempDir()
+				run := exec.Command(bin, "run", "--base-url", base, "--requests", strconv.Itoa(n), "--concurrency", "64",
+					"--max-tokens", "128", "--stream", "on", "--interval", "10s", "--quiet", "--out", out)
+				start := time.Now()
+				if msg, err := run.CombinedOutput(); err != nil {
+					b.Fatalf("servebench run: %v\n%s", err, msg)
+				}
+				mb := float64(run.ProcessState.SysUsage().(*syscall.Rusage).Maxrss) / 1024 // KiB on Linux
+				b.ReportMetric(mb, "peak-RSS-MiB")
+				b.ReportMetric(float64(n)/time.Since(start).Seconds(), "requests/s")
+				peaks = append(peaks, mb)
+			}
+		})
+	}
+	if len(peaks) > 1 && peaks[len(peaks)-1] > 1.5*peaks[0] {
+		b.Errorf("peak RSS %.1f MiB at the largest size, %.1f MiB at the smallest: over 1.5x, memory grows with the run", peaks[len(peaks)-1], peaks[0])
+	}
+}
+
+// waitHealthy polls base/health until it answers 200 (bounded).
+func waitHealthy(tb testing.TB, base string) {
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		if resp, err := http.Get(base + "/health"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	tb.Fatalf("%s/health not OK after a minute", base)
+}
