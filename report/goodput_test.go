@@ -108,3 +108,21 @@ func TestSweepChartAttainment(t *testing.T) {
 		t.Errorf("a sweep without an SLO drew %d attainment pixels", n)
 	}
 }
+
+// TestMarkdownPromptTokens: report.md says how prompts were sized (the
+// calibration) and, per run, requested against counted prompt tokens.
+func TestMarkdownPromptTokens(t *testing.T) {
+	res, recs := reporttest.Seed()
+	res.Server.PromptTokens = &result.TokenCalibration{Source: result.CalibratedByTokenize, Endpoint: "chat", PerWord: 1, Overhead: 29, SystemOverhead: 13}
+	res.Runs[0].PromptTokens = &result.PromptTokenStats{N: 20, RequestedMean: 512, CountedMean: 512, Exact: 20}
+	var b bytes.Buffer
+	if err := Markdown(&b, res, recs, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"server's count (tokenize): 1 tokens per generated word, 29 tokens of chat template (13 with a system prompt)",
+		"requested 512.0 on average, the server counted 512.0; 20 of 20 exactly as requested"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+}

@@ -111,6 +111,10 @@ func writeHeader(b *strings.Builder, res *result.Results) {
 		fmt.Fprintf(b, ", version %s", s.Version)
 	}
 	b.WriteString("\n")
+	if c := s.PromptTokens; c != nil {
+		fmt.Fprintf(b, "- **Prompt tokens:** generated prompts sized by the server's count (%s): %g tokens per generated word, "+
+			"%d tokens of %s template (%d with a system prompt)\n", c.Source, c.PerWord, c.Overhead, c.Endpoint, c.SystemOverhead)
+	}
 	if bd := s.Bundled; bd != nil {
 		fmt.Fprintf(b, "- **Bundled engine:** emulating %s running %s, %gx faster than real time (seed %d)\n",
 			bd.GPU, bd.Model, bd.Speedup, bd.Seed)
@@ -231,6 +235,10 @@ func writeRun(b *strings.Builder, r *result.Run, nrec [3]int) {
 	}
 	fmt.Fprintf(b, "- Requests: %d measured, %d ok%s; %.2f s; %.3g requests/s, %.4g output tokens/s\n",
 		r.Requests, r.OK, errorsText(r.Errors), r.DurationS, r.Throughput.RequestsPerS, r.Throughput.OutputTokensPerS)
+	if pt := r.PromptTokens; pt != nil {
+		fmt.Fprintf(b, "- Prompt tokens (generated prompts): requested %.1f on average, the server counted %.1f; %d of %d exactly as requested\n",
+			pt.RequestedMean, pt.CountedMean, pt.Exact, pt.N)
+	}
 	fmt.Fprintf(b, "- Records in requests.jsonl: %d measured, %d warm-up", nrec[0], nrec[1])
 	if nrec[2] > 0 {
 		fmt.Fprintf(b, ", %d retried attempts (left out of the charts, as warm-up is)", nrec[2])
@@ -298,7 +306,7 @@ func writeRunStats(b *strings.Builder, r *result.Run) {
 		s    *stats.Summary
 	}{
 		{"TTFB", r.Client.TTFBS}, {"first token", r.Client.FirstTokenS}, {"first visible output", r.Client.FirstVisibleS},
-		{"E2E", r.Client.E2ES}, {"ITL", r.Client.ITLS}, {"TPOT", r.Client.TPOTS},
+		{"E2E", r.Client.E2ES}, {"ITL per token", r.Client.ITLS}, {"gap between token events", r.Client.ITLEventS}, {"TPOT", r.Client.TPOTS},
 		{"first visible from intended send", r.Client.FirstVisibleFromIntendedS},
 		{"E2E from intended send", r.Client.E2EFromIntendedS},
 	}
