@@ -2,11 +2,13 @@ package bench
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -29,10 +31,9 @@ type MergeOptions struct {
 
 // shardDir is one shard's saved results.
 type shardDir struct {
-	dir  string
-	res  *result.Results
-	run  *result.Run
-	recs []result.Record
+	dir string
+	res *result.Results
+	run *result.Run
 }
 
 // Merge combines the results directories of a sharded run into one, as if
@@ -57,7 +58,10 @@ func Merge(ctx context.Context, o MergeOptions) (*result.Results, []result.Recor
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
 		return nil, nil, fmt.Errorf("%w: results directory (--out): %w", ErrUsage, err)
 	}
-	recs := mergeRecords(shards)
+	recs, err := mergeRecords(shards)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
 	if err := writeRecords(filepath.Join(o.Out, result.RequestsFile), recs); err != nil {
 		return nil, nil, err
 	}
@@ -81,14 +85,19 @@ func loadShards(dirs []string) ([]*shardDir, error) {
 	}
 	var shards []*shardDir
 	for _, d := range dirs {
-		res, recs, _, err := result.Load(d)
+		path := filepath.Join(d, result.ResultsFile)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, &result.InputError{Path: path, Err: errors.New("missing: not a finished shard (killed before writing it?)")}
+		}
+		res, err := result.ParseResults(path, data)
 		if err != nil {
 			return nil, err
 		}
 		if len(res.Runs) != 1 || res.Runs[0].Shard == nil {
 			return nil, fmt.Errorf("%s: not one shard of a run (expected one run with a shard block: servebench run --shard K/N)", d)
 		}
-		shards = append(shards, &shardDir{dir: d, res: res, run: &res.Runs[0], recs: recs})
+		shards = append(shards, &shardDir{dir: d, res: res, run: &res.Runs[0]})
 	}
 	slices.SortStableFunc(shards, func(a, b *shardDir) int { return cmp.Compare(a.run.Shard.Index, b.run.Shard.Index) })
 	ref := shards[0]
@@ -141,20 +150,36 @@ func done(r *result.Record) time.Time {
 	return r.Start.Add(time.Duration(r.E2ES * float64(time.Second)))
 }
 
-// mergeRecords merges the shards' records into one completion order, as
-// one machine would have written them. The records are held once: each
-// shard's slice is released as it is appended, and the order is applied in
-// place (each record moved once, by the cycles of the sorting permutation).
-func mergeRecords(shards []*shardDir) []result.Record {
+// mergeRecords reads the shards' requests.jsonl (after the shards were
+// checked) and merges their records into one completion order, as one
+// machine would have written them. The records are held once: each shard's
+// records are appended to one slice sized from the files' line counts, and
+// the order is applied in place (each record moved once, by the cycles of
+// the sorting permutation).
+func mergeRecords(shards []*shardDir) ([]result.Record, error) {
 	n := 0
 	for _, s := range shards {
-		n += len(s.recs)
+		lines, err := countLines(filepath.Join(s.dir, result.RequestsFile))
+		if err != nil {
+			return nil, err
+		}
+		n += lines
 	}
 	all := make([]result.Record, 0, n)
 	for _, s := range shards {
-		all = append(all, s.recs...)
-		s.recs = nil
+		path := filepath.Join(s.dir, result.RequestsFile)
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, &result.InputError{Path: path, Err: err}
+		}
+		recs, _, err := result.ReadRecords(path, f)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, recs...)
 	}
+	n = len(all)
 	at := make([]int64, n)
 	perm := make([]int32, n)
 	for i := range all {
@@ -180,7 +205,28 @@ func mergeRecords(shards []*shardDir) []result.Record {
 			j = k
 		}
 	}
-	return all
+	return all, nil
+}
+
+// countLines counts the lines of path, to size the merged records once.
+func countLines(path string) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, &result.InputError{Path: path, Err: err}
+	}
+	defer f.Close()
+	buf := make([]byte, 1<<20)
+	n := 0
+	for {
+		k, err := f.Read(buf)
+		n += bytes.Count(buf[:k], []byte{'\n'})
+		if err == io.EOF {
+			return n + 1, nil // a last line may lack its newline
+		}
+		if err != nil {
+			return 0, &result.InputError{Path: path, Err: err}
+		}
+	}
 }
 
 // writeRecords writes requests.jsonl as RecordWriter encodes it, one

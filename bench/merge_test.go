@@ -24,15 +24,22 @@ func TestMergeRecords(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	var shards []*shardDir
 	for k := range 3 {
-		s := &shardDir{}
+		var recs []result.Record
 		for m := range 200 {
 			r := result.Record{Run: "r", Index: k + 3*m, Start: t0.Add(time.Duration(rng.IntN(1000)) * time.Millisecond), E2ES: float64(rng.IntN(3))}
-			s.recs = append(s.recs, r)
+			recs = append(recs, r)
 		}
-		slices.SortStableFunc(s.recs, func(a, b result.Record) int { return done(&a).Compare(done(&b)) })
+		slices.SortStableFunc(recs, func(a, b result.Record) int { return done(&a).Compare(done(&b)) })
+		s := &shardDir{dir: t.TempDir()}
+		if err := writeRecords(filepath.Join(s.dir, result.RequestsFile), recs); err != nil {
+			t.Fatal(err)
+		}
 		shards = append(shards, s)
 	}
-	out := mergeRecords(shards)
+	out, err := mergeRecords(shards)
+	if err != nil {
+		t.Fatal(err)
+	}
 	seen := map[int]bool{}
 	for i := range out {
 		if seen[out[i].Index] {
