@@ -125,6 +125,9 @@ type Runner struct {
 	// Bounded keeps no record in memory: Run returns none (they are in
 	// requests.jsonl) and its memory stays bounded however long it runs.
 	Bounded bool
+	// WaitServer, when set, is called after a request could not connect:
+	// it returns once the server is back (true) or sending stopped.
+	WaitServer func(ctx context.Context) bool
 	// Interval splits each run into windows (Run.Windows; 0: none).
 	Interval time.Duration
 	// OnWindow, when set, gets the run so far (Incomplete) at its start and
@@ -239,6 +242,7 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 		r.engineFigures(ctx, run, before, int(st.sent.Load()), acc.completed)
 	}
 	run.Windows = st.win.finish(run.DurationS, r.after)
+	run.Warnings = append(run.Warnings, restartWarnings(run.Windows)...)
 	_ = r.Records.Err() // returns once this run's lines are in the file; the session reports the error
 	if lateErr != nil {
 		return run, st.recs, lateErr
@@ -602,6 +606,9 @@ func (r *Runner) do(st *runState, j *job, k int, req *client.Request) client.Tra
 			rec.PromptTokensRequested = n + j.conv.SystemTokens
 		}
 		r.keep(st, rec, attempt == 1 && !j.warmup && !intended.IsZero(), lag)
+		if tr.Error == client.ErrConnect && r.WaitServer != nil {
+			r.WaitServer(st.sendCtx) // the server is down: wait for it, do not flood
+		}
 		if !retry {
 			return tr
 		}

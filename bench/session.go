@@ -57,6 +57,11 @@ type Config struct {
 	// Interval splits every run into windows (Runner.Interval; 0: none);
 	// each boundary also rewrites Dir/checkpoint.json.
 	Interval time.Duration
+	// ContinueOnServerExit: a request that cannot connect makes its
+	// worker wait for the server's /health instead of failing on; for a
+	// server servebench did not start (one it started ends the run when
+	// it exits).
+	ContinueOnServerExit bool
 	// Bounded keeps no record in memory (Runner.Bounded): Execute returns
 	// none; they are in Dir/requests.jsonl.
 	Bounded bool
@@ -145,6 +150,9 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 		Bounded:       cfg.Bounded,
 		Metrics: &Metrics{HTTP: &http.Client{Timeout: 10 * time.Second}, URLs: srv.MetricsURLs, Filter: scrape.Filter{Model: cfg.Server.Model},
 			Prom: prom},
+	}
+	if cfg.ContinueOnServerExit {
+		runner.WaitServer = newServerWaiter(srv.BaseURL).wait
 	}
 	if runner.Client == nil {
 		c := client.New(client.Options{BaseURL: srv.BaseURL, APIKey: cfg.Server.APIKey, MaxConns: maxConns,

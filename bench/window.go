@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -31,6 +32,11 @@ type windower struct {
 
 	// Owned by the boundary goroutine, then by finish.
 	prev    *scrape.Snapshot // the last boundary's scrape; nil: no engine windows
+	// Since the run's start (or the last reset seen): the engine's
+	// finished-request count and the client's successes, which it cannot
+	// fall below unless its counters went back.
+	engineDone float64
+	clientOK   int
 	windows []result.Window
 	quit    chan struct{}
 	done    chan struct{}
@@ -110,6 +116,7 @@ func (w *windower) close(end time.Time, snap *scrape.Snapshot, open bool) {
 			w.prev = snap
 		}
 	}
+	w.reconcile(&win)
 	w.windows = append(w.windows, win)
 	if open {
 		w.report()
@@ -161,6 +168,28 @@ func (w *windower) finish(durationS float64, after *scrape.Snapshot) []result.Wi
 	}
 	w.close(w.start.Add(time.Duration(durationS*float64(time.Second))), after, false)
 	return w.windows
+}
+
+// reconcile marks a counter reset that scrape.Diff cannot see: a server
+// restarted between two boundaries whose counters climbed past their old
+// values before the next scrape. The engine then has counted fewer
+// finished requests since the run started than the client saw succeed.
+func (w *windower) reconcile(win *result.Window) {
+	w.clientOK += win.OK
+	e := win.Engine
+	if e == nil || e.Requests == nil {
+		return
+	}
+	if !e.CounterReset {
+		w.engineDone += *e.Requests
+		if w.engineDone >= float64(w.clientOK) {
+			return
+		}
+		e.CounterReset = true
+		e.Warnings = append(e.Warnings, fmt.Sprintf("the engine counted %.0f finished requests since the run started, the client saw %d succeed: "+
+			"its counters went back (a restart) and climbed past their old values; this window's deltas undercount", w.engineDone, w.clientOK))
+	}
+	w.engineDone = float64(w.clientOK) // count anew from the reset
 }
 
 // windowEngine is the engine's account of the window between two scrapes.

@@ -45,6 +45,7 @@ type sessionOptions struct {
 	failOnErrorRate float64
 	requestID       bool
 	interval        time.Duration
+	continueOnExit  bool
 	baseline        string
 	maxRegression   []string
 	thresholds      []compare.Threshold // parsed from maxRegression by check
@@ -71,6 +72,7 @@ func (o *sessionOptions) addFlags(fs *pflag.FlagSet, maxTokens int) {
 	fs.IntVar(&o.retries, "retries", 0, "retry requests answered 429 or 503 up to this many times, with backoff (counted apart)")
 	fs.Float64Var(&o.failOnErrorRate, "fail-on-error-rate", 0, "exit 3 when more than this percentage of a run's requests failed (default: only when all failed)")
 	fs.BoolVar(&o.requestID, "request-id", true, "send each request an X-Request-Id: sb-RUN-INDEX-RANDOM (kept in requests.jsonl; vLLM and SGLang log it as the request's id)")
+	fs.BoolVar(&o.continueOnExit, "continue-on-server-exit", false, "with --base-url alone: when the server goes away (a restart), wait for its /health and go on instead of failing every request meanwhile")
 	fs.DurationVar(&o.interval, "interval", 0, "split each run into windows this long, each with client figures, engine deltas and a checkpoint (default: none, 1m when --duration is over 10m)")
 	fs.StringVar(&o.baseline, "baseline", "", "compare with the results in this directory after the run (exit 1 on a regression)")
 	fs.StringArrayVar(&o.maxRegression, "max-regression", nil, "with --baseline: QUANTITY.STAT=LIMIT, e.g. client.e2e.median=10% or =+5ms (repeatable)")
@@ -89,6 +91,9 @@ func (o *sessionOptions) check(fs *pflag.FlagSet) error {
 	}
 	if o.retries < 0 || o.retries > 100 {
 		return fmt.Errorf("--retries %d: expected 0-100", o.retries)
+	}
+	if o.continueOnExit && (o.baseURL == "" || o.serverCmd != "" || o.preset != "") {
+		return errors.New("--continue-on-server-exit: only for a server servebench did not start (--base-url without --server-cmd or --server); one it starts ends the run when it exits")
 	}
 	if o.interval < 0 {
 		return fmt.Errorf("--interval %v: expected a duration >= 0 (0: no windows)", o.interval)
@@ -180,6 +185,7 @@ func (o *sessionOptions) session(cmd *cobra.Command, runs []bench.RunSpec, stopA
 	if !cmd.Flags().Changed("interval") {
 		cfg.Interval = bench.DefaultInterval(runs)
 	}
+	cfg.ContinueOnServerExit = o.continueOnExit
 	cfg.Bounded = cfg.Interval > 0 // a soak: memory bounded, records on disk only
 	if !o.quiet && isTerminal(stderr) {
 		cfg.Progress = stderr
