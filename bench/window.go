@@ -31,15 +31,15 @@ type windower struct {
 	from  time.Time // the open window's start
 
 	// Owned by the boundary goroutine, then by finish.
-	prev    *scrape.Snapshot // the last boundary's scrape; nil: no engine windows
+	prev *scrape.Snapshot // the last boundary's scrape; nil: no engine windows
 	// Since the run's start (or the last reset seen): the engine's
 	// finished-request count and the client's successes, which it cannot
 	// fall below unless its counters went back.
 	engineDone float64
 	clientOK   int
-	windows []result.Window
-	quit    chan struct{}
-	done    chan struct{}
+	windows    []result.Window
+	quit       chan struct{}
+	done       chan struct{}
 }
 
 // startWindows opens the first window at start, reports the run's start
