@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -152,11 +153,15 @@ type runState struct {
 	retries atomic.Int64
 	lags    []float64 // open loop: start - intended, seconds
 	first   time.Time
-	last    time.Time    // latest send
-	clipped atomic.Int64 // requests whose drawn lengths were clipped to max_model_len
-	cut     atomic.Int64 // sessions that stopped at a failed turn
-	win     *windower
-	acc     runAcc // the run's figures, fed by keep
+	last    time.Time // latest send
+	// textSalt gives each run its own generated text (same lengths): a
+	// sweep's levels or --stream both's second run would otherwise resend
+	// the first's prompts and be served from the prefix cache.
+	textSalt uint64
+	clipped  atomic.Int64 // requests whose drawn lengths were clipped to max_model_len
+	cut      atomic.Int64 // sessions that stopped at a failed turn
+	win      *windower
+	acc      runAcc // the run's figures, fed by keep
 }
 
 // Run executes spec: warm-up, a /metrics snapshot, the measured requests,
@@ -175,6 +180,7 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 	reqCtx, cancelReqs := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer cancelReqs(nil)
 	st := &runState{spec: &spec, sendCtx: sendCtx, stop: stopSending, reqCtx: reqCtx}
+	st.textSalt = textSalt(spec.Name)
 	done := make(chan struct{})
 	defer close(done)
 	go r.watch(ctx, sendCtx, done, stopSending, cancelReqs)
@@ -522,7 +528,7 @@ func (st *runState) request(conv *Conversation, k int, history []client.Message)
 	if k == 0 && t.Messages == nil {
 		overhead = promptOverhead(spec.Request.Tokens, conv)
 	}
-	text, clipped := t.userText(conv.TextSeed, inputCap, spec.Request.Tokens, overhead)
+	text, clipped := t.userText(conv.TextSeed^st.textSalt, inputCap, spec.Request.Tokens, overhead)
 	if t.OutputTokens > 0 {
 		req.MaxTokens = t.OutputTokens
 	}
@@ -549,6 +555,13 @@ func (st *runState) request(conv *Conversation, k int, history []client.Message)
 		req.Prompt = joinContents(req.Messages)
 	}
 	return req
+}
+
+// textSalt is run's salt for generated text: FNV-1a of its name.
+func textSalt(run string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(run))
+	return h.Sum64()
 }
 
 // joinContents is a message list as one completions prompt, one message

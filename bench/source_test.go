@@ -356,3 +356,32 @@ func BenchmarkSyntheticText(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*1000), "ns/word")
 }
+
+// TestRunsGetTheirOwnText: two runs of one source (a sweep's levels,
+// --stream both) send the same lengths with different text, so the second
+// is not served from the prefix cache the first filled; one run name
+// always gives the same text.
+func TestRunsGetTheirOwnText(t *testing.T) {
+	src, _, err := NewSource(SourceOptions{InputTokens: "uniform:20-40", Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompts := func(name string) []string {
+		d := &echoDoer{}
+		spec := RunSpec{Name: name, Workload: Workload{Requests: 3}, Request: RequestSpec{MaxTokens: 1}, Source: src}
+		if _, _, err := (&Runner{Client: d}).Run(context.Background(), spec); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, r := range d.reqs {
+			out = append(out, r.Messages[0].Content)
+		}
+		return out
+	}
+	a, b, again := prompts("c=1"), prompts("c=2"), prompts("c=1")
+	for i := range a {
+		if a[i] == b[i] || len(strings.Fields(a[i])) != len(strings.Fields(b[i])) || a[i] != again[i] {
+			t.Errorf("request %d: runs c=1 and c=2 sent %q and %q (want other words, as many); c=1 again %q", i, a[i], b[i], again[i])
+		}
+	}
+}
