@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/client"
+	"github.com/servebench/servebench/scrape"
 )
 
 // Names lists the probes Run knows, in the order "all" runs them.
@@ -58,6 +59,9 @@ type Options struct {
 	RequestTimeout time.Duration
 	// HTTP fetches /metrics (default: a client with a 10 s timeout).
 	HTTP *http.Client
+	// Snapshot, when set, reads the engine's metrics instead of fetching
+	// MetricsURLs (e.g. from Prometheus: scrape/promql Source.Snapshot).
+	Snapshot func(ctx context.Context) (*scrape.Snapshot, error)
 }
 
 func (o *Options) defaults() error {

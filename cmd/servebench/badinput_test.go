@@ -301,6 +301,7 @@ func badInputCases(f badInputFiles) []badInputCase {
 		{"probe speedup 0 given explicitly", []string{"probe", "limits", "--speedup", "0", "--ready-timeout", "5s"}, []string{"--speedup 0", "> 0"}},
 		{"probe base-url not a URL", []string{"probe", "cancel", "--base-url", "not a url"}, []string{`"not a url"`, "http://HOST:PORT"}},
 		{"probe base-url ftp", []string{"probe", "cancel", "--base-url", "ftp://x"}, []string{`"ftp://x"`, "http://HOST:PORT"}},
+		{"probe prometheus-selector without url", []string{"probe", "cancel", "--base-url", u, "--prometheus-selector", `{job="x"}`}, []string{"--prometheus-selector without --prometheus-url"}},
 		{"probe metrics-url not a URL", []string{"probe", "cancel", "--base-url", u, "--metrics-url", "not a url"}, []string{`"not a url"`}},
 
 		{"probe engine-arg unknown flag", []string{"probe", "limits", "--speedup", "1000", "--ready-timeout", "20s", "--engine-arg=--bogus"}, []string{"--bogus"}},

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/bench"
+	"github.com/servebench/servebench/bench/probe"
 	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/engine/launch/launchtest"
 	"github.com/servebench/servebench/engine/sim"
@@ -452,5 +453,29 @@ func TestShardKilled(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("merge %q: exit %d, %q; want 2 naming %q", tc.dirs, code, stderr, tc.want)
 		}
+	}
+}
+
+// TestProbePrometheus: probe cancel reads the engine through a real
+// Prometheus (--prometheus-url) and reaches the same verdict, to the
+// token, as from /metrics (TestProbeCommand): an engine that ignores the
+// disconnect wastes 496 of 512 tokens.
+func TestProbePrometheus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a bundled engine and Prometheus")
+	}
+	e := simtest.Start(t, func(o *sim.Options) { o.IgnoreDisconnect = true })
+	prom := promtest.Start(t, e.BaseURL())
+	code, stdout, stderr := runMain("probe", "cancel", "--base-url", e.BaseURL(), "--prometheus-url", prom,
+		"--prometheus-selector", `{job="vllm"}`, "--format", "json")
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	var rs []probe.Result
+	if err := json.Unmarshal([]byte(stdout), &rs); err != nil {
+		t.Fatalf("stdout is not JSON: %v\n%s", err, stdout)
+	}
+	if len(rs) != 1 || rs[0].Verdict != probe.Fail || !strings.HasPrefix(rs[0].Summary, "keeps generating, 496 tokens wasted") {
+		t.Errorf("results %+v; want cancel: fail, keeps generating, 496 tokens wasted", rs)
 	}
 }

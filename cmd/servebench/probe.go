@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -12,11 +13,15 @@ import (
 
 	"github.com/servebench/servebench/bench"
 	"github.com/servebench/servebench/bench/probe"
+	"github.com/servebench/servebench/scrape"
+	"github.com/servebench/servebench/scrape/promql"
 )
 
 // probeOptions are `servebench probe`'s flags.
 type probeOptions struct {
 	serverFlags
+	prom             promFlags
+	promOpts         *promql.Options // from prom, by check
 	metricsURLs      []string
 	model, endpoint  string
 	maxModelLen      int
@@ -66,6 +71,7 @@ the server is unreachable or failed to start.`,
 	f := cmd.Flags()
 	o.serverFlags.add(f)
 	f.StringArrayVar(&o.metricsURLs, "metrics-url", nil, "scrape these /metrics URLs (repeatable, summed; default BASE_URL/metrics)")
+	o.prom.add(f)
 	f.StringVar(&o.model, "model", "", "model to request (default: the first /v1/models lists); also filters /metrics")
 	f.StringVar(&o.endpoint, "endpoint", "chat", "API: chat or completions")
 	f.IntVar(&o.maxModelLen, "max-model-len", 0, "context length to test against (default: /v1/models' max_model_len)")
@@ -109,7 +115,12 @@ func (o *probeOptions) check(name string, fs *pflag.FlagSet) error {
 	if err := o.serverFlags.check(fs); err != nil {
 		return err
 	}
-	return checkMetricsURLs(o.metricsURLs) // the server flags: bench.CheckServer in runProbe
+	if err := checkMetricsURLs(o.metricsURLs); err != nil { // the server flags: bench.CheckServer in runProbe
+		return err
+	}
+	var err error
+	o.promOpts, err = o.prom.options(fs, o.metricsURLs)
+	return err
 }
 
 func runProbe(cmd *cobra.Command, name string, o *probeOptions) error {
@@ -139,9 +150,15 @@ func runProbe(cmd *cobra.Command, name string, o *probeOptions) error {
 		return withExit(exitInvalidRun, fmt.Errorf("server unreachable or not started: %w", err))
 	}
 	defer srv.Stop()
-	rs, err := probe.Run(ctx, name, probe.Options{BaseURL: srv.BaseURL, MetricsURLs: srv.MetricsURLs,
+	po := probe.Options{BaseURL: srv.BaseURL, MetricsURLs: srv.MetricsURLs,
 		Model: o.model, APIKey: so.APIKey, Endpoint: o.endpoint, MaxModelLen: o.maxModelLen,
-		After: o.after, MaxTokens: o.maxTokens, Watch: o.watch, Settle: o.settle, RequestTimeout: o.requestTimeout})
+		After: o.after, MaxTokens: o.maxTokens, Watch: o.watch, Settle: o.settle, RequestTimeout: o.requestTimeout}
+	if o.promOpts != nil {
+		if err := o.promSource(ctx, cmd.Flags(), &po); err != nil {
+			return withExit(exitInvalidRun, err)
+		}
+	}
+	rs, err := probe.Run(ctx, name, po)
 	if werr := probe.Write(cmd.OutOrStdout(), rs, o.format); werr != nil && err == nil {
 		err = werr
 	}
@@ -156,4 +173,27 @@ func runProbe(cmd *cobra.Command, name string, o *probeOptions) error {
 		return withExit(exitInterrupted, err)
 	}
 	return withExit(exitInvalidRun, err)
+}
+
+// promSource makes the probes read the engine through Prometheus: each
+// reading is Prometheus' latest scrape, so a counter "unchanged for
+// --settle" must span scrapes: without --settle, it is 2.5 scrape
+// intervals, and readings come every quarter interval.
+func (o *probeOptions) promSource(ctx context.Context, fs *pflag.FlagSet, po *probe.Options) error {
+	opts := *o.promOpts
+	opts.Filter.Model = o.model
+	src, err := promql.New(opts)
+	if err != nil {
+		return err
+	}
+	iv, err := src.ScrapeInterval(ctx)
+	if err != nil {
+		return err
+	}
+	if !fs.Changed("settle") {
+		po.Settle = iv * 5 / 2
+	}
+	po.Poll = iv / 4
+	po.Snapshot = func(ctx context.Context) (*scrape.Snapshot, error) { return src.Snapshot(ctx, time.Now()) }
+	return nil
 }

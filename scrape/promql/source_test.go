@@ -128,6 +128,33 @@ func TestWindow(t *testing.T) {
 	}
 	t.Logf("lag %v, waited %v, %d queries, e.g. %s", w.Lag, w.Waited, len(w.Queries), w.Queries[0])
 
+	// Snapshots read through Prometheus at the window's ends diff like
+	// /metrics scrapes: the same five requests, the replicas kept apart.
+	end := w.Replicas[0].To
+	for _, r := range w.Replicas {
+		end = later(end, r.To)
+	}
+	s0, err := src.Snapshot(ctx, from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s1, err := src.Snapshot(ctx, end)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := scrape.Diff(s0, s1, nil, scrape.Filter{})
+	n, _ := d.Counter(scrape.EngineRequests)
+	h, _ := d.Hist(scrape.EngineTTFT)
+	if n != 5 || h.Count != 5 || len(h.Buckets) == 0 || len(d.Warnings()) > 0 {
+		t.Errorf("snapshot delta: %v requests, TTFT %+v, warnings %q: want 5 and 5 with buckets", n, h, d.Warnings())
+	}
+	if running, ok := s1.Gauge(d.Dialect, scrape.Filter{}, scrape.EngineRunning); !ok || running != 0 {
+		t.Errorf("running gauge %v, %v: want 0 after the requests", running, ok)
+	}
+	if iv, err := src.ScrapeInterval(ctx); err != nil || iv != promtest.Interval {
+		t.Errorf("scrape interval %v, %v: want %v", iv, err, promtest.Interval)
+	}
+
 	// c restarts its metrics from zero after 2 responses: Prometheus must
 	// see the counter fall between two scrapes and say so.
 	onlyC, _ := promql.ParseSelector(fmt.Sprintf(`{instance=%q}`, host(c)))
@@ -180,4 +207,11 @@ func TestParseSelector(t *testing.T) {
 	if !m.Matches("vllm-1") || m.Matches("xvllm-1") {
 		t.Errorf("%s: regex matchers must be anchored", m)
 	}
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
