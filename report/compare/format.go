@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -94,7 +95,24 @@ func describeWorkload(w result.Workload, stream bool) string {
 	if w.PromptTokens > 0 {
 		prompt += fmt.Sprintf(" %d tokens", w.PromptTokens)
 	}
-	return strings.Join(append(parts, prompt), ", ")
+	parts = append(parts, prompt)
+	if w.Source != "" && w.Source != w.PromptKind { // the traffic beyond the prompt kind (issue 11)
+		src := "source " + w.Source
+		if w.SourceFile != "" {
+			src += " " + filepath.Base(w.SourceFile)
+		}
+		parts = append(parts, src)
+	}
+	if w.InputTokens != "" && w.PromptTokens == 0 {
+		parts = append(parts, "input "+w.InputTokens)
+	}
+	if w.OutputTokens != "" {
+		parts = append(parts, "output "+w.OutputTokens)
+	}
+	if w.Turns != "" {
+		parts = append(parts, w.Turns+" turns")
+	}
+	return strings.Join(parts, ", ")
 }
 
 func orDash(s string) string {
