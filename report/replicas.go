@@ -85,15 +85,18 @@ func writeReplicas(b *strings.Builder, r *result.Run) {
 		return
 	}
 	kv := slices.ContainsFunc(reps, func(rp result.Replica) bool { return rp.KVUsage != nil })
+	hit := slices.ContainsFunc(reps, func(rp result.Replica) bool { return rp.PrefixCacheHitRate != nil })
 	b.WriteString("Per replica (engine clock, means):\n\n| replica | requests | TTFT (s) | queue wait (s) | E2E (s) |")
+	align := "\n|---|---:|---:|---:|---:|"
 	if kv {
 		b.WriteString(" KV usage mean / max |")
+		align += "---:|"
 	}
-	b.WriteString("\n|---|---:|---:|---:|---:|")
-	if kv {
-		b.WriteString("---:|")
+	if hit {
+		b.WriteString(" prefix cache hit rate |")
+		align += "---:|"
 	}
-	b.WriteString("\n")
+	b.WriteString(align + "\n")
 	for _, rp := range reps {
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |", mdEscape(rp.Name), requestsText(rp.Requests),
 			meanText(rp.TTFTS), meanText(rp.QueueS), meanText(rp.E2ES))
@@ -104,6 +107,9 @@ func writeReplicas(b *strings.Builder, r *result.Run) {
 				b.WriteString(" - |")
 			}
 		}
+		if hit {
+			b.WriteString(" " + percentText(rp.PrefixCacheHitRate) + " |")
+		}
 		b.WriteString("\n")
 	}
 	sum := "-"
@@ -113,6 +119,9 @@ func writeReplicas(b *strings.Builder, r *result.Run) {
 	fmt.Fprintf(b, "| **all** | %s | %s | %s | %s |", sum, meanText(r.Engine.TTFTS), meanText(r.Engine.QueueS), meanText(r.Engine.E2ES))
 	if kv {
 		b.WriteString(" |")
+	}
+	if hit {
+		b.WriteString(" " + percentText(r.Engine.PrefixCacheHitRate) + " |")
 	}
 	b.WriteString("\n\n")
 	if rc := r.Engine.Reconciliation; rc != nil && len(rc.IdleReplicas) > 0 {
@@ -126,4 +135,11 @@ func meanText(h *result.Hist) string {
 		return fmt.Sprintf("%.4f", m)
 	}
 	return "-"
+}
+
+func percentText(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100**v)
 }

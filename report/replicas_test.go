@@ -15,10 +15,10 @@ func withReplicas() (*result.Results, []result.Record) {
 	res, recs := reporttest.Seed()
 	for i := range res.Runs {
 		e := &res.Runs[i].Engine
-		n, zero := e.TTFTS.Count, 0.0
+		n, zero, hit := e.TTFTS.Count, 0.0, 0.375
 		e.Replicas = []result.Replica{
 			{Name: "vllm-0", Requests: &n, TTFTS: e.TTFTS, E2ES: e.E2ES, QueueS: &result.Hist{Mean: 0.25, Count: n},
-				KVUsage: &result.Gauge{Mean: 0.123, Max: 0.5}},
+				KVUsage: &result.Gauge{Mean: 0.123, Max: 0.5}, PrefixCacheHitRate: &hit},
 			{Name: "vllm-1", Requests: &zero},
 		}
 		e.Reconciliation.IdleReplicas = []string{"vllm-1"}
@@ -39,10 +39,10 @@ func TestReplicasReport(t *testing.T) {
 	e := res.Runs[0].Engine
 	for _, want := range []string{
 		"## Replicas", "![Engine means by replica](replicas.png)",
-		"| replica | requests | TTFT (s) | queue wait (s) | E2E (s) | KV usage mean / max |",
-		fmt.Sprintf("| vllm-0 | %g | %.4f | 0.2500 | %.4f | 12.3%% / 50.0%% |", e.TTFTS.Count, e.TTFTS.Mean, e.E2ES.Mean),
+		"| replica | requests | TTFT (s) | queue wait (s) | E2E (s) | KV usage mean / max | prefix cache hit rate |",
+		fmt.Sprintf("| vllm-0 | %g | %.4f | 0.2500 | %.4f | 12.3%% / 50.0%% | 37.5%% |", e.TTFTS.Count, e.TTFTS.Mean, e.E2ES.Mean),
 		fmt.Sprintf("| **all** | %g | %.4f |", e.Reconciliation.EngineCount, e.TTFTS.Mean),
-		"| vllm-1 | 0 | - | - | - | - |",
+		"| vllm-1 | 0 | - | - | - | - | - |",
 		"**Idle replicas**: vllm-1 finished none",
 	} {
 		if !strings.Contains(md.String(), want) {

@@ -158,8 +158,9 @@ func checkReplicas(t *testing.T, dir string, names []string, kv bool) {
 		if i < 0 || rp.Requests == nil || *rp.Requests != want {
 			t.Errorf("replica %s with %v requests: want one of %q, with %g", rp.Name, rp.Requests, names, want)
 		}
-		if want > 0 && (rp.TTFTS == nil || rp.TTFTS.Count != want || rp.E2ES == nil || (rp.KVUsage != nil) != kv) {
-			t.Errorf("replica %s: TTFT %+v, E2E %+v, KV %+v: want %g observations each (KV usage: %v)", rp.Name, rp.TTFTS, rp.E2ES, rp.KVUsage, want, kv)
+		if want > 0 && (rp.TTFTS == nil || rp.TTFTS.Count != want || rp.E2ES == nil || (rp.KVUsage != nil) != kv || rp.PrefixCacheHitRate == nil) {
+			t.Errorf("replica %s: TTFT %+v, E2E %+v, KV %+v, prefix cache hit rate %v: want %g observations each (KV usage: %v) and a hit rate",
+				rp.Name, rp.TTFTS, rp.E2ES, rp.KVUsage, rp.PrefixCacheHitRate, want, kv)
 		}
 	}
 	rec := run.Engine.Reconciliation
