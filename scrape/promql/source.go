@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 
@@ -387,9 +386,4 @@ func (s *Source) query(ctx context.Context, q string, t time.Time) (model.Vector
 		return nil, fmt.Errorf("prometheus %s: %s: expected an instant vector, got %s", s.opts.URL, q, val.Type())
 	}
 	return v, nil
-}
-
-// sortReplicas orders replicas by name.
-func sortReplicas(rs []Replica) {
-	slices.SortFunc(rs, func(a, b Replica) int { return strings.Compare(a.Name, b.Name) })
 }

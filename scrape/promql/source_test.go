@@ -132,7 +132,9 @@ func TestWindow(t *testing.T) {
 	// /metrics scrapes: the same five requests, the replicas kept apart.
 	end := w.Replicas[0].To
 	for _, r := range w.Replicas {
-		end = later(end, r.To)
+		if r.To.After(end) {
+			end = r.To
+		}
 	}
 	s0, err := src.Snapshot(ctx, from)
 	if err != nil {
@@ -207,11 +209,4 @@ func TestParseSelector(t *testing.T) {
 	if !m.Matches("vllm-1") || m.Matches("xvllm-1") {
 		t.Errorf("%s: regex matchers must be anchored", m)
 	}
-}
-
-func later(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
 }
