@@ -22,6 +22,7 @@ import (
 type windower struct {
 	r        *Runner
 	interval time.Duration // 0: one window-less run; only the start is reported
+	duration time.Duration // --duration; 0: none
 	start    time.Time
 	partial  result.Run // the run's facts known at its start
 
@@ -47,7 +48,8 @@ type windower struct {
 // is the run's before-run scrape (nil: no engine figures per window).
 func (r *Runner) startWindows(run *result.Run, start time.Time, before *scrape.Snapshot) *windower {
 	w := &windower{r: r, interval: r.Interval, start: start, partial: *run, index: 1, from: start,
-		quit: make(chan struct{}), done: make(chan struct{})}
+		duration: time.Duration(run.Workload.DurationS * float64(time.Second)),
+		quit:     make(chan struct{}), done: make(chan struct{})}
 	if r.Metrics != nil && r.Metrics.Prom == nil {
 		w.prev = before
 	}
@@ -61,11 +63,15 @@ func (r *Runner) startWindows(run *result.Run, start time.Time, before *scrape.S
 }
 
 // loop closes a window at every boundary start + k*interval until stopped.
+// A boundary at or past --duration is not one: the last window takes the
+// requests still in flight when sending stopped, rather than leaving them
+// a sliver of a window of their own (which --drift would take for the
+// run's last state).
 func (w *windower) loop() {
 	defer close(w.done)
 	t := time.NewTimer(w.interval)
 	defer t.Stop()
-	for k := 2; ; k++ {
+	for k := 2; w.duration <= 0 || time.Duration(k-1)*w.interval < w.duration; k++ {
 		select {
 		case <-w.quit:
 			return

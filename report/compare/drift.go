@@ -11,7 +11,8 @@ import (
 // a server degraded over a soak with the same tests and limits as two
 // result sets. A window side's run carries the window's counts, client
 // and engine figures; its records are those that completed in the window
-// (Record.Window). Runs with fewer than two windows are left out; none
+// (Record.Window). The last window is the last complete one (a window
+// rebuilt after a crash is left out). Runs with fewer than two windows are left out; none
 // left is an error wrapping ErrInput.
 func Drift(s *Side) (first, last *Side, err error) {
 	first = &Side{Path: s.Path + " (first window)", Warnings: s.Warnings}
@@ -20,14 +21,17 @@ func Drift(s *Side) (first, last *Side, err error) {
 	fr.Runs, lr.Runs = nil, nil
 	for i := range s.Results.Runs {
 		run := &s.Results.Runs[i]
-		n := len(run.Windows)
-		if n < 2 {
+		n := len(run.Windows) - 1 // the last window a run completed
+		for n > 0 && run.Windows[n].Incomplete {
+			n--
+		}
+		if n < 1 {
 			continue
 		}
 		fr.Runs = append(fr.Runs, windowRun(run, &run.Windows[0]))
-		lr.Runs = append(lr.Runs, windowRun(run, &run.Windows[n-1]))
+		lr.Runs = append(lr.Runs, windowRun(run, &run.Windows[n]))
 		first.Records = appendWindow(first.Records, s.Records, run.Name, run.Windows[0].Index)
-		last.Records = appendWindow(last.Records, s.Records, run.Name, run.Windows[n-1].Index)
+		last.Records = appendWindow(last.Records, s.Records, run.Name, run.Windows[n].Index)
 	}
 	if len(fr.Runs) == 0 {
 		return nil, nil, &InputError{Path: s.Path, Err: fmt.Errorf("no run has two or more windows: --drift compares a run's last --interval window with its first (run with --interval, or --duration over 10m)")}
