@@ -239,11 +239,16 @@ func writeRun(b *strings.Builder, r *result.Run, nrec [3]int) {
 		fmt.Fprintf(b, "- Prompt tokens (generated prompts): requested %.1f on average, the server counted %.1f; %d of %d exactly as requested\n",
 			pt.RequestedMean, pt.CountedMean, pt.Exact, pt.N)
 	}
-	fmt.Fprintf(b, "- Records in requests.jsonl: %d measured, %d warm-up", nrec[0], nrec[1])
-	if nrec[2] > 0 {
-		fmt.Fprintf(b, ", %d retried attempts (left out of the charts, as warm-up is)", nrec[2])
+	switch {
+	case nrec == [3]int{} && r.Requests > 0: // a bounded-memory run whose file was not read back
+		b.WriteString("- Records in requests.jsonl: not read back after the run (too large to keep memory bounded); `servebench report DIR` reads them\n")
+	default:
+		fmt.Fprintf(b, "- Records in requests.jsonl: %d measured, %d warm-up", nrec[0], nrec[1])
+		if nrec[2] > 0 {
+			fmt.Fprintf(b, ", %d retried attempts (left out of the charts, as warm-up is)", nrec[2])
+		}
+		b.WriteString("\n")
 	}
-	b.WriteString("\n")
 	if rc := r.Engine.Reconciliation; rc != nil {
 		fmt.Fprintf(b, "- Reconciliation: client sent %d measured requests (retries included), %d ok, %d answered; engine counted %g",
 			rc.Sent, rc.OK, rc.Completed, rc.EngineCount)
