@@ -33,7 +33,7 @@ func (p *progress) phase(name string, at time.Duration) {
 }
 
 // runBar is the bar of one run: requests done, with live medians of the
-// client's first-visible output and E2E. Its methods are called with the
+// client's first-visible output and E2E over the latest requests. Its methods are called with the
 // Runner's record lock held, so they need no lock of their own beyond mu for
 // finish.
 type runBar struct {
@@ -81,8 +81,8 @@ func (b *runBar) add(rec result.Record) {
 	if rec.Error != "" {
 		b.failed++
 	} else if !rec.Warmup {
-		b.fv = append(b.fv, rec.FirstVisibleS)
-		b.e2e = append(b.e2e, rec.E2ES)
+		b.fv = appendRecent(b.fv, rec.FirstVisibleS)
+		b.e2e = appendRecent(b.e2e, rec.E2ES)
 	}
 	if rec.Turn > 1 {
 		// The bar counts sessions (as --requests does): a later turn only
@@ -96,6 +96,20 @@ func (b *runBar) add(rec result.Record) {
 		b.bar.Describe(b.describe())
 	}
 	_ = b.bar.Add(1)
+}
+
+// barRecent is how many of the latest requests (up to twice as many) the
+// bar's live medians cover: a bar redrawn every 250 ms over a day's
+// samples would cost memory and CPU in proportion to the run.
+const barRecent = 1000
+
+// appendRecent appends v; past 2*barRecent values it keeps the last
+// barRecent (amortised: one copy per barRecent appends).
+func appendRecent(xs []float64, v float64) []float64 {
+	if len(xs) >= 2*barRecent {
+		xs = append(xs[:0], xs[len(xs)-barRecent:]...)
+	}
+	return append(xs, v)
 }
 
 func (b *runBar) describe() string {

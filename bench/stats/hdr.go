@@ -23,7 +23,7 @@ const (
 )
 
 // Hist summarises a quantity with too many samples to keep, per-token
-// inter-token latency above all, in bounded memory (about 200 KB whatever
+// inter-token latency above all, in bounded memory (270 KB whatever
 // the count): an HdrHistogram (github.com/HdrHistogram/hdrhistogram-go)
 // for the quantiles, exact count, sum, min and max beside it. Hists merge
 // exactly. The zero value is empty and ready; not safe for concurrent use.
