@@ -52,6 +52,11 @@ Its per-request arrays are the samples (its TTFT is the client's first token); i
 workload is checked where both record it, and the report names what could not be
 checked. A vLLM result saved without --save-detailed is refused (exit 2).
 
+--drift DIR compares, within one results directory, each run's last complete
+--interval window (new) with its first (base): has the server degraded over the
+soak? A side marked incomplete (results rebuilt after servebench stopped mid-run)
+is refused unless --allow-incomplete.
+
 Exit status: 0 no regression, 1 regression, 2 unusable input or workloads differ,
 3 a side is an invalid run (server failed, every request failed, too few samples).
 
@@ -59,7 +64,8 @@ Exit status: 0 no regression, 1 regression, 2 unusable input or workloads differ
 		Example: `  servebench compare baseline/ servebench-results/
   servebench compare --max-regression client.e2e.p90=15% --max-regression engine.ttft.mean=+5ms base/ new/
   servebench compare --format junit base/results.json new/results.json > compare.xml
-  servebench compare vllm-baseline/ servebench-results/   # a 'vllm bench serve --save-detailed' JSON as the base`,
+  servebench compare vllm-baseline/ servebench-results/   # a 'vllm bench serve --save-detailed' JSON as the base
+  servebench compare --drift servebench-results/20261201T120000Z`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if drift, _ := cmd.Flags().GetBool("drift"); drift {
 				if len(args) != 1 {

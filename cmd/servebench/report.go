@@ -26,7 +26,8 @@ func newReportCmd() *cobra.Command {
 		Short: "Regenerate report.md and the PNG charts from a saved results directory",
 		Long: `report reads DIR/results.json and DIR/requests.jsonl, writes report.md and the
 charts (table.png, timeline.png, tokens.png, cdf.png, and startup.png / sweep.png
-where they apply) into DIR exactly as the run wrote them, and prints the table.
+where they apply, timeseries.png for --interval runs) into DIR exactly as the run
+wrote them, and prints the table.
 DIR/results.json may be given for DIR. When servebench stopped mid-run (kill -9,
 a lost machine), DIR/checkpoint.json is newer than results.json (or results.json
 is missing): report rebuilds results.json from it and requests.jsonl, marked
