@@ -1,4 +1,4 @@
-package compare_test
+package main
 
 import (
 	"context"
@@ -17,7 +17,9 @@ import (
 )
 
 // End-to-end: the bundled engine in-process, bench's whole session writing
-// a results directory, compare reading two of them back.
+// a results directory, compare reading two of them back. It lives in cmd,
+// the one layer that may import both the engine and report (report itself
+// reads saved results and links no engine package, tests included).
 
 // simRuns is the seed's table scaled down: 20 sequential requests of 32
 // exact tokens, streaming and not, after one warm-up request; seed picks
