@@ -181,16 +181,6 @@ func (r *Runner) settle(ctx context.Context, base *scrape.Snapshot, target int) 
 	}
 }
 
-// fillThroughput sets the run's request and output-token rates over its
-// measured duration.
-func fillThroughput(run *result.Run, recs []result.Record) {
-	var t tally
-	for i := range recs {
-		t.add(&recs[i])
-	}
-	run.Throughput = t.throughput(run.DurationS)
-}
-
 // rateStats says how well an open-loop run kept its schedule: the achieved
 // send rate over the send phase and the sends that started more than 1 ms
 // after their intended time.

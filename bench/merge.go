@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
+	"container/heap"
 	"context"
 	"encoding/json"
 	"errors"
@@ -45,36 +46,38 @@ type shardDir struct {
 // saved /metrics snapshots (the earliest before-snapshot to the latest
 // after-snapshot), or, for Prometheus, one query over the merged window.
 // Only runs[].shard tells the merged results.json from a one-machine run's.
-func Merge(ctx context.Context, o MergeOptions) (*result.Results, []result.Record, error) {
+// The records are streamed (mergeStream): memory holds the statistics'
+// samples, not the records, so the report reads the merged file back
+// (report.ChartRecords).
+func Merge(ctx context.Context, o MergeOptions) (*result.Results, error) {
 	for _, d := range o.Dirs {
 		if filepath.Clean(d) == filepath.Clean(o.Out) {
-			return nil, nil, fmt.Errorf("%w: --out %s is one of the shards: expected a new directory", ErrUsage, o.Out)
+			return nil, fmt.Errorf("%w: --out %s is one of the shards: expected a new directory", ErrUsage, o.Out)
 		}
 	}
 	shards, err := loadShards(o.Dirs)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %w", ErrUsage, err)
+		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
-		return nil, nil, fmt.Errorf("%w: results directory (--out): %w", ErrUsage, err)
+		return nil, fmt.Errorf("%w: results directory (--out): %w", ErrUsage, err)
 	}
-	recs, err := mergeRecords(shards)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %w", ErrUsage, err)
-	}
-	if err := writeRecords(filepath.Join(o.Out, result.RequestsFile), recs); err != nil {
-		return nil, nil, err
+	acc := newMergeAcc(shards[0].run)
+	if err := mergeStream(shards, filepath.Join(o.Out, result.RequestsFile), acc); errors.Is(err, result.ErrInput) {
+		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+	} else if err != nil {
+		return nil, err
 	}
 	first := shards[0]
 	res := &result.Results{Schema: result.Schema, Manifest: NewManifest(o.Version, o.Args), Server: first.res.Server,
 		Runs: []result.Run{}, Warnings: []string{}}
-	run := mergeRun(shards, recs)
-	mergeEngine(ctx, shards, run, recs)
+	run := mergeRun(shards, acc)
+	mergeEngine(ctx, shards, run, acc)
 	res.Runs = append(res.Runs, *run)
 	for _, w := range run.Warnings {
 		res.Warnings = append(res.Warnings, run.Name+": "+w)
 	}
-	return res, recs, WriteResults(o.Out, res)
+	return res, WriteResults(o.Out, res)
 }
 
 // loadShards reads every directory and checks that they are the N shards
@@ -148,6 +151,134 @@ func workloadDiff(a, b result.Workload) string {
 // done is when a record's request ended (its start if it never answered).
 func done(r *result.Record) time.Time {
 	return r.Start.Add(time.Duration(r.E2ES * float64(time.Second)))
+}
+
+// mergeWindow is how many records of each shard the streaming merge holds
+// ahead: a shard's requests.jsonl is in the order its records were written,
+// which may differ from their completion times (done) by a few records
+// completing together.
+const mergeWindow = 256
+
+// mergeItem is one record waiting in the streaming merge.
+type mergeItem struct {
+	at, shard, seq int64 // the stable sort's key: completion, shard, line
+	rec            result.Record
+	raw            []byte
+}
+
+func (a *mergeItem) less(b *mergeItem) bool {
+	return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.shard, b.shard), cmp.Compare(a.seq, b.seq)) < 0
+}
+
+// mergeHeap is a min-heap of mergeItems.
+type mergeHeap []*mergeItem
+
+func (h mergeHeap) Len() int           { return len(h) }
+func (h mergeHeap) Less(i, j int) bool { return h[i].less(h[j]) }
+func (h mergeHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *mergeHeap) Push(x any)        { *h = append(*h, x.(*mergeItem)) }
+func (h *mergeHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// errDisorder says a shard's file strayed further from completion order
+// than mergeWindow: mergeStream starts over in memory.
+var errDisorder = errors.New("records further out of completion order than the merge window")
+
+// mergeStream writes the shards' records to path in the order
+// mergeRecords gives (completion, ties in shard order), feeding acc in
+// that order, holding mergeWindow records per shard: a k-way merge of
+// the shards' files, each line copied as read. A file out of order by
+// more than the window (never seen from servebench run) is merged in
+// memory instead, with the same result.
+func mergeStream(shards []*shardDir, path string, acc *mergeAcc) error {
+	err := writeLines(path, func(emit func(*result.Record, []byte) error) error {
+		return kwayMerge(shards, func(r *result.Record, raw []byte) error {
+			acc.add(r)
+			return emit(r, raw)
+		})
+	})
+	if !errors.Is(err, errDisorder) {
+		return err
+	}
+	acc.reset()
+	recs, err := mergeRecords(shards)
+	if err != nil {
+		return err
+	}
+	return writeLines(path, func(emit func(*result.Record, []byte) error) error {
+		for i := range recs {
+			acc.add(&recs[i])
+			if err := emit(&recs[i], nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// kwayMerge calls emit for every shard record in completion order (ties in
+// shard order, then file order), or returns errDisorder.
+func kwayMerge(shards []*shardDir, emit func(*result.Record, []byte) error) error {
+	readers := make([]*result.RecordReader, len(shards))
+	seqs := make([]int64, len(shards))
+	for k, s := range shards {
+		path := filepath.Join(s.dir, result.RequestsFile)
+		f, err := os.Open(path)
+		if err != nil {
+			return &result.InputError{Path: path, Err: err}
+		}
+		defer f.Close()
+		readers[k] = result.NewRecordReader(path, f)
+	}
+	h := make(mergeHeap, 0, len(shards)*mergeWindow)
+	var last *mergeItem // the last emitted
+	var free []*mergeItem
+	read := func(k int) error {
+		it := &mergeItem{}
+		if n := len(free); n > 0 {
+			it, free = free[n-1], free[:n-1]
+			*it = mergeItem{}
+		}
+		raw, err := readers[k].Next(&it.rec)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		it.at, it.shard, it.seq, it.raw = done(&it.rec).UnixNano(), int64(k), seqs[k], raw
+		seqs[k]++
+		if last != nil && it.less(last) {
+			return errDisorder
+		}
+		heap.Push(&h, it)
+		return nil
+	}
+	for k := range shards {
+		for range mergeWindow {
+			if err := read(k); err != nil {
+				return err
+			}
+		}
+	}
+	for h.Len() > 0 {
+		it := heap.Pop(&h).(*mergeItem)
+		if err := emit(&it.rec, it.raw); err != nil {
+			return err
+		}
+		if last != nil {
+			free = append(free, last)
+		}
+		last = it
+		if err := read(int(it.shard)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // mergeRecords reads the shards' requests.jsonl (after the shards were
@@ -232,33 +363,84 @@ func countLines(path string) (int, error) {
 // writeRecords writes requests.jsonl as RecordWriter encodes it, one
 // record at a time (no queue: the records are all here already).
 func writeRecords(path string, recs []result.Record) error {
+	return writeLines(path, func(emit func(*result.Record, []byte) error) error {
+		for i := range recs {
+			if err := emit(&recs[i], nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// writeLines creates path and writes what each calls emit with: a line as
+// read (a newline added where it had none), or with raw nil the record
+// encoded as RecordWriter encodes it.
+func writeLines(path string, each func(emit func(r *result.Record, raw []byte) error) error) error {
 	f, err := os.Create(path)
 	if err != nil {
-		return err
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	bw := bufio.NewWriterSize(f, 1<<20)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
-	for i := range recs {
-		if err = enc.Encode(&recs[i]); err != nil {
-			break
+	err = each(func(r *result.Record, raw []byte) error {
+		if raw == nil {
+			return enc.Encode(r)
 		}
-	}
+		if _, err := bw.Write(raw); err != nil || raw[len(raw)-1] == '\n' {
+			return err
+		}
+		return bw.WriteByte('\n')
+	})
 	if err == nil {
 		err = bw.Flush()
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
+	if err != nil && !errors.Is(err, result.ErrInput) && !errors.Is(err, errDisorder) {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	return nil
+	return err
 }
 
-// mergeRun recomputes the run from the merged records as Runner.Run
-// computes it from its own.
-func mergeRun(shards []*shardDir, recs []result.Record) *result.Run {
+// mergeAcc is what the merge keeps of the records, fed in merged order:
+// a run's accumulator (compact samples, never the records) and the send
+// lags of the schedule's first attempts.
+type mergeAcc struct {
+	spec RunSpec // what runAcc reads: SLO, exact length
+	acc  runAcc
+	rate bool
+	lags []float64
+	last time.Time // the latest first-attempt send
+}
+
+// newMergeAcc accumulates for the run ref is a shard of.
+func newMergeAcc(ref *result.Run) *mergeAcc {
+	m := &mergeAcc{rate: ref.Rate != nil}
+	m.spec.Request.ExactLength, m.spec.Request.MaxTokens = ref.Workload.ExactLength, ref.Workload.MaxTokens
+	if g := ref.Goodput; g != nil {
+		m.spec.SLO, _ = result.ParseSLO(g.SLO)
+	}
+	return m
+}
+
+func (m *mergeAcc) reset() { *m = mergeAcc{spec: m.spec, rate: m.rate} }
+
+func (m *mergeAcc) add(r *result.Record) {
+	m.acc.add(r, &m.spec)
+	if m.rate && !r.Warmup && r.Attempt <= 1 && r.Turn <= 1 {
+		m.lags = append(m.lags, r.IntendedLagS)
+		if r.Start.After(m.last) {
+			m.last = r.Start
+		}
+	}
+}
+
+// mergeRun computes the run from the merged records' accumulator as
+// Runner.Run computes it from its own.
+func mergeRun(shards []*shardDir, m *mergeAcc) *result.Run {
 	ref := shards[0].run
 	run := &result.Run{Name: ref.Name, Stream: ref.Stream, Workload: ref.Workload, StartedAt: ref.StartedAt}
 	var end time.Time
@@ -272,34 +454,23 @@ func mergeRun(shards []*shardDir, recs []result.Record) *result.Run {
 		run.Retries += s.run.Retries
 	}
 	run.DurationS = end.Sub(run.StartedAt).Seconds()
-	measured := measuredOnly(recs)
-	countOutcomes(run, measured)
-	run.Client = ClientSummary(measured)
-	fillThroughput(run, measured)
-	var slo result.SLO
-	if g := ref.Goodput; g != nil {
-		slo, _ = result.ParseSLO(g.SLO)
-	}
-	judgeRecords(run, measured, slo)
+	acc := &m.acc
+	run.Requests, run.OK, run.Errors = acc.t.requests, acc.t.ok, acc.t.errorsMap()
+	run.Client = acc.t.client()
+	run.Throughput = acc.t.throughput(run.DurationS)
+	judged(run, &acc.prompt, acc.goodput, m.spec.SLO)
 	if ref.Rate != nil {
-		var lags []float64
 		last := run.StartedAt
-		for i := range measured {
-			r := &measured[i]
-			if r.Attempt <= 1 && r.Turn <= 1 {
-				lags = append(lags, r.IntendedLagS)
-				if r.Start.After(last) {
-					last = r.Start
-				}
-			}
+		if m.last.After(last) {
+			last = m.last
 		}
-		run.Rate = rateStatsOf(lags, run.StartedAt, last, ref.Rate.TargetPerS*float64(ref.Shard.Count))
+		run.Rate = rateStatsOf(m.lags, run.StartedAt, last, ref.Rate.TargetPerS*float64(ref.Shard.Count))
 		if w := lateWarning(run.Rate); w != "" {
 			run.Warnings = append(run.Warnings, w)
 		}
 	}
 	if run.Workload.ExactLength {
-		if w := exactLengthWarning(measured, run.Workload.MaxTokens); w != "" {
+		if w := acc.exact.warning(run.Workload.MaxTokens); w != "" {
 			run.Warnings = append(run.Warnings, w)
 		}
 	}
@@ -307,17 +478,9 @@ func mergeRun(shards []*shardDir, recs []result.Record) *result.Run {
 }
 
 // mergeEngine fills the merged run's engine figures and reconciliation.
-func mergeEngine(ctx context.Context, shards []*shardDir, run *result.Run, recs []result.Record) {
-	rec := &result.Reconciliation{OK: run.OK}
-	for i := range recs {
-		if recs[i].Warmup {
-			continue
-		}
-		rec.Sent++ // every measured attempt sent has its record
-		if recs[i].Status != 0 {
-			rec.Completed++
-		}
-	}
+func mergeEngine(ctx context.Context, shards []*shardDir, run *result.Run, ma *mergeAcc) {
+	// Every measured attempt sent has its record.
+	rec := &result.Reconciliation{OK: run.OK, Sent: ma.acc.t.requests + ma.acc.t.retried, Completed: ma.acc.completed}
 	run.Engine.Reconciliation = rec
 	ref := shards[0]
 	dl, _ := scrape.Lookup(ref.res.Server.Dialect)

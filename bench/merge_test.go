@@ -3,10 +3,12 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"sync/atomic"
@@ -134,13 +136,116 @@ func BenchmarkMerge1M(b *testing.B) {
 	}()
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
-		res, recs, err := Merge(context.Background(), MergeOptions{Dirs: dirs, Out: filepath.Join(root, fmt.Sprintf("merged-%d", i))})
-		if err != nil || len(recs) != n*per || res.Runs[0].Requests != n*per {
-			b.Fatalf("merge: %v, %d records", err, len(recs))
+		res, err := Merge(context.Background(), MergeOptions{Dirs: dirs, Out: filepath.Join(root, fmt.Sprintf("merged-%d", i))})
+		if err != nil || res.Runs[0].Requests != n*per {
+			b.Fatalf("merge: %v", err)
 		}
 	}
 	b.StopTimer()
 	close(stop)
 	b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MB")
 	b.ReportMetric(floor.Seconds(), "floor-s/op")
+}
+
+// TestMergeStream: the streaming merge gives the completion order and the
+// statistics of the union of the shards' records, the same whether each
+// shard's file is a few records out of order (merged within the window)
+// or far out (merged in memory): identical requests.jsonl and run block.
+func TestMergeStream(t *testing.T) {
+	const n, per = 3, 700
+	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	rng := rand.New(rand.NewPCG(3, 4))
+	shardRecs := make([][]result.Record, n)
+	var union []result.Record
+	for k := range n {
+		for m := range per {
+			i := k + n*m
+			r := result.Record{Run: "r", Index: i, Attempt: 1, Start: t0.Add(time.Duration(i) * 10 * time.Millisecond),
+				IntendedLagS: float64(rng.IntN(3)) / 1000, TTFBS: 0.1, FirstTokenS: 0.1, FirstVisibleS: 0.1,
+				E2ES: 0.2 + float64(rng.IntN(2000))/1000, Status: 200, OutputTokens: 16, MaxTokens: 16}
+			if m%50 == 0 {
+				r.Status, r.Error, r.E2ES = 503, "http 503", 0.01
+			}
+			r.E2ES += float64(i) * 1e-7 // no two complete together: one order whatever the files' order
+			shardRecs[k] = append(shardRecs[k], r)
+			union = append(union, r)
+		}
+		slices.SortStableFunc(shardRecs[k], func(a, b result.Record) int { return done(&a).Compare(done(&b)) })
+	}
+	merge := func(name string, disorder func([]result.Record)) ([]*shardDir, *result.Results, []result.Record) {
+		root := filepath.Join(t.TempDir(), name)
+		var dirs []string
+		for k := range n {
+			dir := filepath.Join(root, fmt.Sprint(k))
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			recs := slices.Clone(shardRecs[k])
+			disorder(recs)
+			if err := writeRecords(filepath.Join(dir, result.RequestsFile), recs); err != nil {
+				t.Fatal(err)
+			}
+			res := &result.Results{Schema: result.Schema, Runs: []result.Run{{Name: "r", StartedAt: t0, DurationS: float64(n*per) / 100,
+				Workload: result.Workload{Mode: ModeRate, Rate: 100, Requests: n * per, MaxTokens: 16},
+				Rate:     &result.RateStats{TargetPerS: 100.0 / n}, Shard: &result.Shard{Index: k, Count: n}}}, Warnings: []string{}}
+			if err := WriteResults(dir, res); err != nil {
+				t.Fatal(err)
+			}
+			dirs = append(dirs, dir)
+		}
+		out := filepath.Join(root, "merged")
+		res, err := Merge(t.Context(), MergeOptions{Dirs: dirs, Out: out})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, recs, _, err := result.Load(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shards, err := loadShards(dirs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return shards, res, recs
+	}
+	near := func(recs []result.Record) { // neighbours swapped: within the window
+		for i := 0; i+1 < len(recs); i += 7 {
+			recs[i], recs[i+1] = recs[i+1], recs[i]
+		}
+	}
+	shards, res, recs := merge("near", near)
+	if err := kwayMerge(shards, func(*result.Record, []byte) error { return nil }); err != nil {
+		t.Fatalf("a shard a record out of order: %v, want a streaming merge", err)
+	}
+	farShards, farRes, farRecs := merge("far", slices.Reverse[[]result.Record])
+	if err := kwayMerge(farShards, func(*result.Record, []byte) error { return nil }); !errors.Is(err, errDisorder) {
+		t.Fatalf("shards in reverse order: %v, want errDisorder (merged in memory)", err)
+	}
+	if len(recs) != n*per {
+		t.Fatalf("%d merged records, want %d", len(recs), n*per)
+	}
+	for i := 1; i < len(recs); i++ {
+		if done(&recs[i]).Before(done(&recs[i-1])) {
+			t.Fatalf("merged requests.jsonl out of completion order at line %d", i+1)
+		}
+	}
+	if !reflect.DeepEqual(recs, farRecs) {
+		t.Error("requests.jsonl differs between the streaming and the in-memory merge")
+	}
+	run, far := res.Runs[0], farRes.Runs[0]
+	if len(run.Warnings) != 2 || len(far.Warnings) != 2 { // late sends; no /metrics snapshots (naming the directory)
+		t.Errorf("warnings %q and %q: want the late sends and the absent engine figures", run.Warnings, far.Warnings)
+	}
+	run.Warnings, far.Warnings = nil, nil
+	if !reflect.DeepEqual(run, far) {
+		t.Errorf("run differs between the streaming and the in-memory merge:\n%+v\n%+v", run, far)
+	}
+	want := ClientSummary(union)
+	if g, w := run.Client.E2ES, want.E2ES; g == nil || g.N != w.N || g.Median != w.Median || g.P99 != w.P99 || run.Requests != n*per ||
+		run.OK != n*per-n*per/50 || run.Errors["http 503"] != n*per/50 {
+		t.Errorf("merged run %d requests %d ok %v errors, E2E %+v: want the union's %+v", run.Requests, run.OK, run.Errors, g, w)
+	}
+	if rs := run.Rate; rs == nil || rs.SendLagS == nil || rs.SendLagS.N != n*per || rs.TargetPerS != 100 {
+		t.Errorf("merged rate %+v: want every first attempt's lag against 100 req/s", rs)
+	}
 }

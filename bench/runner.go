@@ -256,17 +256,6 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 	return run, st.recs, runErr(ctx, sendCtx)
 }
 
-// measuredOnly is recs without the warm-up.
-func measuredOnly(recs []result.Record) []result.Record {
-	out := make([]result.Record, 0, len(recs))
-	for _, r := range recs {
-		if !r.Warmup {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
 func (r *Runner) defaults() {
 	if r.RetryBackoff <= 0 {
 		r.RetryBackoff = 250 * time.Millisecond

@@ -235,26 +235,10 @@ func (a *promptAcc) result() (*result.PromptTokenStats, string) {
 	return ps, ""
 }
 
-// judgeRecords fills the figures a run's measured records decide against
-// what was asked: prompt tokens requested against counted (with the 1%
-// warning) and, with an SLO, goodput. Runner.Run and mergeRun share it.
-func judgeRecords(run *result.Run, measured []result.Record, slo result.SLO) {
-	var p promptAcc
-	var g *result.Goodput
-	if !slo.IsZero() {
-		g = slo.EmptyGoodput()
-	}
-	for i := range measured {
-		p.add(&measured[i])
-		if g != nil {
-			g.Add(slo, &measured[i])
-		}
-	}
-	judged(run, &p, g, slo)
-}
-
-// judged fills what judgeRecords fills from records already counted one
-// at a time (a run that keeps none): g is nil when no record was judged.
+// judged fills the figures a run's measured records decide against what
+// was asked, from their accumulators (runAcc): prompt tokens requested
+// against counted (with the 1% warning) and, with an SLO, goodput; g is
+// nil when no record was judged. Runner.Run and mergeRun share it.
 func judged(run *result.Run, p *promptAcc, g *result.Goodput, slo result.SLO) {
 	if ps, w := p.result(); ps != nil {
 		run.PromptTokens = ps

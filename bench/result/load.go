@@ -116,41 +116,71 @@ func jsonErrLine(data []byte, err error) int {
 }
 
 // ReadRecords reads requests.jsonl from r (name is used in errors and
-// warnings): one Record per line, blank lines skipped but counted. A final
-// line without a newline that does not parse is what a killed writer
-// leaves: it is skipped with a warning so nothing already measured is
-// lost. Any other bad line, a record without "run", or a line over MaxLine
-// is an *InputError naming the line; no records come back with an error.
+// warnings) with a RecordReader: one Record per line, blank lines skipped
+// but counted. A final line without a newline that does not parse is what a
+// killed writer leaves: it is skipped with a warning so nothing already
+// measured is lost. Any other bad line, a record without "run", or a line
+// over MaxLine is an *InputError naming the line; no records come back with
+// an error.
 func ReadRecords(name string, r io.Reader) ([]Record, []string, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
+	rr := NewRecordReader(name, r)
 	var recs []Record
-	var warns []string
-	for line := 1; ; line++ {
-		b, err := readLine(br)
-		if err != nil && err != io.EOF {
-			return nil, nil, &InputError{Path: name, Line: line, Err: err}
+	for {
+		var rec Record
+		if _, err := rr.Next(&rec); err == io.EOF {
+			return recs, rr.Warnings, nil
+		} else if err != nil {
+			return nil, nil, err
 		}
-		complete := len(b) > 0 && b[len(b)-1] == '\n'
-		if t := bytes.TrimSpace(b); len(t) > 0 {
-			var rec Record
-			if jerr := json.Unmarshal(t, &rec); jerr != nil {
-				if err == io.EOF && !complete {
-					warns = append(warns, fmt.Sprintf("%s:%d: truncated last line skipped (writer stopped mid-line?)", name, line))
-					break
-				}
-				return nil, nil, &InputError{Path: name, Line: line, Err: fmt.Errorf("bad JSON: %w", jerr)}
-			}
-			if rec.Run == "" {
-				return nil, nil, &InputError{Path: name, Line: line,
-					Err: errors.New(`record has no "run": expected the name of the run it belongs to`)}
-			}
-			recs = append(recs, rec)
-		}
-		if err == io.EOF {
-			break
-		}
+		recs = append(recs, rec)
 	}
-	return recs, warns, nil
+}
+
+// RecordReader reads requests.jsonl one record at a time, by ReadRecords'
+// rules, so a reader of a large file holds one line at a time.
+type RecordReader struct {
+	name     string
+	br       *bufio.Reader
+	line     int
+	eof      bool
+	Warnings []string // skipped truncated last line
+}
+
+// NewRecordReader reads records from r; name is used in errors and warnings.
+func NewRecordReader(name string, r io.Reader) *RecordReader {
+	return &RecordReader{name: name, br: bufio.NewReaderSize(r, 64<<10)}
+}
+
+// Next decodes the next record into rec (which should be zero) and returns
+// its line as read, newline included (a fresh slice the caller may keep);
+// io.EOF after the last record, or an *InputError naming the line.
+func (rr *RecordReader) Next(rec *Record) ([]byte, error) {
+	for !rr.eof {
+		rr.line++
+		b, err := readLine(rr.br)
+		if err != nil && err != io.EOF {
+			return nil, &InputError{Path: rr.name, Line: rr.line, Err: err}
+		}
+		rr.eof = err == io.EOF
+		complete := len(b) > 0 && b[len(b)-1] == '\n'
+		t := bytes.TrimSpace(b)
+		if len(t) == 0 {
+			continue
+		}
+		if jerr := json.Unmarshal(t, rec); jerr != nil {
+			if rr.eof && !complete {
+				rr.Warnings = append(rr.Warnings, fmt.Sprintf("%s:%d: truncated last line skipped (writer stopped mid-line?)", rr.name, rr.line))
+				break
+			}
+			return nil, &InputError{Path: rr.name, Line: rr.line, Err: fmt.Errorf("bad JSON: %w", jerr)}
+		}
+		if rec.Run == "" {
+			return nil, &InputError{Path: rr.name, Line: rr.line,
+				Err: errors.New(`record has no "run": expected the name of the run it belongs to`)}
+		}
+		return b, nil
+	}
+	return nil, io.EOF
 }
 
 // readLine returns one line including its newline, refusing lines over

@@ -35,12 +35,17 @@ and the charts are written as 'run' writes them.`,
 			if !slices.Contains(report.Formats, format) {
 				return usageErr(fmt.Errorf("--format %q: expected one of %s", format, strings.Join(report.Formats, ", ")))
 			}
-			res, recs, err := bench.Merge(cmd.Context(), bench.MergeOptions{Dirs: dirs, Out: out, Version: version, Args: os.Args})
+			res, err := bench.Merge(cmd.Context(), bench.MergeOptions{Dirs: dirs, Out: out, Version: version, Args: os.Args})
 			if res == nil {
 				return mapBenchErr(err, false)
 			}
 			if terr := report.Table(cmd.OutOrStdout(), res, format); terr != nil {
 				err = errors.Join(err, terr)
+			}
+			// The merge kept no records: the charts read them back, bounded.
+			recs, notes, _ := report.ChartRecords(out, report.MaxChartBytes)
+			for _, n := range notes {
+				fmt.Fprintf(cmd.ErrOrStderr(), "servebench: %s\n", n)
 			}
 			if werr := writeReport(out, res, recs); werr != nil {
 				fmt.Fprintf(cmd.ErrOrStderr(), "servebench: report: %v\n", werr)
