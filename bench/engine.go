@@ -185,11 +185,15 @@ func (r *Runner) settle(ctx context.Context, base *scrape.Snapshot, target int) 
 // send rate over the send phase and the sends that started more than 1 ms
 // after their intended time.
 func rateStats(st *runState, target float64) *result.RateStats {
-	return rateStatsOf(st.lags, st.first, st.last, target)
+	lags, err := st.lags.values()
+	if err != nil {
+		return &result.RateStats{TargetPerS: target} // the run warns (spillErr)
+	}
+	return rateStatsOf(lags, st.first, st.last, target)
 }
 
 // rateStatsOf is rateStats from the sends' lags (seconds late), the send
-// phase's start and the last send.
+// phase's start and the last send. It sorts lags.
 func rateStatsOf(lags []float64, first, last time.Time, target float64) *result.RateStats {
 	rs := &result.RateStats{TargetPerS: target}
 	n := len(lags)
@@ -204,7 +208,7 @@ func rateStatsOf(lags []float64, first, last time.Time, target float64) *result.
 			rs.LateSends++
 		}
 	}
-	rs.SendLagS = stats.Summarize(lags)
+	rs.SendLagS = stats.SummarizeInPlace(lags)
 	return rs
 }
 

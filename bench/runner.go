@@ -124,8 +124,11 @@ type Runner struct {
 	// server exit before they are canceled (default 3 s).
 	Grace time.Duration
 	// Bounded keeps no record in memory: Run returns none (they are in
-	// requests.jsonl) and its memory stays bounded however long it runs.
-	Bounded bool
+	// requests.jsonl) and its memory stays bounded however long it runs:
+	// the per-request samples go to temporary files in SpillDir ("": the
+	// system's temporary directory), removed when the run ends.
+	Bounded  bool
+	SpillDir string
 	// WaitServer, when set, is called after a request could not connect:
 	// it returns once the server is back (true) or sending stopped.
 	WaitServer func(ctx context.Context) bool
@@ -151,7 +154,7 @@ type runState struct {
 	recs    []result.Record
 	sent    atomic.Int64 // measured attempts sent
 	retries atomic.Int64
-	lags    []float64 // open loop: start - intended, seconds
+	lags    column // open loop: start - intended, seconds (spilled with acc)
 	first   time.Time
 	last    time.Time // latest send
 	// textSalt gives each run its own generated text (same lengths): a
@@ -213,6 +216,17 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 	run.Shard = spec.Shard.result(start)
 	r.after = nil
 	st.win = r.startWindows(run, start, before.snap)
+	if r.Bounded {
+		st.mu.Lock()
+		if err := st.acc.t.spill(r.SpillDir); err != nil {
+			run.Warnings = append(run.Warnings, err.Error())
+		} else if err := st.lags.spill(r.SpillDir); err != nil {
+			run.Warnings = append(run.Warnings, fmt.Sprintf("send lags: %v (kept in memory)", err))
+		}
+		st.mu.Unlock()
+		defer st.acc.t.close()
+		defer st.lags.close()
+	}
 	if sendCtx.Err() == nil && lateErr == nil {
 		r.measure(st, start)
 	}
@@ -237,6 +251,9 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 		if w := lateWarning(run.Rate); w != "" {
 			run.Warnings = append(run.Warnings, w)
 		}
+	}
+	if err := errors.Join(acc.t.spillErr(), st.lags.err); err != nil {
+		run.Warnings = append(run.Warnings, fmt.Sprintf("figures missing: %v", err))
 	}
 	run.Warnings = append(run.Warnings, sourceWarnings(st)...)
 	if spec.Request.ExactLength {
@@ -640,7 +657,7 @@ func (r *Runner) keep(st *runState, rec result.Record, firstOpenLoop bool, lag t
 		st.recs = append(st.recs, rec)
 	}
 	if firstOpenLoop {
-		st.lags = append(st.lags, lag.Seconds())
+		st.lags.add(lag.Seconds())
 		if s := rec.Start; s.After(st.last) {
 			st.last = s
 		}

@@ -148,6 +148,7 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 		ReconcileWait: cfg.ReconcileWait,
 		Interval:      cfg.Interval,
 		Bounded:       cfg.Bounded,
+		SpillDir:      cfg.Dir,
 		Metrics: &Metrics{HTTP: &http.Client{Timeout: 10 * time.Second}, URLs: srv.MetricsURLs, Filter: scrape.Filter{Model: cfg.Server.Model},
 			Prom: prom},
 	}

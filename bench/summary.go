@@ -25,13 +25,6 @@ func ClientSummary(recs []result.Record) result.ClientStats {
 	return t.client()
 }
 
-func appendPos(xs []float64, v float64) []float64 {
-	if v > 0 {
-		return append(xs, v)
-	}
-	return xs
-}
-
 // countOutcomes fills run.Requests, OK and Errors from the measured records.
 // A request retried after a 429/503 appears once per attempt; only its last
 // attempt counts as the request's outcome, the earlier ones in Run.Retries.

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/servebench/servebench/bench/result"
@@ -9,19 +10,46 @@ import (
 
 // tally accumulates a run's (or one window's) figures one record at a time,
 // keeping compact samples (8 bytes per request and quantity, so
-// request-level figures are exact) and, for the gaps between tokens, a
-// bounded histogram (stats.Hist: quantiles within 0.1%) instead of the
-// records themselves. ClientSummary, the run's
+// request-level figures are exact; on disk after spill) and, for the gaps
+// between tokens, a bounded histogram (stats.Hist: quantiles within 0.1%)
+// instead of the records themselves. ClientSummary, the run's
 // counts and every --interval window are computed by it, so they agree.
 // It is not safe for concurrent use.
 type tally struct {
 	requests, ok, retried, tokens int
 	errors                        map[string]int
 	// Client-clock samples of successful measured requests.
-	fv, ft, e2e, ttfb, tpot, out, fvI, e2eI []float64
+	fv, ft, e2e, ttfb, tpot, out, fvI, e2eI column
 	anyLag                                  bool
+	spilled                                 bool
 	// Per-token and per-event gaps: too many to keep, so histograms.
 	itl, itlEv stats.Hist
+}
+
+// spill sends t's samples to files in dir ("": the system's temporary
+// directory) as they come, for a run of any length (Runner.Bounded);
+// close removes them. t must be empty. On failure t keeps its samples in
+// memory and the error says why.
+func (t *tally) spill(dir string) error {
+	for _, c := range t.columns() {
+		if err := c.spill(dir); err != nil {
+			t.close()
+			return fmt.Errorf("request samples: %w (kept in memory)", err)
+		}
+	}
+	t.spilled = true
+	return nil
+}
+
+// close removes t's sample files, if any.
+func (t *tally) close() {
+	for _, c := range t.columns() {
+		c.close()
+	}
+}
+
+func (t *tally) columns() []*column {
+	return []*column{&t.fv, &t.ft, &t.e2e, &t.ttfb, &t.tpot, &t.out, &t.fvI, &t.e2eI}
 }
 
 // add counts r: a warm-up request not at all; a retried attempt only in
@@ -44,25 +72,29 @@ func (t *tally) add(r *result.Record) {
 	}
 	t.ok++
 	t.tokens += r.OutputTokens
-	nfv, ne2e := len(t.fv), len(t.e2e) // before this record
-	t.fv = appendPos(t.fv, r.FirstVisibleS)
-	t.ft = appendPos(t.ft, r.FirstTokenS)
-	t.e2e = appendPos(t.e2e, r.E2ES)
-	t.ttfb = appendPos(t.ttfb, r.TTFBS)
-	t.out = append(t.out, float64(r.OutputTokens))
+	nfv, ne2e := t.fv.n, t.e2e.n // before this record
+	t.fv.addPos(r.FirstVisibleS)
+	t.ft.addPos(r.FirstTokenS)
+	t.e2e.addPos(r.E2ES)
+	t.ttfb.addPos(r.TTFBS)
+	t.out.add(float64(r.OutputTokens))
 	if r.IntendedLagS != 0 && !t.anyLag {
 		// The first late send: the requests before it were on time, so
 		// their figures from the intended send time are the plain ones.
-		// Closed-loop runs never get here and keep no copies.
+		// Closed-loop runs never get here and keep no copies; spilled
+		// samples have them written all along.
 		t.anyLag = true
-		t.fvI, t.e2eI = slices.Clone(t.fv[:nfv]), slices.Clone(t.e2e[:ne2e])
+		if !t.spilled {
+			t.fvI.xs, t.e2eI.xs = slices.Clone(t.fv.xs[:nfv]), slices.Clone(t.e2e.xs[:ne2e])
+			t.fvI.n, t.e2eI.n = nfv, ne2e
+		}
 	}
-	if t.anyLag {
-		t.fvI = appendPos(t.fvI, r.FirstVisibleS+r.IntendedLagS)
-		t.e2eI = appendPos(t.e2eI, r.E2ES+r.IntendedLagS)
+	if t.anyLag || t.spilled {
+		t.fvI.addPos(r.FirstVisibleS + r.IntendedLagS)
+		t.e2eI.addPos(r.E2ES + r.IntendedLagS)
 	}
 	if tpot, ok := r.TPOT(); ok {
-		t.tpot = append(t.tpot, tpot)
+		t.tpot.add(tpot)
 	}
 	r.TokenGaps(func(g float64, k int) {
 		t.itlEv.Record(g, 1)
@@ -70,26 +102,38 @@ func (t *tally) add(r *result.Record) {
 	})
 }
 
-// client summarises the samples (see ClientSummary).
+// client summarises the samples (see ClientSummary). Spilled samples are
+// read back one column at a time.
 func (t *tally) client() result.ClientStats {
 	cs := result.ClientStats{
-		FirstVisibleS: stats.Summarize(t.fv),
-		FirstTokenS:   stats.Summarize(t.ft),
-		E2ES:          stats.Summarize(t.e2e),
-		TTFBS:         stats.Summarize(t.ttfb),
+		FirstVisibleS: t.fv.summary(),
+		FirstTokenS:   t.ft.summary(),
+		E2ES:          t.e2e.summary(),
+		TTFBS:         t.ttfb.summary(),
 		ITLS:          t.itl.Summary(),
 		ITLEventS:     t.itlEv.Summary(),
-		TPOTS:         stats.Summarize(t.tpot),
-		OutputTokens:  stats.Summarize(t.out),
+		TPOTS:         t.tpot.summary(),
+		OutputTokens:  t.out.summary(),
 	}
 	if cs.ITLS != nil || cs.ITLEventS != nil {
 		cs.ITLRelativeError = stats.HistRelativeError
 	}
 	if t.anyLag {
-		cs.FirstVisibleFromIntendedS = stats.Summarize(t.fvI)
-		cs.E2EFromIntendedS = stats.Summarize(t.e2eI)
+		cs.FirstVisibleFromIntendedS = t.fvI.summary()
+		cs.E2EFromIntendedS = t.e2eI.summary()
 	}
 	return cs
+}
+
+// spillErr is the first error writing or reading back spilled samples:
+// the figures it concerns are absent.
+func (t *tally) spillErr() error {
+	for _, c := range t.columns() {
+		if c.err != nil {
+			return c.err
+		}
+	}
+	return nil
 }
 
 // errorsMap is the error counts by class, never nil (results.json writes {}).

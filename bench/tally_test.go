@@ -2,6 +2,9 @@ package bench
 
 import (
 	"math"
+	"math/rand/v2"
+	"os"
+	"reflect"
 	"testing"
 
 	"github.com/servebench/servebench/bench/result"
@@ -19,7 +22,7 @@ func TestTallyLateSends(t *testing.T) {
 	}
 	var onTime tally
 	onTime.add(&recs[0])
-	if cs := onTime.client(); cs.FirstVisibleFromIntendedS != nil || onTime.fvI != nil {
+	if cs := onTime.client(); cs.FirstVisibleFromIntendedS != nil || onTime.fvI.n != 0 {
 		t.Errorf("no late send, yet figures from the intended send time: %+v", cs.FirstVisibleFromIntendedS)
 	}
 	cs := ClientSummary(recs)
@@ -41,5 +44,55 @@ func TestAppendRecent(t *testing.T) {
 	}
 	if xs[0] != float64(5*barRecent-len(xs)) {
 		t.Errorf("kept values are not the latest: first %v of %d", xs[0], len(xs))
+	}
+}
+
+// TestTallySpillEqualsMemory: a tally whose samples go to files (a bounded
+// run's) gives the same client figures, bit for bit, as one that keeps
+// them in memory, on the same records: on-time sends then late ones,
+// errors, absent timings and non-streamed requests included; and close
+// removes its files.
+func TestTallySpillEqualsMemory(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	recs := make([]result.Record, 5000)
+	for i := range recs {
+		fv := 0.01 + r.ExpFloat64()*0.02
+		rec := result.Record{Run: "r", Stream: i%5 != 0, FirstVisibleS: fv, FirstTokenS: fv * 0.9, TTFBS: fv * 0.5,
+			E2ES: fv + r.Float64(), OutputTokens: 1 + r.IntN(128)}
+		switch {
+		case i%97 == 0:
+			rec = result.Record{Run: "r", Error: "timeout"}
+		case i%31 == 0:
+			rec.TTFBS = 0 // absent
+		case i > 2500 && i%3 == 0:
+			rec.IntendedLagS = r.Float64() * 0.1 // the sender fell behind
+		}
+		recs[i] = rec
+	}
+	dir := t.TempDir()
+	var mem, disk tally
+	if err := disk.spill(dir); err != nil {
+		t.Fatal(err)
+	}
+	if files, _ := os.ReadDir(dir); len(files) != len(disk.columns()) {
+		t.Fatalf("%d sample files in %s, want one per column (%d)", len(files), dir, len(disk.columns()))
+	}
+	for i := range recs {
+		mem.add(&recs[i])
+		disk.add(&recs[i])
+	}
+	want, got := mem.client(), disk.client()
+	if err := disk.spillErr(); err != nil {
+		t.Fatal(err)
+	}
+	if got.FirstVisibleFromIntendedS == nil || got.TPOTS == nil || got.TTFBS == nil || got.E2ES.N != mem.ok {
+		t.Fatalf("spilled figures incomplete: %+v", got)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("spilled samples give\n%+v\nin memory\n%+v", got, want)
+	}
+	disk.close()
+	if files, _ := os.ReadDir(dir); len(files) != 0 {
+		t.Errorf("%d sample files left after close", len(files))
 	}
 }

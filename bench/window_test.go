@@ -2,12 +2,14 @@ package bench
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/bench/stats"
 	"github.com/servebench/servebench/engine/sim"
 )
 
@@ -76,4 +78,72 @@ func TestWindowsAddUp(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, result.CheckpointFile)); err == nil {
 		t.Error("checkpoint.json left next to a complete results.json")
 	}
+}
+
+// TestBoundedRunExact: a bounded run (no record in memory, samples on
+// disk) reports the same request-level figures as ClientSummary of its
+// requests.jsonl, and leaves no sample file in its directory.
+func TestBoundedRunExact(t *testing.T) {
+	e := startEngine(t, func(o *sim.Options) { o.Speedup = 500 })
+	dir := t.TempDir()
+	res, recs, err := Execute(context.Background(), Config{
+		Server: ServerOptions{BaseURL: e.BaseURL()}, Dir: dir, Args: []string{"servebench", "test"}, Version: "test",
+		FailOnErrorRate: -1, Interval: 300 * time.Millisecond, Bounded: true,
+		Runs: []RunSpec{{Name: "streaming", Workload: Workload{Mode: ModeConcurrent, Concurrency: 4, Duration: 700 * time.Millisecond},
+			Request: RequestSpec{MaxTokens: 16, Stream: true}},
+			{Name: "rate", Workload: Workload{Mode: ModeRate, Rate: 200, Arrival: ArrivalPoisson, Seed: 1, Requests: 60},
+				Request: RequestSpec{MaxTokens: 4, Stream: true}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 0 {
+		t.Errorf("bounded run returned %d records, want none kept", len(recs))
+	}
+	_, onDisk, _, err := result.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lags []float64
+	for _, r := range onDisk {
+		if r.Run == "rate" && !r.Warmup && r.Attempt <= 1 {
+			lags = append(lags, r.IntendedLagS)
+		}
+	}
+	got, want := res.Runs[0].Client, ClientSummary(measuredOf(onDisk, "streaming"))
+	pairs := []struct {
+		name      string
+		got, want *stats.Summary
+	}{{"first visible", got.FirstVisibleS, want.FirstVisibleS}, {"first token", got.FirstTokenS, want.FirstTokenS},
+		{"e2e", got.E2ES, want.E2ES}, {"ttfb", got.TTFBS, want.TTFBS}, {"tpot", got.TPOTS, want.TPOTS}, {"output tokens", got.OutputTokens, want.OutputTokens},
+		{"send lag", res.Runs[1].Rate.SendLagS, stats.Summarize(lags)}}
+	for _, p := range pairs {
+		if p.got == nil || p.want == nil || p.got.N < 10 {
+			t.Fatalf("%s: run %+v, from requests.jsonl %+v; want both, over 10 samples", p.name, p.got, p.want)
+		}
+		g, w := *p.got, *p.want
+		// requests.jsonl may order records completing together differently: the mean's sum may differ in its last bits.
+		if math.Abs(g.Mean-w.Mean) > 1e-12*w.Mean {
+			t.Errorf("%s: mean %v, from requests.jsonl %v", p.name, g.Mean, w.Mean)
+		}
+		g.Mean = w.Mean
+		if g != w {
+			t.Errorf("%s: run %+v, from requests.jsonl %+v", p.name, g, w)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, ".servebench-samples-*"))
+	if len(files) != 0 {
+		t.Errorf("sample files left in the results directory: %v", files)
+	}
+}
+
+// measuredOf is the records of the named run.
+func measuredOf(recs []result.Record, run string) []result.Record {
+	var out []result.Record
+	for _, r := range recs {
+		if r.Run == run {
+			out = append(out, r)
+		}
+	}
+	return out
 }
