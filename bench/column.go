@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 
 	"github.com/servebench/servebench/bench/stats"
 )
@@ -56,25 +57,29 @@ func (c *column) addPos(x float64) {
 }
 
 // summary is stats.Summarize of the samples; nil without any (or when the
-// file could not be written or read back).
-func (c *column) summary() *stats.Summary {
+// file could not be written or read back). Spilled samples are read into
+// *buf, grown as needed, which the columns of one tally share: reading
+// them back costs one column's size, not one per column, nor garbage.
+func (c *column) summary(buf *[]float64) *stats.Summary {
 	if c.f == nil {
 		return stats.Summarize(c.xs)
 	}
-	xs, err := c.values()
+	xs, err := c.values(*buf)
 	if err != nil {
 		return nil
 	}
+	*buf = xs
 	return stats.SummarizeInPlace(xs)
 }
 
-// values is the samples in the order added: the memory's own slice, or a
-// new one read back from the file; an error is also kept in c.err.
-func (c *column) values() ([]float64, error) {
+// values is the samples in the order added: the memory's own slice, or
+// the file read back into dst's array (grown as needed); an error is also
+// kept in c.err.
+func (c *column) values(dst []float64) ([]float64, error) {
 	if c.f == nil {
 		return c.xs, nil
 	}
-	xs, err := c.load()
+	xs, err := c.load(dst)
 	if err != nil && c.err == nil {
 		c.err = err
 	}
@@ -82,7 +87,7 @@ func (c *column) values() ([]float64, error) {
 }
 
 // load reads the spilled samples back.
-func (c *column) load() ([]float64, error) {
+func (c *column) load(dst []float64) ([]float64, error) {
 	if c.err != nil {
 		return nil, c.err
 	}
@@ -92,7 +97,7 @@ func (c *column) load() ([]float64, error) {
 	if _, err := c.f.Seek(0, io.SeekStart); err != nil {
 		return nil, err
 	}
-	xs := make([]float64, c.n)
+	xs := slices.Grow(dst[:0], c.n)[:c.n]
 	r := bufio.NewReaderSize(c.f, 32<<10)
 	var b [8]byte
 	for i := range xs {

@@ -185,7 +185,7 @@ func (r *Runner) settle(ctx context.Context, base *scrape.Snapshot, target int) 
 // send rate over the send phase and the sends that started more than 1 ms
 // after their intended time.
 func rateStats(st *runState, target float64) *result.RateStats {
-	lags, err := st.lags.values()
+	lags, err := st.lags.values(nil)
 	if err != nil {
 		return &result.RateStats{TargetPerS: target} // the run warns (spillErr)
 	}

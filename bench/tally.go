@@ -105,22 +105,23 @@ func (t *tally) add(r *result.Record) {
 // client summarises the samples (see ClientSummary). Spilled samples are
 // read back one column at a time.
 func (t *tally) client() result.ClientStats {
+	var buf []float64 // spilled columns are read back into it in turn
 	cs := result.ClientStats{
-		FirstVisibleS: t.fv.summary(),
-		FirstTokenS:   t.ft.summary(),
-		E2ES:          t.e2e.summary(),
-		TTFBS:         t.ttfb.summary(),
+		FirstVisibleS: t.fv.summary(&buf),
+		FirstTokenS:   t.ft.summary(&buf),
+		E2ES:          t.e2e.summary(&buf),
+		TTFBS:         t.ttfb.summary(&buf),
 		ITLS:          t.itl.Summary(),
 		ITLEventS:     t.itlEv.Summary(),
-		TPOTS:         t.tpot.summary(),
-		OutputTokens:  t.out.summary(),
+		TPOTS:         t.tpot.summary(&buf),
+		OutputTokens:  t.out.summary(&buf),
 	}
 	if cs.ITLS != nil || cs.ITLEventS != nil {
 		cs.ITLRelativeError = stats.HistRelativeError
 	}
 	if t.anyLag {
-		cs.FirstVisibleFromIntendedS = t.fvI.summary()
-		cs.E2EFromIntendedS = t.e2eI.summary()
+		cs.FirstVisibleFromIntendedS = t.fvI.summary(&buf)
+		cs.E2EFromIntendedS = t.e2eI.summary(&buf)
 	}
 	return cs
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/servebench/servebench/scrape/promql/promtest"
 )
 
-var soakSizes = flag.String("soak.sizes", "10000,100000", "BenchmarkSoakRSS: request counts, comma-separated (1000000 takes about 15 min on 2 cores)")
+var soakSizes = flag.String("soak.sizes", "10000,100000", "BenchmarkSoakRSS: request counts, comma-separated (1000000 takes about 4 min on 2 cores)")
 
 // BenchmarkSoakRSS prints the peak RSS of `servebench run --interval 10s`
 // (bounded memory: no record kept in memory) for each of -soak.sizes
