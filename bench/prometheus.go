@@ -2,11 +2,14 @@ package bench
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/engine/launch"
 	"github.com/servebench/servebench/scrape"
+	"github.com/servebench/servebench/scrape/promql"
 )
 
 // promFigures fills run.Engine from Prometheus (Metrics.Prom) over the
@@ -23,6 +26,7 @@ func (r *Runner) promFigures(ctx context.Context, run *result.Run, rec *result.R
 		run.Warnings = append(run.Warnings, "engine figures absent: "+err.Error())
 		return
 	}
+	r.promWin = w
 	if m.Dialect == nil {
 		m.Dialect, _ = m.Prom.Detect(ctx)
 	}
@@ -55,4 +59,63 @@ func (r *Runner) promAfterWarmup(ctx context.Context, run *result.Run) {
 	if err := r.Metrics.Prom.WaitScrape(ctx, time.Now()); err != nil && ctx.Err() == nil {
 		run.Warnings = append(run.Warnings, "prometheus: waiting for a scrape after the warm-up: "+err.Error())
 	}
+}
+
+// promWindows fills each window's engine deltas from Prometheus: the
+// run's window (promFigures) split at the windows' boundaries, so that
+// they add up to the run's figures.
+func (r *Runner) promWindows(ctx context.Context, run *result.Run) {
+	m := r.Metrics
+	cuts := make([]time.Time, len(run.Windows)-1)
+	for i := range cuts {
+		cuts[i] = run.StartedAt.Add(time.Duration(run.Windows[i].EndS * float64(time.Second)))
+	}
+	ws, err := m.Prom.Split(context.WithoutCancel(ctx), r.promWin, cuts)
+	if err != nil {
+		run.Warnings = append(run.Warnings, "window engine figures absent: "+err.Error())
+		return
+	}
+	for i, w := range ws {
+		if w.Total == nil {
+			run.Warnings = append(run.Warnings, fmt.Sprintf("window %d: engine figures absent: %s", run.Windows[i].Index, strings.Join(w.Warnings, "; ")))
+			continue
+		}
+		run.Windows[i].Engine = promWindowEngine(w)
+	}
+}
+
+// promWindowEngine is one window's engine account from Prometheus. Its
+// gauges are means over the window (summed over the replicas; KV usage
+// averaged), not values at its end as with /metrics.
+func promWindowEngine(w *promql.Window) *result.WindowEngine {
+	we := &result.WindowEngine{EngineStats: EngineSummary(w.Total)}
+	if w.Resets > 0 {
+		we.CounterReset = true
+	}
+	we.Warnings = w.Warnings
+	if v, ok := w.Total.Counter(scrape.EngineRequests); ok {
+		we.Requests = &v
+	}
+	if v, ok := w.Total.Counter(scrape.EnginePreemptions); ok {
+		we.Preemptions = &v
+	}
+	gauge := func(q scrape.Quantity, mean bool) *float64 {
+		var sum float64
+		n := 0
+		for _, rep := range w.Replicas {
+			if g, ok := rep.Gauges[q]; ok {
+				sum += g.Mean
+				n++
+			}
+		}
+		if n == 0 {
+			return nil
+		}
+		if mean {
+			sum /= float64(n)
+		}
+		return &sum
+	}
+	we.KVUsage, we.Running, we.Waiting = gauge(scrape.EngineKVUsage, true), gauge(scrape.EngineRunning, false), gauge(scrape.EngineWaiting, false)
+	return we
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/client"
 	"github.com/servebench/servebench/scrape"
+	"github.com/servebench/servebench/scrape/promql"
 )
 
 // Endpoints a request can use.
@@ -138,6 +139,7 @@ type Runner struct {
 	// at every Interval boundary, from another goroutine (see windower).
 	OnWindow func(partial *result.Run)
 	after    *scrape.Snapshot // the last run's after-run scrape, for its last window
+	promWin  *promql.Window   // the last run's window read from Prometheus, split into its windows
 	// SaveSnapshot, when set, keeps the /metrics snapshots a run's engine
 	// figures come from ("RUN.before", "RUN.after"): merge takes a sharded
 	// run's engine delta from them.
@@ -214,7 +216,7 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 	run.StartedAt = time.Now().UTC()
 	start := time.Now()
 	run.Shard = spec.Shard.result(start)
-	r.after = nil
+	r.after, r.promWin = nil, nil
 	st.win = r.startWindows(run, start, before.snap)
 	if r.Bounded {
 		st.mu.Lock()
@@ -265,6 +267,9 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 		r.engineFigures(ctx, run, before, int(st.sent.Load()), acc.completed)
 	}
 	run.Windows = st.win.finish(run.DurationS, r.after)
+	if r.promWin != nil && len(run.Windows) > 1 {
+		r.promWindows(ctx, run)
+	}
 	run.Warnings = append(run.Warnings, restartWarnings(run.Windows)...)
 	_ = r.Records.Err() // returns once this run's lines are in the file; the session reports the error
 	if lateErr != nil {

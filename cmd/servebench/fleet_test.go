@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
@@ -483,5 +484,46 @@ func TestProbePrometheus(t *testing.T) {
 	}
 	if len(rs) != 1 || rs[0].Verdict != probe.Fail || !strings.HasPrefix(rs[0].Summary, "keeps generating, 496 tokens wasted") {
 		t.Errorf("results %+v; want cancel: fail, keeps generating, 496 tokens wasted", rs)
+	}
+}
+
+// TestPrometheusWindows: with --prometheus-url and --interval every window
+// has engine deltas read from Prometheus over its range, and the windows'
+// engine counts (finished requests, TTFT observations) add up to the run's
+// and to what the client saw succeed.
+func TestPrometheusWindows(t *testing.T) {
+	f := startFleet(t, 2, 2)
+	prom := promtest.Start(t, f.engines...)
+	dir := filepath.Join(t.TempDir(), "out")
+	code, stdout, stderr := runMain("run", "--base-url", f.proxy, "--prometheus-url", prom, "--prometheus-wait", "10s",
+		"--rate", "8", "--duration", "6s", "--interval", "1500ms", "--stream", "on", "--max-tokens", "8", "--quiet", "--out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	res, _ := loadSaved(t, dir)
+	run := res.Runs[0]
+	if run.Engine.Reconciliation == nil || run.Engine.TTFTS == nil {
+		t.Fatalf("engine %+v: want run-level figures from Prometheus (warnings %q)", run.Engine, run.Warnings)
+	}
+	if len(run.Windows) < 3 {
+		t.Fatalf("%d windows: want at least 3 of 1.5 s in 6 s", len(run.Windows))
+	}
+	var reqs, ttft float64
+	ok := 0
+	for _, w := range run.Windows {
+		ok += w.OK
+		if w.Engine == nil || w.Engine.Requests == nil || w.Engine.TTFTS == nil {
+			t.Fatalf("window %d engine %+v: want deltas from Prometheus (warnings %q)", w.Index, w.Engine, run.Warnings)
+		}
+		reqs += *w.Engine.Requests
+		ttft += w.Engine.TTFTS.Count
+		t.Logf("window %d [%.2f, %.2f] s: client %d ok, engine %.2f requests", w.Index, w.StartS, w.EndS, w.OK, *w.Engine.Requests)
+	}
+	want := run.Engine.Reconciliation.EngineCount
+	if math.Round(reqs) != math.Round(want) || math.Round(reqs) != float64(run.OK) || ok != run.OK {
+		t.Errorf("windows' engine requests %.2f, client ok %d: want the run's engine count %.2f and ok %d", reqs, ok, want, run.OK)
+	}
+	if math.Round(ttft) != math.Round(run.Engine.TTFTS.Count) {
+		t.Errorf("windows' TTFT counts %.2f: want the run's %.2f", ttft, run.Engine.TTFTS.Count)
 	}
 }

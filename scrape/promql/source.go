@@ -387,3 +387,52 @@ func (s *Source) query(ctx context.Context, q string, t time.Time) (model.Vector
 	}
 	return v, nil
 }
+
+// Split divides w, as Window read it, at cuts (ascending, inside w's
+// range: the run's window boundaries) into consecutive windows read with
+// the same queries. Each window runs, per replica, from the scrape that
+// ended the previous one (the first window from w's start scrape) to the
+// first scrape after its cut (the last window to w's end scrape), so the
+// windows share their boundary scrapes and their counter increases add up
+// to w's. A window with no scrape inside it, or whose read failed, has a
+// nil Total and says why in Warnings.
+func (s *Source) Split(ctx context.Context, w *Window, cuts []time.Time) ([]*Window, error) {
+	dl, err := s.Detect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ref, ok := s.refSeries(dl)
+	if !ok {
+		return nil, fmt.Errorf("prometheus %s: %s exports no counter or histogram servebench reads", s.opts.URL, dl.Title)
+	}
+	before, last := map[replicaKey]time.Time{}, map[replicaKey]time.Time{}
+	var now time.Time
+	for _, r := range w.Replicas {
+		k := replicaKey{r.Instance, r.Pod}
+		before[k], last[k] = r.From, r.To
+		now = later(now, r.To)
+	}
+	out := make([]*Window, 0, len(cuts)+1)
+	from := w.From
+	for i := 0; i <= len(cuts); i++ {
+		to, ends := w.To, last
+		if i < len(cuts) {
+			to = cuts[i]
+			if ends, err = s.firstAfter(ctx, ref, to, now, last); err != nil {
+				return nil, err
+			}
+			for k, t := range ends { // never past the run's end scrape
+				if t.After(last[k]) {
+					ends[k] = last[k]
+				}
+			}
+		}
+		win := &Window{From: from, To: to, Interval: w.Interval}
+		if err := s.read(ctx, dl, ref, win, before, ends); err != nil {
+			win.Total, win.Warnings = nil, append(win.Warnings, err.Error())
+		}
+		out = append(out, win)
+		from, before = to, ends
+	}
+	return out, nil
+}
