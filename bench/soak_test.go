@@ -2,9 +2,12 @@ package bench
 
 import (
 	"context"
+	"io"
+	"net"
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -102,4 +105,100 @@ func waitHealth(t *testing.T, base string) {
 	if !w.wait(ctx) {
 		t.Fatalf("%s/health not OK after a minute", base)
 	}
+}
+
+// TestConnectionsClosedOverHours: five simulated hours (the bundled engine
+// at --speedup 3600 for 5 s) during which the server closes every fifth
+// response's connection (--fault close-connection-every=5, as a per-
+// connection request limit does). A counting TCP proxy in front shows the
+// client really opened new connections mid-run; no request may be lost or
+// fail for it, and the windows' counts add up to the run's.
+func TestConnectionsClosedOverHours(t *testing.T) {
+	bin := launchtest.Servebench(t)
+	addr := promtest.FreeAddr(t)
+	_, port, _ := strings.Cut(addr, ":")
+	eng := exec.Command(bin, "engine", "--port", port, "--speedup", "3600", "--gpu", "h200-141gb", "--fault", "close-connection-every=5")
+	if err := eng.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = eng.Process.Kill(); _ = eng.Wait() })
+	waitHealth(t, "http://"+addr)
+	proxy, accepted := countingProxy(t, addr)
+
+	const closeEvery = 5
+	res, _, err := Execute(context.Background(), Config{
+		Server: ServerOptions{BaseURL: "http://" + proxy}, Dir: t.TempDir(), Args: []string{"servebench", "test"}, Version: "test",
+		FailOnErrorRate: -1, Interval: time.Second, Bounded: true, ReconcileWait: time.Second,
+		Runs: []RunSpec{{Name: "streaming", Workload: Workload{Mode: ModeRate, Rate: 200, Arrival: ArrivalConstant, Duration: 5 * time.Second},
+			Request: RequestSpec{MaxTokens: 16, ExactLength: true, Stream: true}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := res.Runs[0]
+	conns := accepted.Load()
+	t.Logf("%d requests, %d ok, %d windows, %d connections accepted by the proxy", run.Requests, run.OK, len(run.Windows), conns)
+	if run.Requests < 4*closeEvery || run.OK != run.Requests {
+		t.Fatalf("%d requests, %d ok: want every request kept and answered while connections close", run.Requests, run.OK)
+	}
+	if min := int64(run.Requests / closeEvery); conns < min {
+		t.Errorf("%d connections for %d requests: the server closed every %dth, so at least %d were needed", conns, run.Requests, closeEvery, min)
+	}
+	sum := 0
+	for _, w := range run.Windows {
+		sum += w.Requests
+		if w.OK != w.Requests {
+			t.Errorf("window %d: %d requests, %d ok", w.Index, w.Requests, w.OK)
+		}
+	}
+	if sum != run.Requests || len(run.Windows) < 3 {
+		t.Errorf("windows hold %d requests in %d windows, run %d: want them adding up over several windows", sum, len(run.Windows), run.Requests)
+	}
+}
+
+// countingProxy forwards TCP connections on a loopback port to target and
+// counts the connections it accepts. Cleanup closes the connections still
+// open (a client's idle pool would otherwise hold them for its idle timeout).
+func countingProxy(t *testing.T, target string) (string, *atomic.Int64) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var accepted atomic.Int64
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var open []net.Conn
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range open {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			mu.Lock()
+			open = append(open, c)
+			mu.Unlock()
+			wg.Go(func() {
+				defer c.Close()
+				s, err := net.Dial("tcp", target)
+				if err != nil {
+					return
+				}
+				defer s.Close()
+				go func() { _, _ = io.Copy(s, c); s.(*net.TCPConn).CloseWrite() }()
+				_, _ = io.Copy(c, s) // the server closing ends the client's connection too
+			})
+		}
+	})
+	return ln.Addr().String(), &accepted
 }

@@ -410,6 +410,9 @@ func (e *Engine) handleGenerate(chat bool) http.HandlerFunc {
 			// and then be cut off.
 			panic(http.ErrAbortHandler)
 		}
+		if e.faults.closeConnection() {
+			w.Header().Set("Connection", "close") // net/http closes after this response
+		}
 		if e.faults.httpError() {
 			if e.faults.httpErrorStatus == http.StatusTooManyRequests {
 				w.Header().Set("Retry-After", "1")

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -14,6 +15,7 @@ var FaultNames = []string{
 	"never-ready", "exit-during-load", "crash-after=N", "http-error=RATE:STATUS",
 	"mid-stream-error-after=K", "drop-connection-after=K", "stall-after=K:DURATION",
 	"malformed-event-after=K", "buffer-stream=N", "metrics-unavailable", "metrics-reset[=N]",
+	"close-connection-every=N",
 }
 
 // faults is the parsed --fault set. Token-count thresholds are -1 when off.
@@ -42,6 +44,10 @@ var FaultNames = []string{
 //   - metrics-unavailable: /metrics answers 404.
 //   - metrics-reset[=N]: once N responses (default 1) have completed, every
 //     metric restarts from zero, as after a server restart.
+//   - close-connection-every=N: every Nth generation response says
+//     "Connection: close" and the server closes that connection after it, as
+//     a proxy or server with a per-connection request limit does (nginx's
+//     keepalive_requests): the client must open new ones mid-run.
 //
 // The stream faults apply to streaming requests only.
 type faults struct {
@@ -57,6 +63,8 @@ type faults struct {
 	bufferEvery                int // flush every N tokens; 0: off
 	metricsUnavailable         bool
 	metricsResetAfter          int // recreate the metrics once N responses have completed; 0: off
+	closeEvery                 int // close the connection after every Nth generation response; 0: off
+	generations                atomic.Int64
 
 	mu  sync.Mutex
 	rng *rand.Rand // seeded; draws http-error decisions
@@ -99,6 +107,8 @@ func parseFaults(specs []string, seed int64) (*faults, error) {
 			}
 		case "crash-after":
 			f.crashAfter, err = count(1)
+		case "close-connection-every":
+			f.closeEvery, err = count(1)
 		case "http-error":
 			rate, status, ok := strings.Cut(val, ":")
 			r, err1 := strconv.ParseFloat(rate, 64)
@@ -131,6 +141,12 @@ func parseFaults(specs []string, seed int64) (*faults, error) {
 		}
 	}
 	return f, nil
+}
+
+// closeConnection counts a generation request and says whether its
+// response closes the connection (close-connection-every).
+func (f *faults) closeConnection() bool {
+	return f.closeEvery > 0 && f.generations.Add(1)%int64(f.closeEvery) == 0
 }
 
 // httpError decides, seeded, whether this request gets the http-error fault.
