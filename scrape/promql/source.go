@@ -302,11 +302,9 @@ func (s *Source) firstAfter(ctx context.Context, ref string, t, now time.Time, l
 		return out, nil
 	}
 	q := fmt.Sprintf("%s[%dms]", s.opts.Selector.With(ref), span)
-	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
-	defer cancel()
-	val, _, _, err := s.api.Query(ctx, q, now)
+	val, err := s.queryValue(ctx, q, now)
 	if err != nil {
-		return nil, fmt.Errorf("prometheus %s: %s: %w", s.opts.URL, q, err)
+		return nil, err
 	}
 	m, ok := val.(model.Matrix)
 	if !ok {
@@ -373,13 +371,23 @@ func keyOf(m model.Metric) replicaKey {
 	return replicaKey{string(m["instance"]), string(m["pod"])}
 }
 
-// query runs an instant query that must return a vector.
-func (s *Source) query(ctx context.Context, q string, t time.Time) (model.Vector, error) {
+// queryValue runs one instant query at t, bounded by queryTimeout; an error
+// names the server and the query.
+func (s *Source) queryValue(ctx context.Context, q string, t time.Time) (model.Value, error) {
 	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
 	defer cancel()
 	val, _, _, err := s.api.Query(ctx, q, t)
 	if err != nil {
 		return nil, fmt.Errorf("prometheus %s: %s: %w", s.opts.URL, q, err)
+	}
+	return val, nil
+}
+
+// query runs an instant query that must return a vector.
+func (s *Source) query(ctx context.Context, q string, t time.Time) (model.Vector, error) {
+	val, err := s.queryValue(ctx, q, t)
+	if err != nil {
+		return nil, err
 	}
 	v, ok := val.(model.Vector)
 	if !ok {
