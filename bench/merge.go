@@ -24,17 +24,21 @@ import (
 
 // MergeOptions say which shard directories to merge and where to.
 type MergeOptions struct {
-	Dirs    []string // one results directory per shard (servebench run --shard K/N)
-	Out     string   // the merged results directory (created)
+	// Dirs are the shards: results directories (servebench run --shard
+	// K/N), or logs holding them as blocks (run --results-to-log: a pod's
+	// saved `kubectl logs`, one or more shards each).
+	Dirs    []string
+	Out     string // the merged results directory (created)
 	Version string
 	Args    []string
 }
 
 // shardDir is one shard's saved results.
 type shardDir struct {
-	dir string
-	res *result.Results
-	run *result.Run
+	dir  string
+	name string // for messages: dir, or the log and line its block began at
+	res  *result.Results
+	run  *result.Run
 }
 
 // Merge combines the results directories of a sharded run into one, as if
@@ -55,7 +59,12 @@ func Merge(ctx context.Context, o MergeOptions) (*result.Results, error) {
 			return nil, fmt.Errorf("%w: --out %s is one of the shards: expected a new directory", ErrUsage, o.Out)
 		}
 	}
-	shards, err := loadShards(o.Dirs)
+	inputs, cleanup, err := shardInputs(o.Dirs)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	defer cleanup()
+	shards, err := loadShards(inputs)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
@@ -80,14 +89,15 @@ func Merge(ctx context.Context, o MergeOptions) (*result.Results, error) {
 	return res, WriteResults(o.Out, res)
 }
 
-// loadShards reads every directory and checks that they are the N shards
-// of one run.
-func loadShards(dirs []string) ([]*shardDir, error) {
-	if len(dirs) == 0 {
+// loadShards reads every input's directory and checks that they are the N
+// shards of one run.
+func loadShards(inputs []shardDir) ([]*shardDir, error) {
+	if len(inputs) == 0 {
 		return nil, errors.New("merge: expected the shards' results directories")
 	}
 	var shards []*shardDir
-	for _, d := range dirs {
+	for _, in := range inputs {
+		d := in.dir
 		path := filepath.Join(d, result.ResultsFile)
 		data, err := os.ReadFile(path)
 		if err != nil {
@@ -98,9 +108,9 @@ func loadShards(dirs []string) ([]*shardDir, error) {
 			return nil, err
 		}
 		if len(res.Runs) != 1 || res.Runs[0].Shard == nil {
-			return nil, fmt.Errorf("%s: not one shard of a run (expected one run with a shard block: servebench run --shard K/N)", d)
+			return nil, fmt.Errorf("%s: not one shard of a run (expected one run with a shard block: servebench run --shard K/N)", in.name)
 		}
-		shards = append(shards, &shardDir{dir: d, res: res, run: &res.Runs[0]})
+		shards = append(shards, &shardDir{dir: d, name: in.name, res: res, run: &res.Runs[0]})
 	}
 	slices.SortStableFunc(shards, func(a, b *shardDir) int { return cmp.Compare(a.run.Shard.Index, b.run.Shard.Index) })
 	ref := shards[0]
@@ -108,22 +118,22 @@ func loadShards(dirs []string) ([]*shardDir, error) {
 	for _, s := range shards[1:] {
 		switch sh := s.run.Shard; {
 		case sh.Count != n:
-			return nil, fmt.Errorf("%s is shard %d/%d but %s is %d/%d: not the same run", s.dir, sh.Index, sh.Count, ref.dir, ref.run.Shard.Index, n)
+			return nil, fmt.Errorf("%s is shard %d/%d but %s is %d/%d: not the same run", s.name, sh.Index, sh.Count, ref.name, ref.run.Shard.Index, n)
 		case s.run.Name != ref.run.Name:
-			return nil, fmt.Errorf("%s ran %q, %s ran %q: not the same run", s.dir, s.run.Name, ref.dir, ref.run.Name)
+			return nil, fmt.Errorf("%s ran %q, %s ran %q: not the same run", s.name, s.run.Name, ref.name, ref.run.Name)
 		case !reflect.DeepEqual(s.run.Workload, ref.run.Workload):
-			return nil, fmt.Errorf("%s and %s have different workloads (%s): not the same run", s.dir, ref.dir, workloadDiff(s.run.Workload, ref.run.Workload))
+			return nil, fmt.Errorf("%s and %s have different workloads (%s): not the same run", s.name, ref.name, workloadDiff(s.run.Workload, ref.run.Workload))
 		case s.res.Server.BaseURL != ref.res.Server.BaseURL:
-			return nil, fmt.Errorf("%s loaded %s, %s loaded %s: not the same server", s.dir, s.res.Server.BaseURL, ref.dir, ref.res.Server.BaseURL)
+			return nil, fmt.Errorf("%s loaded %s, %s loaded %s: not the same server", s.name, s.res.Server.BaseURL, ref.name, ref.res.Server.BaseURL)
 		}
 	}
 	have := map[int]string{}
 	for _, s := range shards {
 		k := s.run.Shard.Index
 		if prev, dup := have[k]; dup {
-			return nil, fmt.Errorf("shard %d/%d given twice: %s and %s", k, n, prev, s.dir)
+			return nil, fmt.Errorf("shard %d/%d given twice: %s and %s", k, n, prev, s.name)
 		}
-		have[k] = s.dir
+		have[k] = s.name
 	}
 	var missing []string
 	for k := range n {
@@ -524,7 +534,7 @@ func mergeSnapshots(shards []*shardDir, name string) (before, after *scrape.Snap
 		b, berr := scrape.ParseFile(filepath.Join(s.dir, SnapshotFile(name+".before")))
 		a, aerr := scrape.ParseFile(filepath.Join(s.dir, SnapshotFile(name+".after")))
 		if err := errors.Join(berr, aerr); err != nil {
-			return nil, nil, fmt.Errorf("shard %s: its saved /metrics snapshots: %w", s.dir, err)
+			return nil, nil, fmt.Errorf("shard %s: its saved /metrics snapshots: %w", s.name, err)
 		}
 		if before == nil || b.At.Before(before.At) {
 			before = b

@@ -202,7 +202,11 @@ func TestMergeStream(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		shards, err := loadShards(dirs)
+		inputs, _, err := shardInputs(dirs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shards, err := loadShards(inputs)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -49,7 +50,21 @@ type JobOptions struct {
 	// "" mounts an emptyDir: the results then live only as long as the pod
 	// and the pod log carries the table.
 	ResultsClaim string
+	// ResultsTo is where the results go: ResultsVolume ("" too) or
+	// ResultsLog, the pod log (run --results-to-log), which needs no claim:
+	// ResultsDir is then a pod-local emptyDir the run writes before it
+	// prints the results.
+	ResultsTo string
 }
+
+// Where a Job's results go (JobOptions.ResultsTo).
+const (
+	ResultsVolume = "volume" // ResultsDir: a claim, or an emptyDir
+	ResultsLog    = "log"    // the pod log, for kubectl logs
+)
+
+// ResultsTargets are ResultsTo's values.
+var ResultsTargets = []string{ResultsVolume, ResultsLog}
 
 // Job builds the Indexed Job for opts.
 func Job(opts JobOptions) (*batchv1.Job, error) {
@@ -127,6 +142,15 @@ func check(opts JobOptions) error {
 			return fmt.Errorf("--api-key-env %q: %s", opts.APIKeyEnv, errs[0])
 		}
 	}
+	switch opts.ResultsTo {
+	case "", ResultsVolume:
+	case ResultsLog:
+		if opts.ResultsClaim != "" {
+			return fmt.Errorf("--results-claim %q with --results-to log: expected one (the log needs no volume)", opts.ResultsClaim)
+		}
+	default:
+		return fmt.Errorf("--results-to %q: expected one of %s", opts.ResultsTo, strings.Join(ResultsTargets, ", "))
+	}
 	if opts.ResultsClaim != "" {
 		if errs := validation.IsDNS1123Subdomain(opts.ResultsClaim); len(errs) > 0 {
 			return fmt.Errorf("--results-claim %q: %s", opts.ResultsClaim, errs[0])
@@ -140,11 +164,15 @@ func check(opts JobOptions) error {
 func args(opts JobOptions) []string {
 	idx := "$(" + IndexEnv + ")"
 	out := append([]string{"run"}, opts.RunArgs...)
-	return append(out,
+	out = append(out,
 		"--shard="+idx+"/"+strconv.Itoa(opts.Shards),
 		"--start-at="+opts.StartAt.UTC().Format(time.RFC3339),
 		"--out="+ResultsDir+"/shard-"+idx,
 		"--quiet")
+	if opts.ResultsTo == ResultsLog {
+		out = append(out, "--results-to-log")
+	}
+	return out
 }
 
 func env(opts JobOptions) []corev1.EnvVar {

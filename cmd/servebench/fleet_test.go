@@ -527,3 +527,89 @@ func TestPrometheusWindows(t *testing.T) {
 		t.Errorf("windows' TTFT counts %.2f: want the run's %.2f", ttft, run.Engine.TTFTS.Count)
 	}
 }
+
+// TestShardsFromLogs: two shards run with --results-to-log, their stdout
+// saved as a pod log is (the table before the block, other lines around
+// it); merge reads the logs as it reads the directories, to the byte; a
+// log cut short inside its block is refused (exit 2) naming the file and
+// the line.
+func TestShardsFromLogs(t *testing.T) {
+	f := startFleet(t, 2, 2)
+	startAt := time.Now().Add(2 * time.Second).Truncate(time.Second).Add(time.Second)
+	root := t.TempDir()
+	dirs, logs := make([]string, 2), make([]string, 2)
+	var wg sync.WaitGroup
+	for k := range 2 {
+		dirs[k] = filepath.Join(root, fmt.Sprintf("shard-%d", k))
+		logs[k] = filepath.Join(root, fmt.Sprintf("shard-%d.log", k))
+		wg.Go(func() {
+			code, stdout, stderr := runMain("run", "--base-url", f.proxy, "--rate", "20", "--seed", "3", "--requests", "10",
+				"--stream", "on", "--max-tokens", "4", "--quiet", "--results-to-log",
+				"--shard", fmt.Sprintf("%d/2", k), "--start-at", startAt.UTC().Format(time.RFC3339), "--out", dirs[k],
+				"--metrics-url", f.engines[0]+"/metrics", "--metrics-url", f.engines[1]+"/metrics")
+			if code != 0 {
+				t.Errorf("shard %d: exit %d\n%s\n%s", k, code, stdout, stderr)
+				return
+			}
+			log := "container started\n" + stdout + "results: " + dirs[k] + "\nservebench exited 0\n"
+			if err := os.WriteFile(logs[k], []byte(log), 0o644); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	merge := func(name string, inputs ...string) string {
+		out := filepath.Join(root, name)
+		if code, stdout, stderr := runMain(append(append([]string{"merge"}, inputs...), "--out", out)...); code != 0 {
+			t.Fatalf("merge %q: exit %d\n%s\n%s", inputs, code, stdout, stderr)
+		}
+		return out
+	}
+	fromDirs, fromLogs := merge("from-dirs", dirs...), merge("from-logs", logs[1], logs[0])
+	for _, name := range []string{result.RequestsFile} {
+		a, _ := os.ReadFile(filepath.Join(fromDirs, name))
+		b, _ := os.ReadFile(filepath.Join(fromLogs, name))
+		if len(a) == 0 || !slices.Equal(a, b) {
+			t.Errorf("%s merged from logs (%d bytes) differs from the one merged from directories (%d bytes)", name, len(b), len(a))
+		}
+	}
+	rd, _ := loadSaved(t, fromDirs)
+	rl, _ := loadSaved(t, fromLogs)
+	jd, _ := json.Marshal(rd.Runs)
+	jl, _ := json.Marshal(rl.Runs)
+	if string(jd) != string(jl) || rd.Server.BaseURL != rl.Server.BaseURL {
+		t.Errorf("runs merged from logs differ from those merged from directories:\nlogs: %s\ndirs: %s", jl, jd)
+	}
+	if run := rl.Runs[0]; run.Requests != 10 || run.Engine.Reconciliation == nil || run.Engine.Reconciliation.EngineCount != 10 ||
+		len(run.Engine.Replicas) != 2 {
+		t.Errorf("merged from logs: %d requests, engine %+v: want 10 counted by both replicas", run.Requests, run.Engine)
+	}
+	st, _ := os.Stat(logs[0])
+	rs, _ := os.Stat(filepath.Join(dirs[0], result.RequestsFile))
+	t.Logf("shard 0's log: %d bytes for %d bytes of requests.jsonl (5 records)", st.Size(), rs.Size())
+
+	// Cut shard 1's log in the middle of its block, as a rotated or
+	// --tail'ed log would be.
+	b, _ := os.ReadFile(logs[1])
+	lines := strings.SplitAfter(string(b), "\n")
+	begin := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "-----BEGIN SERVEBENCH RESULTS shard-1-----") })
+	if begin < 0 || len(lines) < begin+4 {
+		t.Fatalf("shard 1's log has no block:\n%s", b)
+	}
+	cut := filepath.Join(root, "cut.log")
+	os.WriteFile(cut, []byte(strings.Join(lines[:begin+3], "")), 0o644)
+	code, _, stderr := runMain("merge", logs[0], cut, "--out", filepath.Join(root, "m"))
+	want := fmt.Sprintf("%s:%d: block shard-1 begun at line %d is cut short", cut, begin+3, begin+1)
+	if code != 2 || !strings.Contains(stderr, want) {
+		t.Errorf("merge with a cut log: exit %d, %q; want 2 naming %q", code, stderr, want)
+	}
+	// A log with no block (the run was not given --results-to-log).
+	noBlock := filepath.Join(root, "table.log")
+	os.WriteFile(noBlock, []byte(lines[0]), 0o644)
+	if code, _, stderr := runMain("merge", logs[0], noBlock, "--out", filepath.Join(root, "m2")); code != 2 || !strings.Contains(stderr, noBlock+": no SERVEBENCH RESULTS block") {
+		t.Errorf("merge with a log without a block: exit %d, %q; want 2 naming it", code, stderr)
+	}
+}

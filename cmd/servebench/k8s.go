@@ -37,10 +37,14 @@ func newK8sJobCmd() *cobra.Command {
 'servebench run [run flags] --shard K/N --start-at T': the same seeded workload, pod K sending
 its slice, all starting at T (--start-delay from now). Each pod writes its results directory
 to /results/shard-K: on the PersistentVolumeClaim --results-claim names, or an emptyDir that
-lives as long as the pod (its log keeps the table). The API key comes from a Secret
-(--api-key-secret) into the variable --api-key-env names; it is never in the manifest.`,
+lives as long as the pod (its log keeps the table). With --results-to log no claim is needed:
+each pod also prints its results as a checksummed block in its log (run --results-to-log),
+and 'servebench merge' reads the saved 'kubectl logs' of every pod. The API key comes from a
+Secret (--api-key-secret) into the variable --api-key-env names; it is never in the manifest.`,
 		Example: `  servebench k8s job --shards 4 --image registry.example.com/servebench:0.1 \
     --namespace llm --results-claim servebench-results --api-key-secret vllm-key \
+    -- --base-url http://vllm.llm:8000 --rate 40 --requests 4000 --stream on | kubectl apply -f -
+  servebench k8s job --shards 4 --image registry.example.com/servebench:0.1 --results-to log \
     -- --base-url http://vllm.llm:8000 --rate 40 --requests 4000 --stream on | kubectl apply -f -`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -73,6 +77,7 @@ lives as long as the pod (its log keeps the table). The API key comes from a Sec
 	f.StringVar(&o.CPU, "cpu", "2", "CPU per pod (requests = limits)")
 	f.StringVar(&o.Memory, "memory", "2Gi", "memory per pod (requests = limits)")
 	f.StringVar(&o.ResultsClaim, "results-claim", "", "PersistentVolumeClaim for the results (ReadWriteMany when pods land on several nodes); default an emptyDir")
+	f.StringVar(&o.ResultsTo, "results-to", k8s.ResultsVolume, "where the results go: volume (/results: --results-claim or an emptyDir) or log (each pod's log, for kubectl logs and merge; no claim)")
 	return cmd
 }
 
@@ -88,9 +93,9 @@ func checkShardRunArgs(args []string, o *k8s.JobOptions) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("run flags: unexpected argument %q", fs.Arg(0))
 	}
-	for _, name := range []string{"shard", "start-at", "out", "quiet"} {
+	for _, name := range []string{"shard", "start-at", "out", "quiet", "results-to-log"} {
 		if f := fs.Lookup(name); f != nil && f.Changed {
-			return fmt.Errorf("run flags: --%s is set by the Job for each pod", name)
+			return fmt.Errorf("run flags: --%s is set by the Job for each pod (results: k8s job --results-to)", name)
 		}
 	}
 	if f := fs.Lookup("stream"); f != nil && f.Value.String() == "both" {

@@ -119,3 +119,54 @@ func TestK8sJobBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestK8sJobResultsToLog: with --results-to log the manifest (decoded
+// strictly) mounts no claim, only the pod-local emptyDir the run writes to
+// before printing its results, and every pod's run is given
+// --results-to-log; a claim with it, or the flag among the run flags, is
+// refused naming the flag.
+func TestK8sJobResultsToLog(t *testing.T) {
+	code, stdout, stderr := runMain("k8s", "job", "--shards", "2", "--image", "sb", "--results-to", "log",
+		"--", "--base-url", "http://vllm:8000", "--rate", "4", "--stream", "on")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var job batchv1.Job
+	if err := yaml.UnmarshalStrict([]byte(stdout), &job); err != nil {
+		t.Fatalf("strict decode: %v\n%s", err, stdout)
+	}
+	pod := job.Spec.Template.Spec
+	c := pod.Containers[0]
+	for _, v := range pod.Volumes {
+		if v.EmptyDir == nil || v.PersistentVolumeClaim != nil {
+			t.Errorf("volume %+v: want no claim, only a pod-local emptyDir", v)
+		}
+	}
+	if strings.Contains(stdout, "persistentVolumeClaim") || !slices.Contains(c.Args, "--results-to-log") ||
+		!slices.Contains(c.Args, "--out=/results/shard-$(JOB_COMPLETION_INDEX)") {
+		t.Errorf("args %q: want --results-to-log and the shard's directory, no claim anywhere", c.Args)
+	}
+	// The volume variant does not print its results to the log.
+	_, stdout, _ = runMain("k8s", "job", "--shards", "2", "--image", "sb", "--", "--base-url", "http://vllm:8000", "--rate", "4", "--stream", "on")
+	if strings.Contains(stdout, "--results-to-log") {
+		t.Errorf("default --results-to volume: the pods print their results too:\n%s", stdout)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--results-to", "log", "--results-claim", "c"}, `--results-claim "c" with --results-to log`},
+		{[]string{"--results-to", "stdout"}, `--results-to "stdout": expected one of volume, log`},
+		{[]string{"--", "--results-to-log"}, "--results-to-log is set by the Job"},
+	} {
+		args := append([]string{"k8s", "job", "--shards", "2", "--image", "sb"}, tc.args...)
+		if !slices.Contains(tc.args, "--") {
+			args = append(args, "--")
+		}
+		args = append(args, "--base-url", "http://x", "--stream", "on")
+		code, _, stderr := runMain(args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 naming %q", args, code, stderr, tc.want)
+		}
+	}
+}

@@ -53,6 +53,7 @@ type sessionOptions struct {
 	sloText         string
 	slo             result.SLO           // parsed from sloText by check
 	search          *bench.MaxRateSearch // sweep --find-max-rate
+	resultsToLog    bool                 // run --results-to-log
 }
 
 func (o *sessionOptions) addFlags(fs *pflag.FlagSet, maxTokens int) {
@@ -214,6 +215,11 @@ func (o *sessionOptions) session(cmd *cobra.Command, runs []bench.RunSpec, stopA
 	// where the results are is the answer. The error does not repeat it.
 	fmt.Fprintf(stderr, "results: %s\n", dir)
 	o.push(cmd.Context(), stderr, res)
+	if o.resultsToLog {
+		if lerr := bench.WriteLogBlock(stdout, dir); lerr != nil {
+			err = errors.Join(err, fmt.Errorf("--results-to-log: %w", lerr))
+		}
+	}
 
 	if err != nil {
 		return mapBenchErr(err, false)
@@ -477,6 +483,7 @@ sessions, --concurrency sessions in flight, --rate session starts), --dataset or
 	cmd.Flags().IntVar(&w.concurrency, "concurrency", 1, "requests in flight (closed loop)")
 	cmd.Flags().Float64Var(&w.rate, "rate", 0, "requests per second (open loop)")
 	w.addTraceFlags(cmd.Flags())
+	cmd.Flags().BoolVar(&o.resultsToLog, "results-to-log", false, "after the run, write the results files merge reads to stdout as one checksummed text block (for kubectl logs; servebench merge reads the saved log)")
 	cmd.Flags().StringVar(&w.shard, "shard", "", "K/N: send shard K of N of the run (request i when i mod N = K); --requests, --rate and --concurrency are the totals")
 	cmd.Flags().StringVar(&w.startAt, "start-at", "", "with --shard: start at this RFC 3339 instant, as every shard does (refused when already over 1 s past)")
 	return cmd
