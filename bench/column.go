@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"slices"
 
 	"github.com/servebench/servebench/bench/stats"
 )
@@ -15,23 +14,29 @@ import (
 // column is one quantity's per-request samples: in memory, or, for a
 // bounded run (spill), appended through a buffer to a temporary file of
 // little-endian float64s, so that the run's memory does not grow with its
-// length. Its summary reads the file back whole (8 MB per million
-// samples) only when asked, one column at a time, so it stays exact.
+// length. Its summary reads the file in passes (stats.Selector), never
+// whole, so it stays exact in memory that does not grow with the samples.
 type column struct {
 	xs  []float64
 	f   *os.File // nil: in memory
 	w   *bufio.Writer
 	n   int
-	err error // the first write error: the summary is then absent
+	err error // the first write or read error: the summary is then absent
+	// named: the file could not be unlinked while open (Windows), so
+	// close removes it by name.
+	named bool
 }
 
 // spill makes c write its samples to a new file in dir ("": the system's
-// temporary directory). On failure c stays in memory.
+// temporary directory), unlinked at once where the system allows it (the
+// open file stays readable), so that no kill leaves it behind. On failure
+// c stays in memory.
 func (c *column) spill(dir string) error {
 	f, err := os.CreateTemp(dir, ".servebench-samples-*")
 	if err != nil {
 		return err
 	}
+	c.named = os.Remove(f.Name()) != nil
 	c.f, c.w = f, bufio.NewWriterSize(f, 32<<10)
 	return nil
 }
@@ -57,66 +62,66 @@ func (c *column) addPos(x float64) {
 }
 
 // summary is stats.Summarize of the samples; nil without any (or when the
-// file could not be written or read back). Spilled samples are read into
-// *buf, grown as needed, which the columns of one tally share: reading
-// them back costs one column's size, not one per column, nor garbage.
-func (c *column) summary(buf *[]float64) *stats.Summary {
+// file could not be written or read back: c.err says why). Spilled
+// samples are read in passes by sel, whose buffers the columns of one
+// tally share.
+func (c *column) summary(sel *stats.Selector) *stats.Summary {
 	if c.f == nil {
 		return stats.Summarize(c.xs)
 	}
-	xs, err := c.values(*buf)
-	if err != nil {
-		return nil
-	}
-	*buf = xs
-	return stats.SummarizeInPlace(xs)
-}
-
-// values is the samples in the order added: the memory's own slice, or
-// the file read back into dst's array (grown as needed); an error is also
-// kept in c.err.
-func (c *column) values(dst []float64) ([]float64, error) {
-	if c.f == nil {
-		return c.xs, nil
-	}
-	xs, err := c.load(dst)
+	s, err := sel.Summarize(c.n, c.each)
 	if err != nil && c.err == nil {
 		c.err = err
 	}
-	return xs, err
+	if err != nil {
+		return nil
+	}
+	return s
 }
 
-// load reads the spilled samples back.
-func (c *column) load(dst []float64) ([]float64, error) {
-	if c.err != nil {
-		return nil, c.err
+// each calls fn with every sample in the order added (a stats.Pass):
+// from memory, or reading the file from its start; later samples append.
+// An error is also kept in c.err.
+func (c *column) each(fn func(float64)) error {
+	if c.f == nil {
+		for _, x := range c.xs {
+			fn(x)
+		}
+		return nil
 	}
+	if c.err == nil {
+		c.err = c.read(fn)
+	}
+	return c.err
+}
+
+// read is each over the file.
+func (c *column) read(fn func(float64)) error {
 	if err := c.w.Flush(); err != nil {
-		return nil, err
+		return err
 	}
 	if _, err := c.f.Seek(0, io.SeekStart); err != nil {
-		return nil, err
+		return err
 	}
-	xs := slices.Grow(dst[:0], c.n)[:c.n]
 	r := bufio.NewReaderSize(c.f, 32<<10)
 	var b [8]byte
-	for i := range xs {
+	for i := range c.n {
 		if _, err := io.ReadFull(r, b[:]); err != nil {
-			return nil, fmt.Errorf("%s: sample %d of %d: %w", c.f.Name(), i+1, c.n, err)
+			return fmt.Errorf("%s: sample %d of %d: %w", c.f.Name(), i+1, c.n, err)
 		}
-		xs[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[:]))
+		fn(math.Float64frombits(binary.LittleEndian.Uint64(b[:])))
 	}
-	if _, err := c.f.Seek(0, io.SeekEnd); err != nil { // later samples append
-		return nil, err
-	}
-	return xs, nil
+	_, err := c.f.Seek(0, io.SeekEnd)
+	return err
 }
 
-// close removes c's file, if any.
+// close closes c's file, if any, and removes it if it still has a name.
 func (c *column) close() {
 	if c.f != nil {
 		c.f.Close()
-		os.Remove(c.f.Name())
+		if c.named {
+			os.Remove(c.f.Name())
+		}
 		c.f, c.w = nil, nil
 	}
 }

@@ -185,30 +185,31 @@ func (r *Runner) settle(ctx context.Context, base *scrape.Snapshot, target int) 
 // send rate over the send phase and the sends that started more than 1 ms
 // after their intended time.
 func rateStats(st *runState, target float64) *result.RateStats {
-	lags, err := st.lags.values(nil)
-	if err != nil {
-		return &result.RateStats{TargetPerS: target} // the run warns (spillErr)
-	}
-	return rateStatsOf(lags, st.first, st.last, target)
+	return rateStatsOf(&st.lags, st.first, st.last, target)
 }
 
 // rateStatsOf is rateStats from the sends' lags (seconds late), the send
-// phase's start and the last send. It sorts lags.
-func rateStatsOf(lags []float64, first, last time.Time, target float64) *result.RateStats {
+// phase's start and the last send. Spilled lags are read in passes; when
+// they cannot be read back the figures are absent (the run warns:
+// lags.err).
+func rateStatsOf(lags *column, first, last time.Time, target float64) *result.RateStats {
 	rs := &result.RateStats{TargetPerS: target}
-	n := len(lags)
+	n := lags.n
 	if n == 0 {
 		return rs
 	}
 	if span := last.Sub(first).Seconds(); n > 1 && span > 0 {
 		rs.AchievedPerS = float64(n-1) / span
 	}
-	for _, l := range lags {
+	if err := lags.each(func(l float64) {
 		if l > 0.001 {
 			rs.LateSends++
 		}
+	}); err != nil {
+		return &result.RateStats{TargetPerS: target}
 	}
-	rs.SendLagS = stats.SummarizeInPlace(lags)
+	var sel stats.Selector
+	rs.SendLagS = lags.summary(&sel)
 	return rs
 }
 

@@ -422,7 +422,7 @@ type mergeAcc struct {
 	spec RunSpec // what runAcc reads: SLO, exact length
 	acc  runAcc
 	rate bool
-	lags []float64
+	lags column
 	last time.Time // the latest first-attempt send
 }
 
@@ -441,7 +441,7 @@ func (m *mergeAcc) reset() { *m = mergeAcc{spec: m.spec, rate: m.rate} }
 func (m *mergeAcc) add(r *result.Record) {
 	m.acc.add(r, &m.spec)
 	if m.rate && !r.Warmup && r.Attempt <= 1 && r.Turn <= 1 {
-		m.lags = append(m.lags, r.IntendedLagS)
+		m.lags.add(r.IntendedLagS)
 		if r.Start.After(m.last) {
 			m.last = r.Start
 		}
@@ -474,7 +474,7 @@ func mergeRun(shards []*shardDir, m *mergeAcc) *result.Run {
 		if m.last.After(last) {
 			last = m.last
 		}
-		run.Rate = rateStatsOf(m.lags, run.StartedAt, last, ref.Rate.TargetPerS*float64(ref.Shard.Count))
+		run.Rate = rateStatsOf(&m.lags, run.StartedAt, last, ref.Rate.TargetPerS*float64(ref.Shard.Count))
 		if w := lateWarning(run.Rate); w != "" {
 			run.Warnings = append(run.Warnings, w)
 		}

@@ -267,6 +267,9 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 		r.engineFigures(ctx, run, before, int(st.sent.Load()), acc.completed)
 	}
 	run.Windows = st.win.finish(run.DurationS, r.after)
+	if err := st.win.spillErr; err != nil {
+		run.Warnings = append(run.Warnings, err.Error())
+	}
 	if r.promWin != nil && len(run.Windows) > 1 {
 		r.promWindows(ctx, run)
 	}

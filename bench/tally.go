@@ -24,11 +24,14 @@ type tally struct {
 	spilled                                 bool
 	// Per-token and per-event gaps: too many to keep, so histograms.
 	itl, itlEv stats.Hist
+	// selectLimit is the summaries' stats.Selector.Limit (0: its default;
+	// tests set it small to select over files by radix).
+	selectLimit int
 }
 
 // spill sends t's samples to files in dir ("": the system's temporary
 // directory) as they come, for a run of any length (Runner.Bounded);
-// close removes them. t must be empty. On failure t keeps its samples in
+// close releases them. t must be empty. On failure t keeps its samples in
 // memory and the error says why.
 func (t *tally) spill(dir string) error {
 	for _, c := range t.columns() {
@@ -41,7 +44,7 @@ func (t *tally) spill(dir string) error {
 	return nil
 }
 
-// close removes t's sample files, if any.
+// close closes (and, where they kept a name, removes) t's sample files.
 func (t *tally) close() {
 	for _, c := range t.columns() {
 		c.close()
@@ -103,25 +106,25 @@ func (t *tally) add(r *result.Record) {
 }
 
 // client summarises the samples (see ClientSummary). Spilled samples are
-// read back one column at a time.
+// read back in passes, one column at a time, through one Selector.
 func (t *tally) client() result.ClientStats {
-	var buf []float64 // spilled columns are read back into it in turn
+	sel := stats.Selector{Limit: t.selectLimit}
 	cs := result.ClientStats{
-		FirstVisibleS: t.fv.summary(&buf),
-		FirstTokenS:   t.ft.summary(&buf),
-		E2ES:          t.e2e.summary(&buf),
-		TTFBS:         t.ttfb.summary(&buf),
+		FirstVisibleS: t.fv.summary(&sel),
+		FirstTokenS:   t.ft.summary(&sel),
+		E2ES:          t.e2e.summary(&sel),
+		TTFBS:         t.ttfb.summary(&sel),
 		ITLS:          t.itl.Summary(),
 		ITLEventS:     t.itlEv.Summary(),
-		TPOTS:         t.tpot.summary(&buf),
-		OutputTokens:  t.out.summary(&buf),
+		TPOTS:         t.tpot.summary(&sel),
+		OutputTokens:  t.out.summary(&sel),
 	}
 	if cs.ITLS != nil || cs.ITLEventS != nil {
 		cs.ITLRelativeError = stats.HistRelativeError
 	}
 	if t.anyLag {
-		cs.FirstVisibleFromIntendedS = t.fvI.summary(&buf)
-		cs.E2EFromIntendedS = t.e2eI.summary(&buf)
+		cs.FirstVisibleFromIntendedS = t.fvI.summary(&sel)
+		cs.E2EFromIntendedS = t.e2eI.summary(&sel)
 	}
 	return cs
 }

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"reflect"
+	"runtime"
 	"testing"
 
 	"github.com/servebench/servebench/bench/result"
@@ -50,8 +51,10 @@ func TestAppendRecent(t *testing.T) {
 // TestTallySpillEqualsMemory: a tally whose samples go to files (a bounded
 // run's) gives the same client figures, bit for bit, as one that keeps
 // them in memory, on the same records: on-time sends then late ones,
-// errors, absent timings and non-streamed requests included; and close
-// removes its files.
+// errors, absent timings and non-streamed requests included; read back
+// whole (the default selection limit) or by radix selection over the
+// files (a limit of 100 samples). Its files are unlinked once created
+// (where the system allows it), and close releases them.
 func TestTallySpillEqualsMemory(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	recs := make([]result.Record, 5000)
@@ -69,30 +72,38 @@ func TestTallySpillEqualsMemory(t *testing.T) {
 		}
 		recs[i] = rec
 	}
-	dir := t.TempDir()
-	var mem, disk tally
-	if err := disk.spill(dir); err != nil {
-		t.Fatal(err)
-	}
-	if files, _ := os.ReadDir(dir); len(files) != len(disk.columns()) {
-		t.Fatalf("%d sample files in %s, want one per column (%d)", len(files), dir, len(disk.columns()))
-	}
-	for i := range recs {
-		mem.add(&recs[i])
-		disk.add(&recs[i])
-	}
-	want, got := mem.client(), disk.client()
-	if err := disk.spillErr(); err != nil {
-		t.Fatal(err)
-	}
-	if got.FirstVisibleFromIntendedS == nil || got.TPOTS == nil || got.TTFBS == nil || got.E2ES.N != mem.ok {
-		t.Fatalf("spilled figures incomplete: %+v", got)
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("spilled samples give\n%+v\nin memory\n%+v", got, want)
-	}
-	disk.close()
-	if files, _ := os.ReadDir(dir); len(files) != 0 {
-		t.Errorf("%d sample files left after close", len(files))
+	for _, limit := range []int{0, 100} {
+		dir := t.TempDir()
+		var mem tally
+		disk := tally{selectLimit: limit}
+		if err := disk.spill(dir); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range disk.columns() {
+			if c.f == nil {
+				t.Fatal("a column kept in memory after spill")
+			}
+		}
+		if files, _ := os.ReadDir(dir); len(files) != 0 && runtime.GOOS != "windows" {
+			t.Errorf("%d sample files named in %s, want them unlinked once created", len(files), dir)
+		}
+		for i := range recs {
+			mem.add(&recs[i])
+			disk.add(&recs[i])
+		}
+		want, got := mem.client(), disk.client()
+		if err := disk.spillErr(); err != nil {
+			t.Fatal(err)
+		}
+		if got.FirstVisibleFromIntendedS == nil || got.TPOTS == nil || got.TTFBS == nil || got.E2ES.N != mem.ok {
+			t.Fatalf("limit %d: spilled figures incomplete: %+v", limit, got)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("limit %d: spilled samples give\n%+v\nin memory\n%+v", limit, got, want)
+		}
+		disk.close()
+		if files, _ := os.ReadDir(dir); len(files) != 0 {
+			t.Errorf("%d sample files left after close", len(files))
+		}
 	}
 }

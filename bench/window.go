@@ -12,7 +12,9 @@ import (
 
 // windower splits one run into --interval windows (issue 13). Every
 // measured record is assigned, as it is kept, to the window open at that
-// moment and added to that window's tally; at each boundary a goroutine
+// moment and added to that window's tally (spilled to files, as the run's,
+// in a bounded run: a window's memory does not grow with --interval times
+// the rate either); at each boundary a goroutine
 // closes the window: its client figures from the tally, its engine deltas
 // from a /metrics scrape against the previous boundary's, and the run so
 // far goes to Runner.OnWindow (the session's checkpoint and progress
@@ -39,6 +41,7 @@ type windower struct {
 	engineDone float64
 	clientOK   int
 	windows    []result.Window
+	spillErr   error // the first window whose samples stayed in memory, and why
 	quit       chan struct{}
 	done       chan struct{}
 }
@@ -52,6 +55,9 @@ func (r *Runner) startWindows(run *result.Run, start time.Time, before *scrape.S
 		quit:     make(chan struct{}), done: make(chan struct{})}
 	if r.Metrics != nil && r.Metrics.Prom == nil {
 		w.prev = before
+	}
+	if w.interval > 0 {
+		w.cur = w.newTally(1)
 	}
 	w.report()
 	if w.interval <= 0 {
@@ -100,9 +106,13 @@ func (w *windower) assign(rec *result.Record) {
 // deltas from snap (nil: scrape now). open says whether a next window
 // starts.
 func (w *windower) close(end time.Time, snap *scrape.Snapshot, open bool) {
+	var next tally
+	if open {
+		next = w.newTally(w.index + 1)
+	}
 	w.mu.Lock()
 	t, idx, from := w.cur, w.index, w.from
-	w.cur = tally{}
+	w.cur = next
 	if open {
 		w.index++
 		w.from = end
@@ -111,6 +121,10 @@ func (w *windower) close(end time.Time, snap *scrape.Snapshot, open bool) {
 
 	win := result.Window{Index: idx, StartS: from.Sub(w.start).Seconds(), EndS: end.Sub(w.start).Seconds()}
 	setWindowClient(&win, &t)
+	if err := t.spillErr(); err != nil && w.spillErr == nil {
+		w.spillErr = fmt.Errorf("window %d: figures missing: %w", idx, err)
+	}
+	t.close()
 	if w.prev != nil {
 		if snap == nil {
 			if s := w.r.Metrics.snapshot(context.Background()); s.err == nil {
@@ -127,6 +141,19 @@ func (w *windower) close(end time.Time, snap *scrape.Snapshot, open bool) {
 	if open {
 		w.report()
 	}
+}
+
+// newTally is an empty tally for window idx: spilled in a bounded run (on
+// failure kept in memory, and the run warns).
+func (w *windower) newTally(idx int) tally {
+	var t tally
+	if !w.r.Bounded {
+		return t
+	}
+	if err := t.spill(w.r.SpillDir); err != nil && w.spillErr == nil {
+		w.spillErr = fmt.Errorf("window %d: %w", idx, err)
+	}
+	return t
 }
 
 // report hands the run so far (the closed windows, their counts) to OnWindow.

@@ -43,7 +43,7 @@ func Summarize(xs []float64) *Summary {
 }
 
 // SummarizeInPlace is Summarize(xs) without Summarize's sorted copies
-// (three of xs's size), for a long column read back from disk: it sorts xs,
+// (three of xs's size), for values a Selector collected: it sorts xs,
 // which the caller gives up. The mean is taken before the sort, in xs's
 // order, so every figure equals Summarize's bit for bit.
 func SummarizeInPlace(xs []float64) *Summary {

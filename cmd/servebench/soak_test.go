@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -15,11 +17,34 @@ import (
 	"github.com/servebench/servebench/engine/launch/launchtest"
 )
 
+// assertNoSampleFiles fails when dir names a per-request sample file.
+func assertNoSampleFiles(t *testing.T, dir, when string) {
+	t.Helper()
+	if files, _ := filepath.Glob(filepath.Join(dir, ".servebench-samples-*")); len(files) != 0 {
+		t.Errorf("%s: sample files in the results directory: %v", when, files)
+	}
+}
+
+// openSampleFiles counts the sample files process pid holds open after
+// unlinking them (Linux's /proc; 0 elsewhere).
+func openSampleFiles(pid int) int {
+	fds, _ := filepath.Glob(fmt.Sprintf("/proc/%d/fd/*", pid))
+	n := 0
+	for _, fd := range fds {
+		if target, err := os.Readlink(fd); err == nil && strings.Contains(target, ".servebench-samples-") && strings.HasSuffix(target, " (deleted)") {
+			n++
+		}
+	}
+	return n
+}
+
 // TestKillThenReport: servebench killed with SIGKILL mid-run leaves
 // checkpoint.json and requests.jsonl; `report DIR` rebuilds results.json
 // (marked incomplete) whose counts are the complete lines of
 // requests.jsonl, a truncated last line skipped with a warning; compare
-// refuses the directory unless --allow-incomplete.
+// refuses the directory unless --allow-incomplete. The per-request sample
+// files are unlinked as soon as created: open in the process (Linux) but
+// named nowhere in the directory, before the kill or after it.
 func TestKillThenReport(t *testing.T) {
 	bin := launchtest.Servebench(t)
 	dir := t.TempDir()
@@ -48,11 +73,16 @@ func TestKillThenReport(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	if n := openSampleFiles(cmd.Process.Pid); runtime.GOOS == "linux" && n < 16 {
+		t.Errorf("%d unlinked sample files open in the running process, want the run's and the open window's (16 or more)", n)
+	}
+	assertNoSampleFiles(t, dir, "mid-run")
 	if err := cmd.Process.Kill(); err != nil { // SIGKILL: no chance to write results.json
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
 	killed = true
+	assertNoSampleFiles(t, dir, "after kill -9")
 	if _, err := os.Stat(filepath.Join(dir, result.ResultsFile)); err == nil {
 		t.Fatal("results.json written by a killed run")
 	}
