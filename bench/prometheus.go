@@ -61,19 +61,19 @@ func (r *Runner) promAfterWarmup(ctx context.Context, run *result.Run) {
 	}
 }
 
-// promWindows fills each window's engine deltas from Prometheus: the
-// run's window (promFigures) split at the windows' boundaries, so that
-// they add up to the run's figures.
-func (r *Runner) promWindows(ctx context.Context, run *result.Run) {
-	m := r.Metrics
-	cuts := make([]time.Time, len(run.Windows)-1)
-	for i := range cuts {
-		cuts[i] = run.StartedAt.Add(time.Duration(run.Windows[i].EndS * float64(time.Second)))
-	}
-	ws, err := m.Prom.Split(context.WithoutCancel(ctx), r.promWin, cuts)
-	if err != nil {
-		run.Warnings = append(run.Warnings, "window engine figures absent: "+err.Error())
-		return
+// promWindows fills each window's engine deltas from Prometheus: those
+// promLoop read while the run went on, then the rest (promql.Windows.Rest,
+// up to the run's window as promFigures read it), so that they add up to
+// the run's figures. Without the run's window only those read already
+// have figures.
+func (r *Runner) promWindows(ctx context.Context, run *result.Run, win *windower) {
+	ws := win.promRead
+	if r.promWin != nil {
+		rest, err := win.prom.Rest(context.WithoutCancel(ctx), r.promWin, win.cuts[len(ws):])
+		if err != nil {
+			run.Warnings = append(run.Warnings, "window engine figures absent: "+err.Error())
+		}
+		ws = append(ws, rest...)
 	}
 	for i, w := range ws {
 		if w.Total == nil {

@@ -110,7 +110,7 @@ func rebuildRun(run *result.Run, recs []result.Record) {
 	}
 	run.Engine = combineWindows(run.Windows)
 	if run.Engine.TTFTS != nil || run.Engine.E2ES != nil {
-		run.Warnings = append(run.Warnings, fmt.Sprintf("incomplete run: engine figures are the checkpointed windows' /metrics deltas combined (to %.1f s of %.1f s; means only, no quantile estimates)",
+		run.Warnings = append(run.Warnings, fmt.Sprintf("incomplete run: engine figures are the checkpointed windows' engine deltas combined (to %.1f s of %.1f s; means only, no quantile estimates)",
 			checkpointedS(run.Windows), run.DurationS))
 	}
 	run.Warnings = append(run.Warnings, "incomplete run: servebench stopped mid-run; counts and client figures are every complete line of requests.jsonl")

@@ -270,8 +270,8 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 	if err := st.win.spillErr; err != nil {
 		run.Warnings = append(run.Warnings, err.Error())
 	}
-	if r.promWin != nil && len(run.Windows) > 1 {
-		r.promWindows(ctx, run)
+	if st.win.prom != nil && len(run.Windows) > 1 {
+		r.promWindows(ctx, run, st.win)
 	}
 	run.Warnings = append(run.Warnings, restartWarnings(run.Windows)...)
 	_ = r.Records.Err() // returns once this run's lines are in the file; the session reports the error

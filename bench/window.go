@@ -8,6 +8,7 @@ import (
 
 	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/scrape"
+	"github.com/servebench/servebench/scrape/promql"
 )
 
 // windower splits one run into --interval windows (issue 13). Every
@@ -19,8 +20,11 @@ import (
 // from a /metrics scrape against the previous boundary's, and the run so
 // far goes to Runner.OnWindow (the session's checkpoint and progress
 // line). The last window closes with the run's after-run scrape, so the
-// windows' engine deltas add up to the run's. assign is safe for
-// concurrent use with the boundary goroutine.
+// windows' engine deltas add up to the run's. With Prometheus another
+// goroutine (promLoop) reads each closed window's engine deltas once
+// Prometheus has scraped past its end, and reports the run again, so a
+// checkpoint carries them about a scrape interval after the boundary.
+// assign is safe for concurrent use with both goroutines.
 type windower struct {
 	r        *Runner
 	interval time.Duration // 0: one window-less run; only the start is reported
@@ -28,10 +32,22 @@ type windower struct {
 	start    time.Time
 	partial  result.Run // the run's facts known at its start
 
-	mu    sync.Mutex
-	index int // the open window, 1-based
-	cur   tally
-	from  time.Time // the open window's start
+	mu      sync.Mutex
+	index   int // the open window, 1-based
+	cur     tally
+	from    time.Time       // the open window's start
+	windows []result.Window // closed
+	cuts    []time.Time     // the boundaries closing windows[:len(cuts)]
+
+	reportMu sync.Mutex // OnWindow is called by one goroutine at a time
+
+	// With Prometheus: the windows' reader, owned by promLoop until it
+	// has stopped, and the windows it read, in order (under mu).
+	prom     *promql.Windows
+	promRead []*promql.Window
+	promKick chan struct{} // a window closed
+	promStop context.CancelFunc
+	promDone chan struct{}
 
 	// Owned by the boundary goroutine, then by finish.
 	prev *scrape.Snapshot // the last boundary's scrape; nil: no engine windows
@@ -40,7 +56,6 @@ type windower struct {
 	// fall below unless its counters went back.
 	engineDone float64
 	clientOK   int
-	windows    []result.Window
 	spillErr   error // the first window whose samples stayed in memory, and why
 	quit       chan struct{}
 	done       chan struct{}
@@ -63,6 +78,12 @@ func (r *Runner) startWindows(run *result.Run, start time.Time, before *scrape.S
 	if w.interval <= 0 {
 		close(w.done)
 		return w
+	}
+	if r.Metrics != nil && r.Metrics.Prom != nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		w.prom, w.promStop = r.Metrics.Prom.Windows(run.StartedAt), cancel
+		w.promKick, w.promDone = make(chan struct{}, 1), make(chan struct{})
+		go w.promLoop(ctx)
 	}
 	go w.loop()
 	return w
@@ -137,9 +158,57 @@ func (w *windower) close(end time.Time, snap *scrape.Snapshot, open bool) {
 		}
 	}
 	w.reconcile(&win)
+	w.mu.Lock()
 	w.windows = append(w.windows, win)
 	if open {
+		w.cuts = append(w.cuts, end)
+	}
+	w.mu.Unlock()
+	if open {
 		w.report()
+		if w.prom != nil {
+			select {
+			case w.promKick <- struct{}{}:
+			default: // promLoop has a kick pending: it reads every window closed by then
+			}
+		}
+	}
+}
+
+// promLoop reads the engine deltas of each window closed, in order, from
+// Prometheus (promql.Windows.Next: after a scrape newer than the window's
+// end, bounded by --prometheus-wait) until stopped, and reports the run
+// with them. A failed read is tried again at the next boundary; what is
+// left when the run ends, Runner.promWindows reads.
+func (w *windower) promLoop(ctx context.Context) {
+	defer close(w.promDone)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-w.promKick:
+		}
+		for {
+			w.mu.Lock()
+			i := w.prom.Read()
+			if i >= len(w.cuts) {
+				w.mu.Unlock()
+				break
+			}
+			cut := w.cuts[i]
+			w.mu.Unlock()
+			pw, err := w.prom.Next(ctx, cut)
+			if err != nil {
+				break
+			}
+			w.mu.Lock()
+			w.promRead = append(w.promRead, pw)
+			if pw.Total != nil {
+				w.windows[i].Engine = promWindowEngine(pw)
+			}
+			w.mu.Unlock()
+			w.report()
+		}
 	}
 }
 
@@ -161,24 +230,29 @@ func (w *windower) report() {
 	if w.r.OnWindow == nil {
 		return
 	}
+	w.reportMu.Lock()
+	defer w.reportMu.Unlock()
 	p := w.partial
+	w.mu.Lock()
 	p.Windows = append([]result.Window(nil), w.windows...)
+	w.mu.Unlock()
 	p.Errors = map[string]int{}
-	for _, win := range w.windows {
+	for _, win := range p.Windows {
 		p.Requests += win.Requests
 		p.OK += win.OK
 		for k, n := range win.Errors {
 			p.Errors[k] += n
 		}
 	}
-	if n := len(w.windows); n > 0 {
-		p.DurationS = w.windows[n-1].EndS
+	if n := len(p.Windows); n > 0 {
+		p.DurationS = p.Windows[n-1].EndS
 	}
 	p.Incomplete = true
 	w.r.OnWindow(&p)
 }
 
-// stop ends the boundary goroutine (no window closes after it returns).
+// stop ends the boundary goroutine (no window closes after it returns)
+// and promLoop (a read in progress is abandoned: the run's end reads it).
 func (w *windower) stop() {
 	select {
 	case <-w.quit:
@@ -186,6 +260,10 @@ func (w *windower) stop() {
 		close(w.quit)
 	}
 	<-w.done
+	if w.prom != nil {
+		w.promStop()
+		<-w.promDone
+	}
 }
 
 // finish closes the last window at the run's end (durationS after its

@@ -3,7 +3,9 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
@@ -11,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -612,4 +615,113 @@ func TestShardsFromLogs(t *testing.T) {
 	if code, _, stderr := runMain("merge", logs[0], noBlock, "--out", filepath.Join(root, "m2")); code != 2 || !strings.Contains(stderr, noBlock+": no SERVEBENCH RESULTS block") {
 		t.Errorf("merge with a log without a block: exit %d, %q; want 2 naming it", code, stderr)
 	}
+}
+
+// TestPrometheusCheckpoint: with --prometheus-url and --interval each
+// closed window's engine deltas are read from Prometheus while the run
+// goes on, so a checkpoint carries them: servebench killed with SIGKILL
+// once three windows have them, `report DIR` rebuilds windows whose
+// engine counts are the change in the engines' finished-request counters
+// between the scrapes bounding each window, read raw from Prometheus. It
+// logs the lag from each boundary to its engine figures in checkpoint.json.
+func TestPrometheusCheckpoint(t *testing.T) {
+	f := startFleet(t, 2, 2)
+	prom := promtest.Start(t, f.engines...)
+	dir := t.TempDir()
+	const filled = 3
+	var lags []time.Duration // by window, from its end to the first checkpoint with its engine figures
+	killWhen(t, dir, func(cp *result.Results) bool {
+		run := lastRun(cp)
+		for _, w := range run.Windows[len(lags):] {
+			if w.Engine == nil {
+				break
+			}
+			lags = append(lags, time.Since(run.StartedAt.Add(time.Duration(w.EndS*float64(time.Second)))))
+		}
+		return len(lags) >= filled
+	}, nil, "run", "--base-url", f.proxy, "--prometheus-url", prom, "--prometheus-wait", "10s", "--rate", "8", "--duration", "120s",
+		"--interval", "1500ms", "--stream", "on", "--max-tokens", "8", "--out", dir, "--quiet")
+	for i, l := range lags {
+		t.Logf("window %d: engine figures in %s %.0f ms after its end (scrape interval %s)", i+1, result.CheckpointFile, l.Seconds()*1000, promtest.Interval)
+	}
+	if code, _, errOut := runMain("report", dir); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, errOut)
+	}
+	res, _ := loadSaved(t, dir)
+	run := res.Runs[0]
+	if !run.Incomplete || len(run.Windows) <= filled {
+		t.Fatalf("rebuilt run: incomplete %v, %d windows: want an incomplete run of more than %d", run.Incomplete, len(run.Windows), filled)
+	}
+	cuts := []time.Time{run.StartedAt}
+	for _, w := range run.Windows[:filled] {
+		cuts = append(cuts, run.StartedAt.Add(time.Duration(w.EndS*float64(time.Second))))
+	}
+	want := counterSteps(t, prom, "vllm:request_success_total", cuts)
+	for i, w := range run.Windows[:filled] {
+		e := w.Engine
+		if e == nil || e.Requests == nil || *e.Requests <= 0 || math.Round(*e.Requests) != want[i] || e.TTFTS == nil || e.TTFTS.Count <= 0 {
+			t.Errorf("rebuilt window %d engine %+v: want %g finished requests (Prometheus' samples) and TTFT observations", w.Index, e, want[i])
+			continue
+		}
+		t.Logf("window %d [%.2f, %.2f] s: client %d ok, engine %.2f requests, Prometheus' samples %g", w.Index, w.StartS, w.EndS, w.OK, *e.Requests, want[i])
+	}
+	if run.Engine.TTFTS == nil || run.Engine.TTFTS.Count <= 0 {
+		t.Errorf("rebuilt run's engine TTFT %+v: want the windows' combined", run.Engine.TTFTS)
+	}
+}
+
+// counterSteps reads counter's raw samples from Prometheus and returns,
+// summed over its series and replicas, its change over each window
+// between consecutive cuts: each replica's window starting at its last
+// scrape at or before cuts[0] and at its first scrape after each later cut.
+func counterSteps(t *testing.T, prom, counter string, cuts []time.Time) []float64 {
+	t.Helper()
+	u := prom + "/api/v1/query?query=" + url.QueryEscape(fmt.Sprintf("%s[5m]", counter))
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var qr struct {
+		Data struct {
+			Result []struct {
+				Metric map[string]string `json:"metric"`
+				Values [][2]any          `json:"values"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&qr); err != nil {
+		t.Fatalf("%s: %v", u, err)
+	}
+	sums := map[string]map[float64]float64{} // instance -> scrape time (s) -> value summed over series
+	for _, r := range qr.Data.Result {
+		inst := r.Metric["instance"]
+		if sums[inst] == nil {
+			sums[inst] = map[float64]float64{}
+		}
+		for _, p := range r.Values {
+			v, _ := strconv.ParseFloat(p[1].(string), 64)
+			sums[inst][p[0].(float64)] += v
+		}
+	}
+	if len(sums) == 0 {
+		t.Fatalf("%s: no samples", u)
+	}
+	steps := make([]float64, len(cuts)-1)
+	for _, byTime := range sums {
+		ts := slices.Sorted(maps.Keys(byTime))
+		at := func(i int) float64 { // the value at the scrape bounding a window at cuts[i]
+			j, _ := slices.BinarySearch(ts, math.Nextafter(float64(cuts[i].UnixNano())/1e9, math.Inf(1))) // first after the cut
+			if i == 0 {
+				j = max(j-1, 0) // last at or before it
+			} else if j == len(ts) {
+				t.Fatalf("no scrape after %s", cuts[i])
+			}
+			return byTime[ts[j]]
+		}
+		for i := range steps {
+			steps[i] += at(i+1) - at(i)
+		}
+	}
+	return steps
 }

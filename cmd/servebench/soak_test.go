@@ -46,46 +46,15 @@ func openSampleFiles(pid int) int {
 // files are unlinked as soon as created: open in the process (Linux) but
 // named nowhere in the directory, before the kill or after it.
 func TestKillThenReport(t *testing.T) {
-	bin := launchtest.Servebench(t)
 	dir := t.TempDir()
-	cmd := exec.Command(bin, "run", "--speedup", "1000", "--duration", "120s", "--interval", "500ms",
+	killWhen(t, dir, func(cp *result.Results) bool { return len(lastRun(cp).Windows) >= 2 }, func(pid int) {
+		if n := openSampleFiles(pid); runtime.GOOS == "linux" && n < 16 {
+			t.Errorf("%d unlinked sample files open in the running process, want the run's and the open window's (16 or more)", n)
+		}
+		assertNoSampleFiles(t, dir, "mid-run")
+	}, "run", "--speedup", "1000", "--duration", "120s", "--interval", "500ms",
 		"--concurrency", "4", "--max-tokens", "32", "--stream", "on", "--out", dir, "--quiet")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	killed := false
-	defer func() {
-		if !killed {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	}()
-	cp := filepath.Join(dir, result.CheckpointFile)
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if windows(t, cp) >= 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no checkpoint with two windows after 60 s; stderr:\n%s", stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if n := openSampleFiles(cmd.Process.Pid); runtime.GOOS == "linux" && n < 16 {
-		t.Errorf("%d unlinked sample files open in the running process, want the run's and the open window's (16 or more)", n)
-	}
-	assertNoSampleFiles(t, dir, "mid-run")
-	if err := cmd.Process.Kill(); err != nil { // SIGKILL: no chance to write results.json
-		t.Fatal(err)
-	}
-	_ = cmd.Wait()
-	killed = true
 	assertNoSampleFiles(t, dir, "after kill -9")
-	if _, err := os.Stat(filepath.Join(dir, result.ResultsFile)); err == nil {
-		t.Fatal("results.json written by a killed run")
-	}
 	// What a writer killed mid-line leaves.
 	reqs := filepath.Join(dir, result.RequestsFile)
 	f, err := os.OpenFile(reqs, os.O_APPEND|os.O_WRONLY, 0)
@@ -140,21 +109,65 @@ func TestKillThenReport(t *testing.T) {
 	}
 }
 
-// windows is the number of closed windows of the run in checkpoint.json;
-// 0 while there is none (an atomic rename: never half a file).
-func windows(t *testing.T, path string) int {
+// killWhen runs servebench with args (its results in dir), reads dir's
+// checkpoint.json every 10 ms until done returns true for it (within 60
+// s), calls midRun (if not nil) with the running process' id, then kills
+// it with SIGKILL: no chance to write results.json.
+func killWhen(t *testing.T, dir string, done func(cp *result.Results) bool, midRun func(pid int), args ...string) {
+	t.Helper()
+	cmd := exec.Command(launchtest.Servebench(t), args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}()
+	cp := filepath.Join(dir, result.CheckpointFile)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if res := readCheckpoint(t, cp); res != nil && done(res) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("checkpoint not as awaited after 60 s; stderr:\n%s", stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if midRun != nil {
+		midRun(cmd.Process.Pid)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if _, err := os.Stat(filepath.Join(dir, result.ResultsFile)); err == nil {
+		t.Fatal("results.json written by a killed run")
+	}
+}
+
+// readCheckpoint reads checkpoint.json; nil while there is none (an
+// atomic rename: never half a file).
+func readCheckpoint(t *testing.T, path string) *result.Results {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return 0
+		return nil
 	}
 	var res result.Results
 	if err := json.Unmarshal(data, &res); err != nil {
 		t.Fatalf("checkpoint.json unreadable (not written atomically?): %v", err)
 	}
-	if len(res.Runs) == 0 {
-		return 0
+	return &res
+}
+
+// lastRun is the run in progress in a checkpoint (an empty one if none).
+func lastRun(cp *result.Results) *result.Run {
+	if len(cp.Runs) == 0 {
+		return &result.Run{}
 	}
-	return len(res.Runs[len(res.Runs)-1].Windows)
+	return &cp.Runs[len(cp.Runs)-1]
 }
 
 // completeOutcomes counts the complete lines of requests.jsonl that are a

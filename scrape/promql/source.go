@@ -150,29 +150,18 @@ func (k replicaKey) name() string {
 // engine's finished-request count is below it (a lagging count), within the
 // same bound.
 func (s *Source) Window(ctx context.Context, from, to time.Time, minRequests int) (*Window, error) {
-	dl, err := s.Detect(ctx)
+	dl, ref, err := s.reference(ctx)
 	if err != nil {
 		return nil, err
-	}
-	ref, ok := s.refSeries(dl)
-	if !ok {
-		return nil, fmt.Errorf("prometheus %s: %s exports no counter or histogram servebench reads", s.opts.URL, dl.Title)
 	}
 	start := time.Now()
-	before, _, err := s.latest(ctx, ref, from)
+	before, err := s.startScrapes(ctx, ref, from)
 	if err != nil {
 		return nil, err
-	}
-	if len(before) == 0 {
-		return nil, fmt.Errorf("prometheus %s: no %s series at the run's start: is Prometheus scraping the server?", s.opts.URL, s.opts.Selector.With(ref))
 	}
 	w := &Window{From: from, To: to}
 	w.Interval = s.interval(ctx, before)
-	wait := s.opts.Wait
-	if wait <= 0 {
-		wait = 3 * w.Interval
-	}
-	deadline := start.Add(wait)
+	deadline := start.Add(s.wait(w.Interval))
 	after := to
 	for {
 		ends, err := s.waitScrapes(ctx, ref, before, after, deadline)
@@ -217,12 +206,43 @@ func (s *Source) WaitScrape(ctx context.Context, t time.Time) error {
 	if err != nil {
 		return err
 	}
-	wait := s.opts.Wait
-	if wait <= 0 {
-		wait = 3 * s.interval(ctx, now)
-	}
-	_, err = s.waitScrapes(ctx, ref, now, t, time.Now().Add(wait))
+	_, err = s.waitScrapes(ctx, ref, now, t, time.Now().Add(s.wait(s.interval(ctx, now))))
 	return err
+}
+
+// wait is how long to wait for a scrape newer than a window's end:
+// Options.Wait, else three scrape intervals.
+func (s *Source) wait(interval time.Duration) time.Duration {
+	if s.opts.Wait > 0 {
+		return s.opts.Wait
+	}
+	return 3 * interval
+}
+
+// reference detects the dialect and picks its reference series (refSeries).
+func (s *Source) reference(ctx context.Context) (*scrape.Dialect, string, error) {
+	dl, err := s.Detect(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	ref, ok := s.refSeries(dl)
+	if !ok {
+		return nil, "", fmt.Errorf("prometheus %s: %s exports no counter or histogram servebench reads", s.opts.URL, dl.Title)
+	}
+	return dl, ref, nil
+}
+
+// startScrapes is each replica's last scrape at or before from, where a
+// run's window opens; an error when there is none.
+func (s *Source) startScrapes(ctx context.Context, ref string, from time.Time) (map[replicaKey]time.Time, error) {
+	before, _, err := s.latest(ctx, ref, from)
+	if err != nil {
+		return nil, err
+	}
+	if len(before) == 0 {
+		return nil, fmt.Errorf("prometheus %s: no %s series at the run's start: is Prometheus scraping the server?", s.opts.URL, s.opts.Selector.With(ref))
+	}
+	return before, nil
 }
 
 // refSeries is the series whose sample times stand for a replica's scrapes:
@@ -396,32 +416,76 @@ func (s *Source) query(ctx context.Context, q string, t time.Time) (model.Vector
 	return v, nil
 }
 
-// Split divides w, as Window read it, at cuts (ascending, inside w's
-// range: the run's window boundaries) into consecutive windows read with
-// the same queries. Each window runs, per replica, from the scrape that
-// ended the previous one (the first window from w's start scrape) to the
-// first scrape after its cut (the last window to w's end scrape), so the
-// windows share their boundary scrapes and their counter increases add up
-// to w's. A window with no scrape inside it, or whose read failed, has a
-// nil Total and says why in Warnings.
-func (s *Source) Split(ctx context.Context, w *Window, cuts []time.Time) ([]*Window, error) {
-	dl, err := s.Detect(ctx)
+// Windows reads a run's consecutive windows one at a time, while the run
+// goes on: Next reads the window from the last cut (the run's start at
+// first) to the next once Prometheus has scraped past it, and Rest, once
+// the run's own window is read, the windows left. Each window runs, per
+// replica, from the scrape that ended the previous one (the first from
+// the run's start scrape, as Window's) to the first scrape after its cut
+// (the last to the run's end scrape), so the windows share their boundary
+// scrapes and their counter increases add up to the run's. A window with
+// no scrape inside it, or whose read failed, has a nil Total and says why
+// in Warnings. Windows shares its Source's state: no other call on the
+// Source may run at the same time.
+type Windows struct {
+	s        *Source
+	from     time.Time                // the last cut
+	before   map[replicaKey]time.Time // each replica's scrape at the last cut; nil: none read yet
+	interval time.Duration
+	read     int
+}
+
+// Windows starts reading the windows of a run that started at from.
+func (s *Source) Windows(from time.Time) *Windows { return &Windows{s: s, from: from} }
+
+// Read is the number of windows read so far.
+func (ws *Windows) Read() int { return ws.read }
+
+// Next waits (bounded like Window) until every replica has a scrape after
+// to, then reads the window from the last cut to to. An error (Prometheus
+// unreachable, ctx done) reads nothing: Next or Rest may try it again.
+func (ws *Windows) Next(ctx context.Context, to time.Time) (*Window, error) {
+	s := ws.s
+	dl, ref, err := s.reference(ctx)
 	if err != nil {
 		return nil, err
 	}
-	ref, ok := s.refSeries(dl)
-	if !ok {
-		return nil, fmt.Errorf("prometheus %s: %s exports no counter or histogram servebench reads", s.opts.URL, dl.Title)
+	if ws.before == nil {
+		// Asked now, after the cut, not at the run's start: by now every
+		// scrape at or before the start is stored, as when Window asks.
+		before, err := s.startScrapes(ctx, ref, ws.from)
+		if err != nil {
+			return nil, err
+		}
+		ws.before, ws.interval = before, s.interval(ctx, before)
 	}
-	before, last := map[replicaKey]time.Time{}, map[replicaKey]time.Time{}
+	ends, err := s.waitScrapes(ctx, ref, ws.before, to, time.Now().Add(s.wait(ws.interval)))
+	if err != nil {
+		return nil, err
+	}
+	return ws.step(ctx, dl, ref, to, ends)
+}
+
+// Rest reads the windows left once the run's window w is read (by
+// Window, over the same run): cut at cuts (ascending, the boundaries
+// after the last window read), the last ending at w's end scrapes.
+func (ws *Windows) Rest(ctx context.Context, w *Window, cuts []time.Time) ([]*Window, error) {
+	s := ws.s
+	dl, ref, err := s.reference(ctx)
+	if err != nil {
+		return nil, err
+	}
+	start, last := map[replicaKey]time.Time{}, map[replicaKey]time.Time{}
 	var now time.Time
 	for _, r := range w.Replicas {
 		k := replicaKey{r.Instance, r.Pod}
-		before[k], last[k] = r.From, r.To
+		start[k], last[k] = r.From, r.To
 		now = later(now, r.To)
 	}
+	if ws.before == nil {
+		ws.before, ws.interval = start, w.Interval
+	}
 	out := make([]*Window, 0, len(cuts)+1)
-	from := w.From
 	for i := 0; i <= len(cuts); i++ {
 		to, ends := w.To, last
 		if i < len(cuts) {
@@ -435,12 +499,27 @@ func (s *Source) Split(ctx context.Context, w *Window, cuts []time.Time) ([]*Win
 				}
 			}
 		}
-		win := &Window{From: from, To: to, Interval: w.Interval}
-		if err := s.read(ctx, dl, ref, win, before, ends); err != nil {
-			win.Total, win.Warnings = nil, append(win.Warnings, err.Error())
+		win, err := ws.step(ctx, dl, ref, to, ends)
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, win)
-		from, before = to, ends
 	}
 	return out, nil
+}
+
+// step reads the window from the last cut to to, ending at each replica's
+// scrape in ends, and makes to the last cut. A failed read is the window's
+// warning, unless ctx is done: then nothing is read.
+func (ws *Windows) step(ctx context.Context, dl *scrape.Dialect, ref string, to time.Time, ends map[replicaKey]time.Time) (*Window, error) {
+	win := &Window{From: ws.from, To: to, Interval: ws.interval}
+	if err := ws.s.read(ctx, dl, ref, win, ws.before, ends); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		win.Total, win.Warnings = nil, append(win.Warnings, err.Error())
+	}
+	ws.from, ws.before = to, ends
+	ws.read++
+	return win, nil
 }
