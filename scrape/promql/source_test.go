@@ -178,6 +178,74 @@ func TestWindow(t *testing.T) {
 	}
 }
 
+// TestWindowsNextRest: a run's windows read one at a time while it goes
+// on (Next) and the rest at its end (Rest, after Window) count exactly the
+// requests finished in each, and add up to the run's window.
+func TestWindowsNextRest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Prometheus and bundled engines")
+	}
+	a := simtest.Start(t, func(o *sim.Options) { o.ServedModelName = model }).BaseURL()
+	prom := promtest.Start(t, a)
+	ctx := context.Background()
+	src, err := promql.New(promql.Options{URL: prom, Wait: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := time.Now()
+	ws := src.Windows(from)
+	batches := []int{2, 3, 1, 2} // requests per window; the first two read by Next
+	var cuts []time.Time
+	var got []*promql.Window
+	for i, n := range batches[:len(batches)-1] {
+		for range n {
+			complete(t, a, 3)
+		}
+		cut := time.Now()
+		if i < 2 {
+			w, err := ws.Next(ctx, cut)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, w)
+		} else {
+			cuts = append(cuts, cut)
+			// The next window's requests must not finish before the scrape
+			// closing this one (Next waited for it above).
+			if err := src.WaitScrape(ctx, cut); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for range batches[len(batches)-1] {
+		complete(t, a, 3)
+	}
+	run, err := src.Window(ctx, from, time.Now(), 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rest, err := ws.Rest(ctx, run, cuts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, rest...)
+	if len(got) != len(batches) || ws.Read() != len(batches) {
+		t.Fatalf("%d windows, %d read: want %d", len(got), ws.Read(), len(batches))
+	}
+	var sum float64
+	for i, w := range got {
+		n, _ := w.Total.Counter(scrape.EngineRequests)
+		h, _ := w.Total.Hist(scrape.EngineTTFT)
+		if n != float64(batches[i]) || h.Count != n {
+			t.Errorf("window %d: %v requests, %v TTFT observations (warnings %q): want %d", i+1, n, h.Count, w.Warnings, batches[i])
+		}
+		sum += n
+	}
+	if total, _ := run.Total.Counter(scrape.EngineRequests); total != sum || total != 8 {
+		t.Errorf("windows add up to %v requests, the run's window %v: want 8", sum, total)
+	}
+}
+
 // TestParseSelector: the matchers every query carries, and bad selectors
 // refused with what is wrong.
 func TestParseSelector(t *testing.T) {
