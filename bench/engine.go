@@ -23,6 +23,9 @@ type Metrics struct {
 	// Prom, when set, is the source instead of URLs: the Prometheus HTTP
 	// API over each run's window (see prometheus.go).
 	Prom *promql.Source
+	// GaugeEvery, with several URLs, is how often a run scrapes them for
+	// each replica's KV-cache usage (gaugeSampler); 0: not sampled.
+	GaugeEvery time.Duration
 }
 
 type snapshotResult struct {
@@ -56,10 +59,11 @@ const reconcilePoll = 50 * time.Millisecond
 
 // engineFigures takes the after-run snapshot, waiting (bounded by
 // ReconcileWait) until the engine has counted at least the requests the
-// client saw succeed, then fills run.Engine from the delta, with warnings
+// client saw succeed, then fills run.Engine from the delta (and the
+// replicas' KV usage from gauges, nil: none), with warnings
 // whenever the figures cannot be trusted (no /metrics, unknown dialect,
 // counter reset, foreign traffic).
-func (r *Runner) engineFigures(ctx context.Context, run *result.Run, before snapshotResult, sent, completed int) {
+func (r *Runner) engineFigures(ctx context.Context, run *result.Run, before snapshotResult, gauges *gaugeSampler, sent, completed int) {
 	m := r.Metrics
 	rec := &result.Reconciliation{Sent: sent, OK: run.OK, Completed: completed}
 	run.Engine.Reconciliation = rec
@@ -94,6 +98,7 @@ func (r *Runner) engineFigures(ctx context.Context, run *result.Run, before snap
 	}
 	rec.WaitedS = time.Since(start).Seconds()
 	m.figures(run, rec, before.snap, after.snap)
+	gauges.fill(run.Engine.Replicas, after.snap)
 }
 
 // figures fills run.Engine from the delta between two snapshots (with the

@@ -524,6 +524,7 @@ func mergeEngine(ctx context.Context, shards []*shardDir, run *result.Run, ma *m
 		return
 	}
 	m.figures(run, rec, before, after)
+	mergeGauges(shards, run.Engine.Replicas)
 }
 
 // mergeSnapshots returns the earliest before-snapshot and the latest

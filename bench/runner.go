@@ -229,6 +229,11 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 		defer st.acc.t.close()
 		defer st.lags.close()
 	}
+	var gauges *gaugeSampler
+	if scraped {
+		gauges = r.Metrics.startGauges(reqCtx, before.snap)
+		defer gauges.stop()
+	}
 	if sendCtx.Err() == nil && lateErr == nil {
 		r.measure(st, start)
 	}
@@ -264,7 +269,7 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 		}
 	}
 	if r.Metrics != nil {
-		r.engineFigures(ctx, run, before, int(st.sent.Load()), acc.completed)
+		r.engineFigures(ctx, run, before, gauges, int(st.sent.Load()), acc.completed)
 	}
 	run.Windows = st.win.finish(run.DurationS, r.after)
 	if err := st.win.spillErr; err != nil {

@@ -57,6 +57,10 @@ type Config struct {
 	// Interval splits every run into windows (Runner.Interval; 0: none);
 	// each boundary also rewrites Dir/checkpoint.json.
 	Interval time.Duration
+	// GaugeEvery, with several --metrics-url, is how often each run scrapes
+	// them for the replicas' KV-cache usage (Metrics.GaugeEvery; 0: not
+	// sampled, DefaultGaugeEvery is the command's default).
+	GaugeEvery time.Duration
 	// ContinueOnServerExit: a request that cannot connect makes its
 	// worker wait for the server's /health instead of failing on; for a
 	// server servebench did not start (one it started ends the run when
@@ -150,7 +154,7 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 		Bounded:       cfg.Bounded,
 		SpillDir:      cfg.Dir,
 		Metrics: &Metrics{HTTP: &http.Client{Timeout: 10 * time.Second}, URLs: srv.MetricsURLs, Filter: scrape.Filter{Model: cfg.Server.Model},
-			Prom: prom},
+			Prom: prom, GaugeEvery: cfg.GaugeEvery},
 	}
 	if cfg.ContinueOnServerExit {
 		runner.WaitServer = newServerWaiter(srv.BaseURL).wait

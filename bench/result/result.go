@@ -239,19 +239,24 @@ type Replica struct {
 	PrefillS         *Hist    `json:"prefill_s,omitempty"`
 	DecodeS          *Hist    `json:"decode_s,omitempty"`
 	ITLS             *Hist    `json:"itl_s,omitempty"`
-	// KVUsage is the KV-cache usage (0..1) over the run: Prometheus only,
-	// since two /metrics snapshots see it only before and after.
+	// KVUsage is the KV-cache usage (0..1) over the run's scrapes: from
+	// Prometheus, or from several --metrics-url sampled during the run
+	// (--gauge-interval).
 	KVUsage *Gauge `json:"kv_usage,omitempty"`
 	// PrefixCacheHitRate is hits / queries of the prefix cache over the run
 	// (0..1), where the server counts them.
 	PrefixCacheHitRate *float64 `json:"prefix_cache_hit_rate,omitempty"`
 }
 
-// Gauge is a gauge over a run: its time-weighted mean and its maximum, as
-// Prometheus' avg_over_time and max_over_time read them.
+// Gauge is a gauge over a run: the mean and the maximum of its scrapes in
+// the run's window, as Prometheus' avg_over_time and max_over_time read
+// them (at a steady scrape interval the mean is time-weighted).
 type Gauge struct {
 	Mean float64 `json:"mean"`
 	Max  float64 `json:"max"`
+	// Samples is how many scrapes they are over (servebench's own
+	// sampling of --metrics-url; Prometheus' are not counted).
+	Samples int `json:"samples,omitempty"`
 }
 
 // Engine sources (EngineSource.Kind).

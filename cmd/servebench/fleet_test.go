@@ -187,12 +187,15 @@ func checkReplicas(t *testing.T, dir string, names []string, kv bool) {
 }
 
 // TestMetricsURLReplicas: several --metrics-url keep each replica's figures
-// beside their sum, named by URL.
+// beside their sum, named by URL, with each replica's KV-cache usage over
+// the scrapes of the run (--gauge-interval): above zero on the two that
+// served requests (each holds a 256-token stream's blocks most of the
+// run), zero on the idle one.
 func TestMetricsURLReplicas(t *testing.T) {
 	f := startFleet(t, 3, 2)
 	dir := filepath.Join(t.TempDir(), "out")
 	args := []string{"run", "--base-url", f.proxy, "--requests", "6", "--concurrency", "2",
-		"--stream", "on", "--max-tokens", "8", "--quiet", "--out", dir}
+		"--stream", "on", "--max-tokens", "256", "--gauge-interval", "10ms", "--quiet", "--out", dir}
 	var names []string
 	for _, e := range f.engines {
 		args = append(args, "--metrics-url", e+"/metrics")
@@ -201,7 +204,28 @@ func TestMetricsURLReplicas(t *testing.T) {
 	if code, stdout, stderr := runMain(args...); code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
-	checkReplicas(t, dir, names, false)
+	checkReplicas(t, dir, names, true)
+	res, _ := loadSaved(t, dir)
+	run := res.Runs[0]
+	// The run's own scrapes: before, one every 10 ms, after.
+	minSamples := 3 // at least one during the run (at 10 ms, scrapes of 3 servers on a loaded machine take longer)
+	for i, rp := range run.Engine.Replicas {
+		kv := rp.KVUsage
+		if kv == nil {
+			t.Errorf("replica %s: no KV usage", rp.Name)
+			continue
+		}
+		t.Logf("replica %s: KV usage mean %.4f max %.4f over %d scrapes in %.3f s", rp.Name, kv.Mean, kv.Max, kv.Samples, run.DurationS)
+		busy := i < 2
+		if kv.Samples < minSamples || kv.Mean < 0 || kv.Mean > kv.Max || kv.Max > 1 || (kv.Max > 0) != busy {
+			t.Errorf("replica %s: KV usage %+v: want at least %d scrapes, 0 <= mean <= max <= 1, max above zero only if it served requests (%v)",
+				rp.Name, kv, minSamples, busy)
+		}
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "report.md"))
+	if !strings.Contains(string(md), "KV usage mean / max") {
+		t.Errorf("report.md has no KV usage column:\n%s", md)
+	}
 }
 
 // TestShards: three shard processes (in-process here) of one open-loop run

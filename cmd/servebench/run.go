@@ -45,6 +45,7 @@ type sessionOptions struct {
 	failOnErrorRate float64
 	requestID       bool
 	interval        time.Duration
+	gaugeEvery      time.Duration
 	continueOnExit  bool
 	baseline        string
 	maxRegression   []string
@@ -60,6 +61,7 @@ func (o *sessionOptions) addFlags(fs *pflag.FlagSet, maxTokens int) {
 	o.serverFlags.add(fs)
 	o.pushFlags.add(fs)
 	fs.StringArrayVar(&o.metricsURLs, "metrics-url", nil, "scrape these /metrics URLs (repeatable; summed, for replicas; default BASE_URL/metrics)")
+	fs.DurationVar(&o.gaugeEvery, "gauge-interval", bench.DefaultGaugeEvery, "with several --metrics-url: scrape them this often during each run for each replica's KV-cache usage (mean and max of the scrapes; 0: not sampled)")
 	o.prom.add(fs)
 	fs.StringVar(&o.model, "model", "", "model name to request (default: the first model /v1/models lists); also filters /metrics by model_name")
 	fs.StringVar(&o.endpoint, "endpoint", bench.EndpointChat, "API: chat (/v1/chat/completions) or completions (/v1/completions)")
@@ -95,6 +97,9 @@ func (o *sessionOptions) check(fs *pflag.FlagSet) error {
 	}
 	if o.continueOnExit && (o.baseURL == "" || o.serverCmd != "" || o.preset != "") {
 		return errors.New("--continue-on-server-exit: only for a server servebench did not start (--base-url without --server-cmd or --server); one it starts ends the run when it exits")
+	}
+	if o.gaugeEvery < 0 {
+		return fmt.Errorf("--gauge-interval %v: expected a duration >= 0 (0: not sampled)", o.gaugeEvery)
 	}
 	if o.interval < 0 {
 		return fmt.Errorf("--interval %v: expected a duration >= 0 (0: no windows)", o.interval)
@@ -182,7 +187,7 @@ func (o *sessionOptions) session(cmd *cobra.Command, runs []bench.RunSpec, stopA
 	if cmd.Flags().Changed("fail-on-error-rate") {
 		cfg.FailOnErrorRate = o.failOnErrorRate
 	}
-	cfg.Interval = o.interval
+	cfg.Interval, cfg.GaugeEvery = o.interval, o.gaugeEvery
 	if !cmd.Flags().Changed("interval") {
 		cfg.Interval = bench.DefaultInterval(runs)
 	}
