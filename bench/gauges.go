@@ -120,18 +120,18 @@ func (g *gaugeSampler) fill(reps []result.Replica, after *scrape.Snapshot) {
 	}
 }
 
-// mergeGauges sets each merged replica's KV usage from the shards' own:
-// every shard sampled the same replica over (nearly) the same window, so
-// the merged mean is the shards' means weighted by their samples, the
-// maximum theirs.
-func mergeGauges(shards []*shardDir, reps []result.Replica) {
-	for i := range reps {
+// mergeGauges sets each merged replica's KV usage in the shards' i'th run
+// from the shards' own: every shard sampled the same replica over (nearly)
+// the same window, so the merged mean is the shards' means weighted by
+// their samples, the maximum theirs.
+func mergeGauges(shards []*shardDir, i int, reps []result.Replica) {
+	for r := range reps {
 		var sum, mx float64
 		n := 0
 		for _, s := range shards {
-			for _, sr := range s.run.Engine.Replicas {
+			for _, sr := range s.res.Runs[i].Engine.Replicas {
 				g := sr.KVUsage
-				if sr.Name != reps[i].Name || g == nil {
+				if sr.Name != reps[r].Name || g == nil {
 					continue
 				}
 				k := max(g.Samples, 1) // a source that does not count its samples
@@ -143,7 +143,7 @@ func mergeGauges(shards []*shardDir, reps []result.Replica) {
 			}
 		}
 		if n > 0 {
-			reps[i].KVUsage = &result.Gauge{Mean: sum / float64(n), Max: mx, Samples: n}
+			reps[r].KVUsage = &result.Gauge{Mean: sum / float64(n), Max: mx, Samples: n}
 		}
 	}
 }

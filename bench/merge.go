@@ -31,28 +31,33 @@ type MergeOptions struct {
 	Out     string // the merged results directory (created)
 	Version string
 	Args    []string
+	// Log, when set, gets each run's start skew per shard.
+	Log io.Writer
 }
 
-// shardDir is one shard's saved results.
+// shardDir is one shard's saved results: one run (run --shard) or a
+// sweep's levels (sweep --shard), each with the same shard block.
 type shardDir struct {
 	dir  string
 	name string // for messages: dir, or the log and line its block began at
 	res  *result.Results
-	run  *result.Run
 }
 
-// Merge combines the results directories of a sharded run into one, as if
-// one machine had sent the whole run: it checks that the shards belong
-// together (same run, workload and seed, same N, every K once: an ErrUsage
-// naming what is wrong), writes the union of their requests.jsonl in
-// completion order, recomputes every client statistic from those records,
-// and takes the engine figures over the merged window: from each shard's
-// saved /metrics snapshots (the earliest before-snapshot to the latest
-// after-snapshot), or, for Prometheus, one query over the merged window.
-// Only runs[].shard tells the merged results.json from a one-machine run's.
-// The records are streamed (mergeStream): memory holds the statistics'
-// samples, not the records, so the report reads the merged file back
-// (report.ChartRecords).
+// shard is the directory's shard block.
+func (s *shardDir) shard() *result.Shard { return s.res.Runs[0].Shard }
+
+// Merge combines the results directories of a sharded run (or sweep) into
+// one, as if one machine had sent the whole run: it checks that the shards
+// belong together (same runs, workloads and seed, same N, every K once: an
+// ErrUsage naming what is wrong), and per run (a sweep: per level) writes
+// the union of the shards' records in completion order, recomputes every
+// client statistic from those records, and takes the engine figures over
+// the merged window: from the shards' saved /metrics snapshots (see
+// mergeSnapshots), or, for
+// Prometheus, one query over the merged window. Only runs[].shard tells
+// the merged results.json from a one-machine run's. The records are
+// streamed (mergeStream): memory holds the statistics' samples, not the
+// records, so the report reads the merged file back (report.ChartRecords).
 func Merge(ctx context.Context, o MergeOptions) (*result.Results, error) {
 	for _, d := range o.Dirs {
 		if filepath.Clean(d) == filepath.Clean(o.Out) {
@@ -71,26 +76,50 @@ func Merge(ctx context.Context, o MergeOptions) (*result.Results, error) {
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
 		return nil, fmt.Errorf("%w: results directory (--out): %w", ErrUsage, err)
 	}
-	acc := newMergeAcc(shards[0].run)
-	if err := mergeStream(shards, filepath.Join(o.Out, result.RequestsFile), acc); errors.Is(err, result.ErrInput) {
+	first := shards[0]
+	accs := make([]*mergeAcc, len(first.res.Runs))
+	for i := range accs {
+		accs[i] = newMergeAcc(&first.res.Runs[i])
+	}
+	if err := mergeStream(shards, filepath.Join(o.Out, result.RequestsFile), accs); errors.Is(err, result.ErrInput) {
 		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
 	} else if err != nil {
 		return nil, err
 	}
-	first := shards[0]
 	res := &result.Results{Schema: result.Schema, Manifest: NewManifest(o.Version, o.Args), Server: first.res.Server,
 		Runs: []result.Run{}, Warnings: []string{}}
-	run := mergeRun(shards, acc)
-	mergeEngine(ctx, shards, run, acc)
-	res.Runs = append(res.Runs, *run)
-	for _, w := range run.Warnings {
-		res.Warnings = append(res.Warnings, run.Name+": "+w)
+	for i, acc := range accs {
+		run := mergeRun(shards, i, acc)
+		mergeEngine(ctx, shards, i, run, acc)
+		res.Runs = append(res.Runs, *run)
+		for _, w := range run.Warnings {
+			res.Warnings = append(res.Warnings, run.Name+": "+w)
+		}
+	}
+	if o.Log != nil {
+		logSkews(o.Log, shards)
 	}
 	return res, WriteResults(o.Out, res)
 }
 
+// logSkews writes each run's start skew per shard: how late each started
+// after its planned instant (runs[].shard.start_skew_s).
+func logSkews(w io.Writer, shards []*shardDir) {
+	for i, run := range shards[0].res.Runs {
+		if run.Shard.StartAt == nil {
+			continue
+		}
+		var parts []string
+		for _, s := range shards {
+			sh := s.res.Runs[i].Shard
+			parts = append(parts, fmt.Sprintf("%d/%d %+.3f s", sh.Index, sh.Count, sh.StartSkewS))
+		}
+		fmt.Fprintf(w, "start skew %s (planned %s): %s\n", run.Name, run.Shard.StartAt.UTC().Format(time.RFC3339Nano), strings.Join(parts, ", "))
+	}
+}
+
 // loadShards reads every input's directory and checks that they are the N
-// shards of one run.
+// shards of one run or sweep.
 func loadShards(inputs []shardDir) ([]*shardDir, error) {
 	if len(inputs) == 0 {
 		return nil, errors.New("merge: expected the shards' results directories")
@@ -107,29 +136,45 @@ func loadShards(inputs []shardDir) ([]*shardDir, error) {
 		if err != nil {
 			return nil, err
 		}
-		if len(res.Runs) != 1 || res.Runs[0].Shard == nil {
-			return nil, fmt.Errorf("%s: not one shard of a run (expected one run with a shard block: servebench run --shard K/N)", in.name)
+		if len(res.Runs) == 0 || slices.ContainsFunc(res.Runs, func(r result.Run) bool { return r.Shard == nil }) {
+			return nil, fmt.Errorf("%s: not one shard of a run (expected runs with a shard block: servebench run or sweep --shard K/N)", in.name)
 		}
-		shards = append(shards, &shardDir{dir: d, name: in.name, res: res, run: &res.Runs[0]})
+		sh := res.Runs[0].Shard
+		for _, r := range res.Runs[1:] {
+			if r.Shard.Index != sh.Index || r.Shard.Count != sh.Count {
+				return nil, fmt.Errorf("%s: runs of shard %d/%d and %d/%d: not one shard", in.name, sh.Index, sh.Count, r.Shard.Index, r.Shard.Count)
+			}
+		}
+		shards = append(shards, &shardDir{dir: d, name: in.name, res: res})
 	}
-	slices.SortStableFunc(shards, func(a, b *shardDir) int { return cmp.Compare(a.run.Shard.Index, b.run.Shard.Index) })
+	slices.SortStableFunc(shards, func(a, b *shardDir) int { return cmp.Compare(a.shard().Index, b.shard().Index) })
 	ref := shards[0]
-	n := ref.run.Shard.Count
+	n := ref.shard().Count
 	for _, s := range shards[1:] {
-		switch sh := s.run.Shard; {
+		switch sh := s.shard(); {
 		case sh.Count != n:
-			return nil, fmt.Errorf("%s is shard %d/%d but %s is %d/%d: not the same run", s.name, sh.Index, sh.Count, ref.name, ref.run.Shard.Index, n)
-		case s.run.Name != ref.run.Name:
-			return nil, fmt.Errorf("%s ran %q, %s ran %q: not the same run", s.name, s.run.Name, ref.name, ref.run.Name)
-		case !reflect.DeepEqual(s.run.Workload, ref.run.Workload):
-			return nil, fmt.Errorf("%s and %s have different workloads (%s): not the same run", s.name, ref.name, workloadDiff(s.run.Workload, ref.run.Workload))
+			return nil, fmt.Errorf("%s is shard %d/%d but %s is %d/%d: not the same run", s.name, sh.Index, sh.Count, ref.name, ref.shard().Index, n)
+		case !slices.Equal(runNames(s), runNames(ref)):
+			// A sweep's shard that stopped early (late for a level, killed
+			// between levels) ran fewer levels than the others.
+			return nil, fmt.Errorf("%s ran %q, %s ran %q: not the same run", s.name, strings.Join(runNames(s), ", "), ref.name, strings.Join(runNames(ref), ", "))
 		case s.res.Server.BaseURL != ref.res.Server.BaseURL:
 			return nil, fmt.Errorf("%s loaded %s, %s loaded %s: not the same server", s.name, s.res.Server.BaseURL, ref.name, ref.res.Server.BaseURL)
+		}
+		for i := range s.res.Runs {
+			a, b := s.res.Runs[i].Workload, ref.res.Runs[i].Workload
+			if !reflect.DeepEqual(a, b) {
+				return nil, fmt.Errorf("%s and %s have different workloads (%s%s): not the same run", s.name, ref.name, runLabel(s, i), workloadDiff(a, b))
+			}
+			if x, y := s.res.Runs[i].Shard.StartAt, ref.res.Runs[i].Shard.StartAt; (x == nil) != (y == nil) || (x != nil && !x.Equal(*y)) {
+				return nil, fmt.Errorf("%s and %s planned %sdifferent starts (%s vs %s): not started together (the same --start-at and --level-gap?)",
+					s.name, ref.name, runLabel(s, i), startText(x), startText(y))
+			}
 		}
 	}
 	have := map[int]string{}
 	for _, s := range shards {
-		k := s.run.Shard.Index
+		k := s.shard().Index
 		if prev, dup := have[k]; dup {
 			return nil, fmt.Errorf("shard %d/%d given twice: %s and %s", k, n, prev, s.name)
 		}
@@ -145,6 +190,31 @@ func loadShards(inputs []shardDir) ([]*shardDir, error) {
 		return nil, fmt.Errorf("shard %s missing: a merge needs every shard of the run (got %d of %d)", strings.Join(missing, ", "), len(shards), n)
 	}
 	return shards, nil
+}
+
+// runNames lists the shard's runs in order.
+func runNames(s *shardDir) []string {
+	names := make([]string, len(s.res.Runs))
+	for i, r := range s.res.Runs {
+		names[i] = r.Name
+	}
+	return names
+}
+
+// runLabel names run i in an error ("" for a shard of one run).
+func runLabel(s *shardDir, i int) string {
+	if len(s.res.Runs) == 1 {
+		return ""
+	}
+	return "run " + s.res.Runs[i].Name + ": "
+}
+
+// startText formats a planned start for an error.
+func startText(at *time.Time) string {
+	if at == nil {
+		return "none"
+	}
+	return at.UTC().Format(time.RFC3339Nano)
 }
 
 // workloadDiff names the first workload field that differs.
@@ -198,43 +268,72 @@ func (h *mergeHeap) Pop() any {
 // than mergeWindow: mergeStream starts over in memory.
 var errDisorder = errors.New("records further out of completion order than the merge window")
 
-// mergeStream writes the shards' records to path in the order
-// mergeRecords gives (completion, ties in shard order), feeding acc in
-// that order, holding mergeWindow records per shard: a k-way merge of
-// the shards' files, each line copied as read. A file out of order by
-// more than the window (never seen from servebench run) is merged in
-// memory instead, with the same result.
-func mergeStream(shards []*shardDir, path string, acc *mergeAcc) error {
+// mergeStream writes the shards' records to path run by run (a sweep's
+// levels in order, as one machine writes them), each run's in the order
+// mergeRecords gives (completion, ties in shard order), feeding that run's
+// acc in that order, holding mergeWindow records per shard: a k-way merge
+// of the shards' files, each line copied as read. A file out of order by
+// more than the window (never seen from servebench) is merged in memory
+// instead, with the same result.
+func mergeStream(shards []*shardDir, path string, accs []*mergeAcc) error {
 	err := writeLines(path, func(emit func(*result.Record, []byte) error) error {
-		return kwayMerge(shards, func(r *result.Record, raw []byte) error {
-			acc.add(r)
+		return mergeRuns(shards, func(run int, r *result.Record, raw []byte) error {
+			accs[run].add(r)
 			return emit(r, raw)
 		})
 	})
 	if !errors.Is(err, errDisorder) {
 		return err
 	}
-	acc.reset()
-	recs, err := mergeRecords(shards)
-	if err != nil {
-		return err
+	for _, acc := range accs {
+		acc.reset()
 	}
 	return writeLines(path, func(emit func(*result.Record, []byte) error) error {
-		for i := range recs {
-			acc.add(&recs[i])
-			if err := emit(&recs[i], nil); err != nil {
+		for run, acc := range accs {
+			recs, err := mergeRecords(shards, run)
+			if err != nil {
 				return err
+			}
+			for i := range recs {
+				acc.add(&recs[i])
+				if err := emit(&recs[i], nil); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
 	})
 }
 
-// kwayMerge calls emit for every shard record in completion order (ties in
-// shard order, then file order), or returns errDisorder.
-func kwayMerge(shards []*shardDir, emit func(*result.Record, []byte) error) error {
-	readers := make([]*result.RecordReader, len(shards))
-	seqs := make([]int64, len(shards))
+// shardReader reads one shard's requests.jsonl run by run: a shard does its
+// runs one after another, so each run's records are one stretch of its
+// file.
+type shardReader struct {
+	path string
+	rr   *result.RecordReader
+	seq  int64      // records read
+	held *mergeItem // read ahead: the first record of a later run
+}
+
+// runIndex is the position of each run's name in the shards' runs.
+func runIndex(s *shardDir) map[string]int {
+	order := map[string]int{}
+	for i, r := range s.res.Runs {
+		order[r.Name] = i
+	}
+	return order
+}
+
+// unlisted is the error for a record of a run results.json does not list.
+func unlisted(path string, line int, run string) error {
+	return &result.InputError{Path: path, Line: line, Err: fmt.Errorf("a record of run %q, which results.json does not list", run)}
+}
+
+// mergeRuns calls emit for every shard record, run after run, each run's
+// in completion order (ties in shard order, then file order), or returns
+// errDisorder.
+func mergeRuns(shards []*shardDir, emit func(run int, r *result.Record, raw []byte) error) error {
+	readers := make([]*shardReader, len(shards))
 	for k, s := range shards {
 		path := filepath.Join(s.dir, result.RequestsFile)
 		f, err := os.Open(path)
@@ -242,33 +341,58 @@ func kwayMerge(shards []*shardDir, emit func(*result.Record, []byte) error) erro
 			return &result.InputError{Path: path, Err: err}
 		}
 		defer f.Close()
-		readers[k] = result.NewRecordReader(path, f)
+		readers[k] = &shardReader{path: path, rr: result.NewRecordReader(path, f)}
 	}
-	h := make(mergeHeap, 0, len(shards)*mergeWindow)
+	order := runIndex(shards[0])
+	for run := range shards[0].res.Runs {
+		if err := kwayMerge(readers, order, run, func(r *result.Record, raw []byte) error { return emit(run, r, raw) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// kwayMerge calls emit for every record of run (its index in order) in
+// completion order (ties in shard order, then file order), reading each
+// shard up to its first record of a later run; or returns errDisorder.
+func kwayMerge(readers []*shardReader, order map[string]int, run int, emit func(*result.Record, []byte) error) error {
+	h := make(mergeHeap, 0, len(readers)*mergeWindow)
 	var last *mergeItem // the last emitted
 	var free []*mergeItem
 	read := func(k int) error {
-		it := &mergeItem{}
-		if n := len(free); n > 0 {
-			it, free = free[n-1], free[:n-1]
-			*it = mergeItem{}
+		sr := readers[k]
+		it := sr.held
+		if it == nil {
+			it = &mergeItem{}
+			if n := len(free); n > 0 {
+				it, free = free[n-1], free[:n-1]
+				*it = mergeItem{}
+			}
+			raw, err := sr.rr.Next(&it.rec)
+			if err == io.EOF {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			it.at, it.shard, it.seq, it.raw = done(&it.rec).UnixNano(), int64(k), sr.seq, raw
+			sr.seq++
+			if _, ok := order[it.rec.Run]; !ok {
+				return unlisted(sr.path, sr.rr.Line(), it.rec.Run)
+			}
 		}
-		raw, err := readers[k].Next(&it.rec)
-		if err == io.EOF {
+		sr.held = nil
+		switch j := order[it.rec.Run]; {
+		case j > run: // this shard's part of run is done
+			sr.held = it
 			return nil
-		}
-		if err != nil {
-			return err
-		}
-		it.at, it.shard, it.seq, it.raw = done(&it.rec).UnixNano(), int64(k), seqs[k], raw
-		seqs[k]++
-		if last != nil && it.less(last) {
+		case j < run, last != nil && it.less(last):
 			return errDisorder
 		}
 		heap.Push(&h, it)
 		return nil
 	}
-	for k := range shards {
+	for k := range readers {
 		for range mergeWindow {
 			if err := read(k); err != nil {
 				return err
@@ -292,12 +416,12 @@ func kwayMerge(shards []*shardDir, emit func(*result.Record, []byte) error) erro
 }
 
 // mergeRecords reads the shards' requests.jsonl (after the shards were
-// checked) and merges their records into one completion order, as one
-// machine would have written them. The records are held once: each shard's
-// records are appended to one slice sized from the files' line counts, and
-// the order is applied in place (each record moved once, by the cycles of
-// the sorting permutation).
-func mergeRecords(shards []*shardDir) ([]result.Record, error) {
+// checked) and merges the records of their run'th run into one completion
+// order, as one machine would have written them. The records are held
+// once: each shard's records are appended to one slice sized from the
+// files' line counts, and the order is applied in place (each record moved
+// once, by the cycles of the sorting permutation).
+func mergeRecords(shards []*shardDir, run int) ([]result.Record, error) {
 	n := 0
 	for _, s := range shards {
 		lines, err := countLines(filepath.Join(s.dir, result.RequestsFile))
@@ -306,6 +430,7 @@ func mergeRecords(shards []*shardDir) ([]result.Record, error) {
 		}
 		n += lines
 	}
+	order, name := runIndex(shards[0]), shards[0].res.Runs[run].Name
 	all := make([]result.Record, 0, n)
 	for _, s := range shards {
 		path := filepath.Join(s.dir, result.RequestsFile)
@@ -313,12 +438,25 @@ func mergeRecords(shards []*shardDir) ([]result.Record, error) {
 		if err != nil {
 			return nil, &result.InputError{Path: path, Err: err}
 		}
-		recs, _, err := result.ReadRecords(path, f)
-		f.Close()
-		if err != nil {
-			return nil, err
+		rr := result.NewRecordReader(path, f)
+		for {
+			var rec result.Record
+			_, err := rr.Next(&rec)
+			if err == io.EOF {
+				break
+			}
+			if _, ok := order[rec.Run]; err == nil && !ok {
+				err = unlisted(path, rr.Line(), rec.Run)
+			}
+			if err != nil {
+				f.Close()
+				return nil, err
+			}
+			if rec.Run == name {
+				all = append(all, rec)
+			}
 		}
-		all = append(all, recs...)
+		f.Close()
 	}
 	n = len(all)
 	at := make([]int64, n)
@@ -448,20 +586,21 @@ func (m *mergeAcc) add(r *result.Record) {
 	}
 }
 
-// mergeRun computes the run from the merged records' accumulator as
-// Runner.Run computes it from its own.
-func mergeRun(shards []*shardDir, m *mergeAcc) *result.Run {
-	ref := shards[0].run
+// mergeRun computes the shards' i'th run from the merged records'
+// accumulator as Runner.Run computes it from its own.
+func mergeRun(shards []*shardDir, i int, m *mergeAcc) *result.Run {
+	ref := &shards[0].res.Runs[i]
 	run := &result.Run{Name: ref.Name, Stream: ref.Stream, Workload: ref.Workload, StartedAt: ref.StartedAt}
 	var end time.Time
 	for _, s := range shards {
-		if s.run.StartedAt.Before(run.StartedAt) {
-			run.StartedAt = s.run.StartedAt
+		sr := &s.res.Runs[i]
+		if sr.StartedAt.Before(run.StartedAt) {
+			run.StartedAt = sr.StartedAt
 		}
-		if e := s.run.StartedAt.Add(time.Duration(s.run.DurationS * float64(time.Second))); e.After(end) {
+		if e := sr.StartedAt.Add(time.Duration(sr.DurationS * float64(time.Second))); e.After(end) {
 			end = e
 		}
-		run.Retries += s.run.Retries
+		run.Retries += sr.Retries
 	}
 	run.DurationS = end.Sub(run.StartedAt).Seconds()
 	acc := &m.acc
@@ -487,8 +626,8 @@ func mergeRun(shards []*shardDir, m *mergeAcc) *result.Run {
 	return run
 }
 
-// mergeEngine fills the merged run's engine figures and reconciliation.
-func mergeEngine(ctx context.Context, shards []*shardDir, run *result.Run, ma *mergeAcc) {
+// mergeEngine fills the merged i'th run's engine figures and reconciliation.
+func mergeEngine(ctx context.Context, shards []*shardDir, i int, run *result.Run, ma *mergeAcc) {
 	// Every measured attempt sent has its record.
 	rec := &result.Reconciliation{OK: run.OK, Sent: ma.acc.t.requests + ma.acc.t.retried, Completed: ma.acc.completed}
 	run.Engine.Reconciliation = rec
@@ -499,7 +638,7 @@ func mergeEngine(ctx context.Context, shards []*shardDir, run *result.Run, ma *m
 	if u := ref.res.Server.PrometheusURL; u != "" {
 		var selector string // from a shard whose window was read
 		for _, s := range shards {
-			if src := s.run.Engine.Source; src != nil && src.Kind == result.SourcePrometheus {
+			if src := s.res.Runs[i].Engine.Source; src != nil && src.Kind == result.SourcePrometheus {
 				selector = src.Selector
 			}
 		}
@@ -514,7 +653,7 @@ func mergeEngine(ctx context.Context, shards []*shardDir, run *result.Run, ma *m
 		(&Runner{Metrics: m}).promFigures(ctx, run, rec)
 		return
 	}
-	before, after, err := mergeSnapshots(shards, run.Name)
+	before, after, err := mergeSnapshots(shards, i)
 	if err != nil {
 		run.Warnings = append(run.Warnings, "engine figures absent: "+err.Error())
 		return
@@ -524,25 +663,37 @@ func mergeEngine(ctx context.Context, shards []*shardDir, run *result.Run, ma *m
 		return
 	}
 	m.figures(run, rec, before, after)
-	mergeGauges(shards, run.Engine.Replicas)
+	mergeGauges(shards, i, run.Engine.Replicas)
 }
 
-// mergeSnapshots returns the earliest before-snapshot and the latest
-// after-snapshot the shards saved: the engine's account of the whole
-// merged window.
-func mergeSnapshots(shards []*shardDir, name string) (before, after *scrape.Snapshot, err error) {
+// mergeSnapshots returns the before- and after-snapshot the shards saved
+// for their i'th run that span the engine's account of the whole merged
+// window: the latest after-snapshot, and the latest before-snapshot taken
+// by the planned start (each shard takes its own after its warm-up and,
+// in a sweep, after its previous level drained, so an earlier one could
+// count another shard's warm-up or previous level; one taken after the
+// start, by a late shard, could miss the first requests); without a
+// planned start, or when none was taken by it, the earliest.
+func mergeSnapshots(shards []*shardDir, i int) (before, after *scrape.Snapshot, err error) {
+	name := shards[0].res.Runs[i].Name
+	var befores []*scrape.Snapshot
 	for _, s := range shards {
 		b, berr := scrape.ParseFile(filepath.Join(s.dir, SnapshotFile(name+".before")))
 		a, aerr := scrape.ParseFile(filepath.Join(s.dir, SnapshotFile(name+".after")))
 		if err := errors.Join(berr, aerr); err != nil {
 			return nil, nil, fmt.Errorf("shard %s: its saved /metrics snapshots: %w", s.name, err)
 		}
-		if before == nil || b.At.Before(before.At) {
-			before = b
-		}
+		befores = append(befores, b)
 		if after == nil || a.At.After(after.At) {
 			after = a
 		}
 	}
-	return before, after, nil
+	byAt := func(a, b *scrape.Snapshot) int { return a.At.Compare(b.At) }
+	if at := shards[0].res.Runs[i].Shard.StartAt; at != nil {
+		inTime := slices.DeleteFunc(slices.Clone(befores), func(b *scrape.Snapshot) bool { return b.At.After(*at) })
+		if len(inTime) > 0 {
+			return slices.MaxFunc(inTime, byAt), after, nil
+		}
+	}
+	return slices.MinFunc(befores, byAt), after, nil
 }

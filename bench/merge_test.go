@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"runtime"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -32,13 +33,13 @@ func TestMergeRecords(t *testing.T) {
 			recs = append(recs, r)
 		}
 		slices.SortStableFunc(recs, func(a, b result.Record) int { return done(&a).Compare(done(&b)) })
-		s := &shardDir{dir: t.TempDir()}
+		s := &shardDir{dir: t.TempDir(), res: &result.Results{Runs: []result.Run{{Name: "r"}}}}
 		if err := writeRecords(filepath.Join(s.dir, result.RequestsFile), recs); err != nil {
 			t.Fatal(err)
 		}
 		shards = append(shards, s)
 	}
-	out, err := mergeRecords(shards)
+	out, err := mergeRecords(shards, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,6 +93,44 @@ func writeShard(tb testing.TB, dir string, k, n, per int) {
 	if err := WriteResults(dir, res); err != nil {
 		tb.Fatal(err)
 	}
+}
+
+// writeShardDirs writes shard k's records (after edit) and runs(k) as
+// results directories root/K, as `servebench run` or `sweep --shard`
+// would, and returns them.
+func writeShardDirs(t *testing.T, root string, shardRecs [][]result.Record, edit func(k int, recs []result.Record), runs func(k int) []result.Run) []string {
+	t.Helper()
+	var dirs []string
+	for k := range shardRecs {
+		dir := filepath.Join(root, fmt.Sprint(k))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		recs := slices.Clone(shardRecs[k])
+		edit(k, recs)
+		if err := writeRecords(filepath.Join(dir, result.RequestsFile), recs); err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteResults(dir, &result.Results{Schema: result.Schema, Runs: runs(k), Warnings: []string{}}); err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, dir)
+	}
+	return dirs
+}
+
+// loadDirs loads and checks the shards in dirs, as Merge does.
+func loadDirs(t *testing.T, dirs []string) []*shardDir {
+	t.Helper()
+	inputs, _, err := shardInputs(dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shards, err := loadShards(inputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return shards
 }
 
 // BenchmarkMerge1M merges 4 shards of 250,000 non-streaming records each
@@ -174,25 +213,11 @@ func TestMergeStream(t *testing.T) {
 	}
 	merge := func(name string, disorder func([]result.Record)) ([]*shardDir, *result.Results, []result.Record) {
 		root := filepath.Join(t.TempDir(), name)
-		var dirs []string
-		for k := range n {
-			dir := filepath.Join(root, fmt.Sprint(k))
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			recs := slices.Clone(shardRecs[k])
-			disorder(recs)
-			if err := writeRecords(filepath.Join(dir, result.RequestsFile), recs); err != nil {
-				t.Fatal(err)
-			}
-			res := &result.Results{Schema: result.Schema, Runs: []result.Run{{Name: "r", StartedAt: t0, DurationS: float64(n*per) / 100,
+		dirs := writeShardDirs(t, root, shardRecs, func(_ int, recs []result.Record) { disorder(recs) }, func(k int) []result.Run {
+			return []result.Run{{Name: "r", StartedAt: t0, DurationS: float64(n*per) / 100,
 				Workload: result.Workload{Mode: ModeRate, Rate: 100, Requests: n * per, MaxTokens: 16},
-				Rate:     &result.RateStats{TargetPerS: 100.0 / n}, Shard: &result.Shard{Index: k, Count: n}}}, Warnings: []string{}}
-			if err := WriteResults(dir, res); err != nil {
-				t.Fatal(err)
-			}
-			dirs = append(dirs, dir)
-		}
+				Rate:     &result.RateStats{TargetPerS: 100.0 / n}, Shard: &result.Shard{Index: k, Count: n}}}
+		})
 		out := filepath.Join(root, "merged")
 		res, err := Merge(t.Context(), MergeOptions{Dirs: dirs, Out: out})
 		if err != nil {
@@ -202,15 +227,7 @@ func TestMergeStream(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		inputs, _, err := shardInputs(dirs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		shards, err := loadShards(inputs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return shards, res, recs
+		return loadDirs(t, dirs), res, recs
 	}
 	near := func(recs []result.Record) { // neighbours swapped: within the window
 		for i := 0; i+1 < len(recs); i += 7 {
@@ -218,11 +235,11 @@ func TestMergeStream(t *testing.T) {
 		}
 	}
 	shards, res, recs := merge("near", near)
-	if err := kwayMerge(shards, func(*result.Record, []byte) error { return nil }); err != nil {
+	if err := mergeRuns(shards, func(int, *result.Record, []byte) error { return nil }); err != nil {
 		t.Fatalf("a shard a record out of order: %v, want a streaming merge", err)
 	}
 	farShards, farRes, farRecs := merge("far", slices.Reverse[[]result.Record])
-	if err := kwayMerge(farShards, func(*result.Record, []byte) error { return nil }); !errors.Is(err, errDisorder) {
+	if err := mergeRuns(farShards, func(int, *result.Record, []byte) error { return nil }); !errors.Is(err, errDisorder) {
 		t.Fatalf("shards in reverse order: %v, want errDisorder (merged in memory)", err)
 	}
 	if len(recs) != n*per {
@@ -251,5 +268,126 @@ func TestMergeStream(t *testing.T) {
 	}
 	if rs := run.Rate; rs == nil || rs.SendLagS == nil || rs.SendLagS.N != n*per || rs.TargetPerS != 100 {
 		t.Errorf("merged rate %+v: want every first attempt's lag against 100 req/s", rs)
+	}
+}
+
+// TestMergeSweep: shards of a sweep (two levels each) merge level by level:
+// requests.jsonl holds the first level's records, then the second's, each
+// in completion order, each level's statistics are its union's, and the
+// streamed and the in-memory merge agree; shards that ran different levels,
+// and a record of a run results.json does not list, are refused.
+func TestMergeSweep(t *testing.T) {
+	const n, per = 3, 40
+	levels := []string{"rate=20", "rate=40"}
+	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	rng := rand.New(rand.NewPCG(5, 6))
+	shardRecs := make([][]result.Record, n)
+	unions := make([][]result.Record, len(levels))
+	for L, name := range levels {
+		at := t0.Add(time.Duration(L) * time.Minute)
+		for k := range n {
+			var recs []result.Record
+			for m := range per {
+				i := k + n*m
+				r := result.Record{Run: name, Index: i, Attempt: 1, Start: at.Add(time.Duration(i) * 10 * time.Millisecond),
+					TTFBS: 0.1, FirstTokenS: 0.1, FirstVisibleS: 0.1, E2ES: 0.2 + float64(rng.IntN(2000))/1000 + float64(i)*1e-7,
+					Status: 200, OutputTokens: 16, MaxTokens: 16}
+				recs = append(recs, r)
+				unions[L] = append(unions[L], r)
+			}
+			slices.SortStableFunc(recs, func(a, b result.Record) int { return done(&a).Compare(done(&b)) })
+			shardRecs[k] = append(shardRecs[k], recs...)
+		}
+	}
+	write := func(name string, runs int, edit func(k int, recs []result.Record)) []string {
+		return writeShardDirs(t, filepath.Join(t.TempDir(), name), shardRecs, edit, func(k int) []result.Run {
+			var rs []result.Run
+			for L, lv := range levels[:runs] {
+				startAt := t0.Add(time.Duration(L) * time.Minute)
+				rs = append(rs, result.Run{Name: lv, StartedAt: startAt, DurationS: 3,
+					Workload: result.Workload{Mode: ModeRate, Rate: float64(20 * (L + 1)), Requests: n * per, MaxTokens: 16},
+					Rate:     &result.RateStats{TargetPerS: float64(20*(L+1)) / n},
+					Shard:    &result.Shard{Index: k, Count: n, StartAt: &startAt, StartSkewS: float64(k) / 1000}})
+			}
+			return rs
+		})
+	}
+	merge := func(dirs []string) (*result.Results, []result.Record, string, error) {
+		out := filepath.Join(filepath.Dir(dirs[0]), "merged")
+		var log strings.Builder
+		res, err := Merge(t.Context(), MergeOptions{Dirs: dirs, Out: out, Log: &log})
+		if err != nil {
+			return nil, nil, "", err
+		}
+		_, recs, _, err := result.Load(out)
+		return res, recs, log.String(), err
+	}
+	res, recs, log, err := merge(write("near", 2, func(int, []result.Record) {}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Runs) != 2 || len(recs) != 2*n*per {
+		t.Fatalf("%d runs, %d records: want 2 levels of %d", len(res.Runs), len(recs), n*per)
+	}
+	for i, r := range recs {
+		if L := i / (n * per); r.Run != levels[L] || (i%(n*per) > 0 && done(&r).Before(done(&recs[i-1]))) {
+			t.Fatalf("merged line %d: run %s at %v: want level %s's records in completion order, then the next level's", i+1, r.Run, done(&r), levels[L])
+		}
+	}
+	for L, run := range res.Runs {
+		want := ClientSummary(unions[L])
+		if g, w := run.Client.E2ES, want.E2ES; run.Name != levels[L] || run.Shard != nil || run.Requests != n*per || g == nil ||
+			g.N != w.N || g.Median != w.Median || g.P99 != w.P99 || run.Rate == nil || run.Rate.TargetPerS != float64(20*(L+1)) {
+			t.Errorf("merged level %s: %d requests, E2E %+v, rate %+v: want the union's %+v at %d req/s", run.Name, run.Requests, g, run.Rate, w, 20*(L+1))
+		}
+		if !strings.Contains(log, "start skew "+levels[L]) || !strings.Contains(log, "2/3 +0.002 s") {
+			t.Errorf("skew log %q: want each level's skew per shard", log)
+		}
+	}
+	// Each shard's file reversed: levels out of order, merged in memory.
+	farDirs := write("far", 2, func(_ int, recs []result.Record) { slices.Reverse(recs) })
+	far, farRecs, _, err := merge(farDirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mergeRuns(loadDirs(t, farDirs), func(int, *result.Record, []byte) error { return nil }); !errors.Is(err, errDisorder) {
+		t.Fatalf("levels in reverse order: %v, want errDisorder (merged in memory)", err)
+	}
+	if !reflect.DeepEqual(recs, farRecs) {
+		t.Error("requests.jsonl differs between the streaming and the in-memory merge")
+	}
+	for L := range res.Runs {
+		a, b := res.Runs[L], far.Runs[L]
+		a.Warnings, b.Warnings = nil, nil
+		if !reflect.DeepEqual(a, b) {
+			t.Errorf("level %s differs between the streaming and the in-memory merge:\n%+v\n%+v", levels[L], a, b)
+		}
+	}
+	short := write("short", 2, func(int, []result.Record) {})
+	shortOne := write("one", 1, func(int, []result.Record) {})
+	if _, _, _, err := merge([]string{short[0], short[1], shortOne[2]}); !errors.Is(err, ErrUsage) ||
+		!strings.Contains(err.Error(), `ran "rate=20", `) || !strings.Contains(err.Error(), `ran "rate=20, rate=40": not the same run`) {
+		t.Errorf("a shard that ran one level of two: %v, want a usage error naming its levels", err)
+	}
+	apart := write("apart", 2, func(int, []result.Record) {})
+	res1, _, _, err := result.Load(apart[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := res1.Runs[1].Shard.StartAt.Add(time.Second)
+	res1.Runs[1].Shard.StartAt = &later
+	if err := WriteResults(apart[1], res1); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := merge(apart); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "run rate=40: different starts") {
+		t.Errorf("a shard that planned level 2 a second later: %v, want a usage error naming the level", err)
+	}
+	stray := write("stray", 2, func(k int, recs []result.Record) {
+		if k == 1 {
+			recs[5].Run = "rate=80"
+		}
+	})
+	if _, _, _, err := merge(stray); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), `:6: a record of run "rate=80"`) {
+		t.Errorf("a record of an unlisted run: %v, want a usage error naming its line", err)
 	}
 }

@@ -25,6 +25,9 @@ type Shard struct {
 	Index, Count int
 	// StartAt is every shard's common start instant; zero: at once.
 	StartAt time.Time
+	// LevelGap is the --level-gap a sweep level after the first was
+	// planned with (Sweep.Runs), named when the shard is late for it.
+	LevelGap time.Duration
 }
 
 // ParseShard reads "K/N" (0 <= K < N).
@@ -88,6 +91,10 @@ func (s Shard) waitStart(ctx context.Context) error {
 		return nil
 	}
 	if late := time.Since(s.StartAt); late > MaxStartLate {
+		if s.LevelGap > 0 {
+			return fmt.Errorf("%w: shard %d/%d: the clock is %v past this level's planned start %s: refusing to start it (the previous level's drain and engine read, and this level's warm-up, took longer than --level-gap %v: give a larger one)",
+				ErrInvalidRun, s.Index, s.Count, late.Round(time.Millisecond), s.StartAt.UTC().Format(time.RFC3339Nano), s.LevelGap)
+		}
 		return fmt.Errorf("%w: shard %d/%d: the clock is %v past --start-at %s: refusing to start (the shards would not load the server together)",
 			ErrInvalidRun, s.Index, s.Count, late.Round(time.Millisecond), s.StartAt.UTC().Format(time.RFC3339Nano))
 	}

@@ -24,7 +24,13 @@ type Sweep struct {
 	// MaxP99E2E stops the sweep after a level whose client p99 E2E passes it
 	// (0: never).
 	MaxP99E2E time.Duration
+	// LevelGap separates a sharded sweep's levels (see planShards).
+	LevelGap time.Duration
 }
+
+// DefaultLevelGap is --level-gap's default: room for a level's drain, its
+// after-run /metrics read and reconciliation, and the next level's warm-up.
+const DefaultLevelGap = 15 * time.Second
 
 // levelStride separates the conversations of consecutive sweep levels
 // (Workload.Offset): more than any level sends.
@@ -78,7 +84,66 @@ func (s Sweep) Runs(base RunSpec) ([]RunSpec, error) {
 			return nil, err
 		}
 	}
+	if base.Shard.Count > 0 {
+		if err := s.planShards(runs); err != nil {
+			return nil, err
+		}
+	}
 	return runs, nil
+}
+
+// planShards gives a sharded sweep's levels their common start instants,
+// so every shard runs every level together: level 0 starts at --start-at,
+// level L+1 at level L's start + its planned span + LevelGap. The planned
+// span is known on every shard before anything runs: a level's --duration,
+// or for an open-loop request count the seeded schedule's last send time
+// (every shard draws the whole schedule); the gap must hold the drain of the
+// requests still in flight, the after-run engine read, and the next
+// level's warm-up (a shard later than MaxStartLate refuses the level). A
+// closed-loop request count has no planned span (its length is what it
+// measures), and the early stops decide from one shard's slice, so both
+// are refused.
+func (s Sweep) planShards(runs []RunSpec) error {
+	sh := runs[0].Shard
+	switch {
+	case s.MaxErrorRate >= 0 || s.MaxP99E2E > 0:
+		return errors.New("sweep --shard with an early stop (--max-error-rate, --max-p99-e2e): each shard would judge its own slice and the shards could stop at different levels; a sharded sweep runs every level (merge the shards, then read each level's errors)")
+	case sh.StartAt.IsZero():
+		return errors.New("sweep --shard: expected --start-at too: every level starts at an instant planned from it, on every shard")
+	case s.LevelGap <= 0:
+		return fmt.Errorf("--level-gap %v: expected a duration > 0: it holds each level's drain, engine read and the next level's warm-up", s.LevelGap)
+	}
+	at := sh.StartAt
+	for i := range runs {
+		span, ok := plannedSpan(runs[i].Workload)
+		if !ok {
+			return fmt.Errorf("sweep --shard with closed-loop levels (%s) needs --duration: a level of --requests %d (or the default 4 x concurrency) lasts as long as the server takes, so the shards could not start the next level together",
+				runs[i].Name, runs[i].Workload.Requests)
+		}
+		runs[i].Shard.StartAt = at
+		if i > 0 {
+			runs[i].Shard.LevelGap = s.LevelGap
+		}
+		at = at.Add(span + s.LevelGap)
+	}
+	return nil
+}
+
+// plannedSpan is how long a level of workload w sends, known before it
+// runs, or false when only running it tells.
+func plannedSpan(w Workload) (time.Duration, bool) {
+	if w.Mode == ModeRate && w.Requests > 0 {
+		// The open loop's last send (request 0 goes at the start).
+		p := NewPacer(w)
+		var span time.Duration
+		for i := 1; i < w.Requests; i++ {
+			if span += p.Next(); w.Duration > 0 && span >= w.Duration {
+				return w.Duration, true
+			}
+		}
+		return span, true
+	}
+	return w.Duration, w.Duration > 0
 }
 
 // StopAfter returns the early-stop check for Config.StopAfter: a reason once

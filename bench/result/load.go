@@ -183,6 +183,9 @@ func (rr *RecordReader) Next(rec *Record) ([]byte, error) {
 	return nil, io.EOF
 }
 
+// Line is the line number of the record Next returned last.
+func (rr *RecordReader) Line() int { return rr.line }
+
 // readLine returns one line including its newline, refusing lines over
 // MaxLine.
 func readLine(br *bufio.Reader) ([]byte, error) {

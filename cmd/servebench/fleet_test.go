@@ -72,6 +72,21 @@ func startFleet(t *testing.T, n, behind int) fleet {
 	return f
 }
 
+// engineCount is the engines' finished requests so far, summed.
+func (f fleet) engineCount(t *testing.T) float64 {
+	t.Helper()
+	total := 0.0
+	for _, e := range f.engines {
+		s, err := scrape.Fetch(t.Context(), nil, e+"/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, _ := scrape.Diff(nil, s, nil, scrape.Filter{}).Counter(scrape.EngineRequests)
+		total += v
+	}
+	return total
+}
+
 func hostOf(base string) string {
 	u, _ := url.Parse(base)
 	return u.Host
@@ -236,35 +251,14 @@ func TestMetricsURLReplicas(t *testing.T) {
 func TestShards(t *testing.T) {
 	f := startFleet(t, 2, 2)
 	const n, requests, rate = 3, 12, 40.0
-	engineCount := func() float64 {
-		total := 0.0
-		for _, e := range f.engines {
-			s, err := scrape.Fetch(t.Context(), nil, e+"/metrics")
-			if err != nil {
-				t.Fatal(err)
-			}
-			v, _ := scrape.Diff(nil, s, nil, scrape.Filter{}).Counter(scrape.EngineRequests)
-			total += v
-		}
-		return total
-	}
-	before := engineCount()
+	before := f.engineCount(t)
 	startAt := time.Now().Add(3 * time.Second).Truncate(time.Second).Add(time.Second)
-	dirs := make([]string, n)
-	var wg sync.WaitGroup
-	for k := range n {
-		dirs[k] = filepath.Join(t.TempDir(), fmt.Sprintf("shard-%d", k))
-		wg.Go(func() {
-			code, stdout, stderr := runMain("run", "--base-url", f.proxy, "--rate", fmt.Sprint(rate), "--arrival", "poisson",
-				"--seed", "7", "--requests", fmt.Sprint(requests), "--stream", "on", "--max-tokens", "4", "--quiet",
-				"--shard", fmt.Sprintf("%d/%d", k, n), "--start-at", startAt.UTC().Format(time.RFC3339), "--out", dirs[k],
-				"--metrics-url", f.engines[0]+"/metrics", "--metrics-url", f.engines[1]+"/metrics")
-			if code != 0 {
-				t.Errorf("shard %d: exit %d\n%s\n%s", k, code, stdout, stderr)
-			}
-		})
-	}
-	wg.Wait()
+	dirs, _ := runShards(t, n, func(k int, dir string) []string {
+		return []string{"run", "--base-url", f.proxy, "--rate", fmt.Sprint(rate), "--arrival", "poisson",
+			"--seed", "7", "--requests", fmt.Sprint(requests), "--stream", "on", "--max-tokens", "4", "--quiet",
+			"--shard", fmt.Sprintf("%d/%d", k, n), "--start-at", startAt.UTC().Format(time.RFC3339), "--out", dir,
+			"--metrics-url", f.engines[0] + "/metrics", "--metrics-url", f.engines[1] + "/metrics"}
+	})
 	if t.Failed() {
 		return
 	}
@@ -309,10 +303,31 @@ func TestShards(t *testing.T) {
 			t.Errorf("request %d sent %d times over the shards, want once", i, seen[i])
 		}
 	}
-	if got := engineCount() - before; got != requests {
+	if got := f.engineCount(t) - before; got != requests {
 		t.Errorf("engines counted %g requests, want %d", got, requests)
 	}
 	checkMerge(t, f, dirs, requests)
+}
+
+// runShards runs n shard commands at once (in-process), each with the
+// arguments args gives for shard k and its new results directory, and
+// returns the directories and the commands' stderr; a shard that does not
+// exit 0 fails the test.
+func runShards(t *testing.T, n int, args func(k int, dir string) []string) (dirs, stderrs []string) {
+	t.Helper()
+	dirs, stderrs = make([]string, n), make([]string, n)
+	var wg sync.WaitGroup
+	for k := range n {
+		dirs[k] = filepath.Join(t.TempDir(), fmt.Sprintf("shard-%d", k))
+		wg.Go(func() {
+			code, stdout, stderr := runMain(args(k, dirs[k])...)
+			if stderrs[k] = stderr; code != 0 {
+				t.Errorf("shard %d: exit %d\n%s\n%s", k, code, stdout, stderr)
+			}
+		})
+	}
+	wg.Wait()
+	return dirs, stderrs
 }
 
 // checkMerge merges the shards' directories and checks the result against

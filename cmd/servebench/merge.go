@@ -17,18 +17,20 @@ func newMergeCmd() *cobra.Command {
 	var out, format string
 	cmd := &cobra.Command{
 		Use:   "merge DIR|LOG... --out DIR",
-		Short: "Merge the results directories of a sharded run (run --shard K/N) into one",
+		Short: "Merge the results directories of a sharded run or sweep (--shard K/N) into one",
 		Long: `merge combines the shards of one run (servebench run --shard K/N, e.g. the pods of
-'servebench k8s job') into one results directory, as if one machine had sent the whole run.
-It refuses (exit 2) shards that do not belong together: a different workload, seed or N, a
-shard given twice or missing. A shard is its results directory, or a saved log holding it
-(run --results-to-log: e.g. 'kubectl logs' of each pod; other lines around the block are
-ignored, and a block cut short or failing its checksum is refused naming the file and line).
-requests.jsonl is the union of the shards' records; every client statistic is recomputed
-from those records (never averaged); the engine figures span the merged window: from the
-shards' saved /metrics snapshots (earliest before, latest after), or one Prometheus query
-when the shards read Prometheus. The table, report.md and the charts are written as 'run'
-writes them.`,
+'servebench k8s job') or sweep (sweep --shard K/N) into one results directory, as if one
+machine had sent the whole run; a sweep is merged level by level. It refuses (exit 2)
+shards that do not belong together: different runs or levels, a different workload, seed
+or N, different planned starts, a shard given twice or missing. A shard is its results
+directory, or a saved log holding it (--results-to-log: e.g. 'kubectl logs' of each pod;
+other lines around the block are ignored, and a block cut short or failing its checksum is
+refused naming the file and line). requests.jsonl is the union of the shards' records;
+every client statistic is recomputed from those records (never averaged); the engine
+figures span the merged window: from the shards' saved /metrics snapshots (the latest
+before-snapshot taken by the planned start, the latest after), or one Prometheus query
+when the shards read Prometheus. It prints each run's start skew per shard on stderr. The
+table, report.md and the charts are written as 'run' writes them.`,
 		Example: `  servebench merge results/shard-0 results/shard-1 results/shard-2 --out results/merged
   servebench merge shard-0.log shard-1.log shard-2.log --out merged`,
 		Args: cobra.MinimumNArgs(1),
@@ -39,7 +41,8 @@ writes them.`,
 			if !slices.Contains(report.Formats, format) {
 				return usageErr(fmt.Errorf("--format %q: expected one of %s", format, strings.Join(report.Formats, ", ")))
 			}
-			res, err := bench.Merge(cmd.Context(), bench.MergeOptions{Dirs: shards, Out: out, Version: version, Args: os.Args})
+			res, err := bench.Merge(cmd.Context(), bench.MergeOptions{Dirs: shards, Out: out, Version: version, Args: os.Args,
+				Log: cmd.ErrOrStderr()})
 			if res == nil {
 				return mapBenchErr(err, false)
 			}

@@ -54,7 +54,7 @@ type sessionOptions struct {
 	sloText         string
 	slo             result.SLO           // parsed from sloText by check
 	search          *bench.MaxRateSearch // sweep --find-max-rate
-	resultsToLog    bool                 // run --results-to-log
+	resultsToLog    bool                 // run and sweep --results-to-log
 }
 
 func (o *sessionOptions) addFlags(fs *pflag.FlagSet, maxTokens int) {
@@ -310,8 +310,8 @@ type workloadOptions struct {
 	promptFile   string
 	stream       string
 	src          bench.SourceOptions // the source flags beyond --prompt*, --seed
-	shard        string              // run only: --shard K/N
-	startAt      string              // run only: --start-at RFC3339
+	shard        string              // --shard K/N (addShardFlags)
+	startAt      string              // --start-at RFC3339
 }
 
 func (w *workloadOptions) addFlags(fs *pflag.FlagSet, requests int) {
@@ -488,10 +488,22 @@ sessions, --concurrency sessions in flight, --rate session starts), --dataset or
 	cmd.Flags().IntVar(&w.concurrency, "concurrency", 1, "requests in flight (closed loop)")
 	cmd.Flags().Float64Var(&w.rate, "rate", 0, "requests per second (open loop)")
 	w.addTraceFlags(cmd.Flags())
-	cmd.Flags().BoolVar(&o.resultsToLog, "results-to-log", false, "after the run, write the results files merge reads to stdout as one checksummed text block (for kubectl logs; servebench merge reads the saved log)")
-	cmd.Flags().StringVar(&w.shard, "shard", "", "K/N: send shard K of N of the run (request i when i mod N = K); --requests, --rate and --concurrency are the totals")
-	cmd.Flags().StringVar(&w.startAt, "start-at", "", "with --shard: start at this RFC 3339 instant, as every shard does (refused when already over 1 s past)")
+	o.addResultsToLog(cmd.Flags())
+	w.addShardFlags(cmd.Flags(), "the run", "start at this RFC 3339 instant, as every shard does")
 	return cmd
+}
+
+// addResultsToLog adds --results-to-log (run and sweep: a shard's way to
+// hand its results over without a shared volume).
+func (o *sessionOptions) addResultsToLog(fs *pflag.FlagSet) {
+	fs.BoolVar(&o.resultsToLog, "results-to-log", false, "at the end, write the results files merge reads to stdout as one checksummed text block (for kubectl logs; servebench merge reads the saved log)")
+}
+
+// addShardFlags adds --shard and --start-at; what names the sharded thing,
+// when what --start-at starts.
+func (w *workloadOptions) addShardFlags(fs *pflag.FlagSet, what, when string) {
+	fs.StringVar(&w.shard, "shard", "", "K/N: send shard K of N of "+what+" (request i when i mod N = K); --requests, --rate and --concurrency are the totals")
+	fs.StringVar(&w.startAt, "start-at", "", "with --shard: "+when+" (refused when already over 1 s past)")
 }
 
 // runs builds one RunSpec per stream mode; prefix names sweep levels.

@@ -23,6 +23,7 @@ type sweepOptions struct {
 	maxP99E2E    time.Duration
 	findMaxRate  string
 	maxSteps     int
+	levelGap     time.Duration
 }
 
 func newSweepCmd() *cobra.Command {
@@ -33,26 +34,51 @@ func newSweepCmd() *cobra.Command {
 		Long: `sweep runs one workload at several load levels, each its own run with its own
 /metrics delta, named "c=N" (closed loop, --concurrency) or "rate=R" (open loop, --rate).
 It stops early once a level's error rate passes --max-error-rate or its client p99 E2E
-passes --max-p99-e2e. report draws sweep.png from the runs in results.json.`,
+passes --max-p99-e2e. report draws sweep.png from the runs in results.json.
+
+Sharded (--shard K/N --start-at T, one process per machine, then 'servebench merge'):
+every shard runs every level, sending its slice of each; level 0 starts at T, each next
+level at the previous one's start + its planned span + --level-gap, on every shard. The
+planned span is the level's --duration, or for --rate levels with a request count the
+seeded schedule's last send time; closed-loop (--concurrency) levels need --duration.
+The early stops and --find-max-rate judge from one shard's slice and are refused (the
+default --max-error-rate is turned off, with a warning).`,
 		Example: `  servebench sweep --speedup 20
   servebench sweep --base-url http://127.0.0.1:8000 --concurrency 1,4,16,64 --requests 64
-  servebench sweep --base-url http://127.0.0.1:8000 --rate 1,2,4,8 --duration 30s`,
+  servebench sweep --base-url http://127.0.0.1:8000 --rate 1,2,4,8 --duration 30s
+  servebench sweep --base-url http://gateway:8000 --rate 50,100,200 --requests 2000 \
+    --shard 0/4 --start-at 2026-12-01T12:00:00Z --level-gap 20s --out shard-0`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			base, err := o.base(cmd.Flags())
 			if err != nil {
 				return usageErr(err)
 			}
+			sharded := base.Shard.Count > 0
 			if cmd.Flags().Changed("find-max-rate") {
+				if sharded {
+					return usageErr(errors.New("--find-max-rate with --shard: the search picks each next rate from the last run's attainment, of which one shard sees only its slice; sweep fixed --rate levels on the shards and merge them"))
+				}
 				if err := o.maxRateSearch(cmd.Flags(), base); err != nil {
 					return usageErr(err)
 				}
 				return o.session(cmd, nil, nil)
 			}
-			sw := bench.Sweep{Concurrencies: o.levels, Rates: o.rates, MaxErrorRate: o.maxErrorRate, MaxP99E2E: o.maxP99E2E}
+			sw := bench.Sweep{Concurrencies: o.levels, Rates: o.rates, MaxErrorRate: o.maxErrorRate, MaxP99E2E: o.maxP99E2E, LevelGap: o.levelGap}
+			switch {
+			case !sharded && cmd.Flags().Changed("level-gap"):
+				return usageErr(errors.New("--level-gap without --shard: it separates a sharded sweep's levels"))
+			case sharded && !cmd.Flags().Changed("max-error-rate"):
+				// On by default; an explicit one is refused by Sweep.Runs.
+				sw.MaxErrorRate = -1
+				fmt.Fprintf(cmd.ErrOrStderr(), "servebench: sweep --shard: the early stop on errors (--max-error-rate, default %g%%) is off: one shard sees only its slice, and every shard must run every level\n", o.maxErrorRate)
+			}
 			runs, err := sw.Runs(base)
 			if err != nil {
 				return usageErr(err)
+			}
+			if sharded {
+				return o.session(cmd, runs, nil)
 			}
 			return o.session(cmd, runs, sw.StopAfter())
 		},
@@ -67,6 +93,9 @@ passes --max-p99-e2e. report draws sweep.png from the runs in results.json.`,
 	cmd.Flags().DurationVar(&o.maxP99E2E, "max-p99-e2e", 0, "stop after a level whose client p99 E2E passes this (0: never)")
 	cmd.Flags().StringVar(&o.findMaxRate, "find-max-rate", "", "with --slo: search the highest request rate whose SLO attainment stays at or above this percentage, e.g. 90% (--rate R: start at R)")
 	cmd.Flags().IntVar(&o.maxSteps, "max-steps", bench.DefaultMaxRateSteps, "with --find-max-rate: most runs the search makes")
+	o.sessionOptions.addResultsToLog(cmd.Flags())
+	o.addShardFlags(cmd.Flags(), "every level", "start the first level at this RFC 3339 instant, as every shard does; each next level at the previous one's start + its planned span + --level-gap")
+	cmd.Flags().DurationVar(&o.levelGap, "level-gap", bench.DefaultLevelGap, "with --shard: pause between one level's planned end and the next level's start, for the drain, the engine read and the next warm-up")
 	return cmd
 }
 
@@ -125,7 +154,11 @@ func (o *sweepOptions) base(fs *pflag.FlagSet) (bench.RunSpec, error) {
 		return bench.RunSpec{}, err
 	}
 	wl.ThinkTime = think
-	return bench.RunSpec{Workload: wl, Request: o.request(o.stream == "on"), Source: src}, nil
+	sh, err := w.shardFlags(fs, 1)
+	if err != nil {
+		return bench.RunSpec{}, err
+	}
+	return bench.RunSpec{Workload: wl, Request: o.request(o.stream == "on"), Source: src, Shard: sh}, nil
 }
 
 func intsString(xs []int) string {
