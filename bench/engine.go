@@ -34,6 +34,17 @@ type snapshotResult struct {
 }
 
 func (m *Metrics) snapshot(ctx context.Context) snapshotResult {
+	s, err := m.fetch(ctx)
+	if err == nil && m.Dialect == nil {
+		if d, ok := scrape.Detect(s); ok {
+			m.Dialect = d
+		}
+	}
+	return snapshotResult{snap: s, err: err}
+}
+
+// fetch scrapes every URL once, bounded by Timeout (default 5 s).
+func (m *Metrics) fetch(ctx context.Context) (*scrape.Snapshot, error) {
 	t := m.Timeout
 	if t <= 0 {
 		t = 5 * time.Second
@@ -44,13 +55,7 @@ func (m *Metrics) snapshot(ctx context.Context) snapshotResult {
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	s, err := scrape.FetchAll(ctx, hc, m.URLs)
-	if err == nil && m.Dialect == nil {
-		if d, ok := scrape.Detect(s); ok {
-			m.Dialect = d
-		}
-	}
-	return snapshotResult{snap: s, err: err}
+	return scrape.FetchAll(ctx, hc, m.URLs)
 }
 
 // reconcilePoll is how often the after-run scrape is retried while the

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -62,12 +61,10 @@ func (m *Metrics) startGauges(ctx context.Context, before *scrape.Snapshot) *gau
 
 func (g *gaugeSampler) loop(ctx context.Context) {
 	defer close(g.done)
+	// A scrape slower than the interval delays the next tick (the ticker
+	// drops the ticks missed): the samples stay one at a time.
 	t := time.NewTicker(g.m.GaugeEvery)
 	defer t.Stop()
-	hc := g.m.HTTP
-	if hc == nil {
-		hc = http.DefaultClient
-	}
 	for {
 		select {
 		case <-g.quit:
@@ -76,10 +73,7 @@ func (g *gaugeSampler) loop(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		sctx, cancel := context.WithTimeout(ctx, g.m.GaugeEvery)
-		s, err := scrape.FetchAll(sctx, hc, g.m.URLs)
-		cancel()
-		if err == nil { // a missed scrape is a missing sample, as in Prometheus
+		if s, err := g.m.fetch(ctx); err == nil { // a missed scrape is a missing sample, as in Prometheus
 			g.sample(s)
 		}
 	}

@@ -204,13 +204,13 @@ func checkReplicas(t *testing.T, dir string, names []string, kv bool) {
 // TestMetricsURLReplicas: several --metrics-url keep each replica's figures
 // beside their sum, named by URL, with each replica's KV-cache usage over
 // the scrapes of the run (--gauge-interval): above zero on the two that
-// served requests (each holds a 256-token stream's blocks most of the
-// run), zero on the idle one.
+// served requests (each holds a 1024-token stream's blocks all through
+// the run), zero on the idle one.
 func TestMetricsURLReplicas(t *testing.T) {
 	f := startFleet(t, 3, 2)
 	dir := filepath.Join(t.TempDir(), "out")
 	args := []string{"run", "--base-url", f.proxy, "--requests", "6", "--concurrency", "2",
-		"--stream", "on", "--max-tokens", "256", "--gauge-interval", "10ms", "--quiet", "--out", dir}
+		"--stream", "on", "--max-tokens", "1024", "--gauge-interval", "10ms", "--quiet", "--out", dir}
 	var names []string
 	for _, e := range f.engines {
 		args = append(args, "--metrics-url", e+"/metrics")
