@@ -236,3 +236,36 @@ func FuzzExtract(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkRoundTrip writes a 16 MiB requests.jsonl-like file as a block
+// and reads it back, reporting MB/s of the file through each side: what
+// --results-to-log adds after a run and a merge from logs adds before it.
+func BenchmarkRoundTrip(b *testing.B) {
+	dir := b.TempDir()
+	var body bytes.Buffer
+	for i := 0; body.Len() < 16<<20; i++ {
+		fmt.Fprintf(&body, `{"index":%d,"start":"2026-12-01T13:00:%02d.%09dZ","e2e_s":%d.%06d,"output_tokens":64,"token_gaps":[%d,%d,%d]}`+"\n",
+			i, i%60, (i*7919)%1000000000, i%7, (i*104729)%1000003, i%13, i%17, i%19)
+	}
+	os.WriteFile(filepath.Join(dir, "requests.jsonl"), body.Bytes(), 0o644)
+	log := filepath.Join(b.TempDir(), "pod.log")
+	var wt, rt time.Duration
+	for b.Loop() {
+		f, _ := os.Create(log)
+		t0 := time.Now()
+		if err := Write(f, "shard-0", dir, []string{"requests.jsonl"}); err != nil {
+			b.Fatal(err)
+		}
+		f.Close()
+		t1 := time.Now()
+		if _, err := Extract(log, b.TempDir()); err != nil {
+			b.Fatal(err)
+		}
+		wt, rt = wt+t1.Sub(t0), rt+time.Since(t1)
+	}
+	mb := float64(body.Len()) / 1e6 * float64(b.N)
+	fi, _ := os.Stat(log)
+	b.ReportMetric(mb/wt.Seconds(), "write-MB/s")
+	b.ReportMetric(mb/rt.Seconds(), "read-MB/s")
+	b.ReportMetric(float64(fi.Size())/float64(body.Len()), "log/file")
+}
