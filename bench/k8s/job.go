@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -31,9 +32,11 @@ const ResultsDir = "/results"
 // runAsUser is the non-root user the image runs as (Containerfile's USER).
 const runAsUser = 65532
 
-// JobOptions describe the Job. RunArgs are `servebench run` flags shared by
-// every shard; the Job adds --shard, --start-at, --out and --quiet.
+// JobOptions describe the Job. Each pod runs `servebench Command` (run, or
+// sweep) with RunArgs, the flags shared by every shard; the Job adds
+// --shard, --start-at, --out and --quiet.
 type JobOptions struct {
+	Command        string // "run" ("" too) or "sweep"
 	Name           string // Job name (a DNS-1123 label)
 	Namespace      string // "" leaves it to kubectl's context
 	ServiceAccount string
@@ -56,6 +59,9 @@ type JobOptions struct {
 	// prints the results.
 	ResultsTo string
 }
+
+// Commands are the servebench commands a Job's pods can run sharded.
+var Commands = []string{"run", "sweep"}
 
 // Where a Job's results go (JobOptions.ResultsTo).
 const (
@@ -128,6 +134,9 @@ func check(opts JobOptions) error {
 	if opts.Image == "" {
 		return errors.New("--image: expected the servebench image to run (see Containerfile)")
 	}
+	if !slices.Contains(Commands, command(opts)) {
+		return fmt.Errorf("--command %q: expected one of %s", opts.Command, strings.Join(Commands, ", "))
+	}
 	if opts.Shards < 1 || opts.Shards > 100000 {
 		return fmt.Errorf("--shards %d: expected 1-100000", opts.Shards)
 	}
@@ -159,11 +168,19 @@ func check(opts JobOptions) error {
 	return nil
 }
 
-// args are the container's arguments: run, the shared flags, and what
+// command is what each pod runs, run unless opts say sweep.
+func command(opts JobOptions) string {
+	if opts.Command == "" {
+		return "run"
+	}
+	return opts.Command
+}
+
+// args are the container's arguments: the command, the shared flags, and what
 // makes each pod its own shard.
 func args(opts JobOptions) []string {
 	idx := "$(" + IndexEnv + ")"
-	out := append([]string{"run"}, opts.RunArgs...)
+	out := append([]string{command(opts)}, opts.RunArgs...)
 	out = append(out,
 		"--shard="+idx+"/"+strconv.Itoa(opts.Shards),
 		"--start-at="+opts.StartAt.UTC().Format(time.RFC3339),

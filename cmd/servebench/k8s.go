@@ -1,8 +1,11 @@
 package main
 
 import (
-	"errors"
 	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -31,7 +34,7 @@ type k8sJobOptions struct {
 func newK8sJobCmd() *cobra.Command {
 	var o k8sJobOptions
 	cmd := &cobra.Command{
-		Use:   "job --shards N --image IMAGE [flags] -- [run flags]",
+		Use:   "job --shards N --image IMAGE [flags] -- [run or sweep flags]",
 		Short: "Print an Indexed Job that runs one workload as N synchronized shards",
 		Long: `k8s job prints, on stdout, a Kubernetes Indexed Job (batch/v1) whose N pods each run
 'servebench run [run flags] --shard K/N --start-at T': the same seeded workload, pod K sending
@@ -40,24 +43,29 @@ to /results/shard-K: on the PersistentVolumeClaim --results-claim names, or an e
 lives as long as the pod (its log keeps the table). With --results-to log no claim is needed:
 each pod also prints its results as a checksummed block in its log (run --results-to-log),
 and 'servebench merge' reads the saved 'kubectl logs' of every pod. The API key comes from a
-Secret (--api-key-secret) into the variable --api-key-env names; it is never in the manifest.`,
+Secret (--api-key-secret) into the variable --api-key-env names; it is never in the manifest.
+With --command sweep each pod runs 'servebench sweep [sweep flags] --shard K/N --start-at T'
+instead: every shard runs every level, each level starting at the same instant on all (see
+'servebench sweep --help'); what a sharded sweep refuses is refused here, before any pod runs.`,
 		Example: `  servebench k8s job --shards 4 --image registry.example.com/servebench:0.1 \
     --namespace llm --results-claim servebench-results --api-key-secret vllm-key \
     -- --base-url http://vllm.llm:8000 --rate 40 --requests 4000 --stream on | kubectl apply -f -
   servebench k8s job --shards 4 --image registry.example.com/servebench:0.1 --results-to log \
-    -- --base-url http://vllm.llm:8000 --rate 40 --requests 4000 --stream on | kubectl apply -f -`,
+    -- --base-url http://vllm.llm:8000 --rate 40 --requests 4000 --stream on | kubectl apply -f -
+  servebench k8s job --shards 4 --image registry.example.com/servebench:0.1 --command sweep \
+    -- --base-url http://vllm.llm:8000 --rate 20,40,80 --duration 2m --level-gap 20s | kubectl apply -f -`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.ArgsLenAtDash() != 0 && len(args) > 0 {
-				return usageErr(fmt.Errorf("unexpected argument %q: put run flags after --", args[0]))
+				return usageErr(fmt.Errorf("unexpected argument %q: put %s flags after --", args[0], o.Command))
 			}
-			if err := checkShardRunArgs(args, &o.JobOptions); err != nil {
+			o.StartAt = time.Now().Add(o.startDelay).Truncate(time.Second)
+			if err := checkShardArgs(args, &o.JobOptions); err != nil {
 				return usageErr(err)
 			}
 			if o.startDelay <= 0 {
 				return usageErr(fmt.Errorf("--start-delay %v: expected a duration > 0 (time for every pod to be scheduled and pull the image)", o.startDelay))
 			}
-			o.StartAt = time.Now().Add(o.startDelay).Truncate(time.Second)
 			job, err := k8s.Job(o.JobOptions)
 			if err != nil {
 				return usageErr(err)
@@ -66,6 +74,7 @@ Secret (--api-key-secret) into the variable --api-key-env names; it is never in 
 		},
 	}
 	f := cmd.Flags()
+	f.StringVar(&o.Command, "command", "run", "what each pod runs sharded: run (one workload) or sweep (every level of a sweep)")
 	f.IntVar(&o.Shards, "shards", 0, "number of shards (pods), each sending request i when i mod N is its index")
 	f.StringVar(&o.Image, "image", "", "the servebench image (see Containerfile)")
 	f.StringVar(&o.Name, "name", "servebench", "the Job's name")
@@ -81,28 +90,49 @@ Secret (--api-key-secret) into the variable --api-key-env names; it is never in 
 	return cmd
 }
 
-// checkShardRunArgs parses the run flags as `servebench run` would, so a
-// typo fails here and not in N pods, and refuses what the Job sets itself.
-// It sets o.RunArgs and o.APIKeyEnv.
-func checkShardRunArgs(args []string, o *k8s.JobOptions) error {
-	run := newRunCmd()
-	fs := run.Flags()
+// checkShardArgs parses the flags as `servebench run` (or sweep) would, so
+// a typo fails here and not in N pods, and refuses what the Job sets
+// itself. A sweep's flags are also checked as pod 0 will check them, so
+// what a sharded sweep refuses is refused now. It sets o.RunArgs and
+// o.APIKeyEnv.
+func checkShardArgs(args []string, o *k8s.JobOptions) error {
+	var parse *cobra.Command
+	switch o.Command {
+	case "", "run":
+		parse = newRunCmd()
+	case "sweep":
+		parse, _ = sweepCommand()
+	default:
+		return fmt.Errorf("--command %q: expected one of %s", o.Command, strings.Join(k8s.Commands, ", "))
+	}
+	name := parse.Name()
+	fs := parse.Flags()
 	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("run flags: %w", err)
+		return fmt.Errorf("%s flags: %w", name, err)
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("run flags: unexpected argument %q", fs.Arg(0))
+		return fmt.Errorf("%s flags: unexpected argument %q", name, fs.Arg(0))
 	}
-	for _, name := range []string{"shard", "start-at", "out", "quiet", "results-to-log"} {
-		if f := fs.Lookup(name); f != nil && f.Changed {
-			return fmt.Errorf("run flags: --%s is set by the Job for each pod (results: k8s job --results-to)", name)
+	for _, flag := range []string{"shard", "start-at", "out", "quiet", "results-to-log"} {
+		if f := fs.Lookup(flag); f != nil && f.Changed {
+			return fmt.Errorf("%s flags: --%s is set by the Job for each pod (results: k8s job --results-to)", name, flag)
 		}
 	}
 	if f := fs.Lookup("stream"); f != nil && f.Value.String() == "both" {
-		return errors.New("run flags: expected --stream on or off: the shards start one run together")
+		return fmt.Errorf("%s flags: expected --stream on or off: the shards start one run together", name)
 	}
 	if !fs.Changed("base-url") {
-		return errors.New("run flags: expected --base-url: every shard must load the same server (a bundled engine per pod would not be one)")
+		return fmt.Errorf("%s flags: expected --base-url: every shard must load the same server (a bundled engine per pod would not be one)", name)
+	}
+	if name == "sweep" {
+		cmd, so := sweepCommand()
+		pod0 := append(slices.Clone(args), "--shard=0/"+strconv.Itoa(max(o.Shards, 1)), "--start-at="+o.StartAt.UTC().Format(time.RFC3339))
+		if err := cmd.Flags().Parse(pod0); err != nil {
+			return fmt.Errorf("sweep flags: %w", err)
+		}
+		if _, _, _, err := so.plan(cmd.Flags(), io.Discard); err != nil {
+			return fmt.Errorf("sweep flags: %w", err)
+		}
 	}
 	o.RunArgs = args
 	o.APIKeyEnv = client.DefaultAPIKeyEnv

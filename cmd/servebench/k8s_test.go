@@ -170,3 +170,48 @@ func TestK8sJobResultsToLog(t *testing.T) {
 		}
 	}
 }
+
+// TestK8sJobSweep: with --command sweep every pod runs `servebench sweep`
+// with the sweep flags and its own --shard, and the manifest decodes
+// strictly; what a sharded sweep refuses (the adaptive search, an explicit
+// early stop, closed-loop levels without --duration) and an unknown
+// command are refused before any pod runs, exit 2 naming the flag.
+func TestK8sJobSweep(t *testing.T) {
+	code, stdout, stderr := runMain("k8s", "job", "--shards", "3", "--image", "sb", "--command", "sweep",
+		"--", "--base-url", "http://vllm:8000", "--rate", "10,20", "--requests", "60", "--level-gap", "20s")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var job batchv1.Job
+	if err := yaml.UnmarshalStrict([]byte(stdout), &job); err != nil {
+		t.Fatalf("strict decode: %v\n%s", err, stdout)
+	}
+	args := job.Spec.Template.Spec.Containers[0].Args
+	want := []string{"sweep", "--base-url", "http://vllm:8000", "--rate", "10,20", "--requests", "60", "--level-gap", "20s",
+		"--shard=$(JOB_COMPLETION_INDEX)/3"}
+	if len(args) < len(want) || !slices.Equal(args[:len(want)], want) {
+		t.Errorf("args %q: want the sweep flags, then --shard per index", args)
+	}
+	if strings.Contains(stderr, "--max-error-rate") {
+		t.Errorf("k8s job printed the sweep's own warning: %q", stderr)
+	}
+	for _, tc := range []struct {
+		cmd  string
+		args []string
+		want string
+	}{
+		{"sweep", []string{"--rate", "10", "--slo", "ttft=1s", "--find-max-rate", "90%"}, "--find-max-rate with --shard"},
+		{"sweep", []string{"--rate", "10,20", "--max-error-rate", "5"}, "--max-error-rate"},
+		{"sweep", []string{"--concurrency", "4,8"}, "--duration"},
+		{"sweep", []string{"--concurrency", "1,4", "--duration", "1m"}, "concurrency 1 is split over the shards"},
+		{"sweep", []string{"--rate", "10", "--stream", "both"}, "--stream on or off"},
+		{"sweep", []string{"--rate", "10", "--turns", "x"}, "--turns"},
+		{"probe", []string{"--rate", "10"}, `--command "probe": expected one of run, sweep`},
+	} {
+		args := append([]string{"k8s", "job", "--shards", "2", "--image", "sb", "--command", tc.cmd, "--", "--base-url", "http://x"}, tc.args...)
+		code, _, stderr := runMain(args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 naming %q", args, code, stderr, tc.want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -27,6 +28,13 @@ type sweepOptions struct {
 }
 
 func newSweepCmd() *cobra.Command {
+	cmd, _ := sweepCommand()
+	return cmd
+}
+
+// sweepCommand is the sweep command and the options its flags fill (k8s
+// job checks a sharded sweep's flags with them before any pod runs).
+func sweepCommand() (*cobra.Command, *sweepOptions) {
 	var o sweepOptions
 	cmd := &cobra.Command{
 		Use:   "sweep",
@@ -50,34 +58,13 @@ default --max-error-rate is turned off, with a warning).`,
     --shard 0/4 --start-at 2026-12-01T12:00:00Z --level-gap 20s --out shard-0`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			base, err := o.base(cmd.Flags())
-			if err != nil {
-				return usageErr(err)
-			}
-			sharded := base.Shard.Count > 0
-			if cmd.Flags().Changed("find-max-rate") {
-				if sharded {
-					return usageErr(errors.New("--find-max-rate with --shard: the search picks each next rate from the last run's attainment, of which one shard sees only its slice; sweep fixed --rate levels on the shards and merge them"))
-				}
-				if err := o.maxRateSearch(cmd.Flags(), base); err != nil {
-					return usageErr(err)
-				}
-				return o.session(cmd, nil, nil)
-			}
-			sw := bench.Sweep{Concurrencies: o.levels, Rates: o.rates, MaxErrorRate: o.maxErrorRate, MaxP99E2E: o.maxP99E2E, LevelGap: o.levelGap}
+			base, runs, sw, err := o.plan(cmd.Flags(), cmd.ErrOrStderr())
 			switch {
-			case !sharded && cmd.Flags().Changed("level-gap"):
-				return usageErr(errors.New("--level-gap without --shard: it separates a sharded sweep's levels"))
-			case sharded && !cmd.Flags().Changed("max-error-rate"):
-				// On by default; an explicit one is refused by Sweep.Runs.
-				sw.MaxErrorRate = -1
-				fmt.Fprintf(cmd.ErrOrStderr(), "servebench: sweep --shard: the early stop on errors (--max-error-rate, default %g%%) is off: one shard sees only its slice, and every shard must run every level\n", o.maxErrorRate)
-			}
-			runs, err := sw.Runs(base)
-			if err != nil {
+			case err != nil:
 				return usageErr(err)
-			}
-			if sharded {
+			case o.search != nil:
+				return o.session(cmd, nil, nil)
+			case base.Shard.Count > 0:
 				return o.session(cmd, runs, nil)
 			}
 			return o.session(cmd, runs, sw.StopAfter())
@@ -96,7 +83,37 @@ default --max-error-rate is turned off, with a warning).`,
 	o.sessionOptions.addResultsToLog(cmd.Flags())
 	o.addShardFlags(cmd.Flags(), "every level", "start the first level at this RFC 3339 instant, as every shard does; each next level at the previous one's start + its planned span + --level-gap")
 	cmd.Flags().DurationVar(&o.levelGap, "level-gap", bench.DefaultLevelGap, "with --shard: pause between one level's planned end and the next level's start, for the drain, the engine read and the next warm-up")
-	return cmd
+	return cmd, &o
+}
+
+// plan checks the flags and lists the sweep's levels; with --find-max-rate
+// it sets o.search instead (no levels). A sharded sweep refuses what judges
+// from one shard's slice and warns on w that the default error stop is off.
+func (o *sweepOptions) plan(fs *pflag.FlagSet, w io.Writer) (base bench.RunSpec, runs []bench.RunSpec, sw bench.Sweep, err error) {
+	if base, err = o.base(fs); err != nil {
+		return
+	}
+	sharded := base.Shard.Count > 0
+	if fs.Changed("find-max-rate") {
+		if sharded {
+			err = errors.New("--find-max-rate with --shard: the search picks each next rate from the last run's attainment, of which one shard sees only its slice; sweep fixed --rate levels on the shards and merge them")
+			return
+		}
+		err = o.maxRateSearch(fs, base)
+		return
+	}
+	sw = bench.Sweep{Concurrencies: o.levels, Rates: o.rates, MaxErrorRate: o.maxErrorRate, MaxP99E2E: o.maxP99E2E, LevelGap: o.levelGap}
+	switch {
+	case !sharded && fs.Changed("level-gap"):
+		err = errors.New("--level-gap without --shard: it separates a sharded sweep's levels")
+		return
+	case sharded && !fs.Changed("max-error-rate"):
+		// On by default; an explicit one is refused by Sweep.Runs.
+		sw.MaxErrorRate = -1
+		fmt.Fprintf(w, "servebench: sweep --shard: the early stop on errors (--max-error-rate, default %g%%) is off: one shard sees only its slice, and every shard must run every level\n", o.maxErrorRate)
+	}
+	runs, err = sw.Runs(base)
+	return
 }
 
 // maxRateSearch sets up --find-max-rate from base; the SLO is set by session
