@@ -44,3 +44,59 @@ func TestLoadDir(t *testing.T) {
 		t.Errorf("truncated: err %v, %d records (want %d), warnings %v", err, len(lrecs), len(recs), warns)
 	}
 }
+
+// TestLoadDirBoundedReadsAsTheRun: the records of a directory whose runs
+// kept none in memory (--interval windows, or a rebuild after a crash) come
+// as the run's report got them (ChartRecords): none from a file over the
+// cap, which is not read at all (its bad line is never reached) and a
+// warning names it; from a file under the cap, all, bad lines still errors
+// naming their line. A run that kept its records gets them all, whatever
+// the cap.
+func TestLoadDirBoundedReadsAsTheRun(t *testing.T) {
+	res, recs := reporttest.Seed()
+	windowed := *res
+	windowed.Runs = append([]result.Run(nil), res.Runs...)
+	windowed.Runs[0].Windows = []result.Window{{Index: 1, EndS: windowed.Runs[0].DurationS, Requests: windowed.Runs[0].Requests}}
+	incomplete := *res
+	incomplete.Incomplete = true
+	for _, c := range []struct {
+		name    string
+		res     *result.Results
+		kept    bool // the run kept its records in memory
+		maxByte int64
+	}{
+		{"windows, over the cap", &windowed, false, 1 << 10},
+		{"incomplete, over the cap", &incomplete, false, 1 << 10},
+		{"windows, under the cap", &windowed, false, 1 << 30},
+		{"no windows, over the cap", res, true, 1 << 10},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := reporttest.Save(dir, c.res, recs); err != nil {
+				t.Fatal(err)
+			}
+			_, lrecs, warns, err := loadDir(dir, c.maxByte)
+			over := !c.kept && c.maxByte < 1<<20
+			switch {
+			case err != nil:
+				t.Fatal(err)
+			case over && (lrecs != nil || len(warns) != 1 || !strings.Contains(warns[0], "left out to keep memory bounded") || !strings.Contains(warns[0], result.RequestsFile)):
+				t.Errorf("over the cap: %d records, warnings %q; want none, and a warning naming the file", len(lrecs), warns)
+			case !over && len(lrecs) != len(recs):
+				t.Errorf("%d records, want all %d", len(lrecs), len(recs))
+			}
+			// A bad line in the middle: an error naming it wherever the file is read.
+			path := filepath.Join(dir, result.RequestsFile)
+			data, _ := os.ReadFile(path)
+			first := strings.IndexByte(string(data), '\n') + 1
+			os.WriteFile(path, append(append(data[:first:first], "{bad\n"...), data[first:]...), 0o644)
+			_, _, _, err = loadDir(dir, c.maxByte)
+			if over && err != nil {
+				t.Errorf("over the cap, the file was read: %v", err)
+			}
+			if !over && (!errors.Is(err, result.ErrInput) || !strings.Contains(err.Error(), result.RequestsFile+":2: bad JSON")) {
+				t.Errorf("a bad line 2: err = %v, want ErrInput naming %s:2", err, result.RequestsFile)
+			}
+		})
+	}
+}

@@ -241,7 +241,7 @@ func writeRun(b *strings.Builder, r *result.Run, nrec [3]int) {
 	}
 	switch {
 	case nrec == [3]int{} && r.Requests > 0: // a bounded-memory run whose file was not read back
-		b.WriteString("- Records in requests.jsonl: not read back after the run (too large to keep memory bounded); `servebench report DIR` reads them\n")
+		b.WriteString("- Records in requests.jsonl: not read back for the charts (too large to keep memory bounded); the figures above count every one\n")
 	default:
 		fmt.Fprintf(b, "- Records in requests.jsonl: %d measured, %d warm-up", nrec[0], nrec[1])
 		if nrec[2] > 0 {

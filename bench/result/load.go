@@ -46,19 +46,8 @@ const MaxLine = 16 << 20
 // line. Errors are *InputError (wrapping ErrInput) naming the file and,
 // for bad JSON, the line.
 func Load(pathOrDir string) (res *Results, recs []Record, warnings []string, err error) {
-	fi, err := os.Stat(pathOrDir)
+	res, resPath, err := LoadResults(pathOrDir)
 	if err != nil {
-		return nil, nil, nil, &InputError{Path: pathOrDir, Err: errors.New("no such results directory or results.json")}
-	}
-	resPath := pathOrDir
-	if fi.IsDir() {
-		resPath = filepath.Join(pathOrDir, ResultsFile)
-	}
-	data, err := os.ReadFile(resPath)
-	if err != nil {
-		return nil, nil, nil, &InputError{Path: resPath, Err: readErr(err)}
-	}
-	if res, err = ParseResults(resPath, data); err != nil {
 		return nil, nil, nil, err
 	}
 	reqPath := filepath.Join(filepath.Dir(resPath), RequestsFile)
@@ -74,6 +63,29 @@ func Load(pathOrDir string) (res *Results, recs []Record, warnings []string, err
 		return nil, nil, nil, err
 	}
 	return res, recs, warnings, nil
+}
+
+// LoadResults reads results.json alone, from a results directory or its
+// path, by Load's rules, and returns it with the path it read: what a
+// reader needs that leaves the records on disk (a soak's requests.jsonl may
+// be far larger than memory).
+func LoadResults(pathOrDir string) (res *Results, resPath string, err error) {
+	fi, err := os.Stat(pathOrDir)
+	if err != nil {
+		return nil, "", &InputError{Path: pathOrDir, Err: errors.New("no such results directory or results.json")}
+	}
+	resPath = pathOrDir
+	if fi.IsDir() {
+		resPath = filepath.Join(pathOrDir, ResultsFile)
+	}
+	data, err := os.ReadFile(resPath)
+	if err != nil {
+		return nil, "", &InputError{Path: resPath, Err: readErr(err)}
+	}
+	if res, err = ParseResults(resPath, data); err != nil {
+		return nil, "", err
+	}
+	return res, resPath, nil
 }
 
 func readErr(err error) error {
@@ -123,16 +135,33 @@ func jsonErrLine(data []byte, err error) int {
 // over MaxLine is an *InputError naming the line; no records come back with
 // an error.
 func ReadRecords(name string, r io.Reader) ([]Record, []string, error) {
-	rr := NewRecordReader(name, r)
 	var recs []Record
+	warns, err := ScanRecords(name, r, func(rec *Record) error {
+		recs = append(recs, *rec)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return recs, warns, nil
+}
+
+// ScanRecords calls fn with each record of r by ReadRecords' rules, one at a
+// time (rec is fresh each call), so a reader of a file of any size holds one
+// record: it stops at the first error, fn's or an *InputError naming the
+// line, and returns the warnings (a truncated last line skipped).
+func ScanRecords(name string, r io.Reader, fn func(rec *Record) error) ([]string, error) {
+	rr := NewRecordReader(name, r)
 	for {
 		var rec Record
 		if _, err := rr.Next(&rec); err == io.EOF {
-			return recs, rr.Warnings, nil
+			return rr.Warnings, nil
 		} else if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		recs = append(recs, rec)
+		if err := fn(&rec); err != nil {
+			return nil, err
+		}
 	}
 }
 

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -31,7 +33,10 @@ wrote them, and prints the table.
 DIR/results.json may be given for DIR. When servebench stopped mid-run (kill -9,
 a lost machine), DIR/checkpoint.json is newer than results.json (or results.json
 is missing): report rebuilds results.json from it and requests.jsonl, marked
-"incomplete": true.`,
+"incomplete": true, reading requests.jsonl one record at a time (memory does not
+grow with its length). After a run that kept no records in memory (--interval)
+or a rebuild, the per-request charts and the slowest requests are drawn, as the
+run drew them, only from a requests.jsonl of at most ` + fmt.Sprint(report.MaxChartBytes>>20) + ` MiB.`,
 		Example: `  servebench report servebench-results/20260909T100000Z
   servebench report out --format csv > table.csv`,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -55,15 +60,31 @@ is missing): report rebuilds results.json from it and requests.jsonl, marked
 	return cmd
 }
 
-// loadOrRecover loads dir, or rebuilds its results.json from checkpoint.json
-// and requests.jsonl when servebench stopped mid-run (bench.Recover).
+// loadOrRecover loads dir (report.LoadDir), or rebuilds its results.json
+// from checkpoint.json and requests.jsonl when servebench stopped mid-run
+// (bench.Recover, which streams the records); the records then come as a
+// bounded run's report gets them (report.ChartRecords), so memory stays
+// bounded whatever the file's size.
 func loadOrRecover(cmd *cobra.Command, dir string) (*result.Results, []result.Record, []string, error) {
 	if !bench.NeedsRecovery(dir) {
 		return report.LoadDir(dir)
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s: no results.json newer than %s: servebench stopped mid-run; rebuilding %s from it and %s (marked incomplete)\n",
 		dir, result.CheckpointFile, result.ResultsFile, result.RequestsFile)
-	return bench.Recover(dir)
+	res, warns, err := bench.Recover(dir)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	recs, notes, err := report.ChartRecords(dir, report.MaxChartBytes)
+	if errors.Is(err, fs.ErrNotExist) { // killed before the first request completed
+		err = nil
+	}
+	for _, n := range notes {
+		if !slices.Contains(warns, n) { // the truncated last line: once
+			warns = append(warns, n)
+		}
+	}
+	return res, recs, warns, err
 }
 
 // runReport loads the directory, rewrites the report files and prints the table.
