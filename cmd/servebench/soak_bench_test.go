@@ -6,13 +6,16 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/engine/launch/launchtest"
 	"github.com/servebench/servebench/scrape/promql/promtest"
 )
@@ -63,6 +66,65 @@ func BenchmarkSoakRSS(b *testing.B) {
 	}
 	if len(peaks) > 1 && peaks[len(peaks)-1] > 1.5*peaks[0] {
 		b.Errorf("peak RSS %.1f MiB at the largest size, %.1f MiB at the smallest: over 1.5x, memory grows with the run", peaks[len(peaks)-1], peaks[0])
+	}
+}
+
+// BenchmarkReportRSS prints the peak RSS of `servebench report DIR` after
+// kill -9 of `servebench run --interval 1s` (bounded memory) once half of
+// each of -soak.sizes requests (128 streamed tokens, 64 in flight, the
+// bundled engine as in BenchmarkSoakRSS) has completed: the rebuild from
+// checkpoint.json and requests.jsonl (rebuild-peak-RSS-MiB), then `report
+// DIR` again on the rebuilt directory (report-peak-RSS-MiB). It fails when
+// the largest size's rebuild peaks over 1.5x the smallest's: the rebuild
+// must not hold the records. Run it with
+//
+//	go test ./cmd/servebench -run '^$' -bench ReportRSS -benchtime 1x
+func BenchmarkReportRSS(b *testing.B) {
+	bin := launchtest.Servebench(b)
+	addr := promtest.FreeAddr(b)
+	_, port, _ := strings.Cut(addr, ":")
+	eng := exec.Command(bin, "engine", "--port", port, "--speedup", "1000", "--gpu", "h200-141gb")
+	if err := eng.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = eng.Process.Kill(); _ = eng.Wait() }()
+	base := "http://" + addr
+	waitHealthy(b, base)
+
+	var peaks []float64
+	for _, s := range strings.Split(*soakSizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			b.Fatalf("-soak.sizes %q: expected request counts", *soakSizes)
+		}
+		b.Run(fmt.Sprintf("requests=%d", n), func(b *testing.B) {
+			for range b.N {
+				dir := b.TempDir()
+				// 1,000,000 requests take about 4 min on 2 cores.
+				killWithin(b, 10*time.Minute, dir, func(cp *result.Results) bool { return lastRun(cp).Requests >= n/2 }, nil,
+					"run", "--base-url", base, "--requests", strconv.Itoa(n), "--concurrency", "64",
+					"--max-tokens", "128", "--stream", "on", "--interval", "1s", "--quiet", "--out", dir)
+				fi, err := os.Stat(filepath.Join(dir, result.RequestsFile))
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(fi.Size())/(1<<20), "requests.jsonl-MiB")
+				for _, metric := range []string{"rebuild-peak-RSS-MiB", "report-peak-RSS-MiB"} {
+					rep := exec.Command(bin, "report", dir)
+					if msg, err := rep.CombinedOutput(); err != nil {
+						b.Fatalf("servebench report: %v\n%s", err, msg)
+					}
+					mb := float64(rep.ProcessState.SysUsage().(*syscall.Rusage).Maxrss) / 1024 // KiB on Linux
+					b.ReportMetric(mb, metric)
+					if metric == "rebuild-peak-RSS-MiB" {
+						peaks = append(peaks, mb)
+					}
+				}
+			}
+		})
+	}
+	if len(peaks) > 1 && peaks[len(peaks)-1] > 1.5*peaks[0] {
+		b.Errorf("rebuild peak RSS %.1f MiB at the largest size, %.1f MiB at the smallest: over 1.5x, the rebuild holds the records", peaks[len(peaks)-1], peaks[0])
 	}
 }
 

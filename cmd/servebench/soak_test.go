@@ -113,7 +113,13 @@ func TestKillThenReport(t *testing.T) {
 // checkpoint.json every 10 ms until done returns true for it (within 60
 // s), calls midRun (if not nil) with the running process' id, then kills
 // it with SIGKILL: no chance to write results.json.
-func killWhen(t *testing.T, dir string, done func(cp *result.Results) bool, midRun func(pid int), args ...string) {
+func killWhen(t testing.TB, dir string, done func(cp *result.Results) bool, midRun func(pid int), args ...string) {
+	t.Helper()
+	killWithin(t, time.Minute, dir, done, midRun, args...)
+}
+
+// killWithin is killWhen waiting at most within.
+func killWithin(t testing.TB, within time.Duration, dir string, done func(cp *result.Results) bool, midRun func(pid int), args ...string) {
 	t.Helper()
 	cmd := exec.Command(launchtest.Servebench(t), args...)
 	var stderr bytes.Buffer
@@ -126,13 +132,13 @@ func killWhen(t *testing.T, dir string, done func(cp *result.Results) bool, midR
 		_ = cmd.Wait()
 	}()
 	cp := filepath.Join(dir, result.CheckpointFile)
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(within)
 	for {
 		if res := readCheckpoint(t, cp); res != nil && done(res) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("checkpoint not as awaited after 60 s; stderr:\n%s", stderr.String())
+			t.Fatalf("checkpoint not as awaited after %s; stderr:\n%s", within, stderr.String())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -150,7 +156,7 @@ func killWhen(t *testing.T, dir string, done func(cp *result.Results) bool, midR
 
 // readCheckpoint reads checkpoint.json; nil while there is none (an
 // atomic rename: never half a file).
-func readCheckpoint(t *testing.T, path string) *result.Results {
+func readCheckpoint(t testing.TB, path string) *result.Results {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil
