@@ -31,23 +31,9 @@ var soakSizes = flag.String("soak.sizes", "10000,100000", "BenchmarkSoakRSS: req
 //
 //	go test ./cmd/servebench -run '^$' -bench SoakRSS -benchtime 1x
 func BenchmarkSoakRSS(b *testing.B) {
-	bin := launchtest.Servebench(b)
-	addr := promtest.FreeAddr(b)
-	_, port, _ := strings.Cut(addr, ":")
-	eng := exec.Command(bin, "engine", "--port", port, "--speedup", "1000", "--gpu", "h200-141gb")
-	if err := eng.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = eng.Process.Kill(); _ = eng.Wait() }()
-	base := "http://" + addr
-	waitHealthy(b, base)
-
+	bin, base := soakEngine(b)
 	var peaks []float64
-	for _, s := range strings.Split(*soakSizes, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 1 {
-			b.Fatalf("-soak.sizes %q: expected request counts", *soakSizes)
-		}
+	for _, n := range soakCounts(b) {
 		b.Run(fmt.Sprintf("requests=%d", n), func(b *testing.B) {
 			for range b.N {
 				out := b.TempDir()
@@ -76,27 +62,14 @@ func BenchmarkSoakRSS(b *testing.B) {
 // checkpoint.json and requests.jsonl (rebuild-peak-RSS-MiB), then `report
 // DIR` again on the rebuilt directory (report-peak-RSS-MiB). It fails when
 // the largest size's rebuild peaks over 1.5x the smallest's: the rebuild
-// must not hold the records. Run it with
+// must not hold the records. Sizes under about 10,000 end before the
+// first boundary and fail. Run it with
 //
 //	go test ./cmd/servebench -run '^$' -bench ReportRSS -benchtime 1x
 func BenchmarkReportRSS(b *testing.B) {
-	bin := launchtest.Servebench(b)
-	addr := promtest.FreeAddr(b)
-	_, port, _ := strings.Cut(addr, ":")
-	eng := exec.Command(bin, "engine", "--port", port, "--speedup", "1000", "--gpu", "h200-141gb")
-	if err := eng.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = eng.Process.Kill(); _ = eng.Wait() }()
-	base := "http://" + addr
-	waitHealthy(b, base)
-
+	bin, base := soakEngine(b)
 	var peaks []float64
-	for _, s := range strings.Split(*soakSizes, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 1 {
-			b.Fatalf("-soak.sizes %q: expected request counts", *soakSizes)
-		}
+	for _, n := range soakCounts(b) {
 		b.Run(fmt.Sprintf("requests=%d", n), func(b *testing.B) {
 			for range b.N {
 				dir := b.TempDir()
@@ -126,6 +99,37 @@ func BenchmarkReportRSS(b *testing.B) {
 	if len(peaks) > 1 && peaks[len(peaks)-1] > 1.5*peaks[0] {
 		b.Errorf("rebuild peak RSS %.1f MiB at the largest size, %.1f MiB at the smallest: over 1.5x, the rebuild holds the records", peaks[len(peaks)-1], peaks[0])
 	}
+}
+
+// soakEngine starts the bundled engine (H200 profile, --speedup 1000) as
+// its own process, so that a peak RSS measured is servebench's alone, and
+// returns servebench's binary and the engine's base URL; the engine stops
+// when b ends.
+func soakEngine(b *testing.B) (bin, base string) {
+	bin = launchtest.Servebench(b)
+	addr := promtest.FreeAddr(b)
+	_, port, _ := strings.Cut(addr, ":")
+	eng := exec.Command(bin, "engine", "--port", port, "--speedup", "1000", "--gpu", "h200-141gb")
+	if err := eng.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = eng.Process.Kill(); _ = eng.Wait() })
+	base = "http://" + addr
+	waitHealthy(b, base)
+	return bin, base
+}
+
+// soakCounts are -soak.sizes' request counts.
+func soakCounts(b *testing.B) []int {
+	var ns []int
+	for _, s := range strings.Split(*soakSizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			b.Fatalf("-soak.sizes %q: expected request counts", *soakSizes)
+		}
+		ns = append(ns, n)
+	}
+	return ns
 }
 
 // waitHealthy polls base/health until it answers 200 (bounded).

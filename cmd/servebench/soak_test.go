@@ -127,9 +127,11 @@ func killWithin(t testing.TB, within time.Duration, dir string, done func(cp *re
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
 	defer func() {
 		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+		<-exited
 	}()
 	cp := filepath.Join(dir, result.CheckpointFile)
 	deadline := time.Now().Add(within)
@@ -137,7 +139,14 @@ func killWithin(t testing.TB, within time.Duration, dir string, done func(cp *re
 		if res := readCheckpoint(t, cp); res != nil && done(res) {
 			break
 		}
+		select {
+		case <-exited: // e.g. the run was over before the awaited boundary
+			t.Fatalf("servebench exited before its checkpoint was as awaited; stderr:\n%s", stderr.String())
+		default:
+		}
 		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			<-exited
 			t.Fatalf("checkpoint not as awaited after %s; stderr:\n%s", within, stderr.String())
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -148,7 +157,7 @@ func killWithin(t testing.TB, within time.Duration, dir string, done func(cp *re
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	_ = cmd.Wait()
+	<-exited
 	if _, err := os.Stat(filepath.Join(dir, result.ResultsFile)); err == nil {
 		t.Fatal("results.json written by a killed run")
 	}
