@@ -156,6 +156,11 @@ func reconcileNote(run *result.Run, rec *result.Reconciliation, model string, co
 		rec.Note = fmt.Sprintf("/metrics counted no finished request with model_name=%q although %d succeeded: "+
 			"--model must match the server's model_name label; engine figures absent", model, rec.OK)
 		run.Warnings = append(run.Warnings, rec.Note)
+	case rec.EngineCount > float64(rec.Sent) && run.Shard != nil && run.Shard.Count > 1:
+		// The other shards' requests: expected, and no one else's can be
+		// told apart from them here; merge reconciles the whole run.
+		rec.Note = fmt.Sprintf("engine finished %.0f requests, this shard (%d/%d) sent %d: the count includes the other shards' requests; "+
+			"servebench merge reconciles the whole run against it", rec.EngineCount, run.Shard.Index, run.Shard.Count, rec.Sent)
 	case rec.EngineCount > float64(rec.Sent):
 		rec.Foreign = true
 		rec.Note = fmt.Sprintf("engine finished %.0f requests, servebench sent %d: foreign traffic; engine figures mix in other clients' requests", rec.EngineCount, rec.Sent)

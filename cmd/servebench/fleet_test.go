@@ -282,6 +282,12 @@ func TestShards(t *testing.T) {
 		if w := res.Runs[0].Workload; w.Requests != requests || w.Rate != rate {
 			t.Errorf("shard %d: workload %+v: want the whole run's totals", k, w)
 		}
+		// The other shards' requests are expected in this shard's engine
+		// count, not foreign traffic.
+		if rc := res.Runs[0].Engine.Reconciliation; rc == nil || rc.Foreign || !strings.Contains(rc.Note, "other shards' requests") ||
+			slices.ContainsFunc(res.Runs[0].Warnings, func(w string) bool { return strings.Contains(w, "foreign") }) {
+			t.Errorf("shard %d: reconciliation %+v, warnings %q: want the other shards' requests noted, no foreign-traffic warning", k, rc, res.Runs[0].Warnings)
+		}
 		for _, r := range recs {
 			if !r.Outcome() {
 				continue
