@@ -40,6 +40,12 @@ func runColor(i, n int) color.RGBA {
 // every other request as a thin light one. Streaming climbs as a staircase
 // from the first token; non-streaming stays at zero and jumps at the end.
 func TokensChart(res *result.Results, recs []result.Record) ([]byte, error) {
+	return tokensChart(res, recs, nil)
+}
+
+// tokensChart is TokensChart for records that may be a Sample: the median
+// line is then s's exact median request, the thin ones the sample's.
+func tokensChart(res *result.Results, recs []result.Record, s *Sample) ([]byte, error) {
 	p := newPlot("", "time since the request was sent (s)", "visible output tokens received")
 	p.X.Tick.Marker = linearTicks{}
 	p.Y.Tick.Marker = linearTicks{}
@@ -52,6 +58,9 @@ func TokensChart(res *result.Results, recs []result.Record) ([]byte, error) {
 	for i, run := range res.Runs {
 		rs := measured(run.Name, recs)
 		med, ok := medianRecord(rs)
+		if r := s.run(run.Name); r != nil {
+			med, ok = r.Median, r.HasMedian
+		}
 		if !ok {
 			continue
 		}
@@ -77,7 +86,11 @@ func TokensChart(res *result.Results, recs []result.Record) ([]byte, error) {
 		medians = append(medians, l) // on top of every thin line
 		leg.Add(RunLabel(run.Name)+": median request", l)
 		if few {
-			leg.Add(fmt.Sprintf("%s: the other %d", RunLabel(run.Name), len(rs)-1), lineThumb{thin.Color, vg.Points(1.5), nil})
+			others := fmt.Sprintf("%s: the other %d", RunLabel(run.Name), len(rs)-1)
+			if r := s.run(run.Name); r != nil {
+				others = fmt.Sprintf("%s: a uniform sample of %d of %d", RunLabel(run.Name), len(rs), r.N)
+			}
+			leg.Add(others, lineThumb{thin.Color, vg.Points(1.5), nil})
 		}
 		drawn++
 	}
@@ -87,7 +100,8 @@ func TokensChart(res *result.Results, recs []result.Record) ([]byte, error) {
 	p.Add(medians...)
 	p.X.Min, p.Y.Min = 0, 0
 	p.Y.Max *= 1.05
-	f := figure{title: "Visible output over time", panels: []*plot.Plot{p}, legend: leg, footnote: speedNote(res)}
+	f := figure{title: "Visible output over time", panels: []*plot.Plot{p}, legend: leg,
+		footnote: joinNotes(s.Note(res), medianNote(s), speedNote(res))}
 	if hasMode(res, true) && hasMode(res, false) {
 		f.title += ": streaming arrives as a staircase, non-streaming all at the end"
 	}
@@ -109,6 +123,11 @@ func stepXYs(r result.Record) plotter.XYs {
 // per run), each panel on its own axis, so the spread behind each median
 // is visible.
 func CDFChart(res *result.Results, recs []result.Record) ([]byte, error) {
+	return cdfChart(res, recs, nil)
+}
+
+// cdfChart is CDFChart for records that may be a Sample, which it names.
+func cdfChart(res *result.Results, recs []result.Record, s *Sample) ([]byte, error) {
 	fvPanel := cdfPanel{key: KeyFirstVisible, title: "First visible output (client)"}
 	e2ePanel := cdfPanel{key: KeyE2EClient, title: "E2E (client)"}
 	for i, run := range res.Runs {
@@ -141,7 +160,7 @@ func CDFChart(res *result.Results, recs []result.Record) ([]byte, error) {
 	if hasMode(res, false) {
 		f.footnote = "Not streaming, first visible output is E2E by construction: its two curves are the same."
 	}
-	f.footnote = joinNotes(f.footnote, speedNote(res))
+	f.footnote = joinNotes(s.Note(res), f.footnote, speedNote(res))
 	return f.render()
 }
 

@@ -28,10 +28,19 @@ type timelineRun struct {
 // lane (the median request: sent, nothing visible yet, each content arrival
 // as a tick, first visible output, done) on one time axis.
 func TimelineChart(res *result.Results, recs []result.Record) ([]byte, error) {
+	return timelineChart(res, recs, nil)
+}
+
+// timelineChart is TimelineChart for records that may be a Sample: then
+// each run's request is s's, nearest the run's median over every record.
+func timelineChart(res *result.Results, recs []result.Record, s *Sample) ([]byte, error) {
 	var runs []timelineRun
 	xmax := 0.0
 	for _, run := range res.Runs {
 		rec, ok := medianRecord(measured(run.Name, recs))
+		if rs := s.run(run.Name); rs != nil {
+			rec, ok = rs.Median, rs.HasMedian
+		}
 		if !ok {
 			continue
 		}
@@ -72,7 +81,7 @@ func TimelineChart(res *result.Results, recs []result.Record) ([]byte, error) {
 		title:  "One request per mode: when the engine made the first token vs when the user saw it",
 		panels: []*plot.Plot{p}, legend: leg,
 		footnote: joinNotes("Engine marks are run means on the engine's clock, drawn from the send time; "+
-			"compare them with client marks at the order-of-magnitude level only.", speedNote(res)),
+			"compare them with client marks at the order-of-magnitude level only.", medianNote(s), speedNote(res)),
 	}
 	if groupWord(res) == "run" {
 		f.title = "One request per run: when the engine made the first token vs when the user saw it"
@@ -252,4 +261,13 @@ type diamondGlyph struct{}
 func (diamondGlyph) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
 	r := sty.Radius * 1.25
 	c.FillPolygon(sty.Color, []vg.Point{{X: pt.X, Y: pt.Y + r}, {X: pt.X + r, Y: pt.Y}, {X: pt.X, Y: pt.Y - r}, {X: pt.X - r, Y: pt.Y}})
+}
+
+// medianNote says how the timeline's request was found when the records
+// are a Sample, "" when they are all.
+func medianNote(s *Sample) string {
+	if s == nil {
+		return ""
+	}
+	return "The client lane's request is the one whose E2E is nearest the run's median in results.json, over every request of requests.jsonl."
 }

@@ -31,7 +31,7 @@ func TestLoadDir(t *testing.T) {
 		{filepath.Join(t.TempDir(), "missing"), "missing"},
 		{f, "not a directory"},
 	} {
-		_, _, _, err := LoadDir(c.path)
+		_, _, _, _, err := LoadDir(c.path)
 		if !errors.Is(err, result.ErrInput) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("LoadDir(%s): err = %v, want ErrInput containing %q", c.path, err, c.want)
 		}
@@ -39,7 +39,7 @@ func TestLoadDir(t *testing.T) {
 	fh, _ := os.OpenFile(filepath.Join(cut, result.RequestsFile), os.O_APPEND|os.O_WRONLY, 0)
 	fh.WriteString(`{"run":"stre`)
 	fh.Close()
-	_, lrecs, warns, err := LoadDir(cut)
+	_, lrecs, _, warns, err := LoadDir(cut)
 	if err != nil || len(lrecs) != len(recs) || len(warns) != 1 || !strings.Contains(warns[0], "truncated last line") {
 		t.Errorf("truncated: err %v, %d records (want %d), warnings %v", err, len(lrecs), len(recs), warns)
 	}
@@ -47,11 +47,11 @@ func TestLoadDir(t *testing.T) {
 
 // TestLoadDirBoundedReadsAsTheRun: the records of a directory whose runs
 // kept none in memory (--interval windows, or a rebuild after a crash) come
-// as the run's report got them (ChartRecords): none from a file over the
-// cap, which is not read at all (its bad line is never reached) and a
-// warning names it; from a file under the cap, all, bad lines still errors
-// naming their line. A run that kept its records gets them all, whatever
-// the cap.
+// as the run's report got them (ChartRecords): from a file over the cap, a
+// Sample (TestChartRecordsSample checks what it holds) and a warning naming
+// the file; from a file under the cap, all. Bad lines are errors naming
+// their line either way: the file is read once, whole. A run that kept its
+// records gets them all, whatever the cap.
 func TestLoadDirBoundedReadsAsTheRun(t *testing.T) {
 	res, recs := reporttest.Seed()
 	windowed := *res
@@ -75,14 +75,16 @@ func TestLoadDirBoundedReadsAsTheRun(t *testing.T) {
 			if err := reporttest.Save(dir, c.res, recs); err != nil {
 				t.Fatal(err)
 			}
-			_, lrecs, warns, err := loadDir(dir, c.maxByte)
+			_, lrecs, s, warns, err := loadDir(dir, c.maxByte)
 			over := !c.kept && c.maxByte < 1<<20
 			switch {
 			case err != nil:
 				t.Fatal(err)
-			case over && (lrecs != nil || len(warns) != 1 || !strings.Contains(warns[0], "left out to keep memory bounded") || !strings.Contains(warns[0], result.RequestsFile)):
-				t.Errorf("over the cap: %d records, warnings %q; want none, and a warning naming the file", len(lrecs), warns)
-			case !over && len(lrecs) != len(recs):
+			case over && (s == nil || len(warns) != 1 || !strings.Contains(warns[0], "uniform sample") || !strings.Contains(warns[0], result.RequestsFile)):
+				t.Errorf("over the cap: sample %v, warnings %q; want a sample, and a warning naming the file", s, warns)
+			case !over && (s != nil || len(warns) != 0):
+				t.Errorf("under the cap or kept: sample %v, warnings %q; want none", s, warns)
+			case len(lrecs) != len(recs): // 20 a run: under the smallest sample, so all of them either way
 				t.Errorf("%d records, want all %d", len(lrecs), len(recs))
 			}
 			// A bad line in the middle: an error naming it wherever the file is read.
@@ -90,11 +92,8 @@ func TestLoadDirBoundedReadsAsTheRun(t *testing.T) {
 			data, _ := os.ReadFile(path)
 			first := strings.IndexByte(string(data), '\n') + 1
 			os.WriteFile(path, append(append(data[:first:first], "{bad\n"...), data[first:]...), 0o644)
-			_, _, _, err = loadDir(dir, c.maxByte)
-			if over && err != nil {
-				t.Errorf("over the cap, the file was read: %v", err)
-			}
-			if !over && (!errors.Is(err, result.ErrInput) || !strings.Contains(err.Error(), result.RequestsFile+":2: bad JSON")) {
+			_, _, _, _, err = loadDir(dir, c.maxByte)
+			if !errors.Is(err, result.ErrInput) || !strings.Contains(err.Error(), result.RequestsFile+":2: bad JSON") {
 				t.Errorf("a bad line 2: err = %v, want ErrInput naming %s:2", err, result.RequestsFile)
 			}
 		})

@@ -15,6 +15,11 @@ import (
 // file name), start-up, each run's details and reconciliation, and warnings.
 // It is a pure function of its arguments.
 func Markdown(w io.Writer, res *result.Results, recs []result.Record, charts []Chart) error {
+	return markdown(w, res, recs, nil, charts)
+}
+
+// markdown is Markdown for records that may be a Sample (s nil: all).
+func markdown(w io.Writer, res *result.Results, recs []result.Record, s *Sample, charts []Chart) error {
 	var b strings.Builder
 	b.WriteString("# servebench report\n\n")
 	writeIncomplete(&b, res)
@@ -23,6 +28,9 @@ func Markdown(w io.Writer, res *result.Results, recs []result.Record, charts []C
 		for _, c := range charts {
 			if c.File == file {
 				fmt.Fprintf(&b, "![%s](%s)\n\n", c.Title, c.File)
+				if c.Note != "" {
+					fmt.Fprintf(&b, "_%s_\n\n", c.Note)
+				}
 			}
 		}
 	}
@@ -61,7 +69,7 @@ func Markdown(w io.Writer, res *result.Results, recs []result.Record, charts []C
 	embed(FileTimeline)
 	embed(FileTokens)
 	embed(FileCDF)
-	writeTurnsSection(&b, res, recs, embed)
+	writeTurnsSection(&b, res, recs, s, embed)
 	if isSweep(res) {
 		b.WriteString("## Sweep\n\n")
 		embed(FileSweep)
@@ -74,7 +82,11 @@ func Markdown(w io.Writer, res *result.Results, recs []result.Record, charts []C
 	writeStartupSection(&b, res, embed)
 	b.WriteString("## Runs\n\n")
 	for i := range res.Runs {
-		writeRun(&b, &res.Runs[i], countRecords(res.Runs[i].Name, recs))
+		nrec := countRecords(res.Runs[i].Name, recs)
+		if rs := s.run(res.Runs[i].Name); rs != nil { // the sample's records are not all of the file's
+			nrec = rs.Counts
+		}
+		writeRun(&b, &res.Runs[i], nrec)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -196,18 +208,23 @@ func writeStartup(b *strings.Builder, st *result.Startup) {
 // warm-up, and attempts retried after a 429/503 (not outcomes).
 func countRecords(run string, recs []result.Record) [3]int {
 	var n [3]int
-	for _, r := range recs {
-		switch {
-		case r.Run != run:
-		case r.Warmup:
-			n[1]++
-		case r.Retried:
-			n[2]++
-		default:
-			n[0]++
+	for i := range recs {
+		if recs[i].Run == run {
+			n[recordKind(&recs[i])]++
 		}
 	}
 	return n
+}
+
+// recordKind is countRecords' column for r: 0 measured, 1 warm-up, 2 retried.
+func recordKind(r *result.Record) int {
+	switch {
+	case r.Warmup:
+		return 1
+	case r.Retried:
+		return 2
+	}
+	return 0
 }
 
 func writeRun(b *strings.Builder, r *result.Run, nrec [3]int) {

@@ -12,13 +12,17 @@ import (
 func measured(run string, recs []result.Record) []result.Record {
 	var out []result.Record
 	for _, r := range recs {
-		if r.Run == run && r.Outcome() && r.Error == "" && r.E2ES > 0 {
+		if r.Run == run && isMeasured(&r) {
 			out = append(out, r)
 		}
 	}
 	slices.SortStableFunc(out, func(a, b result.Record) int { return cmp.Compare(a.Index, b.Index) })
 	return out
 }
+
+// isMeasured reports whether r is a successful measured outcome, what the
+// per-request charts draw.
+func isMeasured(r *result.Record) bool { return r.Outcome() && r.Error == "" && r.E2ES > 0 }
 
 // medianRecord is the run's representative request: the one whose E2E is
 // the (lower) median, ties broken by index. ok is false when there is none.

@@ -83,7 +83,7 @@ func hasTurns(res *result.Results, recs []result.Record) bool {
 }
 
 // writeTurnsSection writes report.md's "Sessions: by turn" tables.
-func writeTurnsSection(b *strings.Builder, res *result.Results, recs []result.Record, embed func(string)) {
+func writeTurnsSection(b *strings.Builder, res *result.Results, recs []result.Record, s *Sample, embed func(string)) {
 	if !hasTurns(res, recs) {
 		return
 	}
@@ -93,6 +93,9 @@ func writeTurnsSection(b *strings.Builder, res *result.Results, recs []result.Re
 		"`usage.prompt_tokens_details.cached_tokens`). Engine TTFT by turn is not on `/metrics` (one histogram " +
 		"per run): the client's first token stands for it. With a prefix cache, later turns reuse the history's " +
 		"tokens and their first output stays near the first turn's; without one, it grows with the history.\n\n")
+	if note := s.Note(res); note != "" {
+		b.WriteString("_" + note + "_\n\n")
+	}
 	for _, run := range res.Runs {
 		rows := TurnRows(run.Name, recs)
 		if len(rows) == 0 {
@@ -119,6 +122,11 @@ func writeTurnsSection(b *strings.Builder, res *result.Results, recs []result.Re
 // cached tokens, so a prefix cache's effect on later turns shows as flat
 // latency while the cached share of a growing prompt rises.
 func TurnsChart(res *result.Results, recs []result.Record) ([]byte, error) {
+	return turnsChart(res, recs, nil)
+}
+
+// turnsChart is TurnsChart for records that may be a Sample, which it names.
+func turnsChart(res *result.Results, recs []result.Record, s *Sample) ([]byte, error) {
 	lat := newPlot("Time to first output by turn", "", "seconds (median)")
 	toks := newPlot("Prompt tokens by turn", "turn", "tokens (mean)")
 	leg := newLegend()
@@ -191,7 +199,7 @@ func TurnsChart(res *result.Results, recs []result.Record) ([]byte, error) {
 	}
 	f := figure{title: "Multi-turn sessions: latency and prompt by turn", panels: []*plot.Plot{lat, toks}, legend: leg,
 		footnote: joinNotes("Engine TTFT by turn is not on /metrics; the client's first token stands for it. "+
-			"Cached tokens are the server's usage.prompt_tokens_details.cached_tokens.", speedNote(res))}
+			"Cached tokens are the server's usage.prompt_tokens_details.cached_tokens.", s.Note(res), speedNote(res))}
 	return f.render()
 }
 

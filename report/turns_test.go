@@ -39,7 +39,7 @@ func TestTurnRows(t *testing.T) {
 		t.Error("hasTurns")
 	}
 	var b strings.Builder
-	writeTurnsSection(&b, res, recs, func(string) {})
+	writeTurnsSection(&b, res, recs, nil, func(string) {})
 	if !strings.Contains(b.String(), "| 2 | 3 | 0.03 s | 0.03 s | 1 s | 200 | 80 |") || !strings.Contains(b.String(), "| 1 | 3 | 0.02 s | 0.02 s | 1 s | 100 | - |") {
 		t.Errorf("section:\n%s", b.String())
 	}

@@ -25,6 +25,9 @@ const (
 type Chart struct {
 	File  string
 	Title string
+	// Note, when set, says the chart is drawn from a Sample; report.md
+	// writes it under the chart.
+	Note string
 	// render draws the PNG.
 	render func() ([]byte, error)
 }
@@ -34,10 +37,17 @@ type Chart struct {
 // startup when start-up was measured; replicas when runs have per-replica
 // engine figures; sweep when the runs are a sweep.
 func PlanCharts(res *result.Results, recs []result.Record) []Chart {
+	return planCharts(res, recs, nil)
+}
+
+// planCharts is PlanCharts for records that may be a Sample (s nil: all):
+// the charts drawn from it carry its Note.
+func planCharts(res *result.Results, recs []result.Record, s *Sample) []Chart {
 	var cs []Chart
+	note := s.Note(res)
 	if len(res.Runs) > 0 { // none in a start-up only directory
-		cs = append(cs, Chart{FileTable, "The table as bars: client medians beside engine means",
-			func() ([]byte, error) { return TableChart(res) }})
+		cs = append(cs, Chart{File: FileTable, Title: "The table as bars: client medians beside engine means",
+			render: func() ([]byte, error) { return TableChart(res) }})
 	}
 	ok := false
 	for _, r := range res.Runs {
@@ -47,32 +57,32 @@ func PlanCharts(res *result.Results, recs []result.Record) []Chart {
 	}
 	if ok {
 		cs = append(cs,
-			Chart{FileTimeline, "Timeline of the median request per run",
-				func() ([]byte, error) { return TimelineChart(res, recs) }},
-			Chart{FileTokens, "Cumulative visible tokens over time",
-				func() ([]byte, error) { return TokensChart(res, recs) }},
-			Chart{FileCDF, "Distributions of first visible output and E2E",
-				func() ([]byte, error) { return CDFChart(res, recs) }})
+			Chart{File: FileTimeline, Title: "Timeline of the median request per run",
+				render: func() ([]byte, error) { return timelineChart(res, recs, s) }},
+			Chart{File: FileTokens, Title: "Cumulative visible tokens over time", Note: note,
+				render: func() ([]byte, error) { return tokensChart(res, recs, s) }},
+			Chart{File: FileCDF, Title: "Distributions of first visible output and E2E", Note: note,
+				render: func() ([]byte, error) { return cdfChart(res, recs, s) }})
 	}
 	if st := res.Server.Startup; st != nil && len(startupBars(st)) > 0 {
-		cs = append(cs, Chart{FileStartup, "Server start-up phases",
-			func() ([]byte, error) { return StartupChart(res) }})
+		cs = append(cs, Chart{File: FileStartup, Title: "Server start-up phases",
+			render: func() ([]byte, error) { return StartupChart(res) }})
 	}
 	if hasReplicas(res) {
-		cs = append(cs, Chart{FileReplicas, "Engine means by replica",
-			func() ([]byte, error) { return ReplicaChart(res) }})
+		cs = append(cs, Chart{File: FileReplicas, Title: "Engine means by replica",
+			render: func() ([]byte, error) { return ReplicaChart(res) }})
 	}
 	if hasTurns(res, recs) {
-		cs = append(cs, Chart{FileTurns, "First output and prompt tokens by session turn",
-			func() ([]byte, error) { return TurnsChart(res, recs) }})
+		cs = append(cs, Chart{File: FileTurns, Title: "First output and prompt tokens by session turn", Note: note,
+			render: func() ([]byte, error) { return turnsChart(res, recs, s) }})
 	}
 	if hasWindows(res) {
-		cs = append(cs, Chart{FileTimeseries, "Figures over time, per --interval window",
-			func() ([]byte, error) { return TimeseriesChart(res) }})
+		cs = append(cs, Chart{File: FileTimeseries, Title: "Figures over time, per --interval window",
+			render: func() ([]byte, error) { return TimeseriesChart(res) }})
 	}
 	if isSweep(res) {
-		cs = append(cs, Chart{FileSweep, "Latency and throughput against load",
-			func() ([]byte, error) { return SweepChart(res) }})
+		cs = append(cs, Chart{File: FileSweep, Title: "Latency and throughput against load",
+			render: func() ([]byte, error) { return SweepChart(res) }})
 	}
 	return cs
 }
@@ -83,16 +93,28 @@ func PlanCharts(res *result.Results, recs []result.Record) []Chart {
 // run on the saved files writes the same bytes. report.md is written first,
 // so it survives a chart that fails; every failure is returned, joined.
 func WriteAll(dir string, res *result.Results, recs []result.Record) error {
+	return WriteSampled(dir, res, recs, nil)
+}
+
+// WriteSampled is WriteAll for the records ChartRecords returns with s, a
+// Sample of a requests.jsonl too large to read whole (s nil: recs are all):
+// the charts and sections drawn from the sample say so, and the slowest
+// requests and each run's median request are s's exact ones.
+func WriteSampled(dir string, res *result.Results, recs []result.Record, s *Sample) error {
 	if res == nil {
 		return errors.New("report: no results")
 	}
-	charts := PlanCharts(res, recs)
+	charts := planCharts(res, recs, s)
 	var md bytes.Buffer
-	if err := Markdown(&md, res, recs, charts); err != nil {
+	if err := markdown(&md, res, recs, s, charts); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	var errs []error
-	if slow := Slowest(recs, SlowestN); len(slow) > 0 {
+	slow := Slowest(recs, SlowestN)
+	if s != nil {
+		slow = s.Slowest
+	}
+	if len(slow) > 0 {
 		ids := make([]string, len(slow))
 		for i, r := range slow {
 			ids[i] = r.RequestID

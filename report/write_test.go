@@ -108,7 +108,7 @@ func TestWriteAllDeterministic(t *testing.T) {
 			if err := reporttest.Save(c, res, recs); err != nil {
 				t.Fatal(err)
 			}
-			lres, lrecs, _, err := LoadDir(c)
+			lres, lrecs, _, _, err := LoadDir(c)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -35,8 +35,11 @@ a lost machine), DIR/checkpoint.json is newer than results.json (or results.json
 is missing): report rebuilds results.json from it and requests.jsonl, marked
 "incomplete": true, reading requests.jsonl one record at a time (memory does not
 grow with its length). After a run that kept no records in memory (--interval)
-or a rebuild, the per-request charts and the slowest requests are drawn, as the
-run drew them, only from a requests.jsonl of at most ` + fmt.Sprint(report.MaxChartBytes>>20) + ` MiB.`,
+or a rebuild, the per-request charts and the slowest requests are drawn as the
+run drew them: from all of a requests.jsonl of at most ` + fmt.Sprint(report.MaxChartBytes>>20) + ` MiB; from a larger
+one, read once, a seeded uniform sample of about that size (the same each time,
+named in the charts and report.md), with the slowest requests and each run's
+median request exact.`,
 		Example: `  servebench report servebench-results/20260909T100000Z
   servebench report out --format csv > table.csv`,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -65,7 +68,7 @@ run drew them, only from a requests.jsonl of at most ` + fmt.Sprint(report.MaxCh
 // (bench.Recover, which streams the records); the records then come as a
 // bounded run's report gets them (report.ChartRecords), so memory stays
 // bounded whatever the file's size.
-func loadOrRecover(cmd *cobra.Command, dir string) (*result.Results, []result.Record, []string, error) {
+func loadOrRecover(cmd *cobra.Command, dir string) (*result.Results, []result.Record, *report.Sample, []string, error) {
 	if !bench.NeedsRecovery(dir) {
 		return report.LoadDir(dir)
 	}
@@ -73,9 +76,9 @@ func loadOrRecover(cmd *cobra.Command, dir string) (*result.Results, []result.Re
 		dir, result.CheckpointFile, result.ResultsFile, result.RequestsFile)
 	res, warns, err := bench.Recover(dir)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
-	recs, notes, err := report.ChartRecords(dir, report.MaxChartBytes)
+	recs, sample, notes, err := report.ChartRecords(dir, res, report.MaxChartBytes)
 	if errors.Is(err, fs.ErrNotExist) { // killed before the first request completed
 		err = nil
 	}
@@ -84,7 +87,7 @@ func loadOrRecover(cmd *cobra.Command, dir string) (*result.Results, []result.Re
 			warns = append(warns, n)
 		}
 	}
-	return res, recs, warns, err
+	return res, recs, sample, warns, err
 }
 
 // runReport loads the directory, rewrites the report files and prints the table.
@@ -92,7 +95,7 @@ func runReport(cmd *cobra.Command, o *reportOptions) error {
 	if !slices.Contains(report.Formats, o.format) {
 		return usageErr(fmt.Errorf("--format %q: expected one of %s", o.format, strings.Join(report.Formats, ", ")))
 	}
-	res, recs, warns, err := loadOrRecover(cmd, o.dir)
+	res, recs, sample, warns, err := loadOrRecover(cmd, o.dir)
 	if err != nil {
 		return usageErr(err)
 	}
@@ -100,7 +103,7 @@ func runReport(cmd *cobra.Command, o *reportOptions) error {
 		fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", w)
 	}
 	// The table comes out even when a file cannot be written.
-	werr := report.WriteAll(o.dir, res, recs)
+	werr := report.WriteSampled(o.dir, res, recs, sample)
 	if len(res.Runs) == 0 { // `servebench startup --out DIR`: no table to print
 		fmt.Fprintf(cmd.OutOrStdout(), "%s: no benchmark runs, start-up only; wrote %s\n", o.dir, result.ReportFile)
 	} else if err := report.Table(cmd.OutOrStdout(), res, o.format); err != nil {

@@ -206,14 +206,15 @@ func (o *sessionOptions) session(cmd *cobra.Command, runs []bench.RunSpec, stopA
 	if res.MaxRate != nil && (o.format == "text" || o.format == "markdown") {
 		fmt.Fprintf(stdout, "\n%s\n", res.MaxRate)
 	}
+	var sample *report.Sample
 	if cfg.Bounded { // the run kept no records: the charts read them back
 		var notes []string
-		recs, notes, _ = report.ChartRecords(dir, report.MaxChartBytes)
+		recs, sample, notes, _ = report.ChartRecords(dir, res, report.MaxChartBytes)
 		for _, n := range notes {
 			fmt.Fprintf(stderr, "servebench: %s\n", n)
 		}
 	}
-	if werr := writeReport(dir, res, recs); werr != nil {
+	if werr := writeReport(dir, res, recs, sample); werr != nil {
 		fmt.Fprintf(stderr, "servebench: report: %v\n", werr)
 	}
 	// Also with --quiet, and after a failed run (what it measured is saved):
@@ -233,7 +234,7 @@ func (o *sessionOptions) session(cmd *cobra.Command, runs []bench.RunSpec, stopA
 }
 
 // writeReport writes report.md and the charts next to results.json.
-var writeReport = report.WriteAll
+var writeReport = report.WriteSampled
 
 // gate compares with --baseline (loaded by check), if given.
 func (o *sessionOptions) gate(w io.Writer, dir string, res *result.Results, recs []result.Record) error {
