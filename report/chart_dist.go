@@ -101,7 +101,7 @@ func tokensChart(res *result.Results, recs []result.Record, s *Sample) ([]byte, 
 	p.X.Min, p.Y.Min = 0, 0
 	p.Y.Max *= 1.05
 	f := figure{title: "Visible output over time", panels: []*plot.Plot{p}, legend: leg,
-		footnote: joinNotes(s.Note(res), medianNote(s), speedNote(res))}
+		footnote: joinNotes(s.Note(res), medianNote(s, "Each median request (thick line)"), speedNote(res))}
 	if hasMode(res, true) && hasMode(res, false) {
 		f.title += ": streaming arrives as a staircase, non-streaming all at the end"
 	}

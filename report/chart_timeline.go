@@ -81,7 +81,7 @@ func timelineChart(res *result.Results, recs []result.Record, s *Sample) ([]byte
 		title:  "One request per mode: when the engine made the first token vs when the user saw it",
 		panels: []*plot.Plot{p}, legend: leg,
 		footnote: joinNotes("Engine marks are run means on the engine's clock, drawn from the send time; "+
-			"compare them with client marks at the order-of-magnitude level only.", medianNote(s), speedNote(res)),
+			"compare them with client marks at the order-of-magnitude level only.", medianNote(s, "The client lane's request"), speedNote(res)),
 	}
 	if groupWord(res) == "run" {
 		f.title = "One request per run: when the engine made the first token vs when the user saw it"
@@ -263,11 +263,11 @@ func (diamondGlyph) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) 
 	c.FillPolygon(sty.Color, []vg.Point{{X: pt.X, Y: pt.Y + r}, {X: pt.X + r, Y: pt.Y}, {X: pt.X, Y: pt.Y - r}, {X: pt.X - r, Y: pt.Y}})
 }
 
-// medianNote says how the timeline's request was found when the records
-// are a Sample, "" when they are all.
-func medianNote(s *Sample) string {
+// medianNote says how the median request (which, in the chart's words) was
+// found when the records are a Sample, "" when they are all.
+func medianNote(s *Sample, which string) string {
 	if s == nil {
 		return ""
 	}
-	return "The client lane's request is the one whose E2E is nearest the run's median in results.json, over every request of requests.jsonl."
+	return which + " is the one whose E2E is nearest the run's median in results.json, over every request of requests.jsonl."
 }

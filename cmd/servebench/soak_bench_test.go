@@ -17,6 +17,7 @@ import (
 
 	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/engine/launch/launchtest"
+	"github.com/servebench/servebench/report"
 	"github.com/servebench/servebench/scrape/promql/promtest"
 )
 
@@ -60,15 +61,18 @@ func BenchmarkSoakRSS(b *testing.B) {
 // each of -soak.sizes requests (128 streamed tokens, 64 in flight, the
 // bundled engine as in BenchmarkSoakRSS) has completed: the rebuild from
 // checkpoint.json and requests.jsonl (rebuild-peak-RSS-MiB), then `report
-// DIR` again on the rebuilt directory (report-peak-RSS-MiB). It fails when
-// the largest size's rebuild peaks over 1.5x the smallest's: the rebuild
-// must not hold the records. Sizes under about 10,000 end before the
-// first boundary and fail. Run it with
+// DIR` again on the rebuilt directory (report-peak-RSS-MiB). A
+// requests.jsonl over report.MaxChartBytes (from about 15,000 requests) is
+// drawn from a sample (sampled 1): the per-request charts must exist and
+// report.md name the sample. It fails when the largest size's peaks, either,
+// are over 1.5x the smallest's: neither the rebuild nor the sampled charts
+// may hold the records. Sizes under about 10,000 end before the first
+// boundary and fail. Run it with
 //
 //	go test ./cmd/servebench -run '^$' -bench ReportRSS -benchtime 1x
 func BenchmarkReportRSS(b *testing.B) {
 	bin, base := soakEngine(b)
-	var peaks []float64
+	var peaks [2][]float64 // rebuild, report
 	for _, n := range soakCounts(b) {
 		b.Run(fmt.Sprintf("requests=%d", n), func(b *testing.B) {
 			for range b.N {
@@ -82,22 +86,38 @@ func BenchmarkReportRSS(b *testing.B) {
 					b.Fatal(err)
 				}
 				b.ReportMetric(float64(fi.Size())/(1<<20), "requests.jsonl-MiB")
-				for _, metric := range []string{"rebuild-peak-RSS-MiB", "report-peak-RSS-MiB"} {
+				sampled := fi.Size() > report.MaxChartBytes
+				if sampled {
+					b.ReportMetric(1, "sampled")
+				}
+				for k, metric := range []string{"rebuild-peak-RSS-MiB", "report-peak-RSS-MiB"} {
 					rep := exec.Command(bin, "report", dir)
 					if msg, err := rep.CombinedOutput(); err != nil {
 						b.Fatalf("servebench report: %v\n%s", err, msg)
 					}
 					mb := float64(rep.ProcessState.SysUsage().(*syscall.Rusage).Maxrss) / 1024 // KiB on Linux
 					b.ReportMetric(mb, metric)
-					if metric == "rebuild-peak-RSS-MiB" {
-						peaks = append(peaks, mb)
+					peaks[k] = append(peaks[k], mb)
+				}
+				md, err := os.ReadFile(filepath.Join(dir, result.ReportFile))
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, f := range []string{report.FileTimeline, report.FileTokens, report.FileCDF} {
+					if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+						b.Errorf("%s: %v", f, err)
 					}
+				}
+				if sampled != strings.Contains(string(md), "a uniform sample of") {
+					b.Errorf("requests.jsonl of %d MiB: report.md names a sample: %v, want %v", fi.Size()>>20, !sampled, sampled)
 				}
 			}
 		})
 	}
-	if len(peaks) > 1 && peaks[len(peaks)-1] > 1.5*peaks[0] {
-		b.Errorf("rebuild peak RSS %.1f MiB at the largest size, %.1f MiB at the smallest: over 1.5x, the rebuild holds the records", peaks[len(peaks)-1], peaks[0])
+	for k, what := range []string{"rebuild", "report"} {
+		if p := peaks[k]; len(p) > 1 && p[len(p)-1] > 1.5*p[0] {
+			b.Errorf("%s peak RSS %.1f MiB at the largest size, %.1f MiB at the smallest: over 1.5x, it holds the records", what, p[len(p)-1], p[0])
+		}
 	}
 }
 
