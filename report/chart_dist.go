@@ -58,8 +58,8 @@ func tokensChart(res *result.Results, recs []result.Record, s *Sample) ([]byte, 
 	for i, run := range res.Runs {
 		rs := measured(run.Name, recs)
 		med, ok := medianRecord(rs)
-		if r := s.run(run.Name); r != nil {
-			med, ok = r.Median, r.HasMedian
+		if r := s.run(run.Name); r != nil { // the sample's records have no events: draw the thin sample
+			med, ok, rs = r.Median, r.HasMedian, measured(run.Name, r.Thin)
 		}
 		if !ok {
 			continue
@@ -101,7 +101,7 @@ func tokensChart(res *result.Results, recs []result.Record, s *Sample) ([]byte, 
 	p.X.Min, p.Y.Min = 0, 0
 	p.Y.Max *= 1.05
 	f := figure{title: "Visible output over time", panels: []*plot.Plot{p}, legend: leg,
-		footnote: joinNotes(s.Note(res), medianNote(s, "Each median request (thick line)"), speedNote(res))}
+		footnote: joinNotes(s.note(res, true), medianNote(s, "Each median request (thick line)"), speedNote(res))}
 	if hasMode(res, true) && hasMode(res, false) {
 		f.title += ": streaming arrives as a staircase, non-streaming all at the end"
 	}

@@ -32,10 +32,22 @@ type RunSample struct {
 	// representative request, not the sample's.
 	Median    result.Record
 	HasMedian bool
-	median    float64 // results.json's median E2E; NaN when absent
-	kept      int     // sample records kept so far
-	rng       *rand.Rand
+	// Thin is a second uniform sample, of maxThinLines records with their
+	// events: tokens.png's thin lines. The records the report gets drop
+	// their events (no other chart draws them), so that more fit.
+	Thin   []result.Record
+	median float64 // results.json's median E2E; NaN when absent
+	kept   int     // sample records kept so far
+	rng    *rand.Rand
 }
+
+// recordStrings bounds, as a rule, the bytes of a measured record's
+// strings (run name, request id, finish reason, tokens_from, session).
+const recordStrings = 128
+
+// drawCopies is how many copies of a run's records the report holds at
+// once while drawing, at most: measured's, and medianRecord's sort of it.
+const drawCopies = 2
 
 // sampleSeed fixes the sample, so that `servebench report DIR` run twice
 // draws the same charts.
@@ -51,14 +63,17 @@ func sampleRecords(path string, r io.Reader, size, maxBytes int64, res *result.R
 	for _, run := range res.Runs {
 		lines += run.Requests
 	}
-	// A streamed record costs in memory about what its line costs on disk
-	// (its events dominate both), a short one at least the Record itself:
-	// the budget holds this many, shared by the runs; at least what
-	// tokens.png draws.
+	// A sampled record, its events dropped, costs the Record and its
+	// strings (run, request id, finish reason: recordStrings at most, as
+	// a rule), and as much again for each copy the report makes while it
+	// draws (drawCopies); the budget, less the thin lines' records with
+	// their events (lines of the file's average size), holds this many,
+	// shared by the runs, and at least what tokens.png draws.
 	k := maxThinLines
 	if lines > 0 && len(res.Runs) > 0 {
-		per := max(float64(size)/float64(lines), float64(unsafe.Sizeof(result.Record{})))
-		k = max(k, int(float64(maxBytes)/per)/len(res.Runs))
+		thin := int64(maxThinLines*len(res.Runs)) * (size / int64(lines))
+		per := (1 + drawCopies) * (int64(unsafe.Sizeof(result.Record{})) + recordStrings)
+		k = max(k, int((maxBytes-min(thin, maxBytes/2))/per)/len(res.Runs))
 	}
 	for _, run := range res.Runs {
 		rs := &RunSample{median: math.NaN()}
@@ -90,14 +105,21 @@ func sampleRecords(path string, r io.Reader, size, maxBytes int64, res *result.R
 		}
 		// Algorithm R: the i-th record replaces a uniformly chosen one of
 		// the k kept with probability k/i, so each is kept with k/N.
+		if j := len(rs.Thin); j < maxThinLines {
+			rs.Thin = append(rs.Thin, *rec)
+		} else if j = rs.rng.IntN(rs.N); j < maxThinLines {
+			rs.Thin[j] = *rec
+		}
+		light := *rec
+		light.Events = nil
 		switch {
 		case rs.kept < k:
 			at[rec.Run] = append(at[rec.Run], len(recs))
-			recs = append(recs, *rec)
+			recs = append(recs, light)
 			rs.kept++
 		default:
 			if j := rs.rng.IntN(rs.N); j < k {
-				recs[at[rec.Run][j]] = *rec
+				recs[at[rec.Run][j]] = light
 			}
 		}
 		return nil
@@ -139,7 +161,10 @@ func (s *Sample) run(name string) *RunSample {
 
 // Note says what a chart or section drawn from s's records stands on, ""
 // when s is nil: "a uniform sample of n of N requests" per run.
-func (s *Sample) Note(res *result.Results) string {
+func (s *Sample) Note(res *result.Results) string { return s.note(res, false) }
+
+// note is Note, of the Thin samples when thin.
+func (s *Sample) note(res *result.Results, thin bool) string {
 	if s == nil {
 		return ""
 	}
@@ -149,7 +174,10 @@ func (s *Sample) Note(res *result.Results) string {
 		if rs == nil || rs.N == 0 {
 			continue
 		}
-		n := min(rs.kept, rs.N)
+		n := rs.kept
+		if thin {
+			n = len(rs.Thin)
+		}
 		p := fmt.Sprintf("a uniform sample of %d of %d requests", n, rs.N)
 		if len(res.Runs) > 1 {
 			p = RunLabel(run.Name) + ": " + p

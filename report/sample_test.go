@@ -40,13 +40,17 @@ func sampledDir(t *testing.T) (string, *result.Results, []result.Record) {
 	return dir, res, recs
 }
 
+// sampleCap is small enough that sampledDir's file is sampled, large
+// enough that the sample holds more than tokens.png's thin lines.
+const sampleCap = 1 << 20
+
 // TestChartRecordsSample: over the cap, ChartRecords keeps per run a
 // uniform sample spread over the whole run, the same each time, and
 // exactly what a full read gives for the slowest requests, the line counts
 // and the request nearest each run's median E2E.
 func TestChartRecordsSample(t *testing.T) {
 	dir, res, all := sampledDir(t)
-	recs, s, notes, err := ChartRecords(dir, res, 64<<10)
+	recs, s, notes, err := ChartRecords(dir, res, sampleCap)
 	if err != nil || s == nil {
 		t.Fatalf("ChartRecords: sample %v, err %v", s, err)
 	}
@@ -55,9 +59,14 @@ func TestChartRecordsSample(t *testing.T) {
 	}
 	for _, run := range res.Runs {
 		rs, full, got := s.Runs[run.Name], measured(run.Name, all), measured(run.Name, recs)
-		if rs.N != len(full) || len(got) != maxThinLines || rs.Counts != countRecords(run.Name, all) {
-			t.Errorf("%s: N %d (want %d), %d sampled (want %d), counts %v (want %v)", run.Name, rs.N, len(full),
-				len(got), maxThinLines, rs.Counts, countRecords(run.Name, all))
+		if rs.N != len(full) || len(got) != rs.kept || len(got) <= maxThinLines || len(got) >= rs.N || len(rs.Thin) != maxThinLines ||
+			rs.Counts != countRecords(run.Name, all) {
+			t.Errorf("%s: N %d (want %d), %d sampled (want between %d and N), %d thin lines (want %d), counts %v (want %v)",
+				run.Name, rs.N, len(full), len(got), maxThinLines, len(rs.Thin), maxThinLines, rs.Counts, countRecords(run.Name, all))
+		}
+		// Only the thin lines and the median keep the events they draw.
+		if len(got[0].Events) != 0 || len(rs.Thin[0].Events) == 0 {
+			t.Errorf("%s: a sampled record has %d events (want none kept), a thin line %d (want its own)", run.Name, len(got[0].Events), len(rs.Thin[0].Events))
 		}
 		// Spread over the run: each third of it is in the sample.
 		var thirds [3]int
@@ -86,7 +95,7 @@ func TestChartRecordsSample(t *testing.T) {
 			t.Errorf("slowest %d: %s %g, a full read gives %s %g", i, s.Slowest[i].RequestID, s.Slowest[i].E2ES, want[i].RequestID, want[i].E2ES)
 		}
 	}
-	again, s2, _, err := ChartRecords(dir, res, 64<<10)
+	again, s2, _, err := ChartRecords(dir, res, sampleCap)
 	if err != nil || !reflect.DeepEqual(again, recs) || !reflect.DeepEqual(s2.Slowest, s.Slowest) {
 		t.Errorf("a second read gives another sample (err %v)", err)
 	}
@@ -99,7 +108,7 @@ func TestWriteSampled(t *testing.T) {
 	dir, _, all := sampledDir(t)
 	var outs []map[string][]byte
 	for range 2 {
-		res, recs, s, _, err := loadDir(dir, 64<<10)
+		res, recs, s, _, err := loadDir(dir, sampleCap)
 		if err != nil || s == nil {
 			t.Fatalf("loadDir: sample %v, err %v", s, err)
 		}
@@ -114,10 +123,21 @@ func TestWriteSampled(t *testing.T) {
 		}
 	}
 	md := string(outs[0][result.ReportFile])
-	note := fmt.Sprintf("_Drawn from %s: a uniform sample of %d of %d requests; %s: a uniform sample of %d of %d requests",
-		RunLabel("streaming"), maxThinLines, len(measured("streaming", all)), RunLabel("non-streaming"), maxThinLines, len(measured("non-streaming", all)))
-	if strings.Count(md, note) != 2 { // under tokens.png and cdf.png
-		t.Errorf("report.md names the sample %d times, want 2 (%q)", strings.Count(md, note), note)
+	_, _, s, _, _ := loadDir(dir, sampleCap)
+	n := func(run string) int { return s.Runs[run].kept }
+	for _, c := range []struct {
+		file       string
+		nstr, nnon int
+		what       string
+	}{
+		{FileTokens, maxThinLines, maxThinLines, "thin lines"},
+		{FileCDF, n("streaming"), n("non-streaming"), "records"},
+	} {
+		note := fmt.Sprintf("](%s)\n\n_Drawn from %s: a uniform sample of %d of %d requests; %s: a uniform sample of %d of %d requests", c.file,
+			RunLabel("streaming"), c.nstr, len(measured("streaming", all)), RunLabel("non-streaming"), c.nnon, len(measured("non-streaming", all)))
+		if !strings.Contains(md, note) {
+			t.Errorf("report.md does not name the %s' sample under %s: want %q", c.what, c.file, note)
+		}
 	}
 	if !strings.Contains(md, "## Slowest requests") || !strings.Contains(md, "`req-non-streaming-100`") {
 		t.Errorf("report.md lacks the slowest requests, the 99 s failure first")

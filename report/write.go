@@ -59,7 +59,7 @@ func planCharts(res *result.Results, recs []result.Record, s *Sample) []Chart {
 		cs = append(cs,
 			Chart{File: FileTimeline, Title: "Timeline of the median request per run",
 				render: func() ([]byte, error) { return timelineChart(res, recs, s) }},
-			Chart{File: FileTokens, Title: "Cumulative visible tokens over time", Note: note,
+			Chart{File: FileTokens, Title: "Cumulative visible tokens over time", Note: s.note(res, true),
 				render: func() ([]byte, error) { return tokensChart(res, recs, s) }},
 			Chart{File: FileCDF, Title: "Distributions of first visible output and E2E", Note: note,
 				render: func() ([]byte, error) { return cdfChart(res, recs, s) }})
