@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/servebench/servebench/bench/result"
 )
@@ -11,7 +12,7 @@ import (
 // the records of requests.jsonl as the run that wrote it had them for its
 // report. A run that kept its records in memory had them all (result.Load;
 // the Sample is nil). A bounded run (--interval: its runs have windows) or
-// one rebuilt after a crash (incomplete) kept none: they come from
+// one rebuilt after a crash (incomplete), and a merge, kept none: they come from
 // ChartRecords, a Sample past MaxChartBytes, so that memory stays bounded
 // however long the run and report.md is what the run wrote. `servebench
 // report` writes report.md and the charts back into it, so it must be a
@@ -46,15 +47,28 @@ func loadDir(dir string, maxBytes int64) (*result.Results, []result.Record, *Sam
 }
 
 // KeptNoRecords reports whether res comes from runs that kept no record in
-// memory (--interval, whose runs have windows) or from a rebuild after a
-// crash: their reports read requests.jsonl back through ChartRecords.
+// memory (--interval, whose runs have windows), from a rebuild after a
+// crash, or from `servebench merge` (which streams the shards' records and
+// says so only in its command line): their reports read requests.jsonl
+// back through ChartRecords.
 func KeptNoRecords(res *result.Results) bool {
-	if res.Incomplete {
+	if res.Incomplete || isMerge(res.Manifest.CommandLine) {
 		return true
 	}
 	for i := range res.Runs {
 		if len(res.Runs[i].Windows) > 0 {
 			return true
+		}
+	}
+	return false
+}
+
+// isMerge reports whether a command line ran `servebench merge`: its first
+// argument that is not a flag is merge.
+func isMerge(commandLine []string) bool {
+	for _, a := range commandLine[min(1, len(commandLine)):] {
+		if !strings.HasPrefix(a, "-") {
+			return a == "merge"
 		}
 	}
 	return false

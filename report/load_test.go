@@ -59,6 +59,10 @@ func TestLoadDirBoundedReadsAsTheRun(t *testing.T) {
 	windowed.Runs[0].Windows = []result.Window{{Index: 1, EndS: windowed.Runs[0].DurationS, Requests: windowed.Runs[0].Requests}}
 	incomplete := *res
 	incomplete.Incomplete = true
+	merged := *res
+	merged.Manifest.CommandLine = []string{"servebench", "merge", "shard-0", "shard-1", "--out", "m"}
+	notMerged := *res
+	notMerged.Manifest.CommandLine = []string{"servebench", "run", "--out", "merge"}
 	for _, c := range []struct {
 		name    string
 		res     *result.Results
@@ -69,6 +73,8 @@ func TestLoadDirBoundedReadsAsTheRun(t *testing.T) {
 		{"incomplete, over the cap", &incomplete, false, 1 << 10},
 		{"windows, under the cap", &windowed, false, 1 << 30},
 		{"no windows, over the cap", res, true, 1 << 10},
+		{"merged, over the cap", &merged, false, 1 << 10},
+		{"run with a merge argument, over the cap", &notMerged, true, 1 << 10},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
