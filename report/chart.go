@@ -130,10 +130,16 @@ func renderPlot(p *plot.Plot) ([]byte, error) {
 
 // logTicks labels a log axis at 1, 2 and 5 times each power of ten that
 // falls in range, in seconds without trailing zeros, so short ranges (one or
-// two decades) still get several labels.
+// two decades) still get several labels; past maxDecades125 decades only
+// the powers of ten are labelled, since the 2 and 5 labels of a narrow
+// decade ("0.00005", "0.0001") run into each other.
 type logTicks struct{}
 
+// maxDecades125 is the widest range (in decades) labelled at 1, 2 and 5.
+const maxDecades125 = 3
+
 func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	only1 := math.Log10(hi/lo) > maxDecades125+0.01
 	var ticks []plot.Tick
 	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
 		for m := 1; m < 10; m++ {
@@ -142,7 +148,7 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 				continue
 			}
 			t := plot.Tick{Value: v}
-			if m == 1 || m == 2 || m == 5 {
+			if m == 1 || (!only1 && (m == 2 || m == 5)) {
 				t.Label = trimFloat(v)
 			}
 			ticks = append(ticks, t)

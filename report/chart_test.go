@@ -7,6 +7,7 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"slices"
 	"strings"
 	"testing"
 
@@ -267,4 +268,28 @@ func renderAll(res *result.Results, recs []result.Record) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// TestLogTicksLabels: up to three decades the axis is labelled at 1, 2 and
+// 5 times each power of ten; over more only the powers of ten, whose
+// labels do not run into each other.
+func TestLogTicksLabels(t *testing.T) {
+	labels := func(lo, hi float64) []string {
+		var out []string
+		for _, tk := range (logTicks{}).Ticks(lo, hi) {
+			if tk.Label != "" {
+				out = append(out, tk.Label)
+			}
+		}
+		return out
+	}
+	if got, want := labels(0.01, 1), []string{"0.01", "0.02", "0.05", "0.1", "0.2", "0.5", "1"}; !slices.Equal(got, want) {
+		t.Errorf("two decades: labels %q, want %q", got, want)
+	}
+	if got, want := labels(0.001, 1), []string{"0.001", "0.002", "0.005", "0.01", "0.02", "0.05", "0.1", "0.2", "0.5", "1"}; !slices.Equal(got, want) {
+		t.Errorf("three decades: labels %q, want %q", got, want)
+	}
+	if got, want := labels(0.00005, 0.2), []string{"0.0001", "0.001", "0.01", "0.1"}; !slices.Equal(got, want) {
+		t.Errorf("3.6 decades: labels %q, want %q", got, want)
+	}
 }
