@@ -88,7 +88,7 @@ func sampleRecords(path string, r io.Reader, size, maxBytes int64, res *result.R
 	recs := make([]result.Record, 0, min(k*len(res.Runs), lines))
 	at := map[string][]int{} // a run's sample: indexes into recs
 	warns, err := result.ScanRecords(path, r, func(rec *result.Record) error {
-		if rec.Outcome() && rec.RequestID != "" { // as Slowest, of whichever run
+		if slowestCandidate(rec) { // of whichever run
 			s.keepSlowest(rec)
 		}
 		rs := s.Runs[rec.Run]

@@ -24,13 +24,18 @@ const maxLogLines = 8
 func Slowest(recs []result.Record, n int) []*result.Record {
 	var out []*result.Record
 	for i := range recs {
-		if r := &recs[i]; r.Outcome() && r.RequestID != "" {
+		if r := &recs[i]; slowestCandidate(r) {
 			out = append(out, r)
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].E2ES > out[j].E2ES })
 	return out[:min(n, len(out))]
 }
+
+// slowestCandidate is whether r may be named among the slowest: a measured
+// request (failed ones too) that carried a request id, which its server.log
+// lines are found by.
+func slowestCandidate(r *result.Record) bool { return r.Outcome() && r.RequestID != "" }
 
 // LogLinesNaming reads a server log and returns, for each id, the lines
 // that contain it (at most maxLogLines each), in log order. A missing log
