@@ -1,141 +1,26 @@
 package bench
 
-import (
-	"fmt"
-	"math"
-	"math/rand/v2"
-	"strconv"
-	"strings"
-)
+import "github.com/servebench/servebench/engine/dist"
+
+// The distribution grammar lives in engine/dist, shared with the bundled
+// engine's --reasoning-tokens; these are its names here, kept so that
+// callers of bench read as before.
+
+// Dist is a distribution of token counts or seconds (dist.Dist).
+type Dist = dist.Dist
 
 // Distribution kinds, as written in --input-tokens, --output-tokens and
 // --think-time.
 const (
-	DistConst     = "const"
-	DistUniform   = "uniform"
-	DistNormal    = "normal"
-	DistLognormal = "lognormal"
-	DistZipf      = "zipf"
+	DistConst     = dist.Const
+	DistUniform   = dist.Uniform
+	DistNormal    = dist.Normal
+	DistLognormal = dist.Lognormal
+	DistZipf      = dist.Zipf
 )
 
 // DistGrammar is the accepted syntax, for help texts and errors.
-const DistGrammar = "N, uniform:MIN-MAX, normal:MEAN,STD, lognormal:MEAN,STD or zipf:S,MAX"
+const DistGrammar = dist.Grammar
 
-// Dist is a distribution of positive values: token counts (rounded) or
-// seconds. Parse one with ParseDist; the zero Dist is invalid. A Dist is a
-// value: safe for concurrent use, each caller brings its own rand.Rand.
-type Dist struct {
-	Kind string  // DistConst, DistUniform, DistNormal, DistLognormal or DistZipf
-	A, B float64 // const: A; uniform: MIN, MAX; normal, lognormal: MEAN, STD; zipf: S, MAX
-	// mu and sigma are the lognormal's parameters of the log, from A and B.
-	mu, sigma float64
-}
-
-// ParseDist reads a distribution: "N" (every value N), "uniform:MIN-MAX",
-// "normal:MEAN,STD", "lognormal:MEAN,STD" (the mean and standard deviation
-// of the values themselves, not of their log, as GuideLLM and AIPerf take
-// them) or "zipf:S,MAX" (P(k) proportional to k^-S on 1..MAX, S > 1).
-// Errors say what was expected; the caller names the flag.
-func ParseDist(s string) (Dist, error) {
-	kind, args, ok := strings.Cut(strings.TrimSpace(s), ":")
-	if !ok {
-		v, err := distNumber(kind)
-		if err != nil || v < 0 {
-			return Dist{}, fmt.Errorf("%q: expected %s", s, DistGrammar)
-		}
-		return Dist{Kind: DistConst, A: v}, nil
-	}
-	sep, want := ",", map[string]string{
-		DistUniform: "uniform:MIN-MAX", DistNormal: "normal:MEAN,STD",
-		DistLognormal: "lognormal:MEAN,STD", DistZipf: "zipf:S,MAX",
-	}[kind]
-	if want == "" {
-		return Dist{}, fmt.Errorf("%q: unknown distribution %q: expected %s", s, kind, DistGrammar)
-	}
-	if kind == DistUniform {
-		sep = "-"
-	}
-	as, bs, ok := strings.Cut(args, sep)
-	a, errA := distNumber(as)
-	b, errB := distNumber(bs)
-	if !ok || errA != nil || errB != nil {
-		return Dist{}, fmt.Errorf("%q: expected %s with numbers", s, want)
-	}
-	d := Dist{Kind: kind, A: a, B: b}
-	switch {
-	case kind == DistUniform && !(a >= 0 && a <= b):
-		return Dist{}, fmt.Errorf("%q: expected %s with 0 <= MIN <= MAX", s, want)
-	case (kind == DistNormal || kind == DistLognormal) && !(a > 0 && b >= 0):
-		return Dist{}, fmt.Errorf("%q: expected %s with MEAN > 0 and STD >= 0", s, want)
-	case kind == DistZipf && !(a > 1 && b >= 1 && b <= 1e9):
-		return Dist{}, fmt.Errorf("%q: expected %s with S > 1 and 1 <= MAX <= 1e9", s, want)
-	}
-	if kind == DistLognormal {
-		// The log's parameters that give the values mean A and std B.
-		d.sigma = math.Sqrt(math.Log1p(b * b / (a * a)))
-		d.mu = math.Log(a) - d.sigma*d.sigma/2
-	}
-	return d, nil
-}
-
-// distNumber parses a finite number.
-func distNumber(s string) (float64, error) {
-	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	if err == nil && (math.IsInf(v, 0) || math.IsNaN(v)) {
-		err = fmt.Errorf("not finite")
-	}
-	return v, err
-}
-
-// String is the distribution as ParseDist reads it (recorded in results.json).
-func (d Dist) String() string {
-	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-	switch d.Kind {
-	case DistConst:
-		return f(d.A)
-	case DistUniform:
-		return DistUniform + ":" + f(d.A) + "-" + f(d.B)
-	case "":
-		return ""
-	}
-	return d.Kind + ":" + f(d.A) + "," + f(d.B)
-}
-
-// IsZero reports whether d was never set.
-func (d Dist) IsZero() bool { return d.Kind == "" }
-
-// Sample draws one value (>= 0 for every kind but normal, which the caller
-// clips).
-func (d Dist) Sample(rng *rand.Rand) float64 {
-	switch d.Kind {
-	case DistUniform:
-		return d.A + rng.Float64()*(d.B-d.A)
-	case DistNormal:
-		return d.A + d.B*rng.NormFloat64()
-	case DistLognormal:
-		return math.Exp(d.mu + d.sigma*rng.NormFloat64())
-	case DistZipf:
-		return zipfSample(rng, d.A, d.B)
-	}
-	return d.A
-}
-
-// Int draws a value rounded to an integer and clipped to [lo, hi]: token
-// counts.
-func (d Dist) Int(rng *rand.Rand, lo, hi int) int {
-	v := math.Round(d.Sample(rng))
-	switch {
-	case !(v >= float64(lo)): // NaN too
-		return lo
-	case v > float64(hi):
-		return hi
-	}
-	return int(v)
-}
-
-// zipfSample draws k in 1..max with P(k) proportional to k^-s, with
-// math/rand's rejection sampler (no table of max entries).
-func zipfSample(rng *rand.Rand, s, max float64) float64 {
-	z := rand.NewZipf(rng, s, 1, uint64(max)-1)
-	return float64(z.Uint64() + 1)
-}
+// ParseDist reads a distribution (dist.Parse); the caller names the flag.
+func ParseDist(s string) (Dist, error) { return dist.Parse(s) }

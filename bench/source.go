@@ -194,7 +194,7 @@ func (s *Synth) Conversation(i int) Conversation {
 		if s.PrefixPick.IsZero() {
 			g = rng.IntN(len(s.prefixes))
 		} else {
-			g = int(zipfSample(rng, s.PrefixPick.A, float64(len(s.prefixes)))) - 1
+			g = int(Dist{Kind: DistZipf, A: s.PrefixPick.A, B: float64(len(s.prefixes))}.Sample(rng)) - 1
 		}
 		c.Group, c.System, c.SystemTokens = g+1, s.prefixes[g], s.SharedPrefixTokens
 	}

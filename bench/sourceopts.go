@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/engine/dist"
 )
 
 // SourceOptions are the workload-source flags of run and sweep, as given:
@@ -173,7 +174,7 @@ func (o SourceOptions) synth() (Source, error) {
 	switch pick := o.PrefixPick; {
 	case pick == "" || pick == "uniform":
 	case strings.HasPrefix(pick, "zipf:"):
-		v, err := distNumber(strings.TrimPrefix(pick, "zipf:"))
+		v, err := dist.Number(strings.TrimPrefix(pick, "zipf:"))
 		if err != nil || !(v > 1) {
 			return nil, fmt.Errorf("--prefix-pick %q: expected zipf:S with S > 1", pick)
 		}

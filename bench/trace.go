@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/engine/dist"
 )
 
 // Trace formats for --trace-format.
@@ -116,7 +117,7 @@ func parseSeconds(s string) (time.Duration, error) {
 	if d, err := time.ParseDuration(s); err == nil {
 		return d, nil
 	}
-	v, err := distNumber(s)
+	v, err := dist.Number(s)
 	if err != nil {
 		return 0, err
 	}
