@@ -121,6 +121,7 @@ func EngineSummary(d *scrape.Delta) result.EngineStats {
 			P99Est: finite(h.Quantile(0.99)),
 		})
 	}
+	zeroQueue(d, &es)
 	q, qok := d.Counter(scrape.EnginePrefixCacheQueries)
 	h, hok := d.Counter(scrape.EnginePrefixCacheHits)
 	if qok && hok {
@@ -131,6 +132,31 @@ func EngineSummary(d *scrape.Delta) result.EngineStats {
 		}
 	}
 	return es
+}
+
+// zeroQueue fills es.QueueS with zero wait when the server is known to
+// export queue wait (its family is in the snapshot, or its dialect always
+// exports it) but observed none over requests the engine did count: a
+// server that creates the series on first observation has simply had no
+// request wait yet. Count is the engine's count of those requests (TTFT's,
+// else E2E's), so the figure says how much it rests on.
+func zeroQueue(d *scrape.Delta, es *result.EngineStats) {
+	if es.QueueS != nil || d.Dialect == nil {
+		return
+	}
+	_, seen := d.Hist(scrape.EngineQueue)
+	if m, ok := d.Dialect.Mapping(scrape.EngineQueue); !seen && !(ok && m.Always) {
+		return
+	}
+	n := 0.0
+	if es.TTFTS != nil {
+		n = es.TTFTS.Count
+	} else if es.E2ES != nil {
+		n = es.E2ES.Count
+	}
+	if n > 0 {
+		es.QueueS = &result.Hist{Count: n}
+	}
 }
 
 // finite maps NaN and ±Inf (an estimate past the last finite bucket) to 0,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/client"
+	"github.com/servebench/servebench/scrape"
 )
 
 func TestNewRecordAndWriter(t *testing.T) {
@@ -341,5 +343,58 @@ func TestClientSummaryMultiTokenChunks(t *testing.T) {
 	// visible one: the two definitions agree
 	if cs.TPOTS == nil || math.Abs(cs.TPOTS.Mean-cs.ITLS.Mean) > 1e-9 {
 		t.Errorf("tpot %+v and per-token itl mean %v should agree", cs.TPOTS, cs.ITLS.Mean)
+	}
+}
+
+// TestEngineSummaryQueueSeries: a queue family missing after a run counts
+// as zero wait when the server is known to export it (the vLLM dialect
+// observes it for every request; a family present without new
+// observations), and stays absent when it may simply not be exported
+// (SGLang before sglang:queue_time_seconds).
+func TestEngineSummaryQueueSeries(t *testing.T) {
+	ttft := func(prefix string, n int) string {
+		return fmt.Sprintf("# TYPE %[1]stime_to_first_token_seconds histogram\n"+
+			"%[1]stime_to_first_token_seconds_bucket{model_name=\"m\",le=\"+Inf\"} %[2]d\n"+
+			"%[1]stime_to_first_token_seconds_sum{model_name=\"m\"} %[3]g\n"+
+			"%[1]stime_to_first_token_seconds_count{model_name=\"m\"} %[2]d\n", prefix, n, 0.03*float64(n))
+	}
+	queue := func(name string, n int) string {
+		return fmt.Sprintf("# TYPE %[1]s histogram\n%[1]s_bucket{model_name=\"m\",le=\"+Inf\"} %[2]d\n"+
+			"%[1]s_sum{model_name=\"m\"} %[3]g\n%[1]s_count{model_name=\"m\"} %[2]d\n", name, n, 0.5*float64(n))
+	}
+	cases := []struct {
+		name          string
+		before, after string
+		want          *result.Hist // nil: absent
+	}{
+		// vLLM-named server that creates the queue series on first
+		// observation: none yet after 20 requests -> 0 over 20.
+		{"vllm no series yet", ttft("vllm:", 0), ttft("vllm:", 20), &result.Hist{Count: 20}},
+		// The series exists and saw no new observations: 0 over 20.
+		{"sglang series unchanged", ttft("sglang:", 0) + queue("sglang:queue_time_seconds", 4),
+			ttft("sglang:", 20) + queue("sglang:queue_time_seconds", 4), &result.Hist{Count: 20}},
+		// An SGLang without the family may not export it at all: absent.
+		{"sglang no family", ttft("sglang:", 0), ttft("sglang:", 20), nil},
+		// Waits observed: the figure is the server's.
+		{"vllm observed", ttft("vllm:", 0), ttft("vllm:", 20) + queue("vllm:request_queue_time_seconds", 20),
+			&result.Hist{Mean: 0.5, Count: 20, P50Est: 0, P90Est: 0, P99Est: 0}},
+		// No requests counted: nothing to call zero.
+		{"vllm idle", ttft("vllm:", 0), ttft("vllm:", 0), nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b, err := scrape.ParseSource(strings.NewReader(c.before), "before")
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, err := scrape.ParseSource(strings.NewReader(c.after), "after")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := EngineSummary(scrape.Diff(b, a, nil, scrape.Filter{})).QueueS
+			if (got == nil) != (c.want == nil) || (got != nil && (got.Count != c.want.Count || got.Mean != c.want.Mean)) {
+				t.Errorf("QueueS = %+v, want %+v", got, c.want)
+			}
+		})
 	}
 }

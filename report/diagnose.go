@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/scrape"
 )
 
 // Cause names where a run's wait for the first visible output goes.
@@ -76,14 +77,41 @@ func (t Thresholds) Scaled(speedup float64) Thresholds {
 	return Thresholds{LargeTTFT: t.LargeTTFT / speedup, LostGap: t.LostGap / speedup}
 }
 
+// Basis is what a diagnosis knows besides the run's own figures.
+type Basis struct {
+	Thresholds
+	// TTFTQueue says whether the server's engine TTFT counts queue wait,
+	// from its metrics dialect (scrape.Dialect.TTFTQueue); the figures
+	// can still show that a server reusing a dialect's names does not.
+	TTFTQueue scrape.QueueInTTFT
+}
+
+// BasisFor returns the thresholds for res's server and what its metrics
+// dialect says about queue wait in TTFT.
+func BasisFor(res *result.Results) Basis {
+	b := Basis{Thresholds: thresholdsFor(res)}
+	if dl, ok := scrape.Lookup(res.Server.Dialect); ok {
+		b.TTFTQueue = dl.TTFTQueue
+	}
+	return b
+}
+
 // Diagnose applies the seed lesson's reasoning to run with DefaultThresholds.
 func Diagnose(run result.Run) Diagnosis { return DiagnoseWith(run, DefaultThresholds) }
 
-// DiagnoseWith applies the seed lesson's reasoning to run: engine TTFT large
-// means model, prompt or queue (queue wait says which); engine TTFT small but
-// first visible output late while streaming means lost between engine and
-// client; not streaming, first visible output is E2E by construction.
+// DiagnoseWith is DiagnoseOn without knowing the server's dialect.
 func DiagnoseWith(run result.Run, th Thresholds) Diagnosis {
+	return DiagnoseOn(run, Basis{Thresholds: th})
+}
+
+// DiagnoseOn applies the seed lesson's reasoning to run: engine time to
+// first token large means model, prompt or queue (queue wait and its share
+// say which); engine time small but first visible output late while
+// streaming means lost between engine and client, unless queue wait that
+// the server's TTFT leaves out explains it; not streaming, first visible
+// output is E2E by construction. Client and engine are compared mean with
+// mean (the engine gives only means).
+func DiagnoseOn(run result.Run, b Basis) Diagnosis {
 	d := Diagnosis{Run: run.Name, Label: RunLabel(run.Name)}
 	add := func(c Cause, format string, args ...any) {
 		d.Findings = append(d.Findings, Finding{Cause: c, Text: fmt.Sprintf(format, args...)})
@@ -92,9 +120,9 @@ func DiagnoseWith(run result.Run, th Thresholds) Diagnosis {
 		add(CauseUnknown, "No successful requests, so there is no client figure to explain.")
 		return d
 	}
-	fv, e2e := run.Client.FirstVisibleS.Median, run.Client.E2ES.Median
-	ttft, haveTTFT := histMean(run.Engine.TTFTS)
-	queue, haveQueue := histMean(run.Engine.QueueS)
+	th := b.Thresholds
+	fv, e2e := run.Client.FirstVisibleS.Mean, run.Client.E2ES.Median
+	ft, haveTTFT := readFirstToken(run, b)
 	engE2E, haveEngE2E := histMean(run.Engine.E2ES)
 
 	if !haveTTFT && run.Stream {
@@ -102,55 +130,182 @@ func DiagnoseWith(run result.Run, th Thresholds) Diagnosis {
 		if rc := run.Engine.Reconciliation; rc != nil && rc.EngineAbsent {
 			why = "Engine figures were left out (" + rc.Note + ")"
 		}
-		add(CauseUnknown, why+", so the client's first visible output (%s) "+
+		add(CauseUnknown, why+", so the client's first visible output (mean %s) "+
 			"cannot be split into engine time and time lost on the way.", secs(fv))
 	}
-	if haveTTFT && ttft >= th.LargeTTFT {
-		switch {
-		case haveQueue && queue >= ttft/2:
-			add(CauseQueue, "Engine TTFT is large (%s) and mostly queue wait (%s): requests wait for a slot, "+
-				"so the server is overloaded; fewer concurrent requests or more capacity would help, streaming would not.",
-				secs(ttft), secs(queue))
-		case haveQueue:
-			add(CauseEngine, "Engine TTFT is large (%s) with little queue wait (%s): the time goes to prefill, "+
-				"from a long prompt, a large batch or a slow model; streaming cannot hide it.", secs(ttft), secs(queue))
-		default:
-			add(CauseEngine, "Engine TTFT is large (%s): the model, the prompt or the queue "+
-				"(the server does not export queue wait to say which); streaming cannot hide it.", secs(ttft))
+	if haveTTFT && run.Stream && ft.excluded == "" && ft.haveQueue && ft.explains(fv, th) {
+		ft.excluded = "the client's first text fits queue wait + TTFT"
+		if b.TTFTQueue == scrape.QueueInTTFTIncluded {
+			ft.excluded += " (though this dialect's TTFT counts queue wait: a server reusing its metric names?)"
 		}
 	}
+	if haveTTFT && ft.arrival() >= th.LargeTTFT {
+		d.Findings = append(d.Findings, ft.large()...)
+	}
+	addClientQueue(&d, run, th)
 	if !run.Stream {
 		if haveTTFT {
 			add(CauseHeldBack, "Not streaming: first visible output equals E2E (%s) by construction. The engine "+
 				"had the first token after %s and held it until the last was done; streaming would show text after about %s.",
-				secs(e2e), secs(ttft), secs(ttft))
+				secs(e2e), secs(ft.arrival()), secs(ft.arrival()))
 		} else {
 			add(CauseHeldBack, "Not streaming: first visible output equals E2E (%s) by construction; "+
 				"streaming would show text as soon as the first token is made.", secs(e2e))
 		}
-	} else if haveTTFT && fv-ttft >= th.LostGap && fv >= 2*ttft {
-		add(CauseBetween, "Engine TTFT is only %s but the client saw the first text after %s: about %s is lost "+
-			"between engine and client, e.g. a proxy or load balancer buffering the stream, or a slow network.",
-			secs(ttft), secs(fv), secs(fv-ttft))
-		if fv >= 0.9*e2e {
-			add(CauseBetween, "The first text arrived with the end of the answer (E2E %s): something buffered the whole stream.",
-				secs(e2e))
-		}
+	} else if haveTTFT {
+		ft.between(&d, fv, e2e, th)
+	}
+	engE2EText := secs(engE2E)
+	if haveTTFT && ft.excluded != "" { // a server whose TTFT leaves the queue out times E2E from scheduling too
+		engE2E += ft.queue
+		engE2EText = fmt.Sprintf("%s with queue wait", secs(engE2E))
 	}
 	if haveEngE2E && e2e-engE2E >= th.LostGap && e2e-engE2E >= 0.1*engE2E {
 		add(CauseBetween, "Client E2E (%s) exceeds engine E2E (%s) by %s: time spent after the engine finished, "+
-			"on the way to the client.", secs(e2e), secs(engE2E), secs(e2e-engE2E))
+			"on the way to the client.", secs(e2e), engE2EText, secs(e2e-engE2E))
 	}
 	if len(d.Findings) == 0 && haveTTFT {
 		rest := fmt.Sprintf("the remaining %s of E2E (%s) is generating the answer", secs(max(e2e-fv, 0)), secs(e2e))
-		if haveQueue {
-			rest = fmt.Sprintf("queue wait is %s; %s", secs(queue), rest)
+		switch {
+		case ft.haveQueue && ft.share() >= 0.01:
+			rest = fmt.Sprintf("queue wait is %s (%s of it); %s", secs(ft.queue), pct(ft.share()), rest)
+		case ft.haveQueue:
+			rest = fmt.Sprintf("queue wait is %s; %s", secs(ft.queue), rest)
 		}
-		add(CauseHealthy, "Engine TTFT (%s) and the client's first visible output (%s) agree: nothing is lost "+
-			"between engine and client; %s.", secs(ttft), secs(fv), rest)
+		add(CauseHealthy, "Engine TTFT (%s) and the client's first visible output (mean %s) agree: nothing is lost "+
+			"between engine and client; %s.", secs(ft.arrival()), secs(fv), rest)
 	}
 	return d
 }
+
+// firstToken is the engine's account of the wait for a run's first token.
+type firstToken struct {
+	ttft, queue float64
+	haveQueue   bool
+	// excluded says why the server's TTFT is taken to leave queue wait
+	// out ("" when it counts it): the time from arrival is then queue +
+	// TTFT.
+	excluded string
+}
+
+// readFirstToken reads engine TTFT and queue wait from run, and whether
+// TTFT counts the queue: the dialect says so, but a mean queue wait above
+// the mean TTFT cannot happen when each request's TTFT contains its wait.
+func readFirstToken(run result.Run, b Basis) (firstToken, bool) {
+	var ft firstToken
+	var ok bool
+	if ft.ttft, ok = histMean(run.Engine.TTFTS); !ok {
+		return ft, false
+	}
+	ft.queue, ft.haveQueue = histMean(run.Engine.QueueS)
+	switch {
+	case b.TTFTQueue == scrape.QueueInTTFTExcluded:
+		ft.excluded = "this server's TTFT leaves queue wait out"
+	case ft.haveQueue && ft.queue > 1.1*ft.ttft && ft.queue-ft.ttft >= b.LostGap/4:
+		ft.excluded = fmt.Sprintf("mean queue wait %s exceeds mean TTFT %s, so this server's TTFT leaves queue wait out",
+			secs(ft.queue), secs(ft.ttft))
+	}
+	return ft, true
+}
+
+// arrival is the engine's mean time from arrival to first token.
+func (ft firstToken) arrival() float64 {
+	if ft.excluded != "" {
+		return ft.ttft + ft.queue
+	}
+	return ft.ttft
+}
+
+// share is queue wait's share of the time from arrival to first token.
+func (ft firstToken) share() float64 {
+	if a := ft.arrival(); a > 0 {
+		return ft.queue / a
+	}
+	return 0
+}
+
+// explains reports whether queue wait + TTFT account for the client's mean
+// first visible output fv where TTFT alone leaves a gap that counts.
+func (ft firstToken) explains(fv float64, th Thresholds) bool {
+	gap := fv - ft.ttft
+	return gap >= th.LostGap && ft.queue >= th.LostGap && math.Abs(gap-ft.queue) <= max(th.LostGap, 0.25*gap)
+}
+
+// what names the engine figure the findings speak of.
+func (ft firstToken) what() string {
+	if ft.excluded != "" {
+		return fmt.Sprintf("Engine time to first token (queue wait %s + TTFT %s = %s; %s)",
+			secs(ft.queue), secs(ft.ttft), secs(ft.arrival()), ft.excluded)
+	}
+	return fmt.Sprintf("Engine TTFT (%s)", secs(ft.ttft))
+}
+
+// large words a large engine time to first token by queue wait's measured
+// share: mostly queue (half or more), part queue (a tenth or more), or
+// little queue.
+func (ft firstToken) large() []Finding {
+	if !ft.haveQueue {
+		return []Finding{{CauseEngine, fmt.Sprintf("%s is large: the model, the prompt or the queue "+
+			"(the server does not export queue wait to say which); streaming cannot hide it.", ft.what())}}
+	}
+	share, rest := ft.share(), max(ft.arrival()-ft.queue, 0)
+	switch {
+	case share >= 0.5:
+		return []Finding{{CauseQueue, fmt.Sprintf("%s is large and mostly queue wait (%s, %s of it): requests wait "+
+			"for a slot, so the server is overloaded; fewer concurrent requests or more capacity would help, streaming would not.",
+			ft.what(), secs(ft.queue), pct(share))}}
+	case share >= 0.1:
+		return []Finding{
+			{CauseQueue, fmt.Sprintf("%s is large: %s of it is queue wait (%s), requests waiting for a slot;",
+				ft.what(), pct(share), secs(ft.queue))},
+			{CauseEngine, fmt.Sprintf("the other %s goes to prefill, from a long prompt, a large batch or a slow model. "+
+				"Fewer concurrent requests would cut the first part; streaming cannot hide either.", secs(rest))}}
+	}
+	return []Finding{{CauseEngine, fmt.Sprintf("%s is large with little queue wait (%s, %s of it): the time goes to prefill, "+
+		"from a long prompt, a large batch or a slow model; streaming cannot hide it.", ft.what(), secs(ft.queue), pct(share))}}
+}
+
+// between says where a streaming run's first text went after the engine
+// made it: lost on the way when the client saw it much later than the
+// engine's time from arrival; queueing when queue wait the server's TTFT
+// leaves out accounts for the gap that TTFT alone shows.
+func (ft firstToken) between(d *Diagnosis, fv, e2e float64, th Thresholds) {
+	if ft.excluded != "" && fv-ft.ttft >= th.LostGap {
+		d.Findings = append(d.Findings, Finding{CauseQueue, fmt.Sprintf("The client saw the first text after a mean %s, "+
+			"%s after engine TTFT (%s): queue wait (%s) accounts for it, not the way between engine and client (%s).",
+			secs(fv), secs(fv-ft.ttft), secs(ft.ttft), secs(ft.queue), ft.excluded)})
+	}
+	a := ft.arrival()
+	if fv-a < th.LostGap || fv < 2*a {
+		return
+	}
+	d.Findings = append(d.Findings, Finding{CauseBetween, fmt.Sprintf("%s is small, but the client saw the first text "+
+		"after a mean %s: about %s is lost between engine and client, e.g. a proxy or load balancer buffering the stream, "+
+		"or a slow network.", ft.what(), secs(fv), secs(fv-a))})
+	if fv >= 0.9*e2e {
+		d.Findings = append(d.Findings, Finding{CauseBetween, fmt.Sprintf("The first text arrived with the end of the "+
+			"answer (E2E %s): something buffered the whole stream.", secs(e2e))})
+	}
+}
+
+// addClientQueue names queueing on the client side: an open-loop run whose
+// sends fell behind their intended times by a mean that counts waited in
+// servebench before the server saw the request.
+func addClientQueue(d *Diagnosis, run result.Run, th Thresholds) {
+	if run.Rate == nil || run.Rate.SendLagS == nil || run.Rate.SendLagS.Mean < th.LostGap {
+		return
+	}
+	lag := run.Rate.SendLagS
+	text := fmt.Sprintf("Requests also waited in servebench before they were sent: a mean %s (p99 %s) behind their "+
+		"intended send times, which the engine's figures and the client's figures from the send do not count", secs(lag.Mean), secs(lag.P99))
+	if fi := run.Client.FirstVisibleFromIntendedS; fi != nil {
+		text += fmt.Sprintf("; from the intended send time the first text came after a mean %s", secs(fi.Mean))
+	}
+	d.Findings = append(d.Findings, Finding{CauseQueue, text + "."})
+}
+
+// pct formats a share as a whole percentage.
+func pct(share float64) string { return strconv.FormatFloat(100*share, 'f', 0, 64) + "%" }
 
 func histMean(h *result.Hist) (float64, bool) {
 	if h == nil || h.Count <= 0 || math.IsNaN(h.Mean) {
@@ -169,7 +324,7 @@ func secs(v float64) string {
 }
 
 // TwoClocksCaveat is the seed lesson's warning, printed with every diagnosis.
-const TwoClocksCaveat = "Two clocks: client figures are medians measured by servebench from the moment it sent " +
-	"the request; engine figures are means from the server's /metrics, measured on the server's clock from the " +
+const TwoClocksCaveat = "Two clocks: client figures are measured by servebench from the moment it sent " +
+	"the request (medians in the table; the diagnosis compares client means with engine means); engine figures are means from the server's /metrics, measured on the server's clock from the " +
 	"moment the request arrived. Compare them at the order-of-magnitude level: a difference of a few " +
 	"milliseconds between the two (even the client seeing text before the engine's TTFT) is definitional noise, not a finding."

@@ -7,6 +7,7 @@ import (
 	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/bench/stats"
 	"github.com/servebench/servebench/report/reporttest"
+	"github.com/servebench/servebench/scrape"
 )
 
 // runOf builds one run from spec with the fixture builder.
@@ -34,7 +35,7 @@ func TestDiagnose(t *testing.T) {
 			[]string{"0.03 s", "1.21 s", "proxy", "lost between engine and client"}},
 		// Overloaded: 2 s of the 2.1 s TTFT is queue wait.
 		{"queued server", runOf("vllm", reporttest.Queued()), CauseQueue, []Cause{CauseBetween, CauseHealthy, CauseEngine},
-			[]string{"2.1 s", "queue wait (2 s)", "overloaded"}},
+			[]string{"2.1 s", "queue wait (2 s, 95% of it)", "overloaded"}},
 		// Large TTFT without queueing: prefill.
 		{"slow prefill", runOf("vllm", slowPrefill), CauseEngine, []Cause{CauseQueue, CauseHealthy},
 			[]string{"1 s", "prefill"}},
@@ -111,6 +112,85 @@ func TestDiagnoseClockNoise(t *testing.T) {
 	d := Diagnose(run)
 	if len(d.Findings) != 1 || d.Findings[0].Cause != CauseHealthy {
 		t.Errorf("findings = %+v", d.Findings)
+	}
+}
+
+// TestDiagnoseQueueShares: the wording follows queue wait's measured share
+// of the engine's time to first token, and queue wait that a server's TTFT
+// leaves out (a simulator reusing vLLM's metric names) explains the client's
+// first token instead of a proxy being blamed.
+func TestDiagnoseQueueShares(t *testing.T) {
+	spec := func(fv, ttft, queue float64) reporttest.RunSpec {
+		return reporttest.RunSpec{Name: "streaming", Stream: true, N: 20, Tokens: 64, FirstVisible: fv, PerToken: 0.015,
+			EngineTTFT: ttft, EngineQueue: queue}
+	}
+	lagged := runOf("vllm", spec(0.3, 0.3, 0.01))
+	lagged.Rate = &result.RateStats{TargetPerS: 4, AchievedPerS: 3, SendLagS: &stats.Summary{Mean: 0.8, P99: 2.5, N: 20}}
+	lagged.Client.FirstVisibleFromIntendedS = &stats.Summary{Mean: 1.1, N: 20}
+	cases := []struct {
+		name      string
+		run       result.Run
+		ttftQueue scrape.QueueInTTFT
+		want, not []Cause
+		texts     []string
+		absent    []string
+	}{
+		// The simulator at concurrency 16 on 8 slots: TTFT 0.03 s
+		// excludes 1.6 s of queue wait; the client sees text after ~1.65 s.
+		{"simulator queue outside ttft", runOf("vllm", spec(1.65, 0.03, 1.6)), scrape.QueueInTTFTIncluded,
+			[]Cause{CauseQueue}, []Cause{CauseBetween, CauseHealthy},
+			[]string{"queue wait (1.6 s) accounts for it", "exceeds mean TTFT", "mostly queue wait"}, []string{"proxy"}},
+		// The same simulator overloaded at 4 req/s: 11.2 s of queue wait.
+		{"simulator overloaded", runOf("vllm", spec(10.7, 0.05, 11.2)), scrape.QueueInTTFTIncluded,
+			[]Cause{CauseQueue}, []Cause{CauseBetween}, []string{"mostly queue wait (11.2 s", "overloaded"}, []string{"proxy", "lost between"}},
+		// Bundled engine under load: 44% of a 1 s TTFT is queue wait, so
+		// neither "little queue wait" nor "mostly".
+		{"queue 44 percent", runOf("vllm", spec(1.0, 1.0, 0.44)), scrape.QueueInTTFTIncluded,
+			[]Cause{CauseQueue, CauseEngine}, []Cause{CauseBetween, CauseHealthy},
+			[]string{"44% of it is queue wait (0.44 s)", "other 0.56 s goes to prefill"}, []string{"little queue wait", "mostly"}},
+		// A long prompt: 5% queue wait is little.
+		{"queue 5 percent", runOf("vllm", spec(1.0, 1.0, 0.05)), scrape.QueueInTTFTIncluded,
+			[]Cause{CauseEngine}, []Cause{CauseQueue, CauseBetween}, []string{"little queue wait (0.05 s, 5% of it)"}, nil},
+		// Queue wait below TTFT but fitting the gap exactly, on a server of
+		// unknown dialect: queue + TTFT explain the first text.
+		{"fit unknown dialect", runOf("vllm", spec(1.3, 0.8, 0.5)), scrape.QueueInTTFTUnknown,
+			[]Cause{CauseQueue}, []Cause{CauseBetween}, []string{"fits queue wait + TTFT", "accounts for it"}, []string{"though"}},
+		// A real vLLM behind a buffering proxy: TTFT 0.5 s counts its 0.1 s
+		// queue wait and the first text comes 1.1 s later: a proxy.
+		{"proxy after queue", runOf("vllm", spec(1.6, 0.5, 0.1)), scrape.QueueInTTFTIncluded,
+			[]Cause{CauseBetween}, []Cause{CauseHealthy}, []string{"lost between engine and client", "1.1 s"}, []string{"accounts for it"}},
+		// Open loop that fell behind: the client-side wait is named.
+		{"client send lag", lagged, scrape.QueueInTTFTIncluded, []Cause{CauseQueue}, []Cause{CauseBetween},
+			[]string{"waited in servebench", "0.8 s", "p99 2.5 s", "1.1 s"}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d := DiagnoseOn(c.run, Basis{Thresholds: DefaultThresholds, TTFTQueue: c.ttftQueue})
+			var text strings.Builder
+			for _, f := range d.Findings {
+				text.WriteString(f.Text + " ")
+			}
+			for _, w := range c.want {
+				if !d.Has(w) {
+					t.Errorf("want cause %s: %s", w, text.String())
+				}
+			}
+			for _, n := range c.not {
+				if d.Has(n) {
+					t.Errorf("unexpected cause %s: %s", n, text.String())
+				}
+			}
+			for _, s := range c.texts {
+				if !strings.Contains(text.String(), s) {
+					t.Errorf("findings lack %q: %s", s, text.String())
+				}
+			}
+			for _, s := range c.absent {
+				if strings.Contains(text.String(), s) {
+					t.Errorf("findings say %q: %s", s, text.String())
+				}
+			}
+		})
 	}
 }
 

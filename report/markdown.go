@@ -52,9 +52,10 @@ func markdown(w io.Writer, res *result.Results, recs []result.Record, s *Sample,
 	writeGoodput(&b, res)
 
 	b.WriteString("## Where is the time going\n\n")
-	th := thresholdsFor(res)
+	basis := BasisFor(res)
+	th := basis.Thresholds
 	for _, run := range res.Runs {
-		d := DiagnoseWith(run, th)
+		d := DiagnoseOn(run, basis)
 		fmt.Fprintf(&b, "- **%s.**", mdEscape(d.Label))
 		for _, f := range d.Findings {
 			b.WriteString(" " + f.Text)

@@ -110,6 +110,35 @@ type Mapping struct {
 	Field    Field
 	Agg      Agg    // gauges only
 	Note     string // caveat on what the server's metric measures, "" if it is the canonical meaning
+	// Always: this server family exports the quantity whenever it serves
+	// (it observes it for every request), so when its family is missing
+	// from a snapshot no request was observed yet: a server that creates
+	// series on first observation has simply had none. Readers count it
+	// as zero observations rather than "not exported".
+	Always bool
+}
+
+// QueueInTTFT says whether a server's engine.ttft histogram counts the
+// request's queue wait: whether it measures from arrival (as vLLM does) or
+// from when the scheduler took the request up.
+type QueueInTTFT int
+
+// The answers. QueueInTTFTUnknown also covers dialects with no TTFT.
+const (
+	QueueInTTFTUnknown QueueInTTFT = iota
+	QueueInTTFTIncluded
+	QueueInTTFTExcluded
+)
+
+// String returns "included", "excluded" or "unknown".
+func (q QueueInTTFT) String() string {
+	switch q {
+	case QueueInTTFTIncluded:
+		return "included"
+	case QueueInTTFTExcluded:
+		return "excluded"
+	}
+	return "unknown"
 }
 
 // Dialect is one server family's metric vocabulary. Dialects are values
@@ -120,7 +149,12 @@ type Dialect struct {
 	Prefix      string   // family-name prefix shared by its metrics
 	ModelLabels []string // labels naming the served model, tried in order; none: one model per server
 	Mappings    []Mapping
-	Notes       []string // what this server does not export, and other caveats
+	// TTFTQueue says whether engine.ttft includes engine.queue, read from
+	// the server's source (cited in dialects); a server that reuses these
+	// metric names (a simulator) may differ, which Diagnose checks
+	// against the figures.
+	TTFTQueue QueueInTTFT
+	Notes     []string // what this server does not export, and other caveats
 }
 
 // Mapping returns the mapping for q, if the dialect has one.
@@ -234,6 +268,18 @@ func prefixScore(d *Dialect, s *Snapshot) int {
 // project's source or docs: vLLM vllm/v1/metrics/loggers.py and the real
 // V1 scrape in testdata/fixtures, SGLang srt/metrics/collector.py, TGI
 // docs/source/reference/metrics.md, llama.cpp tools/server.
+//
+// Queue wait inside TTFT: vLLM V1 (vllm/v1/metrics/stats.py,
+// IterationStats) observes time_to_first_token as the first token's time
+// minus the request's arrival_time at the front end, and
+// request_queue_time as scheduled minus queued, so TTFT contains the
+// queue wait; the real scrape in testdata/fixtures agrees (mean TTFT
+// 0.147 s >= mean queue + prefill 0.119 s, TestTTFTQueueFixtures). SGLang
+// (srt/managers/tokenizer_manager.py) observes TTFT from the request's
+// created_time in the tokenizer manager, before the scheduler's waiting
+// queue, so it contains sglang:queue_time_seconds too; its docs example in
+// testdata/fixtures has no queue histogram to check against. TGI exports no
+// TTFT and llama.cpp no histograms: unknown.
 var dialects = []*Dialect{
 	{
 		Name:        "vllm",
@@ -243,7 +289,8 @@ var dialects = []*Dialect{
 		Mappings: []Mapping{
 			{Quantity: EngineTTFT, Names: []string{"vllm:time_to_first_token_seconds"}},
 			{Quantity: EngineE2E, Names: []string{"vllm:e2e_request_latency_seconds"}},
-			{Quantity: EngineQueue, Names: []string{"vllm:request_queue_time_seconds"}},
+			// V1 observes it for every finished request, waited or not.
+			{Quantity: EngineQueue, Names: []string{"vllm:request_queue_time_seconds"}, Always: true},
 			{Quantity: EnginePrefill, Names: []string{"vllm:request_prefill_time_seconds"}},
 			{Quantity: EngineDecode, Names: []string{"vllm:request_decode_time_seconds"}},
 			// inter_token_latency_seconds replaced time_per_output_token_seconds
@@ -262,6 +309,7 @@ var dialects = []*Dialect{
 			// gpu_cache_usage_perc is the V0 / pre-0.10 name; both are 0..1.
 			{Quantity: EngineKVUsage, Names: []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"}, Agg: AggMean},
 		},
+		TTFTQueue: QueueInTTFTIncluded,
 		Notes: []string{
 			"engine.ttft counts from arrival, so it includes engine.queue",
 			"engine.requests sums vllm:request_success_total over every finished_reason (stop, length, abort, error)",
@@ -293,7 +341,9 @@ var dialects = []*Dialect{
 			{Quantity: EngineKVUsage, Names: []string{"sglang:token_usage"}, Agg: AggMean,
 				Note: "token_usage: share of the KV token pool in use"},
 		},
+		TTFTQueue: QueueInTTFTIncluded,
 		Notes: []string{
+			"engine.ttft counts from the request's arrival at the tokenizer manager, so it includes engine.queue",
 			"SGLang has no per-request prefill/decode time histograms like vLLM's (sglang:per_stage_req_latency_seconds times scheduler stages): engine.prefill and engine.decode are unavailable",
 			"older SGLang releases export no sglang:queue_time_seconds or sglang:num_requests_total",
 		},

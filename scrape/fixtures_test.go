@@ -315,3 +315,43 @@ func BenchmarkDiff(b *testing.B) {
 		Diff(before, after, dl, Filter{})
 	}
 }
+
+// TestTTFTQueueFixtures checks each dialect's TTFTQueue against the real
+// scrapes: where a fixture has TTFT and queue wait (and prefill), a TTFT
+// that includes the queue must be at least queue + prefill on average,
+// since each request's TTFT is. Dialects with TTFT must say which; those
+// without must not claim either.
+func TestTTFTQueueFixtures(t *testing.T) {
+	checked := 0
+	for _, fc := range fixtureCases {
+		s, _ := loadFixture(t, fc.file)
+		dl, _ := Lookup(fc.dialect)
+		d := Diff(nil, s, dl, Filter{})
+		ttft, hasTTFT := d.Hist(EngineTTFT)
+		queue, hasQueue := d.Hist(EngineQueue)
+		if !hasTTFT || !hasQueue {
+			continue
+		}
+		floor := queue.Mean()
+		if p, ok := d.Hist(EnginePrefill); ok {
+			floor += p.Mean()
+		}
+		included := ttft.Mean() >= floor
+		if (dl.TTFTQueue == QueueInTTFTIncluded) != included {
+			t.Errorf("%s: dialect %s says queue wait is %s in TTFT, but mean TTFT %.4g s vs queue (+ prefill) %.4g s",
+				fc.file, dl.Name, dl.TTFTQueue, ttft.Mean(), floor)
+		}
+		t.Logf("%s: mean TTFT %.4g s >= queue + prefill %.4g s: %v (dialect says %s)", fc.file, ttft.Mean(), floor, included, dl.TTFTQueue)
+		checked++
+	}
+	if checked == 0 {
+		t.Error("no fixture has both TTFT and queue wait to check against")
+	}
+	for _, name := range Dialects {
+		dl, _ := Lookup(name)
+		_, hasTTFT := dl.Mapping(EngineTTFT)
+		if hasTTFT == (dl.TTFTQueue == QueueInTTFTUnknown) {
+			t.Errorf("%s: has TTFT %v but TTFTQueue %s", name, hasTTFT, dl.TTFTQueue)
+		}
+	}
+}
