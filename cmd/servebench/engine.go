@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/servebench/servebench/engine/dist"
 	"github.com/servebench/servebench/engine/perf"
 	"github.com/servebench/servebench/engine/sim"
 )
@@ -32,11 +33,13 @@ instead of a GPU. Logs go to stderr in vLLM's formats. Prompts are counted by a 
 tokenizer that matches Qwen2.5's and Llama-3's counts on English text, after the
 model's chat template (Qwen2.5's default system prompt included). With
 --speculative-tokens K each decode step streams 1 to K+1 tokens in one chunk
-(drafts accepted with --acceptance-rate).`,
+(drafts accepted with --acceptance-rate). With --reasoning-parser each chat
+request thinks first (--reasoning-tokens), streamed as vLLM's reasoning parsers do.`,
 		Example: `  servebench engine                                  # RTX 3060 + Qwen2.5-7B-Instruct-AWQ on 127.0.0.1:8000
   servebench engine --gpu h100-80gb --model llama-3.1-8b-instruct --speedup 10
   servebench engine --port 0 --fault http-error=0.1:429
   servebench engine --speculative-tokens 3 --acceptance-rate 0.7
+  servebench engine --reasoning-parser qwen3 --reasoning-tokens lognormal:1000,500
   servebench engine --list-profiles`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -89,6 +92,9 @@ model's chat template (Qwen2.5's default system prompt included). With
 	f.StringVar(&s.ServedModelName, "served-model-name", "", "model name served in /v1/models (default: the model's)")
 	f.IntVar(&s.SpeculativeTokens, "speculative-tokens", 0, "speculative decoding: draft tokens verified per decode step (0: off); a step streams 1 to K+1 tokens in one chunk")
 	f.Float64Var(&s.AcceptanceRate, "acceptance-rate", s.AcceptanceRate, "speculative decoding: chance each draft token is accepted, given the ones before it were (seeded per request)")
+	f.StringVar(&s.ReasoningParser, "reasoning-parser", "", "think before answering, streamed as vLLM's reasoning parser of this name does: "+strings.Join(sim.ReasoningParsers, ", "))
+	f.StringVar(&s.ReasoningTokens, "reasoning-tokens", "", "with --reasoning-parser: thinking tokens per chat request, drawn seeded (default "+sim.DefaultReasoningTokens+"): "+dist.Grammar)
+	f.StringVar(&s.ReasoningField, "reasoning-field", "", `with --reasoning-parser: the delta field thinking streams in, "reasoning_content" (vLLM 0.11, default) or "reasoning" (newer vLLM, with usage.completion_tokens_details)`)
 	f.StringArrayVar(&s.Faults, "fault", nil, "inject a fault (repeatable): "+strings.Join(sim.FaultNames, ", "))
 	f.BoolVar(&o.listProfiles, "list-profiles", false, "print the GPU and model profiles and which models fit which GPUs, then exit")
 	return cmd

@@ -178,6 +178,7 @@ type genRequest struct {
 	N           *int     `json:"n"`
 	Temperature *float64 `json:"temperature"`
 	chatOptions
+	reasoningParams
 	// Logprobs is chat's bool or completions' count of alternatives;
 	// TopLogprobs is chat's count (see parseLogprobs).
 	Logprobs    json.RawMessage `json:"logprobs"`
@@ -391,7 +392,8 @@ func (e *Engine) newRequest(chat bool, xid, text string, ids []uint32, maxTokens
 func (e *Engine) setLength(r *request, minTokens int, ignoreEOS bool) {
 	r.target, r.natural = r.maxTokens, "length"
 	if !ignoreEOS {
-		if n := max(naturalLength(r.key), minTokens); n < r.maxTokens {
+		// A thinking request answers after its thinking (reasoning.go).
+		if n := max(r.answer0+naturalLength(r.key), minTokens); n < r.maxTokens {
 			r.target, r.natural = n, "stop"
 		}
 	}
@@ -425,6 +427,7 @@ func (e *Engine) handleGenerate(chat bool) http.HandlerFunc {
 			return
 		}
 		rs := e.fanOut(r, req)
+		e.think(rs, req, chat)
 		// Tokenizing and the API-server-to-engine-core hand-off: part of TTFT
 		// and E2E, not of queue time (vLLM's engine core stamps arrival after it).
 		d := e.scale(e.perf.RequestOverhead())
@@ -492,7 +495,9 @@ func (e *Engine) complete(w http.ResponseWriter, hr *http.Request, rs []*request
 			choice.Logprobs, _ = lp.appendLP(nil, r, 0, r.target, 0)
 		}
 		if chat {
-			choice.Message = &completionMessage{Role: "assistant", Content: string(text), ToolCalls: []struct{}{}}
+			t := string(text)
+			choice.Message = &completionMessage{Role: "assistant", Content: &t, ToolCalls: []struct{}{}}
+			e.splitMessage(choice.Message, r)
 		} else {
 			t := string(text)
 			choice.Text = &t
@@ -503,7 +508,7 @@ func (e *Engine) complete(w http.ResponseWriter, hr *http.Request, rs []*request
 	writeJSON(w, http.StatusOK, &completionResponse{ID: r.id, Object: object, Created: created, Model: e.served,
 		Choices: choices,
 		Usage: completionUsage{Prompt: r.prompt, Total: r.prompt + completion, Completion: completion,
-			Details: e.promptDetails(r)}})
+			Details: e.promptDetails(r), CompletionDetails: e.completionDetails(rs)}})
 	for _, r := range rs {
 		e.logRequestEnd(r, false)
 	}
@@ -536,13 +541,14 @@ type completionChoice struct {
 // included: OpenAI's schema requires refusal, and SDKs read the others.
 type completionMessage struct {
 	Role             string     `json:"role"`
-	Content          string     `json:"content"`
+	Content          *string    `json:"content"` // null: no answer (a request cut off while thinking)
 	Refusal          *string    `json:"refusal"`
 	Annotations      *struct{}  `json:"annotations"`
 	Audio            *struct{}  `json:"audio"`
 	FunctionCall     *struct{}  `json:"function_call"`
 	ToolCalls        []struct{} `json:"tool_calls"`
 	ReasoningContent *string    `json:"reasoning_content"`
+	Reasoning        *string    `json:"reasoning,omitempty"` // newer vLLM's name (--reasoning-field reasoning)
 }
 
 type completionUsage struct {
@@ -550,6 +556,8 @@ type completionUsage struct {
 	Total      int            `json:"total_tokens"`
 	Completion int            `json:"completion_tokens"`
 	Details    *promptDetails `json:"prompt_tokens_details"`
+	// CompletionDetails: newer vLLM's reasoning count (reasoning.go).
+	CompletionDetails *reasoningDetails `json:"completion_tokens_details,omitempty"`
 }
 
 type promptDetails struct {

@@ -128,9 +128,9 @@ func (e *Engine) streamChoices(w http.ResponseWriter, hr *http.Request, rs []*re
 			s.buf = buf
 			for n := int(s.r.emitted.Load()); s.written < n; {
 				size := s.r.chunkLen(s.written)
-				s.appendChunk(s.written, size)
+				wrote := s.appendChunk(s.written, size)
 				s.written += size
-				if continuous {
+				if continuous && wrote {
 					s.buf = appendContinuousUsage(s.buf, s.r.prompt, s.written)
 				}
 			}
@@ -141,6 +141,7 @@ func (e *Engine) streamChoices(w http.ResponseWriter, hr *http.Request, rs []*re
 		if done {
 			if usage {
 				buf = c.appendUsage(buf, rs[0].prompt, completion, e.promptDetails(rs[0]))
+				buf = appendCompletionDetails(buf, e.completionDetails(rs))
 			}
 			buf = append(buf, sseDone...)
 		}

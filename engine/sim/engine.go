@@ -37,6 +37,7 @@ type Engine struct {
 	kvTokens   int
 	maxConc    float64
 	faults     *faults
+	reasoner   *reasoner // nil without --reasoning-parser
 
 	epoch   time.Time
 	metrics atomic.Pointer[metrics]
@@ -75,11 +76,15 @@ func New(opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	rz, err := newReasoner(&opts)
+	if err != nil {
+		return nil, err
+	}
 	p, g, m, err := buildPerf(&opts)
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	e := &Engine{opts: opts, perf: p, gpu: g, model: m, faults: fs, pid: os.Getpid(),
+	e := &Engine{opts: opts, perf: p, gpu: g, model: m, faults: fs, reasoner: rz, pid: os.Getpid(),
 		ready: make(chan struct{}), stopping: make(chan struct{}), crash: make(chan struct{})}
 	e.served = opts.ServedModelName
 	if e.served == "" {

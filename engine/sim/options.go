@@ -32,6 +32,9 @@ type Options struct {
 	ServedModelName      string  // name in /v1/models; "": the model profile's served name
 	SpeculativeTokens    int     // --speculative-tokens K: drafts verified per decode step; 0 is off
 	AcceptanceRate       float64 // --acceptance-rate: chance each draft is accepted (given the ones before it were)
+	ReasoningParser      string  // --reasoning-parser: deepseek_r1, qwen3 or openai (reasoning.go); "" is off
+	ReasoningTokens      string  // --reasoning-tokens: thinking length per chat request, a dist grammar spec
+	ReasoningField       string  // --reasoning-field: reasoning_content (vLLM 0.11, the default) or reasoning (newer)
 	Faults               []string
 	Log                  io.Writer // vLLM-format log lines; nil discards them
 }

@@ -32,6 +32,7 @@ type request struct {
 	natural   string // finish reason once target is reached: "length" or "stop"
 	arrival   int64  // engine clock, ns: the request reached the API server
 	queued    int64  // engine clock, ns: it joined the engine's waiting queue
+	thinking         // which output tokens are reasoning (reasoning.go); zero: none
 
 	// Owned by the scheduler goroutine.
 	state                        int

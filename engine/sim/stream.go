@@ -164,15 +164,16 @@ func (e *Engine) stream(w http.ResponseWriter, hr *http.Request, r *request, c *
 					return
 				}
 			}
-			s.appendChunk(s.written, size)
+			wrote := s.appendChunk(s.written, size)
 			s.written += size
-			if s.continuous {
+			if s.continuous && wrote {
 				s.buf = appendContinuousUsage(s.buf, r.prompt, s.written)
 			}
 		}
 		if s.written == r.target {
 			if usage {
 				s.buf = c.appendUsage(s.buf, r.prompt, r.target, e.promptDetails(r))
+				s.buf = appendCompletionDetails(s.buf, e.completionDetails([]*request{r}))
 			}
 			s.buf = append(s.buf, sseDone...)
 			s.flush()
@@ -191,8 +192,9 @@ func (e *Engine) stream(w http.ResponseWriter, hr *http.Request, r *request, c *
 }
 
 // appendChunk appends the chunk of output tokens [i, i+n); the last one
-// carries finish_reason.
-func (s *sseStream) appendChunk(i, n int) {
+// carries finish_reason. false: the tokens stream nothing (a thinking
+// request's markers) and no chunk was appended.
+func (s *sseStream) appendChunk(i, n int) bool {
 	finish, end := "", i+n
 	if end == s.r.target {
 		finish = s.r.natural
@@ -201,13 +203,25 @@ func (s *sseStream) appendChunk(i, n int) {
 	if finish == "stop" {
 		text--
 	}
-	if s.lp == nil {
+	switch {
+	case s.r.thinking.reasons():
+		var ok bool
+		if s.buf, ok = s.e.reasoner.appendSplitOpen(s.buf, s.c, s.r, i, text, finish != ""); !ok {
+			return false
+		}
+	case s.lp == nil:
 		s.buf = s.c.appendTokens(s.buf, s.r.key, i, text, finish)
-		return
+		return true
+	default:
+		s.buf = s.c.appendOpen(s.buf, s.r.key, i, text)
 	}
-	s.buf = s.c.appendOpen(s.buf, s.r.key, i, text)
-	s.buf, s.offset = s.lp.appendLP(s.buf, s.r, i, end, s.offset)
+	if s.lp == nil {
+		s.buf = append(s.buf, "null"...)
+	} else {
+		s.buf, s.offset = s.lp.appendLP(s.buf, s.r, i, end, s.offset)
+	}
 	s.buf = s.c.appendTail(s.buf, finish)
+	return true
 }
 
 // flush sends what is buffered; false if the client is gone.

@@ -24,8 +24,10 @@ type RequestRecord struct {
 	PromptTokens int      `json:"prompt_tokens"`
 	CachedTokens int      `json:"cached_tokens"` // prompt tokens found in the prefix cache when first scheduled
 	OutputTokens int      `json:"output_tokens"`
-	Preemptions  int      `json:"preemptions"`
-	FinishReason string   `json:"finish_reason"` // stop, length, abort or error
+	// ReasoningTokens: of OutputTokens, the thinking (--reasoning-parser).
+	ReasoningTokens int    `json:"reasoning_tokens"`
+	Preemptions     int    `json:"preemptions"`
+	FinishReason    string `json:"finish_reason"` // stop, length, abort or error
 }
 
 // maxRecords bounds the records kept: the oldest are dropped beyond it.
@@ -75,7 +77,8 @@ func (e *Engine) record(r *request, now int64) {
 	e.truth.add(RequestRecord{ID: r.id, Index: r.index, Arrival: sec(r.arrival), Queued: sec(r.queued),
 		Scheduled: at(r.scheduledAt), FirstToken: at(r.firstAt), Finished: sec(now),
 		PromptTokens: r.prompt, CachedTokens: max(r.cached, 0), OutputTokens: r.output,
-		Preemptions: r.preemptions, FinishReason: r.reason})
+		ReasoningTokens: r.thinking.reasoningTokens(r.output),
+		Preemptions:     r.preemptions, FinishReason: r.reason})
 }
 
 func (e *Engine) handleDebugRequests(w http.ResponseWriter, _ *http.Request) {
