@@ -9,13 +9,13 @@ import (
 	"net/http"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/client"
 	"github.com/servebench/servebench/engine/launch"
+	"github.com/servebench/servebench/engine/sim"
 )
 
 // PresetBundled is engine/launch's preset for servebench's bundled engine.
@@ -125,7 +125,7 @@ func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 			Preset: opts.Preset, Startup: (*result.Startup)(st)}
 		if opts.Bundled() {
 			s.Info.Preset = PresetBundled
-			s.Info.Bundled = bundledInfo(args)
+			s.Info.Bundled = &result.Bundled{Args: bundledArgs(args)}
 		}
 	}
 	s.MetricsURLs = opts.MetricsURLs
@@ -206,29 +206,14 @@ func serverSpec(opts ServerOptions) (launch.Spec, bool, error) {
 	return spec, true, spec.Validate()
 }
 
-// bundledInfo reads the bundled engine's flags back from its command line.
-func bundledInfo(cmd []string) *result.Bundled {
-	b := &result.Bundled{GPU: "rtx3060-12gb", Model: "qwen2.5-7b-instruct-awq", Speedup: 1}
-	for i := 0; i+1 < len(cmd); i++ {
-		v := cmd[i+1]
-		switch cmd[i] {
-		case "--gpu":
-			b.GPU = v
-		case "--model":
-			b.Model = v
-		case "--speedup":
-			b.Speedup, _ = strconv.ParseFloat(v, 64)
-		case "--seed":
-			b.Seed, _ = strconv.ParseInt(v, 10, 64)
-		}
+// bundledArgs is the bundled engine's arguments: what follows "engine" on
+// its command line. What they amount to (profiles, speedup, seed) is read
+// from the engine's /version, not from these.
+func bundledArgs(cmd []string) []string {
+	if i := slices.Index(cmd, "engine"); i >= 0 {
+		return slices.Clone(cmd[i+1:])
 	}
-	for i, a := range cmd {
-		if a == "engine" {
-			b.Args = append([]string(nil), cmd[i+1:]...)
-			break
-		}
-	}
-	return b
+	return nil
 }
 
 // learn asks the server for its model (unless given), its context length
@@ -270,7 +255,17 @@ func (s *Server) learn(ctx context.Context, opts ServerOptions) error {
 		s.Model, s.MaxModelLen = ms[0].ID, ms[0].MaxModelLen
 	}
 	s.Info.Model = s.Model
-	s.Info.Version = serverVersion(ctx, s.BaseURL)
+	v := serverVersion(ctx, s.BaseURL)
+	s.Info.Version = v.Version
+	if bv := v.Servebench; bv != nil {
+		// The engine's own word on what it runs, after every --engine-arg;
+		// an engine reached by --base-url is named the same way.
+		if s.Info.Bundled == nil {
+			s.Info.Bundled = &result.Bundled{}
+		}
+		b := s.Info.Bundled
+		b.GPU, b.Model, b.Speedup, b.Seed = bv.GPU, bv.Model, bv.Speedup, bv.Seed
+	}
 	return nil
 }
 
@@ -285,28 +280,36 @@ func (s *Server) CheckMaxTokens(maxTokens int) error {
 	return nil
 }
 
-// serverVersion returns GET /version's "version" (vLLM, the bundled engine),
-// or "" when the server has none.
-func serverVersion(ctx context.Context, base string) string {
+// versionInfo is GET /version's answer: vLLM's "version", and the bundled
+// engine's "servebench" object naming what it runs.
+type versionInfo struct {
+	Version    string              `json:"version"`
+	Servebench *sim.BundledVersion `json:"servebench"`
+}
+
+// serverVersion returns GET /version's answer (vLLM, the bundled engine),
+// or the zero value when the server has none.
+func serverVersion(ctx context.Context, base string) versionInfo {
+	var v versionInfo
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/version", nil)
 	if err != nil {
-		return ""
+		return v
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return ""
+		return v
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return ""
-	}
-	var v struct {
-		Version string `json:"version"`
+		return v
 	}
 	if json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&v) != nil {
-		return ""
+		return versionInfo{}
 	}
-	return v.Version
+	if v.Servebench != nil && (v.Servebench.GPU == "" || v.Servebench.Model == "") {
+		v.Servebench = nil // not the bundled engine's answer
+	}
+	return v
 }

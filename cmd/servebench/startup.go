@@ -313,12 +313,12 @@ func writeStartupResults(dir string, spec launch.Spec, o *startupOptions, runs [
 	res.Server = result.Server{BaseURL: last.BaseURL, Model: last.Model, Dialect: dialectOf(last.Facts.Engine),
 		Command: strings.Join(launch.RedactArgs(spec.Command), " "), Preset: spec.Preset, Startup: (*result.Startup)(runs[0].Startup)}
 	if spec.Preset == "bundled" {
-		d := sim.DefaultOptions()
-		res.Server.Bundled = &result.Bundled{GPU: cmp.Or(o.gpu, d.GPU), Model: cmp.Or(o.model, d.Model),
-			Speedup: d.Speedup, Seed: d.Seed, Args: launch.RedactArgs(o.engineArgs)}
-		if o.speedup != 0 {
-			res.Server.Bundled.Speedup = o.speedup
+		b, err := bundledOf(spec.Command)
+		if err != nil {
+			return err
 		}
+		b.Args = launch.RedactArgs(o.engineArgs)
+		res.Server.Bundled = b
 	}
 	if len(runs) > 1 {
 		res.StartupRepeats = repeatsOf(runs)
@@ -366,4 +366,31 @@ func startupFromLog(w io.Writer, o *startupOptions) error {
 	}
 	fmt.Fprintf(w, "%s:\n", o.fromLog)
 	return bench.WriteStartupFacts(w, facts)
+}
+
+// bundledOf reads what a bundled engine command line runs the way the
+// engine reads it: its own flag set over the arguments after "engine" (the
+// last of a repeated flag wins, --gpu=X and --gpu X alike), profiles by
+// their profile names. The servers that stay up answer this on /version;
+// startup's are stopped before results are written.
+func bundledOf(argv []string) (*result.Bundled, error) {
+	i := slices.Index(argv, "engine")
+	if i < 0 {
+		return nil, fmt.Errorf("bundled engine command %q: no engine subcommand", strings.Join(argv, " "))
+	}
+	ec := newEngineCmd()
+	if err := ec.ParseFlags(argv[i+1:]); err != nil {
+		return nil, fmt.Errorf("bundled engine arguments: %w", err)
+	}
+	f := ec.Flags()
+	gpu, _ := f.GetString("gpu")
+	model, _ := f.GetString("model")
+	g, m, err := perf.Lookup(gpu, model)
+	if err != nil {
+		return nil, err
+	}
+	b := &result.Bundled{GPU: g.Name, Model: m.Name}
+	b.Speedup, _ = f.GetFloat64("speedup")
+	b.Seed, _ = f.GetInt64("seed")
+	return b, nil
 }

@@ -28,9 +28,7 @@ func (e *Engine) routes() []route {
 		{http.MethodGet, "/metrics", e.guard(false, e.handleMetrics)},
 		{http.MethodPost, "/tokenize", e.guard(false, e.handleTokenize)},
 		{http.MethodPost, "/detokenize", e.guard(false, e.handleDetokenize)},
-		{http.MethodGet, "/version", e.guard(false, func(w http.ResponseWriter, _ *http.Request) {
-			writeJSON(w, http.StatusOK, map[string]string{"version": vllmVersion})
-		})},
+		{http.MethodGet, "/version", e.guard(false, e.handleVersion)},
 		{http.MethodGet, "/v1/models", e.guard(true, e.handleModels)},
 		{http.MethodPost, "/v1/chat/completions", e.guard(true, e.handleGenerate(true))},
 		{http.MethodPost, "/v1/completions", e.guard(true, e.handleGenerate(false))},
@@ -599,4 +597,23 @@ func (e *Engine) clientGone(r *request, written int) {
 		return
 	}
 	e.sched.abort(r, "abort")
+}
+
+// BundledVersion is the "servebench" object of the bundled engine's
+// /version: the profiles and pacing it actually runs after every flag, so
+// a harness records them from the engine rather than from its own reading
+// of the command line. vLLM's /version has "version" alone.
+type BundledVersion struct {
+	GPU     string  `json:"gpu"`
+	Model   string  `json:"model"`
+	Speedup float64 `json:"speedup"`
+	Seed    int64   `json:"seed"`
+}
+
+// handleVersion answers vLLM's {"version": ...} plus what the engine runs.
+func (e *Engine) handleVersion(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, struct {
+		Version    string         `json:"version"`
+		Servebench BundledVersion `json:"servebench"`
+	}{vllmVersion, BundledVersion{GPU: e.gpu.Name, Model: e.model.Name, Speedup: e.opts.Speedup, Seed: e.opts.Seed}})
 }

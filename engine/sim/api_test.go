@@ -207,3 +207,29 @@ func TestPromptForms(t *testing.T) {
 		}
 	}
 }
+
+// TestVersionNamesProfiles: /version names the profiles the engine runs,
+// by profile name even when --model was a served name, so a harness can
+// record them from the engine (issue 20: results named the defaults).
+func TestVersionNamesProfiles(t *testing.T) {
+	e := simtest.Start(t, func(o *sim.Options) {
+		quick(o)
+		o.GPU, o.Model, o.Seed = "A100-80GB", "Qwen/Qwen2.5-7B-Instruct", 7
+	})
+	resp, err := http.Get(e.BaseURL() + "/version")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var v struct {
+		Version    string
+		Servebench sim.BundledVersion
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	want := sim.BundledVersion{GPU: "a100-80gb", Model: "qwen2.5-7b-instruct", Speedup: simtest.DefaultSpeedup, Seed: 7}
+	if v.Version == "" || v.Servebench != want {
+		t.Errorf("/version = %+v, want version and %+v", v, want)
+	}
+}
