@@ -37,6 +37,7 @@ model's chat template (Qwen2.5's default system prompt included). With
 request thinks first (--reasoning-tokens), streamed as vLLM's reasoning parsers do.`,
 		Example: `  servebench engine                                  # RTX 3060 + Qwen2.5-7B-Instruct-AWQ on 127.0.0.1:8000
   servebench engine --gpu h100-80gb --model llama-3.1-8b-instruct --speedup 10
+  servebench engine --gpu h100-80gb --model llama-3.1-70b-instruct --tensor-parallel-size 8 --max-model-len 32768
   servebench engine --port 0 --fault http-error=0.1:429
   servebench engine --speculative-tokens 3 --acceptance-rate 0.7
   servebench engine --reasoning-parser qwen3 --reasoning-tokens lognormal:1000,500
@@ -75,6 +76,7 @@ request thinks first (--reasoning-tokens), streamed as vLLM's reasoning parsers 
 	f.Float64Var(&s.GPUMemoryUtilization, "gpu-memory-utilization", s.GPUMemoryUtilization, "fraction of GPU memory vLLM may use")
 	f.IntVar(&s.MaxNumSeqs, "max-num-seqs", s.MaxNumSeqs, "running sequences at most (0: vLLM's default for the GPU, 256, or 1024 on H100/H200)")
 	f.IntVar(&s.MaxNumBatchedTokens, "max-num-batched-tokens", s.MaxNumBatchedTokens, "tokens per step, the chunked-prefill budget (0: vLLM's default, 2048, or 8192 on H100/H200)")
+	f.IntVar(&s.TensorParallelSize, "tensor-parallel-size", 1, "GPUs of one node (of the --gpu profile) the model is split over, as vLLM's tensor parallelism splits it")
 	f.IntVar(&s.NumGPUBlocksOverride, "num-gpu-blocks-override", 0, "KV cache blocks of 16 tokens (0: from the performance model)")
 	f.BoolVar(&o.prefixCaching, "enable-prefix-caching", true, "reuse the KV blocks of cached prompt prefixes (vLLM V1's default)")
 	f.BoolVar(&s.NoPrefixCaching, "no-enable-prefix-caching", false, "turn automatic prefix caching off")

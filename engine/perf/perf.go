@@ -33,6 +33,14 @@ type Model struct {
 	MaxContext     int  // max_position_embeddings
 	QKVBias        bool // q/k/v projections have biases (Qwen2)
 	TiedEmbeddings bool // lm_head shares the embedding matrix
+
+	// Mixture of experts (moe.go); zero for a dense model. Every layer's
+	// MLP is Experts experts of MoEIntermediate, ExpertsPerToken of them
+	// routed per token, plus a router (hidden x Experts).
+	Experts         int  // num_experts / num_local_experts
+	ExpertsPerToken int  // num_experts_per_tok
+	MoEIntermediate int  // moe_intermediate_size (Mixtral: intermediate_size)
+	QKNorm          bool // per-head RMSNorm on q and k (Qwen3)
 }
 
 // Config is the engine's serving configuration (vLLM flag names). Zero
@@ -44,6 +52,7 @@ type Config struct {
 	BlockSize            int     // KV block size in tokens (0: 16)
 	MaxNumSeqs           int     // --max-num-seqs (0: 256, or 1024 on H100-class GPUs)
 	MaxNumBatchedTokens  int     // --max-num-batched-tokens (0: 2048, or 8192 on H100-class GPUs)
+	TensorParallelSize   int     // --tensor-parallel-size: GPUs of the node the model is split over (0: 1); parallel.go
 }
 
 // DefaultConfig is the seed's `vllm serve` configuration: --max-model-len
@@ -90,19 +99,18 @@ func New(gpu GPU, model Model, cfg Config) (*Perf, error) {
 	p := &Perf{gpu: gpu, model: model, cfg: cfg}
 	need, budget := p.need(), p.budget()
 	if need >= budget {
-		return nil, fmt.Errorf("perf: %w: %s on %s needs %.2f GiB (%.2f GiB weights + %.2f GiB activation and runtime reserve) "+
-			"but --gpu-memory-utilization %.2f of %.2f GiB gives %.2f GiB; use a larger GPU or a quantized model",
-			ErrDoesNotFit, model.Name, gpu.Name, need/gib, model.WeightBytes()/gib, p.reserveBytes()/gib,
-			cfg.GPUMemoryUtilization, gpu.MemoryGiB, budget/gib)
+		return nil, fmt.Errorf("perf: %w: %s: %s on %s needs %.2f GiB per GPU (%.2f GiB weights + %.2f GiB activation and runtime reserve) "+
+			"but --gpu-memory-utilization %.2f of %.2f GiB gives %.2f GiB; %s",
+			ErrDoesNotFit, p.vllmNoMemoryError(), model.Name, p.node(), need/gib, p.weightBytesPerGPU()/gib, p.reserveBytes()/gib,
+			cfg.GPUMemoryUtilization, gpu.MemoryGiB, budget/gib, p.fitHint())
 	}
 	p.kvBytes = budget - need
-	// vLLM: num_gpu_blocks = available // (block_size * bytes per token, all layers).
-	p.kvBlocks = int(p.kvBytes / float64(cfg.BlockSize*model.KVBytesPerToken()))
+	// vLLM: num_gpu_blocks = available // (block_size * bytes per token, all
+	// layers), on each rank, for the KV heads that rank holds.
+	p.kvBlocks = int(p.kvBytes / float64(cfg.BlockSize*p.KVBytesPerTokenPerGPU()))
 	if p.KVCacheTokens() < cfg.MaxModelLen {
-		return nil, fmt.Errorf("perf: %w: --max-model-len %d needs %.2f GiB of KV cache for one request, "+
-			"but %s on %s leaves %.2f GiB (%d tokens); lower --max-model-len or raise --gpu-memory-utilization",
-			ErrDoesNotFit, cfg.MaxModelLen, float64(cfg.MaxModelLen*model.KVBytesPerToken())/gib,
-			model.Name, gpu.Name, p.kvBytes/gib, p.KVCacheTokens())
+		return nil, fmt.Errorf("perf: %w: --max-model-len %d: %s (%s on %s: %d tokens of KV cache); %s",
+			ErrDoesNotFit, cfg.MaxModelLen, p.vllmMaxLenError(), model.Name, p.node(), p.KVCacheTokens(), p.fitHint())
 	}
 	return p, nil
 }
@@ -121,6 +129,9 @@ func withDefaults(cfg Config, m Model, g GPU) Config {
 	if cfg.MaxNumBatchedTokens == 0 {
 		cfg.MaxNumBatchedTokens = max(tokens, cfg.MaxNumSeqs)
 	}
+	if cfg.TensorParallelSize == 0 {
+		cfg.TensorParallelSize = 1
+	}
 	return cfg
 }
 
@@ -128,9 +139,12 @@ func withDefaults(cfg Config, m Model, g GPU) Config {
 func (p *Perf) budget() float64 { return p.gpu.MemoryGiB * gib * p.cfg.GPUMemoryUtilization }
 
 // need is the memory taken before the KV cache: weights and reserve.
-func (p *Perf) need() float64 { return p.model.WeightBytes() + p.reserveBytes() }
+func (p *Perf) need() float64 { return p.weightBytesPerGPU() + p.reserveBytes() }
 
 func validate(g GPU, m Model, cfg Config) error {
+	if err := validateParallel(m, cfg); err != nil {
+		return err
+	}
 	switch {
 	case g.MemoryGiB <= 0 || g.BandwidthGBs <= 0 || g.TFLOPs <= 0 || g.LoadGBs <= 0:
 		return fmt.Errorf("perf: GPU profile %q has a non-positive spec: %+v", g.Name, g)
@@ -178,8 +192,9 @@ func (p *Perf) KVCacheTokens() int { return p.kvBlocks * p.cfg.BlockSize }
 // memory: X GiB").
 func (p *Perf) KVCacheGiB() float64 { return p.kvBytes / gib }
 
-// WeightsGiB is the memory the weights take ("Model loading took X GiB").
-func (p *Perf) WeightsGiB() float64 { return p.model.WeightBytes() / gib }
+// WeightsGiB is the memory the weights take on each GPU ("Model loading
+// took X GiB", which every tensor-parallel rank logs for its own shard).
+func (p *Perf) WeightsGiB() float64 { return p.weightBytesPerGPU() / gib }
 
 // MaxConcurrency is how many requests of tokensPerRequest tokens the KV
 // cache holds at once ("Maximum concurrency for N tokens per request: Xx"),

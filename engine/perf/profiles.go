@@ -154,7 +154,10 @@ func (m Model) ArchParams() float64 {
 	if m.QKVBias {
 		attn += q + 2*kv
 	}
-	mlp := 3 * h * float64(m.Intermediate)
+	if m.QKNorm {
+		attn += 2 * float64(m.HeadDim)
+	}
+	mlp := m.mlpParams()
 	perLayer := attn + mlp + 2*h // two RMSNorms
 	return float64(m.Layers)*perLayer + h + m.EmbeddingParams()
 }

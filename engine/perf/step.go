@@ -136,11 +136,12 @@ type Breakdown struct {
 	Attention time.Duration // attention phase: max(attention FLOPs, KV bytes)
 	Overhead  time.Duration // StepOverhead + Layers x LayerOverhead + PrefillSeqs x PrefillSeqOverhead
 	Draft     time.Duration // speculative decoding's draft passes (0 without SpecTokens)
-	Total     time.Duration // Overhead + Weights + Attention + Draft
+	AllReduce time.Duration // tensor parallel: two all-reduces per layer (0 at TP 1; parallel.go)
+	Total     time.Duration // Overhead + Weights + Attention + Draft + AllReduce
 	Compute   time.Duration // all FLOPs at MFU x TFLOPs (for explanation)
 	Memory    time.Duration // all bytes at BandwidthEfficiency x bandwidth
-	ReadBytes float64       // bytes moved in GPU memory (weights, KV reads and writes)
-	FLOPs     float64
+	ReadBytes float64       // bytes moved in one GPU's memory (weights, KV reads and writes)
+	FLOPs     float64       // one GPU's FLOPs
 }
 
 // ComputeBound reports whether the GEMM phase is limited by FLOPs rather
@@ -176,22 +177,28 @@ func (p *Perf) Breakdown(s Step) Breakdown {
 	if s.PrefillTokens > 0 {
 		prefillSeqs = max(prefillSeqs, 1) // prompt tokens belong to some sequence
 	}
-	flopRate := p.gpu.TFLOPs * 1e12 * MFU
+	flopRate := p.flopRate()
 	byteRate := p.gpu.BandwidthGBs * 1e9 * BandwidthEfficiency
+	// Each tensor-parallel rank holds 1/TP of every weight matrix and of
+	// the query heads and does 1/TP of their FLOPs (parallel.go); the ranks
+	// run in lockstep, so a step lasts as long as one rank's share.
+	tp := float64(p.cfg.TensorParallelSize)
 	// Logits are computed only for each sequence's last token, and for
 	// every draft token being verified.
 	logitRows := min(s.PrefillSeqs+s.DecodeSeqs+s.SpecTokens, tokens)
-	linFLOPs := 2*m.LinearParams()*float64(tokens) + 2*float64(m.Vocab)*float64(m.Hidden)*float64(logitRows)
-	kv := float64(m.KVBytesPerToken())
+	linFLOPs := (2*m.ActiveLinearParams()*float64(tokens) + 2*float64(m.Vocab)*float64(m.Hidden)*float64(logitRows)) / tp
+	kv := float64(p.KVBytesPerTokenPerGPU())
 	kvBytes := float64(s.ContextTokens+tokens) * kv // reads, plus this step's writes
-	attFLOPs := p.attentionFLOPs(s)
+	attFLOPs := p.attentionFLOPs(s) / tp
+	weightBytes := m.readBytes(tokens) / tp
 	b := Breakdown{
-		Weights:   max(seconds(linFLOPs/flopRate), seconds(m.DecodeReadBytes()/byteRate)),
+		Weights:   max(seconds(linFLOPs/flopRate), seconds(weightBytes/byteRate)),
 		Attention: max(seconds(attFLOPs/flopRate), seconds(kvBytes/byteRate)),
 		Overhead:  StepOverhead + time.Duration(m.Layers)*LayerOverhead + time.Duration(prefillSeqs)*PrefillSeqOverhead,
+		AllReduce: p.allReduceTime(tokens),
 		Compute:   seconds((linFLOPs + attFLOPs) / flopRate),
-		Memory:    seconds((m.DecodeReadBytes() + kvBytes) / byteRate),
-		ReadBytes: m.DecodeReadBytes() + kvBytes,
+		Memory:    seconds((weightBytes + kvBytes) / byteRate),
+		ReadBytes: weightBytes + kvBytes,
 		FLOPs:     linFLOPs + attFLOPs,
 	}
 	if s.SpecTokens > 0 {
@@ -199,7 +206,7 @@ func (p *Perf) Breakdown(s Step) Breakdown {
 		plain := p.Breakdown(Step{DecodeSeqs: s.DecodeSeqs, ContextTokens: s.ContextTokens}).Total
 		b.Draft = time.Duration(float64(passes) * DraftCostFraction * float64(plain))
 	}
-	b.Total = b.Overhead + b.Weights + b.Attention + b.Draft
+	b.Total = b.Overhead + b.Weights + b.Attention + b.Draft + b.AllReduce
 	return b
 }
 
@@ -232,7 +239,8 @@ func (p *Perf) attentionFLOPs(s Step) float64 {
 // the (1 - utilization) headroom, as in vLLM.
 func (p *Perf) reserveBytes() float64 {
 	m := p.model
-	perToken := 2*float64(3*m.Intermediate+4*m.Hidden) + 2*float64(m.Vocab)
+	tp := float64(p.cfg.TensorParallelSize)
+	perToken := 2*(3*float64(m.mlpWidth())/tp+float64(4*m.Hidden)) + 2*float64(m.Vocab)
 	sampler := float64(p.cfg.MaxNumSeqs) * float64(m.Vocab) * 4
 	return float64(p.cfg.MaxNumBatchedTokens)*perToken + sampler + NonTorchReserveGiB*gib
 }

@@ -304,6 +304,7 @@ type perfModel interface {
 	NumGPUBlocks() int
 	BlockSize() int
 	MaxConcurrency(tokensPerRequest int) float64
+	KVBytesPerTokenPerGPU() int
 	StepTime(perf.Step) time.Duration
 	RequestOverhead() time.Duration
 	Startup() perf.Startup
@@ -320,11 +321,13 @@ func buildPerf(o *Options) (*perf.Perf, perf.GPU, perf.Model, error) {
 		return nil, g, m, err
 	}
 	p, err := perf.New(g, m, perf.Config{MaxModelLen: o.MaxModelLen, GPUMemoryUtilization: o.GPUMemoryUtilization,
-		BlockSize: blockSize, MaxNumSeqs: o.MaxNumSeqs, MaxNumBatchedTokens: o.MaxNumBatchedTokens})
+		BlockSize: blockSize, MaxNumSeqs: o.MaxNumSeqs, MaxNumBatchedTokens: o.MaxNumBatchedTokens,
+		TensorParallelSize: o.TensorParallelSize})
 	if err != nil {
 		return nil, g, m, err
 	}
 	cfg := p.Config()
 	o.MaxModelLen, o.MaxNumSeqs, o.MaxNumBatchedTokens = cfg.MaxModelLen, cfg.MaxNumSeqs, cfg.MaxNumBatchedTokens
+	o.TensorParallelSize = cfg.TensorParallelSize
 	return p, g, m, nil
 }

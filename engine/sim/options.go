@@ -17,6 +17,7 @@ type Options struct {
 	MaxNumSeqs           int     // --max-num-seqs; 0: vLLM's default for the GPU (perf.DefaultBatching: 256, 1024 on H100/H200)
 	MaxNumBatchedTokens  int     // --max-num-batched-tokens; 0: vLLM's default (2048, 8192 on H100/H200)
 	NumGPUBlocksOverride int     // --num-gpu-blocks-override; 0: from the performance model
+	TensorParallelSize   int     // --tensor-parallel-size: GPUs of one node the model is split over; 0 or 1: one GPU
 	NoPrefixCaching      bool    // --no-enable-prefix-caching: vLLM V1 caches prefixes unless told not to
 	PromptTokensDetails  bool    // --enable-prompt-tokens-details: usage.prompt_tokens_details.cached_tokens
 	DebugRequests        bool    // --debug-requests: keep each request's record, served on GET /debug/requests
@@ -97,6 +98,9 @@ func (o *Options) validate() error {
 	}
 	if o.MaxNumBatchedTokens < 0 {
 		bad("--max-num-batched-tokens %d: want a positive count (or 0 for the default)", o.MaxNumBatchedTokens)
+	}
+	if o.TensorParallelSize < 0 {
+		bad("--tensor-parallel-size %d: want a positive number of GPUs", o.TensorParallelSize)
 	}
 	if o.NumGPUBlocksOverride < 0 {
 		bad("--num-gpu-blocks-override %d: want a positive count (or 0 for none)", o.NumGPUBlocksOverride)

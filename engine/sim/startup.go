@@ -56,18 +56,23 @@ func (e *Engine) startup(ctx context.Context) error {
 	su := e.perf.Startup()
 	o := e.opts
 	e.logf(apiPrefix, "api_server.py", 1822, "vLLM API server version %s (servebench bundled engine, %s on %s, speedup %g)", vllmVersion, o.Model, o.GPU, o.Speedup)
-	e.logf(apiPrefix, "utils.py", 233, "non-default args: {'model': '%s', 'max_model_len': %d, 'gpu_memory_utilization': %g, 'max_num_seqs': %d}", e.served, o.MaxModelLen, o.GPUMemoryUtilization, e.maxSeqs)
+	e.logf(apiPrefix, "utils.py", 233, "non-default args: {'model': '%s', 'max_model_len': %d, 'gpu_memory_utilization': %g, 'max_num_seqs': %d%s}", e.served, o.MaxModelLen, o.GPUMemoryUtilization, e.maxSeqs, tpArg(o.TensorParallelSize))
 	e.logf(apiPrefix, "model.py", 1564, "Using max model len %d", o.MaxModelLen)
 	e.logf(apiPrefix, "scheduler.py", 205, "Chunked prefill is enabled with max_num_batched_tokens=%d.", e.maxBatched)
 	e.logf(enginePrefix, "core.py", 77, "Initializing a V1 LLM engine (v%s) with config: model='%s', max_seq_len=%d, seed=%d, served_model_name=%s, chunked_prefill_enabled=True", vllmVersion, e.served, o.MaxModelLen, o.Seed, e.served)
 	if err := sleep(ctx, e.phase(su.PreLoad)); err != nil {
 		return err
 	}
-	e.logf(enginePrefix, "gpu_model_runner.py", 2547, "Starting to load model %s...", e.served)
+	e.eachRank(func(w string, r int) {
+		e.logRank(w, r)
+		e.logf(w, "gpu_model_runner.py", 2547, "Starting to load model %s...", e.served)
+	})
 	if err := sleep(ctx, e.phase(su.WeightsLoad)); err != nil {
 		return err
 	}
-	e.logf(enginePrefix, "default_loader.py", 267, "Loading weights took %.2f seconds", e.phase(su.WeightsLoad).Seconds())
+	e.eachRank(func(w string, _ int) {
+		e.logf(w, "default_loader.py", 267, "Loading weights took %.2f seconds", e.phase(su.WeightsLoad).Seconds())
+	})
 	if e.faults.exitDuringLoad {
 		e.logLevel(enginePrefix, "ERROR", "core.py", 708, "EngineCore failed to start (fault exit-during-load).")
 		return ErrLoadFailed
@@ -75,7 +80,9 @@ func (e *Engine) startup(ctx context.Context) error {
 	if err := sleep(ctx, e.phase(su.ModelLoad-su.WeightsLoad)); err != nil {
 		return err
 	}
-	e.logf(enginePrefix, "gpu_model_runner.py", 2598, "Model loading took %.4f GiB and %.6f seconds", su.ModelGiB, e.phase(su.ModelLoad).Seconds())
+	e.eachRank(func(w string, _ int) {
+		e.logf(w, "gpu_model_runner.py", 2598, "Model loading took %.4f GiB and %.6f seconds", su.ModelGiB, e.phase(su.ModelLoad).Seconds())
+	})
 	if err := sleep(ctx, e.phase(su.Compile)); err != nil {
 		return err
 	}
@@ -85,9 +92,9 @@ func (e *Engine) startup(ctx context.Context) error {
 	}
 	kvGiB := su.KVCacheGiB
 	if e.opts.NumGPUBlocksOverride > 0 {
-		kvGiB = float64(e.kvTokens) * float64(e.model.KVBytesPerToken()) / (1 << 30)
+		kvGiB = float64(e.kvTokens) * float64(e.perf.KVBytesPerTokenPerGPU()) / (1 << 30)
 	}
-	e.logf(enginePrefix, "gpu_worker.py", 306, "Available KV cache memory: %.2f GiB", kvGiB)
+	e.eachRank(func(w string, _ int) { e.logf(w, "gpu_worker.py", 306, "Available KV cache memory: %.2f GiB", kvGiB) })
 	e.logf(enginePrefix, "kv_cache_utils.py", 1087, "GPU KV cache size: %s tokens", perf.Commas(e.kvTokens))
 	e.logf(enginePrefix, "kv_cache_utils.py", 1091, "Maximum concurrency for %s tokens per request: %.2fx", perf.Commas(o.MaxModelLen), e.maxConc)
 	if err := sleep(ctx, e.phase(su.GraphCapture)); err != nil {

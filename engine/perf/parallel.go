@@ -1,0 +1,186 @@
+package perf
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Tensor parallelism, as vLLM splits a model over --tensor-parallel-size
+// N GPUs of one node (Megatron-style): every linear layer's weights are cut
+// in N (column-parallel q/k/v, gate/up; row-parallel o, down; the
+// vocabulary-parallel embedding and lm_head; a MoE model's experts each cut
+// the same way), the query heads are split N ways, and the KV heads too
+// when there are at least N of them; with fewer KV heads than GPUs each
+// rank holds one KV head, replicated N / KVHeads times (vLLM's
+// QKVParallelLinear), so KV bytes per token per GPU stop shrinking past
+// TP = KVHeads. Each rank sizes its own KV cache from its own memory, and
+// the engine's capacity is one rank's tokens (they all hold the same
+// tokens, each for its heads). Every layer ends its attention and its MLP
+// with an all-reduce of the step's hidden states (tokens x hidden x 2
+// bytes) over the N GPUs: allReduceTime.
+
+// Link is the GPU-to-GPU interconnect of a node of one GPU profile, as an
+// all-reduce sees it.
+type Link struct {
+	Name string
+	// BusGBs is nccl-tests' all_reduce_perf bus bandwidth (busbw) at large
+	// messages: an all-reduce of S bytes over N GPUs moves 2(N-1)/N x S per
+	// GPU, so it takes 2(N-1)/N x S / BusGBs.
+	BusGBs float64
+	// Latency is the fixed cost of one small all-reduce inside a CUDA
+	// graph, which decode steps are made of (vLLM's custom all-reduce on
+	// NVLink, NCCL on PCIe).
+	Latency time.Duration
+}
+
+// links holds each GPU profile's node interconnect.
+//
+// Bandwidths: nccl-tests all_reduce_perf busbw at large sizes on one node,
+// as Alaya's published reference table gives it (docs.alayanew.com,
+// "NCCL-tests in practice", 2026-05-06): 8x H100 SXM5 NVLink-only 460-480
+// GB/s, 8x A100 SXM4 NVLink 230-250 GB/s, 8x H100 PCIe without NVSwitch
+// 35-45 GB/s (PCIe Gen5). H200 SXM has H100's NVLink 4. The PCIe Gen4
+// cards (RTX 3060, A10G, L4) get half the Gen5 figure: an assumption from
+// the link rate, not a measurement.
+//
+// Latency: NVIDIA/nccl issue #1259 measures NCCL all-reduce of 128 B-64 KB
+// on an HGX 8x H100 inside CUDA graphs at ~6 us for 2 GPUs, growing with
+// the GPU count. The NVLink figure here is fitted, not cited: it is what
+// LambdaLabs' Llama-3-70B TP=8 decode on 8x H100 (fidelity_test.go, the
+// fitted point) leaves beside the bytes and the shared step overheads, 22 us per all-reduce; the TP=4
+// run, the FP8 runs and Mixtral are held out against it. A100 NVLink takes
+// the same; PCIe GPUs (vLLM turns its custom all-reduce off on more than
+// two PCIe GPUs, so NCCL's ring runs) get 25 us, an assumption.
+var links = map[string]Link{
+	"rtx3060-12gb": {Name: "PCIe 4.0 (no NVLink)", BusGBs: 20, Latency: 25 * time.Microsecond},
+	"a10g-24gb":    {Name: "PCIe 4.0 (no NVLink)", BusGBs: 20, Latency: 25 * time.Microsecond},
+	"l4-24gb":      {Name: "PCIe 4.0 (no NVLink)", BusGBs: 20, Latency: 25 * time.Microsecond},
+	"a100-40gb":    {Name: "NVLink 3 (NVSwitch)", BusGBs: 235, Latency: nvlinkLatency},
+	"a100-80gb":    {Name: "NVLink 3 (NVSwitch)", BusGBs: 235, Latency: nvlinkLatency},
+	"h100-80gb":    {Name: "NVLink 4 (NVSwitch)", BusGBs: 460, Latency: nvlinkLatency},
+	"h200-141gb":   {Name: "NVLink 4 (NVSwitch)", BusGBs: 460, Latency: nvlinkLatency},
+}
+
+// nvlinkLatency is one decode-sized all-reduce on an NVSwitch node (see links).
+const nvlinkLatency = 22 * time.Microsecond
+
+// defaultLink is the interconnect of a GPU profile links does not name.
+var defaultLink = Link{Name: "PCIe (assumed)", BusGBs: 20, Latency: 25 * time.Microsecond}
+
+// LinkOf returns the interconnect of a node of g.
+func LinkOf(g GPU) Link {
+	if l, ok := links[g.Name]; ok {
+		return l
+	}
+	return defaultLink
+}
+
+// fp8GPUs have fp8 tensor cores (Hopper, Ada): an fp8 model's GEMMs run at
+// twice the bf16 rate there (H100 SXM: 1,979 vs 989 dense TFLOP/s; L4: 242
+// vs 121, NVIDIA's data sheets). Elsewhere vLLM runs fp8 checkpoints as
+// weight-only fp8 (Marlin), at the bf16 rate.
+var fp8GPUs = map[string]bool{"h100-80gb": true, "h200-141gb": true, "l4-24gb": true}
+
+// flopRate is the sustained FLOP/s of one GPU for this model's GEMMs.
+func (p *Perf) flopRate() float64 {
+	r := p.gpu.TFLOPs * 1e12 * MFU
+	if p.model.Quantization == "fp8" && fp8GPUs[p.gpu.Name] {
+		r *= 2
+	}
+	return r
+}
+
+// validateParallel refuses a tensor-parallel size vLLM refuses, with
+// vLLM's own message where it has one.
+func validateParallel(m Model, cfg Config) error {
+	tp := cfg.TensorParallelSize
+	switch {
+	case tp < 0:
+		return fmt.Errorf("perf: --tensor-parallel-size %d: expected a positive number of GPUs", tp)
+	case tp <= 1:
+		return nil
+	case m.Heads%tp != 0:
+		// vllm/config: ModelConfig.verify_with_parallel_config.
+		return fmt.Errorf("perf: --tensor-parallel-size %d: Total number of attention heads (%d) must be divisible by tensor parallel size (%d).",
+			tp, m.Heads, tp)
+	case m.KVHeads%tp != 0 && tp%m.KVHeads != 0:
+		// QKVParallelLinear replicates KV heads only by a whole factor.
+		return fmt.Errorf("perf: --tensor-parallel-size %d: %s's %d KV heads can be neither split nor replicated evenly over %d GPUs",
+			tp, m.Name, m.KVHeads, tp)
+	}
+	return nil
+}
+
+// TensorParallelSize is the number of GPUs the model is split over.
+func (p *Perf) TensorParallelSize() int { return p.cfg.TensorParallelSize }
+
+// KVHeadsPerGPU is the KV heads each rank holds: KVHeads / TP, or one
+// (replicated) when there are fewer KV heads than GPUs.
+func (p *Perf) KVHeadsPerGPU() int { return max(1, p.model.KVHeads/p.cfg.TensorParallelSize) }
+
+// KVBytesPerTokenPerGPU is one token's KV cache on one rank, all layers.
+func (p *Perf) KVBytesPerTokenPerGPU() int {
+	m := p.model
+	return 2 * m.Layers * p.KVHeadsPerGPU() * m.HeadDim * kvBytes
+}
+
+// weightBytesPerGPU is one rank's shard of the weights.
+func (p *Perf) weightBytesPerGPU() float64 {
+	return p.model.WeightBytes() / float64(p.cfg.TensorParallelSize)
+}
+
+// allReduceTime is a step's tensor-parallel communication: two all-reduces
+// per layer of tokens x hidden bf16 values, each Latency plus its bytes at
+// the link's bus bandwidth (see Link). Zero on one GPU.
+func (p *Perf) allReduceTime(tokens int) time.Duration {
+	n := p.cfg.TensorParallelSize
+	if n <= 1 || tokens <= 0 {
+		return 0
+	}
+	l := LinkOf(p.gpu)
+	size := float64(tokens) * float64(p.model.Hidden) * 2
+	one := l.Latency + seconds(2*float64(n-1)/float64(n)*size/(l.BusGBs*1e9))
+	return time.Duration(2*p.model.Layers) * one
+}
+
+// node names the hardware: "h100-80gb" or "8x h100-80gb (--tensor-parallel-size 8)".
+func (p *Perf) node() string {
+	if p.cfg.TensorParallelSize <= 1 {
+		return p.gpu.Name
+	}
+	return fmt.Sprintf("%dx %s (--tensor-parallel-size %d)", p.cfg.TensorParallelSize, p.gpu.Name, p.cfg.TensorParallelSize)
+}
+
+// vllmNoMemoryError is what vLLM says when the weights and activations
+// leave no KV cache: a CUDA out-of-memory while loading when one rank's
+// weights exceed the whole GPU, else the KV cache check's ValueError
+// (vllm/v1/core/kv_cache_utils.py).
+func (p *Perf) vllmNoMemoryError() string {
+	if w := p.weightBytesPerGPU(); w > p.gpu.MemoryGiB*gib {
+		return fmt.Sprintf("torch.OutOfMemoryError: CUDA out of memory while loading the weights (%.2f GiB per GPU). "+
+			"GPU 0 has a total capacity of %.2f GiB", w/gib, p.gpu.MemoryGiB)
+	}
+	return "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine."
+}
+
+// vllmMaxLenError is vLLM V1's refusal when one request of --max-model-len
+// does not fit the KV cache (vllm/v1/core/kv_cache_utils.py,
+// check_enough_kv_cache_memory), with this rank's figures.
+func (p *Perf) vllmMaxLenError() string {
+	need := float64(p.cfg.MaxModelLen) * float64(p.KVBytesPerTokenPerGPU())
+	return fmt.Sprintf("ValueError: To serve at least one request with the model's max seq len (%d), (%.2f GiB KV cache is needed, "+
+		"which is larger than the available KV cache memory (%.2f GiB). Based on the available memory, the estimated maximum "+
+		"model length is %d. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
+		p.cfg.MaxModelLen, need/gib, p.kvBytes/gib, p.KVCacheTokens())
+}
+
+// fitHint says what would make the model fit.
+func (p *Perf) fitHint() string {
+	var hints []string
+	if p.cfg.TensorParallelSize < 8 && p.model.Heads%(2*p.cfg.TensorParallelSize) == 0 {
+		hints = append(hints, fmt.Sprintf("more GPUs (--tensor-parallel-size %d)", 2*p.cfg.TensorParallelSize))
+	}
+	hints = append(hints, "a larger GPU", "a quantized model", "a lower --max-model-len")
+	return "use " + strings.Join(hints, ", or ")
+}

@@ -1,0 +1,117 @@
+package perf
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// TestParallelSplit: tensor parallelism divides one rank's weights by N,
+// its KV heads by N until there is one per rank (then replicated), and
+// adds all-reduce time that grows with N; more GPUs still decode a 70B
+// model faster, and a MoE decode reads more experts as the batch grows.
+func TestParallelSplit(t *testing.T) {
+	g, m, err := Lookup("h100-80gb", "llama-3.1-70b-instruct")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prevDecode float64
+	for _, c := range []struct{ tp, kvHeads int }{{2, 4}, {4, 2}, {8, 1}} {
+		p, err := New(g, m, Config{MaxModelLen: 8192, GPUMemoryUtilization: 0.9, TensorParallelSize: c.tp})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.KVHeadsPerGPU() != c.kvHeads || p.KVBytesPerTokenPerGPU() != m.KVBytesPerToken()/(8/c.kvHeads) {
+			t.Errorf("tp=%d: %d KV heads, %d B/token per GPU; want %d heads", c.tp, p.KVHeadsPerGPU(), p.KVBytesPerTokenPerGPU(), c.kvHeads)
+		}
+		if got, want := p.WeightsGiB(), m.WeightBytes()/gib/float64(c.tp); got != want {
+			t.Errorf("tp=%d: %.3f GiB of weights per GPU, want %.3f", c.tp, got, want)
+		}
+		b := p.Breakdown(Step{DecodeSeqs: 1, ContextTokens: 1000})
+		ms := b.Total.Seconds() * 1000
+		t.Logf("tp=%d: %.2f GiB weights/GPU, KV %d tokens, decode %.2f ms (all-reduce %.2f ms)", c.tp, p.WeightsGiB(), p.KVCacheTokens(), ms, b.AllReduce.Seconds()*1000)
+		if b.AllReduce <= 0 {
+			t.Errorf("tp=%d: no all-reduce time", c.tp)
+		}
+		if prevDecode > 0 && ms >= prevDecode {
+			t.Errorf("tp=%d decodes in %.2f ms, no faster than half the GPUs (%.2f ms)", c.tp, ms, prevDecode)
+		}
+		prevDecode = ms
+	}
+	// Qwen3-30B-A3B has 4 KV heads: at TP 8 each is held by two ranks.
+	g, m, _ = Lookup("h100-80gb", "qwen3-30b-a3b-instruct-2507")
+	p, err := New(g, m, Config{MaxModelLen: 8192, GPUMemoryUtilization: 0.9, TensorParallelSize: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.KVHeadsPerGPU() != 1 {
+		t.Errorf("qwen3-30b tp=8: %d KV heads per GPU, want 1 (replicated)", p.KVHeadsPerGPU())
+	}
+}
+
+// TestMoEExperts: the expected distinct experts per layer for B tokens
+// under uniform routing is k at B = 1 and approaches E, and a decode step
+// reads more bytes as the batch grows while a dense model's do not.
+func TestMoEExperts(t *testing.T) {
+	m, _ := LookupModel("mixtral-8x7b-instruct")
+	if got := m.ExpectedExperts(1); got != 2 {
+		t.Errorf("B=1: %.3f experts, want 2 (top-2)", got)
+	}
+	// 8 x (1 - (6/8)^4) = 5.47
+	if got := m.ExpectedExperts(4); got < 5.46 || got > 5.48 {
+		t.Errorf("B=4: %.3f experts, want 5.47", got)
+	}
+	if got := m.ExpectedExperts(512); got < 7.999 {
+		t.Errorf("B=512: %.3f experts, want ~8", got)
+	}
+	q, _ := LookupModel("qwen3-235b-a22b-instruct-2507")
+	if a := q.ActiveParams() / 1e9; a < 22.0 || a > 22.4 {
+		t.Errorf("qwen3-235b: %.2fB active parameters, published 22B", a)
+	}
+	if m.readBytes(1) >= m.readBytes(8) || m.readBytes(8) > m.DecodeReadBytes() {
+		t.Errorf("mixtral read bytes: B=1 %.2f GB, B=8 %.2f GB, all %.2f GB: want growing to all", m.readBytes(1)/1e9, m.readBytes(8)/1e9, m.DecodeReadBytes()/1e9)
+	}
+	d, _ := LookupModel("llama-3.1-70b-instruct")
+	if d.readBytes(1) != d.readBytes(64) {
+		t.Error("a dense model's read bytes depend on the batch")
+	}
+}
+
+// TestParallelRefusals: what vLLM refuses is refused with vLLM's words and
+// the memory needed and had.
+func TestParallelRefusals(t *testing.T) {
+	cases := []struct {
+		name, gpu, model string
+		tp, maxLen       int
+		want             []string
+	}{
+		{"heads not divisible", "h100-80gb", "llama-3.1-70b-instruct", 3, 8192,
+			[]string{"Total number of attention heads (64) must be divisible by tensor parallel size (3)."}},
+		{"70B on one H100", "h100-80gb", "llama-3.1-70b-instruct", 1, 8192,
+			[]string{"torch.OutOfMemoryError: CUDA out of memory", "131.42 GiB per GPU", "79.18 GiB", "--tensor-parallel-size 2"}},
+		{"70B on two H100s: weights fit, no KV", "h100-80gb", "qwen2.5-72b-instruct", 2, 8192,
+			[]string{"No available memory for the cache blocks", "2x h100-80gb (--tensor-parallel-size 2)", "67.71 GiB weights"}},
+		{"70B on two H100s, 32K context", "h100-80gb", "llama-3.1-70b-instruct", 2, 32768,
+			[]string{"To serve at least one request with the model's max seq len (32768), (5.00 GiB KV cache is needed",
+				"estimated maximum model length is", "--max-model-len 32768"}},
+	}
+	for _, c := range cases {
+		g, m, err := Lookup(c.gpu, c.model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = New(g, m, Config{MaxModelLen: c.maxLen, GPUMemoryUtilization: 0.9, TensorParallelSize: c.tp})
+		if err == nil {
+			t.Errorf("%s: accepted", c.name)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error %q lacks %q", c.name, err, w)
+			}
+		}
+		if c.tp != 3 && !errors.Is(err, ErrDoesNotFit) {
+			t.Errorf("%s: %v is not ErrDoesNotFit", c.name, err)
+		}
+	}
+}
