@@ -34,7 +34,7 @@ func TestEngineListProfiles(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"rtx3060-12gb", "h200-141gb", "qwen2.5-7b-instruct-awq", "llama-3.1-8b-instruct", "no (needs"} {
+	for _, want := range []string{"rtx3060-12gb", "h200-141gb", "qwen2.5-7b-instruct-awq", "llama-3.1-8b-instruct", "no (needs", "CITED POINTS", "WORST ERR"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("--list-profiles lacks %q:\n%s", want, out)
 		}

@@ -1,9 +1,13 @@
 // Package perf is the bundled engine's physics: GPU and model profiles (data)
 // and a performance model that turns them into KV cache capacity, start-up
-// phase durations and per-step times. One set of efficiency constants
-// (step.go, startup.go) is shared by every profile; the calibration profile's
-// figures (rtx3060-12gb + qwen2.5-7b-instruct-awq) fall out of its public
-// specs and those constants. The scheduler in engine/sim asks it how long
+// phase durations and per-step times. The CPU-side overheads and start-up
+// constants (step.go, startup.go) are shared by every profile; the share of
+// the datasheet peaks the kernels reach (MFU, bandwidth) is per GPU
+// architecture, fitted to cited public vLLM figures (fidelity.go,
+// FidelityFigures; go test ./engine/perf -run Fidelity -v prints the table
+// and the fit). The calibration profile's figures (rtx3060-12gb +
+// qwen2.5-7b-instruct-awq) fall out of its public specs and the shared
+// defaults. The scheduler in engine/sim asks it how long
 // each step takes; it never sleeps itself.
 //
 // CONTRACT (used by engine/sim; keep these signatures):
@@ -58,8 +62,9 @@
 // Meta-Llama-3-8B-Instruct runs on an A100-80GB-SXM and an H100-80GB-SXM,
 // ten prompts of 1,369 tokens in all prefilled in one step, median TTFT
 // 124.5-126.7 and 62.1-62.8 ms over reruns at three --max-model-len);
-// TestPublicPrefill prints model vs public figure and fails past 15%. The
-// same constants that meet the seed's table give those within 6%.
+// TestPublicPrefill prints model vs public figure and fails past 15%; with
+// the A100's and H100's fitted efficiencies (fidelity.go) they hold within
+// 1.2%.
 //
 // Why latency grows under load (what the scheduler will show):
 //   - A decode step streams all weights once however many sequences it

@@ -40,7 +40,7 @@ func TestStepTimeGrowsWithBatch(t *testing.T) {
 	// must cost in proportion to the extra KV bytes.
 	h := mustNew(t, "h100-80gb", "llama-3.1-8b-instruct", DefaultConfig())
 	a, b := h.Breakdown(Step{DecodeSeqs: 16, ContextTokens: 16 * 100}), h.Breakdown(Step{DecodeSeqs: 16, ContextTokens: 16 * 4000})
-	extra := float64(16*3900*h.Model().KVBytesPerToken()) / (h.GPU().BandwidthGBs * 1e9 * BandwidthEfficiency)
+	extra := float64(16*3900*h.Model().KVBytesPerToken()) / (h.GPU().BandwidthGBs * 1e9 * h.Efficiency().Bandwidth)
 	if got := (b.Total - a.Total).Seconds(); got < 0.9*extra || got > 1.1*extra {
 		t.Errorf("H100 KV read cost %.3f ms, want %.3f ms", got*1000, extra*1000)
 	}

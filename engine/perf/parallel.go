@@ -84,7 +84,7 @@ var fp8GPUs = map[string]bool{"h100-80gb": true, "h200-141gb": true, "l4-24gb": 
 
 // flopRate is the sustained FLOP/s of one GPU for this model's GEMMs.
 func (p *Perf) flopRate() float64 {
-	r := p.gpu.TFLOPs * 1e12 * MFU
+	r := p.gpu.TFLOPs * 1e12 * p.eff.MFU
 	if p.model.Quantization == "fp8" && fp8GPUs[p.gpu.Name] {
 		r *= 2
 	}

@@ -85,6 +85,7 @@ type Perf struct {
 
 	kvBlocks int     // whole KV blocks that fit
 	kvBytes  float64 // bytes available to the KV cache before rounding
+	eff      Efficiency
 }
 
 const gib = 1 << 30
@@ -96,7 +97,7 @@ func New(gpu GPU, model Model, cfg Config) (*Perf, error) {
 	if err := validate(gpu, model, cfg); err != nil {
 		return nil, err
 	}
-	p := &Perf{gpu: gpu, model: model, cfg: cfg}
+	p := &Perf{gpu: gpu, model: model, cfg: cfg, eff: EfficiencyFor(gpu)}
 	need, budget := p.need(), p.budget()
 	if need >= budget {
 		return nil, fmt.Errorf("perf: %w: %s: %s on %s needs %.2f GiB per GPU (%.2f GiB weights + %.2f GiB activation and runtime reserve) "+

@@ -54,7 +54,7 @@ func TestPublicPrefill(t *testing.T) {
 func TestLongPromptTTFT(t *testing.T) {
 	for _, g := range []string{"l4-24gb", "a100-80gb", "h100-80gb"} {
 		p := mustNew(t, g, "llama-3.1-8b-instruct", Config{MaxModelLen: 16384, GPUMemoryUtilization: 0.9})
-		ceiling := p.GPU().TFLOPs * 1e12 * MFU / (2 * p.Model().LinearParams())
+		ceiling := p.GPU().TFLOPs * 1e12 * p.Efficiency().MFU / (2 * p.Model().LinearParams())
 		for _, n := range []int{512, 1024, 2048, 4096, 8192} {
 			ttft := chunkedTTFT(p, n)
 			marginal := float64(n-n/2) / (ttft - chunkedTTFT(p, n/2)).Seconds()

@@ -192,11 +192,19 @@ const kvBytes = 2
 // cache tokens at DefaultConfig, or why it does not fit) as aligned text,
 // for `servebench engine --list-profiles`.
 func WriteProfiles(w io.Writer) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "GPU\tMEMORY GiB\tBANDWIDTH GB/s\tBF16 TFLOP/s\tLOAD GB/s")
-	for _, g := range gpus {
-		fmt.Fprintf(tw, "%s\t%.2f\t%.0f\t%.1f\t%.2f\n", g.Name, g.MemoryGiB, g.BandwidthGBs, g.TFLOPs, g.LoadGBs)
+	fid, err := FidelityByGPU()
+	if err != nil {
+		return err
 	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "GPU\tMEMORY GiB\tBANDWIDTH GB/s\tBF16 TFLOP/s\tLOAD GB/s\tMFU\tBW EFF\tCITED POINTS\tWORST ERR")
+	for i, g := range gpus {
+		e := EfficiencyFor(g)
+		fmt.Fprintf(tw, "%s\t%.2f\t%.0f\t%.1f\t%.2f\t%.2f\t%.2f\t%s\n", g.Name, g.MemoryGiB, g.BandwidthGBs, g.TFLOPs,
+			g.LoadGBs, e.MFU, e.Bandwidth, fidelityCell(fid[i]))
+	}
+	fmt.Fprintln(tw, "(MFU, BW EFF: the GPU architecture's share of the datasheet peaks, fitted to the cited figures; "+
+		"CITED POINTS: public vLLM figures held against the model, WORST ERR the largest miss: go test ./engine/perf -run Fidelity -v)")
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "MODEL\tSERVED NAME\tPARAMS B\tWEIGHTS GiB\tLAYERS\tKV HEADS\tHEAD DIM\tKV KiB/TOKEN\tMAX CONTEXT")
 	for _, m := range models {
@@ -221,6 +229,14 @@ func WriteProfiles(w io.Writer) error {
 		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
+}
+
+// fidelityCell is the CITED POINTS and WORST ERR cells of a GPU row.
+func fidelityCell(f ProfileFidelity) string {
+	if f.Points == 0 {
+		return "0\t-"
+	}
+	return fmt.Sprintf("%d (%d held out)\t%.1f%%", f.Points, f.HeldOut, 100*f.WorstErr)
 }
 
 // fitCell is one fits-matrix cell: "77,744 (15.0 ms)" or why not.

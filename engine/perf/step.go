@@ -178,7 +178,7 @@ func (p *Perf) Breakdown(s Step) Breakdown {
 		prefillSeqs = max(prefillSeqs, 1) // prompt tokens belong to some sequence
 	}
 	flopRate := p.flopRate()
-	byteRate := p.gpu.BandwidthGBs * 1e9 * BandwidthEfficiency
+	byteRate := p.gpu.BandwidthGBs * 1e9 * p.eff.Bandwidth
 	// Each tensor-parallel rank holds 1/TP of every weight matrix and of
 	// the query heads and does 1/TP of their FLOPs (parallel.go); the ranks
 	// run in lockstep, so a step lasts as long as one rank's share.

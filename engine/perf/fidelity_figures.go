@@ -1,0 +1,300 @@
+package perf
+
+import (
+	"fmt"
+	"time"
+)
+
+// CitedFigure is one public vLLM measurement the model is held against:
+// what was measured (Quantity, Config, Real in Unit), where it was
+// published (Source), on which vLLM version, model and dtype (VLLM,
+// Measured), and how the model computes the same quantity (Cfg, Eval).
+// HeldOut figures are kept out of the efficiency fit (FitEfficiencies) and
+// judged against FidelityHeldOutTolerance. A figure with a Why cannot be
+// reached by a physical model of the engine as it is; Why says why, and
+// the figure is printed but not judged.
+type CitedFigure struct {
+	GPU      string  // GPU profile
+	Model    string  // model profile, or a fidelityModels architecture
+	Quantity string  // "ttft", "decode", "kv-tokens", "kv-gib", "graph-gib", "activation-gib"
+	Config   string  // the measured configuration, one token (no spaces)
+	Real     float64 // the published value, in Unit
+	Unit     string  // "ms", "tokens" or "GiB"
+	Source   string  // repository file, paper table or page
+	VLLM     string  // vLLM version of the measurement
+	Measured string  // model, dtype and GPU as published
+	HeldOut  bool
+	Why      string
+	Cfg      Config              // the run's serving configuration
+	Eval     func(*Perf) float64 // the model's value, in Unit
+}
+
+// fidelityModels are architectures measured in the cited figures that
+// have no engine profile, from each model's config.json.
+var fidelityModels = []Model{
+	{
+		// mistralai/Mistral-7B-Instruct-v0.3: 7,248,023,552 parameters.
+		Name: "mistral-7b-instruct-v0.3", ServedName: "mistralai/Mistral-7B-Instruct-v0.3",
+		ParamsB: 7.248023552, BytesPerWeight: 2,
+		Layers: 32, Hidden: 4096, Intermediate: 14336, Heads: 32, KVHeads: 8, HeadDim: 128,
+		Vocab: 32768, MaxContext: 32768,
+	},
+}
+
+const (
+	lambdaRepo = "LambdaLabsML/vllm-benchmark results/prompt_10/"
+	seedSource = "seed lesson /work/shared/seeds/000_23213e6f11f14aba.txt (vllm serve Qwen/Qwen2.5-7B-Instruct-AWQ " +
+		"--quantization awq_marlin --max-model-len 4096 --gpu-memory-utilization 0.9; 20 sequential requests, 256 tokens each)"
+	seedMeasured = "Qwen2.5-7B-Instruct-AWQ int4 (awq_marlin), 1x RTX 3060 12GB"
+	// seedPromptTokens is CalibrationPrompt as one user turn under
+	// Qwen2.5's chat template (TestCalibration tokenizes it: 46), of which
+	// a repeat finds seedCachedTokens in the prefix cache (two blocks).
+	seedPromptTokens, seedCachedTokens, seedTableRequests, seedTableOutput = 46, 32, 20, 256
+	// lambdaRunConfig: LambdaLabsML/vllm-benchmark's benchmark.py starts
+	// vllm.entrypoints.openai.api_server with --gpu-memory-utilization 0.95
+	// --max-num-seqs 1024 and sends 10 ShareGPT prompts at once.
+	lambdaUtil, lambdaSeqs = 0.95, 1024
+	dennisSource           = "dennislee22/vLLM-benchmarking log/vllm-7B-1gpuA10080GB-%sGRAM.log (startup log: " +
+		"\"Available KV cache memory\", \"GPU KV cache size\", \"Graph capturing finished ... took\")"
+	dennisMeasured = "Qwen2-7B-Instruct bf16 (the qwen2.5-7b-instruct architecture), 1x A100 80GB, " +
+		"--max-model-len 16384, max_num_batched_tokens 2048"
+	llmdSource = "llm-d/llm-d-benchmark config_explorer/empirical-vllm-memory-results.md (H100, 79.18 GiB, " +
+		"--block-size 128, --max-model-len 16000, --gpu-memory-utilization 0.9)"
+)
+
+// lambdaMistralPrompts are the Mistral-tokenizer lengths of the same ten
+// ShareGPT prompts (1,585 tokens). One request (375 tokens) came back with
+// no output and TTFT 0 on the client, but the other nine TTFTs agree
+// within 3 ms at a value that only a step over all ten prompts reaches, so
+// the server prefilled it too.
+var lambdaMistralPrompts = []int{14, 30, 28, 12, 375, 29, 487, 369, 5, 236}
+
+func millis(d time.Duration) float64 { return d.Seconds() * 1000 }
+
+// FidelityFigures is the fidelity table: every cited figure per GPU
+// profile. Derived figures say how they were read in Config and Source.
+//
+// Decode from LambdaLabsML/vllm-benchmark: vLLM 0.6.0 streamed those runs
+// in chunks of 10 tokens (741 output tokens arrive in 74 chunks, each ITL
+// ~10 steps), so ms/token is ITL/10: "batch 1" is the median ITL of the
+// longest request's last chunks, after every other request has finished;
+// "batch 10" is the first chunk after the shared prefill step, when all
+// ten run. Multi-token chunks amortize the per-step CPU work that a
+// one-token-per-step server pays each step, so the model, which charges it
+// every step, sits a little above these where overheads matter.
+//
+// GPUs with no cited figure yet (fidelityGaps) are listed by
+// `servebench engine --list-profiles` with 0 points.
+var FidelityFigures = buildFidelityFigures()
+
+// fidelityGaps names the profiles no public vLLM figure was found for
+// (searched: vLLM issues, LambdaLabsML/vllm-benchmark, llm-d-benchmark,
+// vendor and benchmark pages); their efficiencies are the shared defaults
+// or their architecture's (H200: gh100).
+var fidelityGaps = map[string]string{
+	"a10g-24gb":  "no vLLM TTFT, decode or KV-cache log found with the GPU, model and version stated",
+	"l4-24gb":    "no vLLM TTFT, decode or KV-cache log found with the GPU, model and version stated",
+	"h200-141gb": "no single-GPU vLLM figure found; uses the H100's fitted gh100 efficiencies",
+}
+
+func buildFidelityFigures() []CitedFigure {
+	var figs []CitedFigure
+	figs = append(figs, seedFigures()...)
+	figs = append(figs, lambdaFigures()...)
+	figs = append(figs, memoryFigures()...)
+	figs = append(figs, CitedFigure{
+		GPU: "a100-40gb", Model: "llama-3.1-8b-instruct", Quantity: fitQuantityDecode,
+		Config: "batch=1,prompt=1024,output=128,default-flags", Real: 1000.0 / 75, Unit: "ms",
+		Source: "johnmusgrave.com/p/vllm-throughput-latency-sweep-on (\"decode at one request per time runs at " +
+			"about 75 tokens/sec\"; vllm bench serve --random-input-len 1024 --random-output-len 128 --max-concurrency 1)",
+		VLLM: "0.23.0", Measured: "meta-llama/Llama-3.1-8B-Instruct bf16, 1x A100 40GB",
+		HeldOut: true,
+		Cfg:     Config{GPUMemoryUtilization: 0.9},
+		Eval:    func(p *Perf) float64 { return millis(decodeStep(p, 1, 1024+64)) },
+	})
+	return figs
+}
+
+// seedFigures are the seed lesson's engine-side figures (/metrics means)
+// on the calibration profile: the HARD constraint of issue 21.
+func seedFigures() []CitedFigure {
+	base := CitedFigure{
+		GPU: DefaultGPU, Model: DefaultModel, Source: seedSource,
+		VLLM: "V1 (version not stated in the seed)", Measured: seedMeasured,
+		Cfg: Config{MaxModelLen: 4096, GPUMemoryUtilization: 0.9},
+	}
+	ttft := func(p *Perf, cached int) float64 { return millis(requestTTFT(p, seedPromptTokens, cached)) }
+	with := func(f CitedFigure, q, cfg string, real float64, unit string, heldOut bool, eval func(*Perf) float64) CitedFigure {
+		f.Quantity, f.Config, f.Real, f.Unit, f.HeldOut, f.Eval = q, cfg, real, unit, heldOut, eval
+		return f
+	}
+	return []CitedFigure{
+		with(base, fitQuantityTTFT, "prompt=46,cached=32,non-streaming-mean-of-20", 28.1, "ms", false,
+			func(p *Perf) float64 { return ttft(p, seedCachedTokens) }),
+		with(base, fitQuantityTTFT, "prompt=46,streaming-mean-of-20(1-full+19-cached)", 28.4, "ms", true,
+			func(p *Perf) float64 {
+				return (ttft(p, 0) + (seedTableRequests-1)*ttft(p, seedCachedTokens)) / seedTableRequests
+			}),
+		// (E2E - TTFT) / 255 of the non-streaming row: (3.850 - 0.0281) s / 255.
+		with(base, fitQuantityDecode, "batch=1,context=47..301,(E2E-TTFT)/255", (3.850-0.0281)/255*1000, "ms", false,
+			func(p *Perf) float64 {
+				var d time.Duration
+				for i := 1; i < seedTableOutput; i++ {
+					d += decodeStep(p, 1, seedPromptTokens+i)
+				}
+				return millis(d) / (seedTableOutput - 1)
+			}),
+		with(base, fitQuantityKVTokens, "util=0.9,max-model-len=4096", 77744, "tokens", false,
+			func(p *Perf) float64 { return float64(p.KVCacheTokens()) }),
+	}
+}
+
+// lambdaFigures are LambdaLabsML/vllm-benchmark's single-GPU prompt_10
+// runs (vLLM 0.6.0, September 2024): the shared prefill step of ten
+// ShareGPT prompts (PublicPrefill) and decode read from the same runs.
+func lambdaFigures() []CitedFigure {
+	var figs []CitedFigure
+	for _, f := range PublicPrefill {
+		prompts := f.Prompts
+		figs = append(figs, CitedFigure{
+			GPU: f.GPU, Model: f.Model, Quantity: fitQuantityTTFT,
+			Config: fmt.Sprintf("10-prompts-at-once(%d-tokens),one-step,max-model-len=%d,%s", sum(prompts), f.MaxModelLen,
+				"median"),
+			Real: millis(f.TTFT), Unit: "ms", Source: f.Source, VLLM: "0.6.0", Measured: f.Measured,
+			// The 8,192 reruns repeat the 2,048 and 4,096 ones: held out.
+			HeldOut: f.MaxModelLen == 8192,
+			Cfg:     Config{MaxModelLen: f.MaxModelLen, GPUMemoryUtilization: lambdaUtil, MaxNumSeqs: lambdaSeqs},
+			Eval:    func(p *Perf) float64 { return millis(p.PrefillTTFT(prompts...)) },
+		})
+	}
+	type decode struct {
+		gpu, dir, file, model, measured string
+		batch, context                  int
+		itl                             float64 // ms per 10-token chunk
+		heldOut                         bool
+		read                            string
+	}
+	llama := "Meta-Llama-3-8B-Instruct bf16"
+	mistral := "Mistral-7B-Instruct-v0.3 bf16"
+	for _, d := range []decode{
+		{"a100-80gb", "1xA100-80GB-SXM", "Meta-Llama-3-8B-Instruct_tp1_len4096.json", "llama-3.1-8b-instruct", llama,
+			1, 655, 113.83, false, "median of the 23 ITLs of request 5 (741 tokens) after request 1 (508) ended"},
+		{"a100-80gb", "1xA100-80GB-SXM", "Meta-Llama-3-8B-Instruct_tp1_len4096.json", "llama-3.1-8b-instruct", llama,
+			10, 142, 118.19, true, "first ITL, all ten running"},
+		{"h100-80gb", "1xH100-80GB-SXM", "Meta-Llama-3-8B-Instruct_tp1_len4096.json", "llama-3.1-8b-instruct", llama,
+			1, 600, 72.29, false, "median of the ITLs of request 5 (741 tokens) after request 1 (393) ended"},
+		{"h100-80gb", "1xH100-80GB-SXM", "Meta-Llama-3-8B-Instruct_tp1_len4096.json", "llama-3.1-8b-instruct", llama,
+			10, 142, 74.19, true, "first ITL, all ten running"},
+		{"a100-80gb", "1xA100-80GB-SXM", "Mistral-7B-Instruct-v0.3_tp1_len4096.json", "mistral-7b-instruct-v0.3", mistral,
+			1, 930, 109.30, true, "median of the 4 ITLs of request 5 (928 tokens) after request 1 (883) ended"},
+		{"h100-80gb", "1xH100-80GB-SXM", "Mistral-7B-Instruct-v0.3_tp1_len4096.json", "mistral-7b-instruct-v0.3", mistral,
+			1, 930, 69.22, true, "median of the 4 ITLs of request 5 (928 tokens) after request 1 (883) ended"},
+	} {
+		batch, context := d.batch, d.context
+		figs = append(figs, CitedFigure{
+			GPU: d.gpu, Model: d.model, Quantity: fitQuantityDecode,
+			Config: fmt.Sprintf("batch=%d,context~%d,ITL/10", batch, context),
+			Real:   d.itl / 10, Unit: "ms",
+			Source: lambdaRepo + d.dir + "/" + d.file + " (itls: " + d.read + ")",
+			VLLM:   "0.6.0", Measured: d.measured + ", 1x " + d.dir[2:],
+			HeldOut: d.heldOut,
+			Cfg:     Config{MaxModelLen: 4096, GPUMemoryUtilization: lambdaUtil, MaxNumSeqs: lambdaSeqs},
+			Eval:    func(p *Perf) float64 { return millis(decodeStep(p, batch, context)) },
+		})
+	}
+	for _, m := range []struct {
+		gpu, dir string
+		ttft     float64
+	}{{"a100-80gb", "1xA100-80GB-SXM", 137.57}, {"h100-80gb", "1xH100-80GB-SXM", 69.05}} {
+		figs = append(figs, CitedFigure{
+			GPU: m.gpu, Model: "mistral-7b-instruct-v0.3", Quantity: fitQuantityTTFT,
+			Config: "10-prompts-at-once(1585-tokens),one-step,max-model-len=4096,median",
+			Real:   m.ttft, Unit: "ms",
+			Source: lambdaRepo + m.dir + "/Mistral-7B-Instruct-v0.3_tp1_len4096.json (median_ttft_ms)",
+			VLLM:   "0.6.0", Measured: mistral + ", 1x " + m.dir[2:], HeldOut: true,
+			Cfg:  Config{MaxModelLen: 4096, GPUMemoryUtilization: lambdaUtil, MaxNumSeqs: lambdaSeqs},
+			Eval: func(p *Perf) float64 { return millis(p.PrefillTTFT(lambdaMistralPrompts...)) },
+		})
+	}
+	return figs
+}
+
+// memoryFigures are what vLLM logs at start-up: the KV cache at several
+// --gpu-memory-utilization values, CUDA graph memory and the profiled
+// activation peak.
+func memoryFigures() []CitedFigure {
+	kvTokens := func(p *Perf) float64 { return float64(p.KVCacheTokens()) }
+	return []CitedFigure{
+		{
+			GPU: "a100-80gb", Model: "qwen2.5-7b-instruct", Quantity: fitQuantityKVTokens,
+			Config: "util=0.5,max-model-len=16384", Real: 464848, Unit: "tokens",
+			Source: fmt.Sprintf(dennisSource, "0.5"), VLLM: "0.10.1.1", Measured: dennisMeasured,
+			Cfg:  Config{MaxModelLen: 16384, GPUMemoryUtilization: 0.5},
+			Eval: kvTokens,
+		},
+		{
+			// The same run at a quarter of the GPU: the reserve the model
+			// keeps out of the KV cache is fixed, so a low utilization
+			// magnifies its error. The seed's KV size (1.25 GiB of reserve
+			// on the 3060 at 2,048 batched tokens) and this log (0.53 GiB
+			// at 2,048 on the A100: 0.25 x 79.15 - 14.25 weights - 5.01)
+			// disagree by 0.7 GiB for the same architecture, profile size
+			// and dtype of activations: vLLM 0.10.1.1's profile run keeps
+			// logits for the sampled rows only, while the seed's vLLM (and
+			// llm-d's, below) hold a logits row per batched token. One
+			// memory model cannot be both; the engine keeps the seed's
+			// (its table is the hard constraint), and this figure sits
+			// ~13% low, within its held-out target.
+			GPU: "a100-80gb", Model: "qwen2.5-7b-instruct", Quantity: fitQuantityKVTokens,
+			Config: "util=0.25,max-model-len=16384", Real: 93872, Unit: "tokens",
+			Source: fmt.Sprintf(dennisSource, "0.25"), VLLM: "0.10.1.1", Measured: dennisMeasured,
+			HeldOut: true,
+			Cfg:     Config{MaxModelLen: 16384, GPUMemoryUtilization: 0.25},
+			Eval:    kvTokens,
+		},
+		{
+			GPU: "a100-80gb", Model: "qwen2.5-7b-instruct", Quantity: "graph-gib",
+			Config: "67-capture-sizes(1..512),28-layers", Real: 0.50, Unit: "GiB",
+			Source: fmt.Sprintf(dennisSource, "0.5"), VLLM: "0.10.1.1", Measured: dennisMeasured,
+			HeldOut: true,
+			Cfg:     Config{MaxModelLen: 16384, GPUMemoryUtilization: 0.5},
+			Eval:    func(p *Perf) float64 { return p.Startup().GraphGiB },
+		},
+		{
+			GPU: "h100-80gb", Model: "llama-3.1-8b-instruct", Quantity: fitQuantityKVGiB,
+			Config: "util=0.9,max-model-len=16000,block-size=128", Real: 51.38, Unit: "GiB",
+			Source: llmdSource + " (Llama-3.1-8B row: KV Cache)", VLLM: "not stated (V1, 2025)",
+			Measured: "meta-llama/Llama-3.1-8B-Instruct bf16, 1x H100 80GB",
+			Cfg:      Config{MaxModelLen: 16000, GPUMemoryUtilization: 0.9, BlockSize: 128},
+			Eval:     func(p *Perf) float64 { return p.KVCacheGiB() },
+		},
+		{
+			// The profile's activation peak alone. 4.76 GiB at 8,192
+			// batched tokens is what fp32 logits for every batched token
+			// take (8,192 x 128,256 x 4 bytes = 3.9 GiB) plus the MLP's
+			// activations; the same table's Qwen3-0.6B (vocabulary 151,936,
+			// a tenth of the layers' size) peaks higher, 5.56 GiB, which
+			// only a vocabulary-sized term explains. The engine keeps the
+			// seed's profile (bf16 logits rows, 1.25 GiB on the 3060) and
+			// so sits ~30% under this version's peak while its KV total
+			// above still lands within 3%.
+			GPU: "h100-80gb", Model: "llama-3.1-8b-instruct", Quantity: "activation-gib",
+			Config: "max-num-batched-tokens=8192,max-num-seqs=1024", Real: 4.76, Unit: "GiB",
+			Source: llmdSource + " (Llama-3.1-8B row: Peak Activation)", VLLM: "not stated (V1, 2025)",
+			Measured: "meta-llama/Llama-3.1-8B-Instruct bf16, 1x H100 80GB",
+			HeldOut:  true,
+			Why: "version-dependent profile: this vLLM holds fp32 logits for all 8,192 profiled tokens; " +
+				"the seed's holds bf16 rows, and the seed table is the hard constraint",
+			Cfg:  Config{MaxModelLen: 16000, GPUMemoryUtilization: 0.9, BlockSize: 128},
+			Eval: func(p *Perf) float64 { return p.ReserveGiB() - NonTorchReserveGiB },
+		},
+	}
+}
+
+func sum(xs []int) int {
+	t := 0
+	for _, x := range xs {
+		t += x
+	}
+	return t
+}

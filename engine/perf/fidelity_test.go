@@ -1,0 +1,161 @@
+package perf
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+)
+
+// TestFidelity holds the model against every cited public vLLM figure
+// (FidelityFigures) and prints the table, the fit and the held-out errors:
+//
+//	go test ./engine/perf -run Fidelity -v
+//
+// One FIDELITY line per figure; it fails when a figure the fit saw is past
+// FidelityTolerance or a held-out one past FidelityHeldOutTolerance, when
+// a stored efficiency strays from what the fit finds, or when fewer than a
+// third of the figures are held out.
+func TestFidelity(t *testing.T) {
+	res, err := Evaluate(FidelityFigures)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	held, exempt := 0, 0
+	var worstFit, worstHeld float64
+	for _, r := range res {
+		lines = append(lines, r.Line())
+		switch {
+		case r.Figure.Why != "":
+			exempt++
+		case r.Figure.HeldOut:
+			held++
+			worstHeld = max(worstHeld, math.Abs(r.Err))
+		default:
+			worstFit = max(worstFit, math.Abs(r.Err))
+		}
+		if !r.Pass() {
+			t.Errorf("%s %s %s %s: model %.4g %s, cited %.4g: off by %+.1f%%, past the %.0f%% target (%s)",
+				r.Figure.GPU, r.Figure.Model, r.Figure.Quantity, r.Figure.Config, r.Model, r.Figure.Unit,
+				r.Figure.Real, 100*r.Err, 100*r.Target, r.Figure.Source)
+		}
+	}
+	judged := len(res) - exempt
+	lines = append(lines, fmt.Sprintf("FIDELITY-SUMMARY figures=%d fit=%d held-out=%d exempt=%d worst-fit=%.1f%% worst-held-out=%.1f%%",
+		len(res), judged-held, held, exempt, 100*worstFit, 100*worstHeld))
+	if 3*held < judged {
+		t.Errorf("%d of %d judged figures held out; want at least a third", held, judged)
+	}
+
+	fits, err := FitEfficiencies(FidelityFigures)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fits {
+		var ins []string
+		for _, fig := range f.Figures {
+			ins = append(ins, fig.Quantity+":"+fig.Config+"="+formatValue(fig.Real, fig.Unit))
+		}
+		stored := storedEfficiency(f.Eff.Arch)
+		lines = append(lines, fmt.Sprintf("FIT arch=%s mfu=%.2f bandwidth=%.2f loss=%.5f stored-mfu=%.2f stored-bandwidth=%.2f inputs=[%s]",
+			f.Eff.Arch, f.Eff.MFU, f.Eff.Bandwidth, f.Loss, stored.MFU, stored.Bandwidth, strings.Join(ins, "; ")))
+		if math.Abs(stored.MFU-f.Eff.MFU) > fitStep+1e-9 || math.Abs(stored.Bandwidth-f.Eff.Bandwidth) > fitStep+1e-9 {
+			t.Errorf("arch %s: stored MFU %.2f / bandwidth %.2f, the fit finds %.2f / %.2f: update archEfficiency",
+				f.Eff.Arch, stored.MFU, stored.Bandwidth, f.Eff.MFU, f.Eff.Bandwidth)
+		}
+	}
+	for _, g := range GPUs() {
+		e := EfficiencyFor(g)
+		lines = append(lines, fmt.Sprintf("EFFICIENCY gpu=%s arch=%s mfu=%.2f bandwidth=%.2f fitted=%v gap=%q",
+			g.Name, e.Arch, e.MFU, e.Bandwidth, e.Fitted, fidelityGaps[g.Name]))
+	}
+	if testing.Verbose() {
+		fmt.Println(strings.Join(lines, "\n"))
+	}
+}
+
+// storedEfficiency is what the engine runs with for an architecture.
+func storedEfficiency(arch string) Efficiency {
+	if e, ok := archEfficiency[arch]; ok {
+		return e
+	}
+	return Efficiency{Arch: arch, MFU: MFU, Bandwidth: BandwidthEfficiency}
+}
+
+// TestFidelityTableComplete: every figure names its source, version and
+// measured model, runs on a known profile, and every GPU profile either
+// has figures or says in fidelityGaps why not.
+func TestFidelityTableComplete(t *testing.T) {
+	per := map[string]int{}
+	for _, f := range FidelityFigures {
+		if f.Source == "" || f.VLLM == "" || f.Measured == "" || f.Eval == nil || f.Real <= 0 || strings.ContainsAny(f.Config, " \t") {
+			t.Errorf("figure %s %s %s %q: needs a source, vLLM version, measured model, Eval, a positive value and a one-token config",
+				f.GPU, f.Model, f.Quantity, f.Config)
+		}
+		if _, err := LookupGPU(f.GPU); err != nil {
+			t.Error(err)
+		}
+		per[f.GPU]++
+	}
+	for _, g := range GPUs() {
+		if per[g.Name] == 0 && fidelityGaps[g.Name] == "" {
+			t.Errorf("GPU profile %s has no cited figure and no entry in fidelityGaps", g.Name)
+		}
+		if per[g.Name] > 0 && fidelityGaps[g.Name] != "" {
+			t.Errorf("GPU profile %s has %d cited figures but is listed in fidelityGaps", g.Name, per[g.Name])
+		}
+	}
+	for _, m := range fidelityModels {
+		if d := m.ArchParams()/(m.ParamsB*1e9) - 1; math.Abs(d) > 1e-4 {
+			t.Errorf("%s: architecture gives %.0f parameters, published %.0f", m.Name, m.ArchParams(), m.ParamsB*1e9)
+		}
+	}
+}
+
+// TestSeedPromptTokens: the fidelity table's seed prompt is what
+// TestCalibration tokenizes.
+func TestSeedPromptTokens(t *testing.T) {
+	prompt, cached := seedPrompt(t, calibrationPerf(t))
+	if prompt != seedPromptTokens || cached != seedCachedTokens {
+		t.Errorf("seed prompt %d tokens, %d cached; the fidelity table uses %d and %d", prompt, cached, seedPromptTokens, seedCachedTokens)
+	}
+}
+
+// TestDatasheets: every GPU profile's peaks are its vendor datasheet's.
+func TestDatasheets(t *testing.T) {
+	for _, g := range GPUs() {
+		found := false
+		for _, d := range Datasheets {
+			if d.GPU != g.Name {
+				continue
+			}
+			found = true
+			if g.TFLOPs != d.DenseTFLOPs || g.BandwidthGBs != d.BandwidthGBs {
+				t.Errorf("%s: profile %.1f TFLOP/s, %.0f GB/s; datasheet %.1f, %.0f (%s)", g.Name, g.TFLOPs, g.BandwidthGBs,
+					d.DenseTFLOPs, d.BandwidthGBs, d.Source)
+			}
+		}
+		if !found {
+			t.Errorf("%s: no datasheet entry", g.Name)
+		}
+	}
+}
+
+// TestFidelityFails: the check is live. A figure moved 30% away from the
+// model's value fails its target.
+func TestFidelityFails(t *testing.T) {
+	f := FidelityFigures[0]
+	res, err := Evaluate([]CitedFigure{f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Real = res[0].Model * 1.3
+	bad, err := Evaluate([]CitedFigure{f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bad[0].Pass() {
+		t.Errorf("a figure 30%% off passed: %s", bad[0].Line())
+	}
+}
