@@ -77,6 +77,7 @@ request thinks first (--reasoning-tokens), streamed as vLLM's reasoning parsers 
 	f.IntVar(&s.MaxNumSeqs, "max-num-seqs", s.MaxNumSeqs, "running sequences at most (0: vLLM's default for the GPU, 256, or 1024 on H100/H200)")
 	f.IntVar(&s.MaxNumBatchedTokens, "max-num-batched-tokens", s.MaxNumBatchedTokens, "tokens per step, the chunked-prefill budget (0: vLLM's default, 2048, or 8192 on H100/H200)")
 	f.IntVar(&s.TensorParallelSize, "tensor-parallel-size", 1, "GPUs of one node (of the --gpu profile) the model is split over, as vLLM's tensor parallelism splits it")
+	f.StringVar(&s.KVAllocation, "kv-allocation", sim.KVPaged, "KV cache allocation: "+strings.Join(sim.KVAllocations, " (vLLM's), ")+" (prompt + max_tokens reserved at admission, as servers before paging did; prefix caching off)")
 	f.IntVar(&s.NumGPUBlocksOverride, "num-gpu-blocks-override", 0, "KV cache blocks of 16 tokens (0: from the performance model)")
 	f.BoolVar(&o.prefixCaching, "enable-prefix-caching", true, "reuse the KV blocks of cached prompt prefixes (vLLM V1's default)")
 	f.BoolVar(&s.NoPrefixCaching, "no-enable-prefix-caching", false, "turn automatic prefix caching off")

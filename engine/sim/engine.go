@@ -72,6 +72,9 @@ func New(opts Options) (*Engine, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
+	if opts.KVAllocation == KVContiguous {
+		opts.NoPrefixCaching = true // reserved regions are private: nothing to share
+	}
 	fs, err := parseFaults(opts.Faults, opts.Seed)
 	if err != nil {
 		return nil, err
@@ -115,7 +118,7 @@ func New(opts Options) (*Engine, error) {
 	e.metrics.Store(e.newMetrics())
 	e.sched = &scheduler{e: e, perf: p, speedup: opts.Speedup, maxSeqs: e.maxSeqs, maxTokens: e.maxBatched,
 		pool: newBlockPool(e.numBlocks, blockSize, !opts.NoPrefixCaching), bs: blockSize, wakeCh: make(chan struct{}, 1),
-		spec: opts.SpeculativeTokens, accept: opts.AcceptanceRate, specLog: specCounts{perPos: make([]atomic.Int64, opts.SpeculativeTokens)}}
+		spec: opts.SpeculativeTokens, accept: opts.AcceptanceRate, reserve: opts.KVAllocation == KVContiguous, specLog: specCounts{perPos: make([]atomic.Int64, opts.SpeculativeTokens)}}
 	if e.sched.vocabIDs, err = vocabIDs(e.tok); err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}

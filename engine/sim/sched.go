@@ -109,6 +109,7 @@ type scheduler struct {
 	vocabIDs  [len(vocab)]uint32 // generated words' token ids
 	spec      int                // draft tokens per decode step (--speculative-tokens); 0 is off
 	accept    float64            // --acceptance-rate
+	reserve   bool               // --kv-allocation contiguous: admission reserves prompt + max_tokens (kvalloc.go)
 	specLog   specCounts         // drafts for the stats log
 
 	mu     sync.Mutex // guards inbox, aborts
@@ -356,6 +357,9 @@ func (s *scheduler) alloc(r *request, tokens int) bool {
 // false when the blocks are not free (nothing changes then). A new
 // request's lookup is counted in st once admitted, as vLLM counts it.
 func (s *scheduler) admit(r *request, budget int, st *cacheStats) (int, bool) {
+	if s.reserve {
+		return s.admitReserved(r, budget)
+	}
 	total := r.prompt + r.output
 	hit := 0
 	if s.pool.caching {

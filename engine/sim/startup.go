@@ -97,6 +97,7 @@ func (e *Engine) startup(ctx context.Context) error {
 	e.eachRank(func(w string, _ int) { e.logf(w, "gpu_worker.py", 306, "Available KV cache memory: %.2f GiB", kvGiB) })
 	e.logf(enginePrefix, "kv_cache_utils.py", 1087, "GPU KV cache size: %s tokens", perf.Commas(e.kvTokens))
 	e.logf(enginePrefix, "kv_cache_utils.py", 1091, "Maximum concurrency for %s tokens per request: %.2fx", perf.Commas(o.MaxModelLen), e.maxConc)
+	e.logKVAllocation()
 	if err := sleep(ctx, e.phase(su.GraphCapture)); err != nil {
 		return err
 	}
