@@ -85,12 +85,14 @@ type Datasheet struct {
 // tensor throughput with 2:4 sparsity; dense is half of it.
 var Datasheets = []Datasheet{
 	{"rtx3060-12gb", 25.5, 360,
-		"NVIDIA GeForce RTX 3060 specifications (12 GB GDDR6, 192-bit, 15 Gbps: 360 GB/s); NVIDIA Ampere GA102 " +
-			"whitepaper appendix: GeForce Ampere runs FP16 tensor math with FP32 accumulate at half the FP16-accumulate " +
-			"rate, 28 SMs x 4 tensor cores x 512 FLOP/clk x 1.777 GHz boost = 25.5 TFLOP/s"},
+		"NVIDIA GeForce RTX 3060 specifications (12 GB GDDR6, 192-bit at 15 Gbps: 360 GB/s); the NVIDIA Ampere GA102 " +
+			"whitepaper's appendix gives GeForce Ampere FP16 tensor math with FP32 accumulate at half the FP16-accumulate " +
+			"rate: 28 SMs x 4 tensor cores x 128 FLOP/clk x 1.777 GHz boost = 25.5 TFLOP/s (derived, not printed)"},
 	{"a10g-24gb", 70, 600,
-		"AWS EC2 G5 (NVIDIA A10G: 24 GB GDDR6, 600 GB/s); A10G tensor FP16/BF16 with FP32 accumulate at the GeForce-class " +
-			"half rate, 80 SMs x 4 x 512 FLOP/clk x 1.71 GHz = 70 TFLOP/s (NVIDIA's A10 datasheet lists 125 for the A10)"},
+		"NVIDIA publishes no A10G datasheet. baseten.co/blog/nvidia-a10-vs-a10g-for-ml-model-inference: 24 GB GDDR6 at " +
+			"600 GB/s like the A10, and \"the A10 prioritizes tensor compute\" (NVIDIA's A10 datasheet: 125 TFLOP/s dense); " +
+			"70 TFLOP/s is 80 SMs x 4 x 128 FLOP/clk x 1.71 GHz, the GeForce-class FP32-accumulate rate (derived, unverified: " +
+			"an A10G prefill figure would settle it)"},
 	{"l4-24gb", 121, 300,
 		"NVIDIA L4 datasheet: FP16/BF16 tensor 242 TFLOP/s with sparsity (121 dense), 300 GB/s GDDR6"},
 	{"a100-40gb", 312, 1555,
