@@ -174,22 +174,31 @@ func Evaluate(figs []CitedFigure) ([]FidelityResult, error) {
 // modelValue builds the figure's Perf (with eff instead of the stored
 // efficiencies when not nil) and evaluates it.
 func (f CitedFigure) modelValue(eff *Efficiency) (float64, error) {
-	g, err := LookupGPU(f.GPU)
+	p, err := f.perf()
 	if err != nil {
 		return 0, err
-	}
-	m, err := lookupFidelityModel(f.Model)
-	if err != nil {
-		return 0, err
-	}
-	p, err := New(g, m, f.Cfg)
-	if err != nil {
-		return 0, fmt.Errorf("perf: cited figure %s %s %s: %w", f.GPU, f.Model, f.Config, err)
 	}
 	if eff != nil {
 		p.eff = *eff
 	}
 	return f.Eval(p), nil
+}
+
+// perf builds the model for the figure's GPU, model and configuration.
+func (f CitedFigure) perf() (*Perf, error) {
+	g, err := LookupGPU(f.GPU)
+	if err != nil {
+		return nil, err
+	}
+	m, err := lookupFidelityModel(f.Model)
+	if err != nil {
+		return nil, err
+	}
+	p, err := New(g, m, f.Cfg)
+	if err != nil {
+		return nil, fmt.Errorf("perf: cited figure %s %s %s: %w", f.GPU, f.Model, f.Config, err)
+	}
+	return p, nil
 }
 
 // lookupFidelityModel finds a model profile, or an architecture that only

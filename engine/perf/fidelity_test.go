@@ -65,6 +65,7 @@ func TestFidelity(t *testing.T) {
 				f.Eff.Arch, stored.MFU, stored.Bandwidth, f.Eff.MFU, f.Eff.Bandwidth)
 		}
 	}
+	lines = append(lines, memoryLines(t)...)
 	for _, g := range GPUs() {
 		e := EfficiencyFor(g)
 		lines = append(lines, fmt.Sprintf("EFFICIENCY gpu=%s arch=%s mfu=%.2f bandwidth=%.2f fitted=%v gap=%q",
@@ -158,4 +159,35 @@ func TestFidelityFails(t *testing.T) {
 	if bad[0].Pass() {
 		t.Errorf("a figure 30%% off passed: %s", bad[0].Line())
 	}
+}
+
+// memoryLines sets each KV-cache figure beside the model's memory profile:
+// the reserve vLLM kept out of the KV cache, implied by its log (budget -
+// weights - KV cache), against the model's reserve and its parts (the
+// profile's activations over --max-num-batched-tokens, the sampler's fp32
+// logits over --max-num-seqs, the non-torch allowance).
+func memoryLines(t *testing.T) []string {
+	var out []string
+	for _, f := range FidelityFigures {
+		if f.Quantity != fitQuantityKVTokens && f.Quantity != fitQuantityKVGiB {
+			continue
+		}
+		p, err := f.perf()
+		if err != nil {
+			t.Fatal(err)
+		}
+		kvReal := f.Real
+		if f.Quantity == fitQuantityKVTokens {
+			kvReal = f.Real * float64(p.Model().KVBytesPerToken()) / gib
+		}
+		cfg, m := p.Config(), p.Model()
+		sampler := float64(cfg.MaxNumSeqs) * float64(m.Vocab) * 4 / gib
+		implied := p.budget()/gib - p.WeightsGiB() - kvReal
+		out = append(out, fmt.Sprintf("MEMORY gpu=%s model=%s %s budget=%.2fGiB weights=%.2fGiB kv-real=%.2fGiB "+
+			"reserve-implied=%.2fGiB reserve-model=%.2fGiB (activations=%.2f sampler=%.2f non-torch=%.2f; batched-tokens=%d seqs=%d) residual=%+.2fGiB",
+			f.GPU, f.Model, f.Config, p.budget()/gib, p.WeightsGiB(), kvReal, implied, p.ReserveGiB(),
+			p.ReserveGiB()-sampler-NonTorchReserveGiB, sampler, NonTorchReserveGiB, cfg.MaxNumBatchedTokens, cfg.MaxNumSeqs,
+			p.ReserveGiB()-implied))
+	}
+	return out
 }
