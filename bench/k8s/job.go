@@ -29,6 +29,15 @@ const indexAnnotation = "batch.kubernetes.io/job-completion-index"
 // ResultsDir/shard-K.
 const ResultsDir = "/results"
 
+// DataDir is where a dataset or trace file reaches the pods, read-only:
+// from the ConfigMap JobOptions.DataConfigMap names (one file per key) or
+// the claim JobOptions.DataClaim names. The image has a read-only root and
+// nothing of the user's, so a --dataset or --trace path must be under it.
+const DataDir = "/data"
+
+// HostnameTopology is the node label --spread spreads the pods over.
+const HostnameTopology = "kubernetes.io/hostname"
+
 // runAsUser is the non-root user the image runs as (Containerfile's USER).
 const runAsUser = 65532
 
@@ -58,6 +67,15 @@ type JobOptions struct {
 	// ResultsDir is then a pod-local emptyDir the run writes before it
 	// prints the results.
 	ResultsTo string
+	// DataConfigMap or DataClaim (at most one) is mounted read-only at
+	// DataDir: a ConfigMap made with `kubectl create configmap NAME
+	// --from-file=FILE` (each key a file, 1 MiB in all, Kubernetes' limit),
+	// or a PersistentVolumeClaim for larger files.
+	DataConfigMap, DataClaim string
+	// Spread asks the scheduler to spread the pods evenly over nodes
+	// (HostnameTopology), so that no node's CPU or network carries
+	// several shards while another carries none.
+	Spread bool
 }
 
 // Commands are the servebench commands a Job's pods can run sharded.
@@ -106,11 +124,12 @@ func Job(opts JobOptions) (*batchv1.Job, error) {
 						Args:         args(opts),
 						Env:          env(opts),
 						Resources:    res,
-						VolumeMounts: []corev1.VolumeMount{{Name: "results", MountPath: ResultsDir}},
+						VolumeMounts: mounts(opts),
 						SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: ptr(false), ReadOnlyRootFilesystem: ptr(true),
 							Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
 					}},
-					Volumes: []corev1.Volume{{Name: "results", VolumeSource: volume(opts.ResultsClaim)}},
+					Volumes:                   volumes(opts),
+					TopologySpreadConstraints: spread(opts, labels),
 				},
 			},
 		},
@@ -160,10 +179,17 @@ func check(opts JobOptions) error {
 	default:
 		return fmt.Errorf("--results-to %q: expected one of %s", opts.ResultsTo, strings.Join(ResultsTargets, ", "))
 	}
-	if opts.ResultsClaim != "" {
-		if errs := validation.IsDNS1123Subdomain(opts.ResultsClaim); len(errs) > 0 {
-			return fmt.Errorf("--results-claim %q: %s", opts.ResultsClaim, errs[0])
+	for _, o := range []struct{ flag, name string }{{"--results-claim", opts.ResultsClaim},
+		{"--data-configmap", opts.DataConfigMap}, {"--data-claim", opts.DataClaim}} {
+		if o.name == "" {
+			continue
 		}
+		if errs := validation.IsDNS1123Subdomain(o.name); len(errs) > 0 {
+			return fmt.Errorf("%s %q: %s", o.flag, o.name, errs[0])
+		}
+	}
+	if opts.DataConfigMap != "" && opts.DataClaim != "" {
+		return fmt.Errorf("--data-configmap %q and --data-claim %q: expected one (both mount at %s)", opts.DataConfigMap, opts.DataClaim, DataDir)
 	}
 	return nil
 }
@@ -183,7 +209,7 @@ func args(opts JobOptions) []string {
 	out := append([]string{command(opts)}, opts.RunArgs...)
 	out = append(out,
 		"--shard="+idx+"/"+strconv.Itoa(opts.Shards),
-		"--start-at="+opts.StartAt.UTC().Format(time.RFC3339),
+		startAtFlag+opts.StartAt.UTC().Format(time.RFC3339),
 		"--out="+ResultsDir+"/shard-"+idx,
 		"--quiet")
 	if opts.ResultsTo == ResultsLog {
@@ -222,6 +248,46 @@ func resources(cpu, mem string) (corev1.ResourceRequirements, error) {
 	return corev1.ResourceRequirements{Requests: rl, Limits: rl.DeepCopy()}, nil
 }
 
+// mounts are the container's: the results, and the data read-only.
+func mounts(opts JobOptions) []corev1.VolumeMount {
+	out := []corev1.VolumeMount{{Name: "results", MountPath: ResultsDir}}
+	if opts.DataConfigMap != "" || opts.DataClaim != "" {
+		out = append(out, corev1.VolumeMount{Name: "data", MountPath: DataDir, ReadOnly: true})
+	}
+	return out
+}
+
+// volumes are the pod's: results (a claim or an emptyDir) and the data.
+func volumes(opts JobOptions) []corev1.Volume {
+	out := []corev1.Volume{{Name: "results", VolumeSource: volume(opts.ResultsClaim)}}
+	switch {
+	case opts.DataConfigMap != "":
+		out = append(out, corev1.Volume{Name: "data", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: opts.DataConfigMap}}}})
+	case opts.DataClaim != "":
+		out = append(out, corev1.Volume{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{
+			ClaimName: opts.DataClaim, ReadOnly: true}}})
+	}
+	return out
+}
+
+// spread is the pods' topology spread over nodes with Spread: at most one
+// more of this Job's pods on any node than on another (maxSkew 1), hard
+// (DoNotSchedule), counting only nodes whose taints the pods tolerate
+// (nodeTaintsPolicy Honor), so a tainted control-plane node with no pod does
+// not hold the others pending.
+func spread(opts JobOptions, labels map[string]string) []corev1.TopologySpreadConstraint {
+	if !opts.Spread {
+		return nil
+	}
+	honor := corev1.NodeInclusionPolicyHonor
+	return []corev1.TopologySpreadConstraint{{
+		MaxSkew: 1, TopologyKey: HostnameTopology, WhenUnsatisfiable: corev1.DoNotSchedule,
+		LabelSelector:    &metav1.LabelSelector{MatchLabels: labels},
+		NodeTaintsPolicy: &honor,
+	}}
+}
+
 func volume(claim string) corev1.VolumeSource {
 	if claim != "" {
 		return corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}
@@ -240,3 +306,49 @@ func WriteYAML(w io.Writer, job *batchv1.Job) error {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// startAtFlag prefixes the argument carrying a Job's common start.
+const startAtFlag = "--start-at="
+
+// ReadJob decodes a Job manifest (as Job and WriteYAML make it) strictly:
+// a field Kubernetes does not know is an error naming it.
+func ReadJob(r io.Reader) (*batchv1.Job, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	var job batchv1.Job
+	if err := yaml.UnmarshalStrict(b, &job); err != nil {
+		return nil, fmt.Errorf("not a Job manifest: %w", err)
+	}
+	if job.Kind != "Job" || len(job.Spec.Template.Spec.Containers) == 0 {
+		return nil, fmt.Errorf("not a Job manifest (kind %q, %d containers): expected what 'servebench k8s job' prints",
+			job.Kind, len(job.Spec.Template.Spec.Containers))
+	}
+	return &job, nil
+}
+
+// Restamp sets the common start of every shard in job to at: the
+// --start-at of each container that has one. A manifest is printed with a
+// start a few minutes ahead, which is stale once it has been saved and
+// reviewed; restamping as it is submitted (servebench k8s apply) keeps the
+// rule the pods follow the one they follow now: every pod starts at the
+// same instant, fixed before any is created, and a pod that is not running
+// by then refuses to start (MaxStartLate) instead of loading the server
+// alone. It errs when no container has a --start-at.
+func Restamp(job *batchv1.Job, at time.Time) error {
+	n := 0
+	cs := job.Spec.Template.Spec.Containers
+	for i := range cs {
+		for j, a := range cs[i].Args {
+			if strings.HasPrefix(a, startAtFlag) {
+				cs[i].Args[j] = startAtFlag + at.UTC().Format(time.RFC3339)
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		return fmt.Errorf("Job %q has no container argument %s...: expected a manifest 'servebench k8s job' printed", job.Name, startAtFlag)
+	}
+	return nil
+}

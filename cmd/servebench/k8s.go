@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,7 +25,7 @@ func newK8sCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newK8sJobCmd())
+	cmd.AddCommand(newK8sJobCmd(), newK8sApplyCmd())
 	return cmd
 }
 
@@ -46,14 +50,23 @@ and 'servebench merge' reads the saved 'kubectl logs' of every pod. The API key 
 Secret (--api-key-secret) into the variable --api-key-env names; it is never in the manifest.
 With --command sweep each pod runs 'servebench sweep [sweep flags] --shard K/N --start-at T'
 instead: every shard runs every level, each level starting at the same instant on all (see
-'servebench sweep --help'); what a sharded sweep refuses is refused here, before any pod runs.`,
+'servebench sweep --help'); what a sharded sweep refuses is refused here, before any pod runs.
+A dataset or trace reaches the pods read-only at /data: from a ConfigMap (--data-configmap,
+made with 'kubectl create configmap NAME --from-file=FILE', 1 MiB in all) or a claim
+(--data-claim); give the run --dataset /data/FILE. --spread spreads the pods over nodes.
+T is fixed when the manifest is printed: submit a saved manifest with 'servebench k8s apply',
+which sets T afresh as it submits.`,
 		Example: `  servebench k8s job --shards 4 --image registry.example.com/servebench:0.1 \
     --namespace llm --results-claim servebench-results --api-key-secret vllm-key \
     -- --base-url http://vllm.llm:8000 --rate 40 --requests 4000 --stream on | kubectl apply -f -
   servebench k8s job --shards 4 --image registry.example.com/servebench:0.1 --results-to log \
     -- --base-url http://vllm.llm:8000 --rate 40 --requests 4000 --stream on | kubectl apply -f -
   servebench k8s job --shards 4 --image registry.example.com/servebench:0.1 --command sweep \
-    -- --base-url http://vllm.llm:8000 --rate 20,40,80 --duration 2m --level-gap 20s | kubectl apply -f -`,
+    -- --base-url http://vllm.llm:8000 --rate 20,40,80 --duration 2m --level-gap 20s | kubectl apply -f -
+  kubectl create configmap sharegpt --from-file=sharegpt.json
+  servebench k8s job --shards 4 --image registry.example.com/servebench:0.1 --data-configmap sharegpt --spread \
+    -- --base-url http://vllm.llm:8000 --rate 40 --requests 4000 --stream on --dataset sharegpt:/data/sharegpt.json > job.yaml
+  servebench k8s apply -f job.yaml`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.ArgsLenAtDash() != 0 && len(args) > 0 {
@@ -87,7 +100,84 @@ instead: every shard runs every level, each level starting at the same instant o
 	f.StringVar(&o.Memory, "memory", "2Gi", "memory per pod (requests = limits)")
 	f.StringVar(&o.ResultsClaim, "results-claim", "", "PersistentVolumeClaim for the results (ReadWriteMany when pods land on several nodes); default an emptyDir")
 	f.StringVar(&o.ResultsTo, "results-to", k8s.ResultsVolume, "where the results go: volume (/results: --results-claim or an emptyDir) or log (each pod's log, for kubectl logs and merge; no claim)")
+	f.StringVar(&o.DataConfigMap, "data-configmap", "", "ConfigMap mounted read-only at "+k8s.DataDir+" (each key a file: kubectl create configmap NAME --from-file=FILE; 1 MiB in all)")
+	f.StringVar(&o.DataClaim, "data-claim", "", "PersistentVolumeClaim mounted read-only at "+k8s.DataDir+" (datasets or traces over a ConfigMap's 1 MiB)")
+	f.BoolVar(&o.Spread, "spread", false, "spread the pods evenly over nodes (topology spread over "+k8s.HostnameTopology+", at most one more on any node)")
 	return cmd
+}
+
+// k8sApplyOptions are the flags of `servebench k8s apply`.
+type k8sApplyOptions struct {
+	file, kubectl string
+	startDelay    time.Duration
+	print         bool
+}
+
+func newK8sApplyCmd() *cobra.Command {
+	var o k8sApplyOptions
+	cmd := &cobra.Command{
+		Use:   "apply -f FILE [--start-delay D] [--print]",
+		Short: "Submit a saved 'k8s job' manifest with its start time set afresh",
+		Long: `k8s apply reads a manifest 'servebench k8s job' printed (-f FILE, or - for stdin), sets every
+shard's --start-at to --start-delay from now, and pipes it to 'kubectl apply -f -' (--print
+writes it to stdout instead). The start printed with the manifest is stale once the manifest has
+been saved and reviewed; the rule the pods follow stays the one they follow with a fresh one:
+all start at the instant fixed before any pod exists, and a pod not running by then refuses to
+start rather than load the server alone (no API access and no Service between the pods needed).`,
+		Example: `  servebench k8s job --shards 4 --image registry.example.com/servebench:0.1     -- --base-url http://vllm.llm:8000 --rate 40 --requests 4000 --stream on > job.yaml
+  servebench k8s apply -f job.yaml --start-delay 90s`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runK8sApply(cmd, &o) },
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.file, "file", "f", "", "the Job manifest 'servebench k8s job' printed (- for stdin)")
+	f.DurationVar(&o.startDelay, "start-delay", 2*time.Minute, "--start-at is this far ahead of the submission: every pod must be running by then")
+	f.StringVar(&o.kubectl, "kubectl", "kubectl", "the kubectl to run (its current context and namespace apply)")
+	f.BoolVar(&o.print, "print", false, "print the stamped manifest instead of running kubectl apply")
+	return cmd
+}
+
+func runK8sApply(cmd *cobra.Command, o *k8sApplyOptions) error {
+	if o.file == "" {
+		return usageErr(errors.New("-f: expected the manifest 'servebench k8s job' printed (- for stdin)"))
+	}
+	if o.startDelay <= 0 {
+		return usageErr(fmt.Errorf("--start-delay %v: expected a duration > 0 (time for every pod to be scheduled and pull the image)", o.startDelay))
+	}
+	in := cmd.InOrStdin()
+	if o.file != "-" {
+		f, err := os.Open(o.file)
+		if err != nil {
+			return usageErr(fmt.Errorf("-f: %w", err))
+		}
+		defer f.Close()
+		in = f
+	}
+	job, err := k8s.ReadJob(in)
+	if err == nil {
+		err = k8s.Restamp(job, time.Now().Add(o.startDelay).Truncate(time.Second))
+	}
+	if err != nil {
+		return usageErr(fmt.Errorf("-f %s: %w", o.file, err))
+	}
+	var manifest bytes.Buffer
+	if err := k8s.WriteYAML(&manifest, job); err != nil {
+		return err
+	}
+	if o.print {
+		_, err := cmd.OutOrStdout().Write(manifest.Bytes())
+		return err
+	}
+	path, err := exec.LookPath(o.kubectl)
+	if err != nil {
+		return usageErr(fmt.Errorf("--kubectl %q: %w", o.kubectl, err))
+	}
+	kc := exec.CommandContext(cmd.Context(), path, "apply", "-f", "-")
+	kc.Stdin, kc.Stdout, kc.Stderr = &manifest, cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if err := kc.Run(); err != nil {
+		return fmt.Errorf("%s apply: %w", o.kubectl, err)
+	}
+	return nil
 }
 
 // checkShardArgs parses the flags as `servebench run` (or sweep) would, so

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -212,6 +215,158 @@ func TestK8sJobSweep(t *testing.T) {
 		code, _, stderr := runMain(args...)
 		if code != 2 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%q: exit %d, stderr %q; want 2 naming %q", args, code, stderr, tc.want)
+		}
+	}
+}
+
+// TestK8sJobDataAndSpread: --data-configmap and --data-claim mount at
+// /data read-only (one of them), --spread spreads the pods over nodes
+// evenly, and the manifest still decodes strictly.
+func TestK8sJobDataAndSpread(t *testing.T) {
+	job := func(t *testing.T, flags ...string) batchv1.Job {
+		t.Helper()
+		args := append(append([]string{"k8s", "job", "--shards", "4", "--image", "sb", "--name", "sb-data"}, flags...),
+			"--", "--base-url", "http://vllm:8000", "--rate", "4", "--stream", "on", "--dataset", "sharegpt:/data/sharegpt.json")
+		code, stdout, stderr := runMain(args...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		var j batchv1.Job
+		if err := yaml.UnmarshalStrict([]byte(stdout), &j); err != nil {
+			t.Fatalf("strict decode: %v\n%s", err, stdout)
+		}
+		return j
+	}
+	dataMount := func(j batchv1.Job) (corev1.VolumeMount, corev1.Volume, bool) {
+		p := j.Spec.Template.Spec
+		for _, m := range p.Containers[0].VolumeMounts {
+			if m.MountPath != "/data" {
+				continue
+			}
+			for _, v := range p.Volumes {
+				if v.Name == m.Name {
+					return m, v, true
+				}
+			}
+		}
+		return corev1.VolumeMount{}, corev1.Volume{}, false
+	}
+	m, v, ok := dataMount(job(t, "--data-configmap", "sharegpt"))
+	if !ok || !m.ReadOnly || v.ConfigMap == nil || v.ConfigMap.Name != "sharegpt" {
+		t.Errorf("--data-configmap: mount %+v volume %+v: want ConfigMap sharegpt read-only at /data", m, v)
+	}
+	m, v, ok = dataMount(job(t, "--data-claim", "datasets"))
+	if !ok || !m.ReadOnly || v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ClaimName != "datasets" || !v.PersistentVolumeClaim.ReadOnly {
+		t.Errorf("--data-claim: mount %+v volume %+v: want claim datasets read-only at /data", m, v)
+	}
+	plain := job(t)
+	if _, _, ok := dataMount(plain); ok || len(plain.Spec.Template.Spec.TopologySpreadConstraints) != 0 {
+		t.Errorf("no data or spread flag: volumes %+v, spread %+v", plain.Spec.Template.Spec.Volumes, plain.Spec.Template.Spec.TopologySpreadConstraints)
+	}
+	spread := job(t, "--spread").Spec.Template
+	tsc := spread.Spec.TopologySpreadConstraints
+	if len(tsc) != 1 || tsc[0].TopologyKey != "kubernetes.io/hostname" || tsc[0].MaxSkew != 1 ||
+		tsc[0].WhenUnsatisfiable != corev1.DoNotSchedule || tsc[0].LabelSelector == nil {
+		t.Fatalf("--spread: %+v: want maxSkew 1 over kubernetes.io/hostname", tsc)
+	}
+	for k, val := range tsc[0].LabelSelector.MatchLabels { // selects this Job's pods
+		if spread.Labels[k] != val {
+			t.Errorf("spread selector %v does not select the pods' labels %v", tsc[0].LabelSelector.MatchLabels, spread.Labels)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--data-configmap", "a", "--data-claim", "b"}, `--data-configmap "a" and --data-claim "b": expected one`},
+		{[]string{"--data-configmap", "Bad_Name"}, `--data-configmap "Bad_Name"`},
+		{[]string{"--data-claim", "-x"}, `--data-claim "-x"`},
+	} {
+		args := append(append([]string{"k8s", "job", "--shards", "2", "--image", "sb"}, tc.args...), "--", "--base-url", "http://x", "--stream", "on")
+		code, _, stderr := runMain(args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 naming %q", args, code, stderr, tc.want)
+		}
+	}
+}
+
+// TestK8sApplyRestamps: a manifest saved long ago gets --start-at set
+// afresh as `k8s apply` submits it, and is handed whole to kubectl apply
+// (a script standing in for kubectl records its arguments and input);
+// what is not a Job manifest is refused, exit 2 naming -f.
+func TestK8sApplyRestamps(t *testing.T) {
+	dir := t.TempDir()
+	code, stdout, stderr := runMain("k8s", "job", "--shards", "2", "--image", "sb", "--spread",
+		"--", "--base-url", "http://vllm:8000", "--rate", "4", "--stream", "on")
+	if code != 0 {
+		t.Fatalf("k8s job: exit %d: %s", code, stderr)
+	}
+	stale := regexp.MustCompile(`--start-at=[0-9TZ:-]+`).ReplaceAllString(stdout, "--start-at=2020-01-02T03:04:05Z")
+	saved := filepath.Join(dir, "job.yaml")
+	if err := os.WriteFile(saved, []byte(stale), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	startAt := func(t *testing.T, manifest string) time.Duration {
+		t.Helper()
+		var job batchv1.Job
+		if err := yaml.UnmarshalStrict([]byte(manifest), &job); err != nil {
+			t.Fatalf("strict decode: %v\n%s", err, manifest)
+		}
+		for _, a := range job.Spec.Template.Spec.Containers[0].Args {
+			if v, ok := strings.CutPrefix(a, "--start-at="); ok {
+				at, err := time.Parse(time.RFC3339, v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return time.Until(at)
+			}
+		}
+		t.Fatalf("no --start-at in %s", manifest)
+		return 0
+	}
+	code, printed, stderr := runMain("k8s", "apply", "-f", saved, "--start-delay", "90s", "--print")
+	if code != 0 {
+		t.Fatalf("k8s apply --print: exit %d: %s", code, stderr)
+	}
+	if d := startAt(t, printed); d < 85*time.Second || d > 91*time.Second {
+		t.Errorf("--start-at %v from now, want --start-delay 90s from the submission", d)
+	}
+	if !strings.Contains(printed, "topologySpreadConstraints") {
+		t.Errorf("the restamped manifest lost the rest of the Job:\n%s", printed)
+	}
+
+	kubectl := filepath.Join(dir, "kubectl")
+	script := "#!/bin/sh\necho \"$@\" > " + filepath.Join(dir, "args") + "\ncat > " + filepath.Join(dir, "stdin") + "\n"
+	if err := os.WriteFile(kubectl, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runMain("k8s", "apply", "-f", saved, "--kubectl", kubectl); code != 0 {
+		t.Fatalf("k8s apply: exit %d: %s", code, stderr)
+	}
+	args, _ := os.ReadFile(filepath.Join(dir, "args"))
+	in, _ := os.ReadFile(filepath.Join(dir, "stdin"))
+	if strings.TrimSpace(string(args)) != "apply -f -" {
+		t.Errorf("kubectl ran with %q, want apply -f -", args)
+	}
+	if d := startAt(t, string(in)); d < 110*time.Second || d > 2*time.Minute+time.Second {
+		t.Errorf("kubectl got --start-at %v from now, want the default --start-delay 2m", d)
+	}
+
+	notJob := filepath.Join(dir, "cm.yaml")
+	_ = os.WriteFile(notJob, []byte("apiVersion: v1\nkind: ConfigMap\ndata:\n  a: b\n"), 0o644)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-f", notJob, "--print"}, "-f " + notJob},
+		{[]string{"-f", filepath.Join(dir, "missing.yaml")}, "-f: open"},
+		{[]string{"--print"}, "-f: expected the manifest"},
+		{[]string{"-f", saved, "--start-delay", "0s"}, "--start-delay 0s"},
+		{[]string{"-f", saved, "--kubectl", filepath.Join(dir, "no-kubectl")}, "--kubectl"},
+	} {
+		code, _, stderr := runMain(append([]string{"k8s", "apply"}, tc.args...)...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 naming %q", tc.args, code, stderr, tc.want)
 		}
 	}
 }
