@@ -41,6 +41,7 @@ request thinks first (--reasoning-tokens), streamed as vLLM's reasoning parsers 
   servebench engine --port 0 --fault http-error=0.1:429
   servebench engine --speculative-tokens 3 --acceptance-rate 0.7
   servebench engine --reasoning-parser qwen3 --reasoning-tokens lognormal:1000,500
+  servebench engine --enable-auto-tool-choice --tool-call-parser hermes
   servebench engine --list-profiles`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -98,6 +99,9 @@ request thinks first (--reasoning-tokens), streamed as vLLM's reasoning parsers 
 	f.StringVar(&s.ReasoningParser, "reasoning-parser", "", "think before answering, streamed as vLLM's reasoning parser of this name does: "+strings.Join(sim.ReasoningParsers, ", "))
 	f.StringVar(&s.ReasoningTokens, "reasoning-tokens", "", "with --reasoning-parser: thinking tokens per chat request, drawn seeded (default "+sim.DefaultReasoningTokens+"): "+dist.Grammar)
 	f.StringVar(&s.ReasoningField, "reasoning-field", "", `with --reasoning-parser: the delta field thinking streams in, "reasoning_content" (vLLM 0.11, default) or "reasoning" (newer vLLM, with usage.completion_tokens_details)`)
+	f.BoolVar(&s.EnableAutoToolChoice, "enable-auto-tool-choice", false, `allow tool_choice "auto" (vLLM's flag; needs --tool-call-parser)`)
+	f.StringVar(&s.ToolCallParser, "tool-call-parser", "", "vLLM tool call parser name: "+strings.Join(sim.ToolCallParsers, ", "))
+	f.Float64Var(&s.AutoToolCallRate, "auto-tool-call-rate", s.AutoToolCallRate, `share of tool_choice "auto" answers that call a tool (seeded per request)`)
 	f.StringArrayVar(&s.Faults, "fault", nil, "inject a fault (repeatable): "+strings.Join(sim.FaultNames, ", "))
 	f.BoolVar(&o.listProfiles, "list-profiles", false, "print the GPU and model profiles and which models fit which GPUs, then exit")
 	return cmd

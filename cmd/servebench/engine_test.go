@@ -50,10 +50,30 @@ func TestEngineBadInputExit2(t *testing.T) {
 		{"engine", "--speculative-tokens", "40"},
 		{"engine", "--acceptance-rate", "1.5", "--speculative-tokens", "2"},
 		{"engine", "--acceptance-rate", "0.5"}, // without --speculative-tokens it would do nothing
+		{"engine", "--tool-call-parser", "hermes2"},
+		{"engine", "--auto-tool-call-rate", "2"},
 	} {
 		if code, _, errOut := runMain(args...); code != exitUsage || !strings.Contains(errOut, args[2]) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 naming %q", args, code, errOut, args[2])
 		}
+	}
+}
+
+// TestEngineUnknownToolParserListsKnown: an unknown --tool-call-parser
+// exits 2 naming vLLM's parsers, as vLLM refuses it at start-up.
+func TestEngineUnknownToolParserListsKnown(t *testing.T) {
+	code, _, errOut := runMain("engine", "--enable-auto-tool-choice", "--tool-call-parser", "hermes2")
+	if code != exitUsage || !strings.Contains(errOut, `"hermes2"`) {
+		t.Fatalf("exit %d, stderr %q; want 2 naming the parser", code, errOut)
+	}
+	for _, p := range []string{"hermes", "llama3_json", "mistral", "pythonic"} {
+		if !strings.Contains(errOut, p) {
+			t.Errorf("stderr does not list the known parser %q: %s", p, errOut)
+		}
+	}
+	code, _, errOut = runMain("engine", "--enable-auto-tool-choice")
+	if code != exitUsage || !strings.Contains(errOut, "requires --tool-call-parser") {
+		t.Errorf("--enable-auto-tool-choice alone: exit %d, stderr %q; want 2 asking for --tool-call-parser", code, errOut)
 	}
 }
 

@@ -169,18 +169,16 @@ type genRequest struct {
 	MinTokens           int             `json:"min_tokens"`
 	IgnoreEOS           bool            `json:"ignore_eos"`
 	Stream              bool            `json:"stream"`
-	StreamOptions       *struct {
-		IncludeUsage         bool `json:"include_usage"`
-		ContinuousUsageStats bool `json:"continuous_usage_stats"` // usage on every chunk too (needs include_usage)
-	} `json:"stream_options"`
-	N           *int     `json:"n"`
-	Temperature *float64 `json:"temperature"`
+	StreamOptions       *streamOptions  `json:"stream_options"`
+	N                   *int            `json:"n"`
+	Temperature         *float64        `json:"temperature"`
 	chatOptions
 	reasoningParams
 	// Logprobs is chat's bool or completions' count of alternatives;
 	// TopLogprobs is chat's count (see parseLogprobs).
 	Logprobs    json.RawMessage `json:"logprobs"`
 	TopLogprobs *int            `json:"top_logprobs"`
+	apiParams
 }
 
 type chatMessage struct {
@@ -225,41 +223,83 @@ func badRequest(param, format string, a ...any) *reqError {
 	return &reqError{http.StatusBadRequest, param, fmt.Sprintf(format, a...)}
 }
 
-// parseGenerate decodes and checks a request body and builds the request
-// and its logprober (nil without logprobs); on failure it writes the error
-// response and returns a nil request.
-func (e *Engine) parseGenerate(w http.ResponseWriter, hr *http.Request, chat bool) (*genRequest, *request, *logprober) {
+// generation is a parsed request: the body, one engine request per choice
+// (per prompt, then per n), in choice order, and the response's id.
+type generation struct {
+	req *genRequest
+	rs  []*request
+	lp  *logprober // nil without logprobs
+	id  string
+}
+
+// parseGenerate decodes and checks a request body and builds its engine
+// requests; on failure it writes the error response and returns nil.
+func (e *Engine) parseGenerate(w http.ResponseWriter, hr *http.Request, chat bool) *generation {
 	req := new(genRequest)
 	rerr := decodeJSON(w, hr, req)
+	if rerr == nil {
+		rerr = req.checkParams(chat) // pydantic's validators come first
+	}
 	if rerr == nil {
 		rerr = e.checkModel(req.Model)
 	}
 	if rerr == nil {
+		rerr = e.checkToolServing(req, chat)
+	}
+	if rerr == nil {
 		rerr = req.checkN()
 	}
-	var lp *logprober
+	g := &generation{req: req}
 	if rerr == nil {
-		lp, rerr = req.parseLogprobs(chat, e.tok.Family())
+		g.lp, rerr = req.parseLogprobs(chat, e.tok.Family())
 	}
-	var ids []uint32
-	var maxTokens int
-	var text string
+	var ins []promptIn
 	if rerr == nil {
-		ids, text, rerr = e.prompt(req, chat)
+		ins, rerr = e.prompts(req, chat)
 	}
+	maxTokens := make([]int, len(ins))
+	for k := 0; rerr == nil && k < len(ins); k++ {
+		maxTokens[k], rerr = e.maxTokens(req, len(ins[k].ids))
+	}
+	var plan *answerPlan
 	if rerr == nil {
-		maxTokens, rerr = e.maxTokens(req, len(ids))
+		plan, rerr = e.planAnswer(req, chat)
 	}
 	if rerr != nil {
 		writeError(w, rerr.status, rerr.param, "%s", rerr.msg)
-		return nil, nil, nil
+		return nil
 	}
-	r := e.newRequest(chat, hr.Header.Get(RequestIDHeader), text, ids, maxTokens, req.MinTokens, req.IgnoreEOS)
-	if e.opts.LogRequests {
-		e.logf(apiPrefix, "logger.py", 40, "Received request %s: prompt_tokens: %d, params: SamplingParams(n=%d, max_tokens=%d, min_tokens=%d, ignore_eos=%s), stream: %s.",
-			r.id, len(ids), req.n(), maxTokens, req.MinTokens, pyBool(req.IgnoreEOS), pyBool(req.Stream))
+	usagePrompt := 0
+	for _, in := range ins {
+		usagePrompt += len(in.ids)
 	}
-	return req, r, lp
+	for k, in := range ins {
+		r := e.newRequest(chat, hr.Header.Get(RequestIDHeader), in.text, in.ids, maxTokens[k], req.MinTokens, req.IgnoreEOS)
+		if k == 0 {
+			g.id = r.id
+		}
+		if len(ins) > 1 {
+			r.id += "-" + strconv.Itoa(k) // vLLM's id for each prompt's engine request
+		}
+		if req.Seed != nil {
+			e.reseed(r, *req.Seed, req.MinTokens, req.IgnoreEOS)
+		}
+		if e.opts.LogRequests {
+			e.logf(apiPrefix, "logger.py", 40, "Received request %s: prompt_tokens: %d, params: SamplingParams(n=%d, max_tokens=%d, min_tokens=%d, ignore_eos=%s), stream: %s.",
+				r.id, len(in.ids), req.n(), maxTokens[k], req.MinTokens, pyBool(req.IgnoreEOS), pyBool(req.Stream))
+		}
+		cs := e.fanOut(r, req)
+		e.think(cs, req, chat)
+		for _, c := range cs {
+			e.shape(c, req, plan, in)
+			c.usagePrompt = usagePrompt
+			g.rs = append(g.rs, c)
+		}
+	}
+	for i, r := range g.rs {
+		r.index, r.notify = i, g.rs[0].notify // one handler wakes for any choice
+	}
+	return g
 }
 
 // pyBool is b as Python prints it in vLLM's log lines.
@@ -304,23 +344,27 @@ func decodeJSON(w http.ResponseWriter, hr *http.Request, v any) *reqError {
 		if errors.As(err, &mbe) {
 			return &reqError{http.StatusRequestEntityTooLarge, "", fmt.Sprintf("request body over %d bytes", MaxBodyBytes)}
 		}
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return badRequest(te.Field, "%s", typeErrorMessage(te.Field, te.Value, te.Type))
+		}
 		return badRequest("", "malformed JSON body: %v", err)
 	}
 	return nil
 }
 
-// prompt tokenizes the request's prompt (completions, with the model's
-// BOS unless add_special_tokens is false) or messages (chat); text seeds
-// the answer.
-func (e *Engine) prompt(req *genRequest, chat bool) ([]uint32, string, *reqError) {
+// prompts tokenizes the request's prompts (completions, with the model's
+// BOS unless add_special_tokens is false) or messages (chat: one prompt).
+func (e *Engine) prompts(req *genRequest, chat bool) ([]promptIn, *reqError) {
 	if chat {
-		return e.chatIDs(req.Messages, req.chatOptions)
+		ids, text, rerr := e.chatIDs(req.Messages, req.chatOptions)
+		return []promptIn{{ids, text, false}}, rerr
 	}
-	ids, text, err := e.promptIDs(req.Prompt, req.addSpecial(true))
+	ins, err := e.promptList(req.Prompt, req.addSpecial(true))
 	if err != nil {
-		return nil, "", badRequest("prompt", "%v", err)
+		return nil, badRequest("prompt", "%v", err)
 	}
-	return ids, text, nil
+	return ins, nil
 }
 
 // maxTokens applies vLLM's length rules: the prompt must leave room in
@@ -420,12 +464,11 @@ func (e *Engine) handleGenerate(chat bool) http.HandlerFunc {
 			writeError(w, e.faults.httpErrorStatus, "", "injected error (fault http-error=%g:%d)", e.faults.httpErrorRate, e.faults.httpErrorStatus)
 			return
 		}
-		req, r, lp := e.parseGenerate(w, hr, chat)
-		if r == nil {
+		g := e.parseGenerate(w, hr, chat)
+		if g == nil {
 			return
 		}
-		rs := e.fanOut(r, req)
-		e.think(rs, req, chat)
+		req, r, rs, lp := g.req, g.rs[0], g.rs, g.lp
 		// Tokenizing and the API-server-to-engine-core hand-off: part of TTFT
 		// and E2E, not of queue time (vLLM's engine core stamps arrival after it).
 		d := e.scale(e.perf.RequestOverhead())
@@ -439,7 +482,7 @@ func (e *Engine) handleGenerate(chat bool) http.HandlerFunc {
 		}
 		e.sched.submit(rs...)
 		created := time.Now().Unix()
-		c := newChunker(chat, r.id, e.served, created)
+		c := newChunker(chat, g.id, e.served, created)
 		so := req.StreamOptions
 		usage := so != nil && so.IncludeUsage
 		continuous := usage && so.ContinuousUsageStats
@@ -449,7 +492,7 @@ func (e *Engine) handleGenerate(chat bool) http.HandlerFunc {
 		case req.Stream:
 			e.stream(w, hr, r, c, lp, usage, continuous)
 		default:
-			e.complete(w, hr, rs, lp, chat, created)
+			e.complete(w, hr, g, chat, created)
 		}
 	}
 }
@@ -457,7 +500,8 @@ func (e *Engine) handleGenerate(chat bool) http.HandlerFunc {
 // complete serves a non-streaming request (rs: one request per choice):
 // nothing is sent until the last token of every choice, exactly like vLLM
 // (the first token waits in the server).
-func (e *Engine) complete(w http.ResponseWriter, hr *http.Request, rs []*request, lp *logprober, chat bool, created int64) {
+func (e *Engine) complete(w http.ResponseWriter, hr *http.Request, g *generation, chat bool, created int64) {
+	rs := g.rs
 	for !allDone(rs) {
 		select {
 		case <-rs[0].notify: // shared by the choices
@@ -481,31 +525,12 @@ func (e *Engine) complete(w http.ResponseWriter, hr *http.Request, rs []*request
 	completion := 0
 	for i, r := range rs {
 		completion += r.target
-		var text []byte
-		for j := 0; j < r.target; j++ {
-			if j == r.target-1 && r.natural == "stop" {
-				break // the EOS token has no text
-			}
-			text = append(text, tokenText(r.key, j)...)
-		}
-		choice := completionChoice{Index: i, FinishReason: r.natural}
-		if lp != nil {
-			choice.Logprobs, _ = lp.appendLP(nil, r, 0, r.target, 0)
-		}
-		if chat {
-			t := string(text)
-			choice.Message = &completionMessage{Role: "assistant", Content: &t, ToolCalls: []struct{}{}}
-			e.splitMessage(choice.Message, r)
-		} else {
-			t := string(text)
-			choice.Text = &t
-		}
-		choices[i] = choice
+		choices[i] = e.answerChoice(i, r, g.lp, chat)
 	}
 	r := rs[0]
-	writeJSON(w, http.StatusOK, &completionResponse{ID: r.id, Object: object, Created: created, Model: e.served,
+	writeJSON(w, http.StatusOK, &completionResponse{ID: g.id, Object: object, Created: created, Model: e.served,
 		Choices: choices,
-		Usage: completionUsage{Prompt: r.prompt, Total: r.prompt + completion, Completion: completion,
+		Usage: completionUsage{Prompt: r.usagePrompt, Total: r.usagePrompt + completion, Completion: completion,
 			Details: e.promptDetails(r), CompletionDetails: e.completionDetails(rs)}})
 	for _, r := range rs {
 		e.logRequestEnd(r, false)
@@ -532,28 +557,28 @@ type completionChoice struct {
 	Text         *string            `json:"text,omitempty"`
 	Logprobs     json.RawMessage    `json:"logprobs"` // null without logprobs
 	FinishReason string             `json:"finish_reason"`
-	StopReason   *string            `json:"stop_reason"` // always null
+	StopReason   json.RawMessage    `json:"stop_reason"` // the stop string or token id; null
 }
 
 // completionMessage is vLLM's ChatMessage (protocol.py), its null fields
 // included: OpenAI's schema requires refusal, and SDKs read the others.
 type completionMessage struct {
-	Role             string     `json:"role"`
-	Content          *string    `json:"content"` // null: no answer (a request cut off while thinking)
-	Refusal          *string    `json:"refusal"`
-	Annotations      *struct{}  `json:"annotations"`
-	Audio            *struct{}  `json:"audio"`
-	FunctionCall     *struct{}  `json:"function_call"`
-	ToolCalls        []struct{} `json:"tool_calls"`
-	ReasoningContent *string    `json:"reasoning_content"`
-	Reasoning        *string    `json:"reasoning,omitempty"` // newer vLLM's name (--reasoning-field reasoning)
+	Role             string         `json:"role"`
+	Content          *string        `json:"content"` // null: no answer (cut off while thinking), or an auto tool call without text
+	Refusal          *string        `json:"refusal"`
+	Annotations      *struct{}      `json:"annotations"`
+	Audio            *struct{}      `json:"audio"`
+	FunctionCall     *struct{}      `json:"function_call"`
+	ToolCalls        []toolCallJSON `json:"tool_calls"`
+	ReasoningContent *string        `json:"reasoning_content"`
+	Reasoning        *string        `json:"reasoning,omitempty"` // newer vLLM's name (--reasoning-field reasoning)
 }
 
 type completionUsage struct {
 	Prompt     int            `json:"prompt_tokens"`
 	Total      int            `json:"total_tokens"`
 	Completion int            `json:"completion_tokens"`
-	Details    *promptDetails `json:"prompt_tokens_details"`
+	Details    *promptDetails `json:"prompt_tokens_details"` // null when unset, as vLLM's non-streaming answer has it
 	// CompletionDetails: newer vLLM's reasoning count (reasoning.go).
 	CompletionDetails *reasoningDetails `json:"completion_tokens_details,omitempty"`
 }

@@ -140,7 +140,7 @@ func (e *Engine) streamChoices(w http.ResponseWriter, hr *http.Request, rs []*re
 		}
 		if done {
 			if usage {
-				buf = c.appendUsage(buf, rs[0].prompt, completion, e.promptDetails(rs[0]))
+				buf = c.appendUsage(buf, rs[0].usagePrompt, completion, e.promptDetails(rs[0]))
 				buf = appendCompletionDetails(buf, e.completionDetails(rs))
 			}
 			buf = append(buf, sseDone...)

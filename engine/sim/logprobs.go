@@ -99,7 +99,7 @@ func (l *logprober) candidates(buf *[maxLogprobs + 1]candidate, r *request, i, k
 	h := splitmix64(r.key ^ 0x6c6f6770726f6273 ^ splitmix64(uint64(i)))
 	p0 := 0.35 + 0.6*unit(h)
 	sampled := -1 // vocab index of the sampled token; -1 for the end-of-turn token
-	if i == r.target-1 && r.natural == "stop" {
+	if i == r.target-1 && r.endsWithEOS() {
 		buf[0].t = l.eos
 	} else {
 		sampled = tokenIndex(r.key, i)

@@ -39,9 +39,9 @@ func BenchmarkAppendTokenLogprobs(b *testing.B) {
 	buf := make([]byte, 0, 4096)
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		buf = c.appendOpen(buf[:0], r.key, i, i+1)
+		buf = c.appendOpen(buf[:0], r, i, i+1)
 		buf, _ = lp.appendLP(buf, r, i, i+1, 0)
-		buf = c.appendTail(buf, "")
+		buf = c.appendTail(buf, r, "")
 	}
 	b.SetBytes(int64(len(buf)))
 }

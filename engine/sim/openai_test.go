@@ -207,8 +207,10 @@ type answer struct {
 func ask(t *testing.T, e *sim.Engine, chat bool, body map[string]any) answer {
 	t.Helper()
 	path, whole, part := "/v1/completions", completionSchema, completionChunkSchema
+	specWhole, specPart := specCompletion, specCompletionC
 	if chat {
 		path, whole, part = "/v1/chat/completions", chatCompletionSchema, chatChunkSchema
+		specWhole, specPart = specChat, specChatChunk
 	}
 	resp := post(t, e, path, body)
 	defer resp.Body.Close()
@@ -219,6 +221,7 @@ func ask(t *testing.T, e *sim.Engine, chat bool, body map[string]any) answer {
 	var a answer
 	if body["stream"] != true {
 		b, _ := io.ReadAll(resp.Body)
+		conform(t, "response", string(b), specWhole)
 		a.add(t, chat, mustValidate(t, "response", string(b), whole), string(b))
 		return a
 	}
@@ -227,6 +230,7 @@ func ask(t *testing.T, e *sim.Engine, chat bool, body map[string]any) answer {
 		t.Fatalf("stream does not end with [DONE]: %q", ev)
 	}
 	for i, e := range ev[:len(ev)-1] {
+		conform(t, fmt.Sprintf("chunk %d", i), e, specPart)
 		a.add(t, chat, mustValidate(t, fmt.Sprintf("chunk %d", i), e, part), e)
 	}
 	return a
@@ -523,6 +527,7 @@ func TestLogprobsRefused(t *testing.T) {
 			t.Errorf("case %d %v: %s %s, want 400", i, c.extra, resp.Status, b)
 			continue
 		}
+		conform(t, fmt.Sprintf("case %d error", i), string(b), specError)
 		v := mustValidate(t, fmt.Sprintf("case %d error", i), string(b), errorSchema)
 		er := v["error"].(map[string]any)
 		if er["param"] != c.param || !strings.Contains(er["message"].(string), c.msg) {

@@ -37,6 +37,9 @@ type Options struct {
 	ReasoningParser      string  // --reasoning-parser: deepseek_r1, qwen3 or openai (reasoning.go); "" is off
 	ReasoningTokens      string  // --reasoning-tokens: thinking length per chat request, a dist grammar spec
 	ReasoningField       string  // --reasoning-field: reasoning_content (vLLM 0.11, the default) or reasoning (newer)
+	EnableAutoToolChoice bool    // --enable-auto-tool-choice: tool_choice "auto" allowed (needs ToolCallParser)
+	ToolCallParser       string  // --tool-call-parser: one of ToolCallParsers
+	AutoToolCallRate     float64 // --auto-tool-call-rate: share of tool_choice "auto" answers that call a tool
 	Faults               []string
 	Log                  io.Writer // vLLM-format log lines; nil discards them
 }
@@ -65,6 +68,7 @@ func DefaultOptions() Options {
 		Port:                 8000,
 		HealthDuringLoad:     HealthRefuse,
 		AcceptanceRate:       DefaultAcceptanceRate,
+		AutoToolCallRate:     DefaultAutoToolCallRate,
 	}
 }
 
@@ -130,6 +134,9 @@ func (o *Options) validate() error {
 		o.HealthDuringLoad = HealthRefuse
 	default:
 		bad("--health-during-load %q: want %q or %q", o.HealthDuringLoad, HealthRefuse, Health503)
+	}
+	if err := o.validateTools(); err != nil {
+		errs = append(errs, err)
 	}
 	if o.Host == "" {
 		o.Host = "127.0.0.1"

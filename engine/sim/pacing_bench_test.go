@@ -208,7 +208,7 @@ func runFloor(b *testing.B, streams, tokens int, viaHTTP bool) []float64 {
 	}
 	defer ln.Close()
 	c := newChunker(true, "chatcmpl-0123456789abcdef0123456789abcdef", "Qwen/Qwen2.5-7B-Instruct-AWQ", 1796025729)
-	chunk := c.appendTokens(nil, 42, 7, 8, "")
+	chunk := c.appendTokens(nil, &request{key: 42, target: 1 << 30, natural: "length"}, 7, 8, "")
 
 	var mu sync.Mutex
 	lates := make([]float64, 0, streams*tokens*b.N)
@@ -317,9 +317,10 @@ func runFloor(b *testing.B, streams, tokens int, viaHTTP bool) []float64 {
 func BenchmarkAppendToken(b *testing.B) {
 	c := newChunker(true, "chatcmpl-0123456789abcdef0123456789abcdef", "Qwen/Qwen2.5-7B-Instruct-AWQ", 1796025729)
 	buf := make([]byte, 0, 4096)
+	r := &request{key: 42, target: 1 << 30, natural: "length"}
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		buf = c.appendTokens(buf[:0], 42, i, i+1, "")
+		buf = c.appendTokens(buf[:0], r, i, i+1, "")
 	}
 	b.SetBytes(int64(len(buf)))
 }

@@ -21,18 +21,20 @@ const (
 // then only reads the shared fields; the scheduler owns the middle block.
 type request struct {
 	// Set by the handler before submit; read-only afterwards.
-	id        string
-	index     int      // the choice this request answers (n > 1 fans out one request per choice)
-	key       uint64   // seeds the generated text
-	prompt    int      // prompt tokens
-	ids       []uint32 // token ids: the prompt's, then (with prefix caching) each output token's as it is sampled
-	hashes    []uint64 // block hash chain over ids' full blocks (prefix caching only)
-	maxTokens int
-	target    int    // tokens to generate
-	natural   string // finish reason once target is reached: "length" or "stop"
-	arrival   int64  // engine clock, ns: the request reached the API server
-	queued    int64  // engine clock, ns: it joined the engine's waiting queue
-	thinking         // which output tokens are reasoning (reasoning.go); zero: none
+	id          string
+	index       int      // the choice this request answers (n > 1 fans out one request per choice)
+	key         uint64   // seeds the generated text
+	prompt      int      // prompt tokens
+	ids         []uint32 // token ids: the prompt's, then (with prefix caching) each output token's as it is sampled
+	hashes      []uint64 // block hash chain over ids' full blocks (prefix caching only)
+	maxTokens   int
+	target      int         // tokens to generate
+	natural     string      // finish reason once target is reached: "length" or "stop"
+	out         *answerText // the answer's text where not the plain word stream (sampling.go)
+	usagePrompt int         // usage.prompt_tokens of the response: every prompt's tokens
+	arrival     int64       // engine clock, ns: the request reached the API server
+	queued      int64       // engine clock, ns: it joined the engine's waiting queue
+	thinking                // which output tokens are reasoning (reasoning.go); zero: none
 
 	// Owned by the scheduler goroutine.
 	state                        int
@@ -183,7 +185,7 @@ func (s *scheduler) run(ctx context.Context) {
 				return
 			}
 		}
-		end := start + int64(float64(s.perf.StepTime(st))/s.speedup)
+		end := start + int64(float64(s.perf.StepTime(st)+s.guidedCost())/s.speedup)
 		if !s.e.sleepUntil(ctx, timer, end) {
 			return
 		}

@@ -39,46 +39,56 @@ func newChunker(chat bool, id, model string, created int64) *chunker {
 		c.mid = []byte(`","logprobs":`)
 		c.tail = []byte(`,"finish_reason":null,"stop_reason":null}]}` + "\n\n")
 	}
-	for _, r := range []string{"length", "stop"} {
+	for _, r := range []string{"length", "stop", "tool_calls"} {
 		c.tailFinal[r] = []byte(`,"finish_reason":"` + r + `","stop_reason":null}]}` + "\n\n")
 	}
 	return c
 }
 
-// appendTokens appends the chunk of output tokens [from, to) of the request
-// keyed key (one token, or what one step emitted with speculative
-// decoding) with "logprobs":null.
-func (c *chunker) appendTokens(b []byte, key uint64, from, to int, finish string) []byte {
-	b = append(c.appendOpen(b, key, from, to), "null"...)
-	return c.appendTail(b, finish)
+// appendTokens appends the chunk of output tokens [from, to) of r (one
+// token, or what one step emitted with speculative decoding) with
+// "logprobs":null.
+func (c *chunker) appendTokens(b []byte, r *request, from, to int, finish string) []byte {
+	b = append(c.appendOpen(b, r, from, to), "null"...)
+	return c.appendTail(b, r, finish)
 }
 
 // appendOpen appends a chunk up to its logprobs value: its content is the
 // text of tokens [from, to).
-func (c *chunker) appendOpen(b []byte, key uint64, from, to int) []byte {
+func (c *chunker) appendOpen(b []byte, r *request, from, to int) []byte {
 	b = append(b, c.head...)
 	b = append(b, c.open...)
+	if from == 0 && r.out != nil {
+		b = appendJSONString(b, r.out.prefix) // echo
+	}
 	for i := from; i < to; i++ {
-		b = appendJSONString(b, tokenText(key, i))
+		b = appendJSONString(b, r.piece(i))
 	}
 	return append(b, c.mid...)
 }
 
-// appendTail appends the rest of a token chunk after its logprobs value.
-func (c *chunker) appendTail(b []byte, finish string) []byte {
+// appendTail appends the rest of a token chunk after its logprobs value:
+// the last chunk's carries finish_reason and r's stop_reason.
+func (c *chunker) appendTail(b []byte, r *request, finish string) []byte {
 	if finish == "" {
 		return append(b, c.tail...)
+	}
+	if reason := r.stopReasonJSON(); reason != nil {
+		b = append(b, `,"finish_reason":"`+finish+`","stop_reason":`...)
+		b = append(b, reason...)
+		return append(b, "}]}\n\n"...)
 	}
 	return append(b, c.tailFinal[finish]...)
 }
 
 // appendUsage appends the usage chunk; cached is usage.prompt_tokens_details
-// (nil: null).
+// (nil: left out).
 func (c *chunker) appendUsage(b []byte, prompt, completion int, cached *promptDetails) []byte {
 	b = append(b, c.head...)
 	b = appendUsageCounts(append(b, `],"usage":`...), prompt, completion)
 	if cached == nil {
-		return append(b, `,"prompt_tokens_details":null}}`+"\n\n"...)
+		// vLLM writes stream chunks with exclude_none: no null details.
+		return append(b, "}}\n\n"...)
 	}
 	b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
 	b = strconv.AppendInt(b, int64(cached.CachedTokens), 10)
@@ -172,7 +182,7 @@ func (e *Engine) stream(w http.ResponseWriter, hr *http.Request, r *request, c *
 		}
 		if s.written == r.target {
 			if usage {
-				s.buf = c.appendUsage(s.buf, r.prompt, r.target, e.promptDetails(r))
+				s.buf = c.appendUsage(s.buf, r.usagePrompt, r.target, e.promptDetails(r))
 				s.buf = appendCompletionDetails(s.buf, e.completionDetails([]*request{r}))
 			}
 			s.buf = append(s.buf, sseDone...)
@@ -197,30 +207,34 @@ func (e *Engine) stream(w http.ResponseWriter, hr *http.Request, r *request, c *
 func (s *sseStream) appendChunk(i, n int) bool {
 	finish, end := "", i+n
 	if end == s.r.target {
-		finish = s.r.natural
-	}
-	text := end // tokens with text: all but an EOS (the last token of a "stop")
-	if finish == "stop" {
-		text--
+		finish = s.r.finishReason()
 	}
 	switch {
+	case s.r.out != nil && s.r.out.tool != nil:
+		var ok bool
+		s.buf, ok = s.c.appendToolChunk(s.buf, s.r, i, end, finish)
+		return ok
 	case s.r.thinking.reasons():
+		text := end // tokens with text: all but an EOS (the last token of a "stop")
+		if finish == "stop" {
+			text--
+		}
 		var ok bool
 		if s.buf, ok = s.e.reasoner.appendSplitOpen(s.buf, s.c, s.r, i, text, finish != ""); !ok {
 			return false
 		}
 	case s.lp == nil:
-		s.buf = s.c.appendTokens(s.buf, s.r.key, i, text, finish)
+		s.buf = s.c.appendTokens(s.buf, s.r, i, end, finish)
 		return true
 	default:
-		s.buf = s.c.appendOpen(s.buf, s.r.key, i, text)
+		s.buf = s.c.appendOpen(s.buf, s.r, i, end)
 	}
 	if s.lp == nil {
 		s.buf = append(s.buf, "null"...)
 	} else {
 		s.buf, s.offset = s.lp.appendLP(s.buf, s.r, i, end, s.offset)
 	}
-	s.buf = s.c.appendTail(s.buf, finish)
+	s.buf = s.c.appendTail(s.buf, s.r, finish)
 	return true
 }
 

@@ -3,6 +3,7 @@ package sim
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -73,25 +74,59 @@ func (e *Engine) encode(text string, addSpecial bool) []uint32 {
 	return e.tok.AppendEncode(ids, text)
 }
 
-// promptIDs tokenizes a completions prompt: a string, a one-element list
-// of strings, or token IDs (taken as they are). text seeds the answer.
-func (e *Engine) promptIDs(raw json.RawMessage, addSpecial bool) (ids []uint32, text string, err error) {
+// promptIn is one prompt of a request: its token ids and the text that
+// seeds its answer.
+type promptIn struct {
+	ids  []uint32
+	text string
+	raw  bool // given as token IDs: text is their JSON
+}
+
+// promptList tokenizes a completions prompt as vLLM's CompletionRequest
+// takes it: a string, a list of strings, token IDs (taken as they are) or
+// a list of token-ID lists; each list entry is a prompt of its own.
+func (e *Engine) promptList(raw json.RawMessage, addSpecial bool) ([]promptIn, error) {
 	raw = json.RawMessage(strings.TrimSpace(string(raw)))
 	if len(raw) == 0 || string(raw) == "null" {
-		return nil, "", errors.New("prompt is required")
+		return nil, errors.New("prompt is required")
 	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
-		return e.encode(s, addSpecial), s, nil
+		return []promptIn{{e.encode(s, addSpecial), s, false}}, nil
 	}
 	var ss []string
-	if json.Unmarshal(raw, &ss) == nil && len(ss) == 1 {
-		return e.encode(ss[0], addSpecial), ss[0], nil
+	if json.Unmarshal(raw, &ss) == nil && len(ss) > 0 {
+		ins := make([]promptIn, len(ss))
+		for i, s := range ss {
+			ins[i] = promptIn{e.encode(s, addSpecial), s, false}
+		}
+		return ins, nil
 	}
+	var ids []uint32
 	if json.Unmarshal(raw, &ids) == nil && len(ids) > 0 {
-		return ids, string(raw), nil
+		return []promptIn{{ids, string(raw), true}}, nil
 	}
-	return nil, "", errors.New("prompt must be a string, a list of one string, or a list of token IDs")
+	var lists []json.RawMessage
+	if json.Unmarshal(raw, &lists) == nil && len(lists) > 0 {
+		ins := make([]promptIn, len(lists))
+		for i, l := range lists {
+			if json.Unmarshal(l, &ids) != nil || len(ids) == 0 {
+				return nil, fmt.Errorf("prompt[%d]: want a non-empty list of token IDs", i)
+			}
+			ins[i] = promptIn{ids, string(l), true}
+		}
+		return ins, nil
+	}
+	return nil, errors.New("prompt must be a string, a list of strings, a list of token IDs or a list of such lists")
+}
+
+// echoText is the text a prompt echoes: its own, or its token IDs'.
+func (e *Engine) echoText(in promptIn) string {
+	if !in.raw {
+		return in.text
+	}
+	s, _ := e.tok.Decode(in.ids)
+	return s
 }
 
 // tokenizeRequest is either of vLLM's tokenize bodies: prompt

@@ -154,7 +154,7 @@ func TestTokenizeErrors(t *testing.T) {
 		{"continue and generate", "/tokenize", map[string]any{"messages": []map[string]string{{"role": "user", "content": "x"}}, "continue_final_message": true}, 400, "Cannot set both"},
 		{"other model", "/tokenize", map[string]any{"prompt": "x", "model": "gpt-4"}, 404, "does not exist"},
 		{"no tokens", "/detokenize", map[string]any{}, 400, "tokens"},
-		{"tokens not ids", "/detokenize", map[string]any{"tokens": []string{"a"}}, 400, "malformed JSON"},
+		{"tokens not ids", "/detokenize", map[string]any{"tokens": []string{"a"}}, 400, "tokens: Input should be a valid integer"},
 		{"id out of vocabulary", "/detokenize", map[string]any{"tokens": []int{9707, 151700}}, 400, "151700 at index 1"},
 	} {
 		var out struct {
