@@ -107,6 +107,7 @@ func buildFidelityFigures() []CitedFigure {
 	figs = append(figs, seedFigures()...)
 	figs = append(figs, lambdaFigures()...)
 	figs = append(figs, memoryFigures()...)
+	figs = append(figs, parallelFigures()...)
 	figs = append(figs, CitedFigure{
 		GPU: "a100-40gb", Model: "llama-3.1-8b-instruct", Quantity: fitQuantityDecode,
 		Config: "batch=1,prompt=1024,output=128,default-flags", Real: 1000.0 / 75, Unit: "ms",

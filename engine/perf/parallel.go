@@ -47,9 +47,10 @@ type Link struct {
 // Latency: NVIDIA/nccl issue #1259 measures NCCL all-reduce of 128 B-64 KB
 // on an HGX 8x H100 inside CUDA graphs at ~6 us for 2 GPUs, growing with
 // the GPU count. The NVLink figure here is fitted, not cited: it is what
-// LambdaLabs' Llama-3-70B TP=8 decode on 8x H100 (fidelity_test.go, the
-// fitted point) leaves beside the bytes and the shared step overheads, 22 us per all-reduce; the TP=4
-// run, the FP8 runs and Mixtral are held out against it. A100 NVLink takes
+// LambdaLabs' Llama-3-70B TP=8 median TPOT on 8x H100 (fidelity_parallel.go,
+// Config "link-latency-fit") leaves beside the bytes and the step
+// overheads, 16 us per all-reduce; the TP=4 run, the FP8 run and Mixtral
+// are held out against it. A100 NVLink takes
 // the same; PCIe GPUs (vLLM turns its custom all-reduce off on more than
 // two PCIe GPUs, so NCCL's ring runs) get 25 us, an assumption.
 var links = map[string]Link{
@@ -63,7 +64,7 @@ var links = map[string]Link{
 }
 
 // nvlinkLatency is one decode-sized all-reduce on an NVSwitch node (see links).
-const nvlinkLatency = 22 * time.Microsecond
+const nvlinkLatency = 16 * time.Microsecond
 
 // defaultLink is the interconnect of a GPU profile links does not name.
 var defaultLink = Link{Name: "PCIe (assumed)", BusGBs: 20, Latency: 25 * time.Microsecond}
