@@ -406,21 +406,12 @@ func (g *schemaGen) str(s map[string]any, path string) error {
 	if hasHi && lo > hi {
 		return &schemaError{join(path, "minLength"), fmt.Sprintf("minLength %d is above maxLength %d: no string satisfies both", lo, hi)}
 	}
-	switch s["format"] {
-	case "date-time":
-		g.b.WriteString(`"2025-01-01T00:00:00Z"`)
-		return nil
-	case "date":
-		g.b.WriteString(`"2025-01-01"`)
-		return nil
-	case "email":
-		g.b.WriteString(`"user@example.com"`)
-		return nil
-	case "uuid":
+	if s["format"] == "uuid" {
 		g.b.WriteString(`"` + uuidText(g.next(), g.next()) + `"`)
 		return nil
-	case "uri":
-		g.b.WriteString(`"https://example.com/"`)
+	}
+	if f, ok := formatExamples[fmt.Sprint(s["format"])]; ok {
+		g.b.WriteString(f)
 		return nil
 	}
 	var w strings.Builder
@@ -441,6 +432,16 @@ func (g *schemaGen) str(s map[string]any, path string) error {
 	g.b.WriteString(w.String()) // vocabulary words need no escaping
 	g.b.WriteByte('"')
 	return nil
+}
+
+// formatExamples are values (JSON) for the string formats models are asked
+// for most; other formats get words.
+var formatExamples = map[string]string{
+	"date-time": `"2025-01-01T00:00:00Z"`,
+	"date":      `"2025-01-01"`,
+	"time":      `"12:00:00Z"`,
+	"email":     `"user@example.com"`,
+	"uri":       `"https://example.com/"`,
 }
 
 // uuidText renders two hashes as a UUID.
