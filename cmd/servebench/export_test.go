@@ -28,20 +28,27 @@ func TestExport(t *testing.T) {
 		t.Fatalf("csv on stdout: %d rows, %v; want header + 40 requests", len(rows), err)
 	}
 
-	file := filepath.Join(t.TempDir(), "vllm.json")
-	if code, out, stderr := runMain("export", dir, "--to", "vllm-bench", "--out", file, "--metric-percentiles", "50,90,99"); code != 0 || out != "" {
+	file := filepath.Join(t.TempDir(), "no", "such", "folder", "vllm.json")
+	if code, out, stderr := runMain("export", dir, "--to", "vllm-bench", "--run", "non-streaming", "--out", file, "--metric-percentiles", "50,90,99"); code != 0 || out != "" {
 		t.Fatalf("exit %d, stdout %q: %s", code, out, stderr)
 	}
 	b, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var runs []map[string]any
-	if err := json.Unmarshal(b, &runs); err != nil || len(runs) != 2 {
-		t.Fatalf("two runs: want a JSON array of 2 objects: %d, %v", len(runs), err)
+	var run map[string]any
+	if err := json.Unmarshal(b, &run); err != nil {
+		t.Fatalf("--run: want one JSON object: %v", err)
 	}
-	if _, ok := runs[0]["p90_e2el_ms"]; !ok {
+	if _, ok := run["p90_e2el_ms"]; !ok {
 		t.Error("--metric-percentiles 50,90,99: p90_e2el_ms missing")
+	}
+	if x := run["servebench"].(map[string]any); x["run"] != "non-streaming" {
+		t.Errorf("--run non-streaming exported run %v", x["run"])
+	}
+	csvFile := filepath.Join(t.TempDir(), "new", "requests.csv")
+	if code, _, stderr := runMain("export", dir, "--to", "csv", "--out", csvFile); code != 0 {
+		t.Fatalf("csv --out in a new folder: exit %d: %s", code, stderr)
 	}
 }
 
@@ -62,6 +69,8 @@ func TestExportBadInput(t *testing.T) {
 		{[]string{"export", noRecs, "--to", "parquet"}, "--to \"parquet\""},         // an unknown format
 		{[]string{"export", noRecs}, "--to \"\""},                                   // no format
 		{[]string{"export", noRecs, "--to", "vllm-bench", "--metric-percentiles", "x"}, "--metric-percentiles"},
+		{[]string{"export", noRecs, "--to", "csv", "--append", "x.jsonl"}, "--append: only for --to vllm-bench"},
+		{[]string{"export", noRecs, "--to", "vllm-bench", "--append", "x.jsonl", "--out", "y.json"}, "--out and --append"},
 	} {
 		code, _, stderr := runMain(tc.args...)
 		if code != exitUsage || !strings.Contains(stderr, tc.want) {
@@ -80,7 +89,7 @@ func TestCompareVLLM(t *testing.T) {
 		t.Fatal(err)
 	}
 	vdir := t.TempDir()
-	if code, _, stderr := runMain("export", dir, "--to", "vllm-bench", "--out", filepath.Join(vdir, "baseline.json")); code != 0 {
+	if code, _, stderr := runMain("export", dir, "--to", "vllm-bench", "--out", vdir); code != 0 {
 		t.Fatalf("export: exit %d: %s", code, stderr)
 	}
 	code, out, stderr := runMain("compare", vdir, dir)

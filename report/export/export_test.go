@@ -53,15 +53,26 @@ var vllmKeys = []string{
 	"mean_e2el_ms", "median_e2el_ms", "std_e2el_ms", "p99_e2el_ms",
 }
 
-// topKeys lists the keys of each JSON object in b, in order.
+// objectLines decodes b as vLLM's --append-result leaves a file: one JSON
+// object per line, each line decoded on its own.
+func objectLines(t *testing.T, b []byte) []json.RawMessage {
+	t.Helper()
+	var out []json.RawMessage
+	for i, line := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("line %d: not one JSON object: %v", i+1, err)
+		}
+		out = append(out, json.RawMessage(line))
+	}
+	return out
+}
+
+// topKeys lists the keys of each JSON object in b (one per line), in order.
 func topKeys(t *testing.T, b []byte) [][]string {
 	t.Helper()
-	var raws []json.RawMessage
-	if err := json.Unmarshal(b, &raws); err != nil {
-		t.Fatalf("not a JSON array of objects: %v", err)
-	}
 	var out [][]string
-	for _, r := range raws {
+	for _, r := range objectLines(t, b) {
 		dec := json.NewDecoder(bytes.NewReader(r))
 		dec.Token() // {
 		var keys []string
@@ -93,8 +104,13 @@ func TestVLLM(t *testing.T) {
 		}
 	}
 	var runs []map[string]any
-	if err := json.Unmarshal(b.Bytes(), &runs); err != nil {
-		t.Fatal(err)
+	for _, line := range objectLines(t, b.Bytes()) {
+		var m map[string]any
+		json.Unmarshal(line, &m)
+		runs = append(runs, m)
+	}
+	if len(runs) != 2 {
+		t.Fatalf("%d objects, want one per run (2)", len(runs))
 	}
 	s := runs[0]
 	// The failed request is in the arrays (vLLM keeps every request), not in the figures.
@@ -232,5 +248,77 @@ func TestReadVLLMRefusesSummaryOnly(t *testing.T) {
 	if !errors.Is(err, ErrNotDetailed) || !errors.Is(err, result.ErrInput) || !strings.Contains(err.Error(), "--save-detailed") ||
 		!strings.HasPrefix(err.Error(), "sum.json:1:") {
 		t.Errorf("err = %v: want sum.json:1 naming --save-detailed", err)
+	}
+}
+
+// TestVLLMQueueTimes: queue_times is vLLM's client_queue_time, send time
+// minus arrival time: from the run's start for a closed loop (vLLM's
+// --request-rate inf --max-concurrency N: all arrive at once and wait for a
+// slot), the send lag for an open loop (arrival at the intended send time).
+func TestVLLMQueueTimes(t *testing.T) {
+	res, recs := fixture()
+	res.Runs = res.Runs[:1]
+	objOf := func() map[string]any {
+		t.Helper()
+		runs, err := VLLMRuns(res, recs, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(runs[0].JSON, &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	m := objOf()
+	qs, starts := m["queue_times"].([]any), m["start_times"].([]any)
+	if len(qs) != 4 || qs[3].(float64) <= 0 {
+		t.Fatalf("closed loop queue_times = %v: want 4, the later ones waiting", qs)
+	}
+	for i := range qs {
+		if qs[i] != starts[i] {
+			t.Errorf("closed loop queue_times[%d] = %v, want its send time from the start %v", i, qs[i], starts[i])
+		}
+	}
+
+	res.Runs[0].Workload.Mode, res.Runs[0].Workload.Rate = "rate", 4
+	lags := map[int]float64{}
+	for i := range recs {
+		if recs[i].Run == "streaming" && !recs[i].Warmup {
+			recs[i].IntendedLagS = 0.001 * float64(recs[i].Index+1)
+			lags[recs[i].Index] = recs[i].IntendedLagS
+		}
+	}
+	qs = objOf()["queue_times"].([]any)
+	for i, q := range qs {
+		if q != lags[i] {
+			t.Errorf("open loop queue_times[%d] = %v, want the send lag %v", i, q, lags[i])
+		}
+	}
+}
+
+// TestAppended: appending runs leaves a file vLLM's --append-result could
+// have written, one object per line, whatever the file held before.
+func TestAppended(t *testing.T) {
+	res, recs := fixture()
+	runs, err := VLLMRuns(res, recs, Options{})
+	if err != nil || len(runs) != 2 {
+		t.Fatalf("%d runs, %v", len(runs), err)
+	}
+	var file []byte
+	file = append(file, Appended(file, runs[:1])...)
+	if bytes.HasSuffix(file, []byte("\n")) {
+		t.Error("a newline after the object: vLLM leaves none")
+	}
+	file = append(file, Appended(file, runs)...)
+	file = append(file, '\n') // someone else's trailing newline
+	file = append(file, Appended(file, runs[1:])...)
+	lines := objectLines(t, file)
+	if len(lines) != 4 {
+		t.Fatalf("%d lines, want 4 objects:\n%s", len(lines), file)
+	}
+	vs, err := ReadVLLM("appended.json", file)
+	if err != nil || len(vs) != 4 || vs[3].Servebench.Run != "non-streaming" {
+		t.Errorf("read back: %d results, %v", len(vs), err)
 	}
 }

@@ -85,11 +85,20 @@ type vllmRequest struct {
 //     first (an event with several tokens is one gap, as in vLLM).
 //   - latency: request sent -> end of stream (vLLM: the last chunk with
 //     choices, which leaves with the usage chunk and [DONE]).
-//   - queue: the open-loop send lag (vLLM: time waiting for a
-//     --max-concurrency slot); 0 for closed loops, which send at once.
-func fromRecord(r *result.Record, runStart time.Time) vllmRequest {
+//   - queue: vLLM's client_queue_time, the request's send time minus its
+//     arrival time (vllm/benchmarks/serve.py, benchmark()'s
+//     limited_request_func: arrival when get_request yields it, send after
+//     the --max-concurrency semaphore). An open loop's request arrives at its
+//     intended send time, so this is its send lag (a late send or a wait for
+//     a slot). A closed loop is vLLM's --request-rate inf with
+//     --max-concurrency N: every request arrives at the start and waits
+//     for a slot, so this is its send time from the run's start.
+func fromRecord(r *result.Record, runStart time.Time, openLoop bool) vllmRequest {
 	q := vllmRequest{ok: r.Error == "", promptLen: r.PromptTokens, ttft: r.FirstTokenS,
 		start: r.Start.Sub(runStart).Seconds(), queue: r.IntendedLagS, itl: []float64{}}
+	if !openLoop {
+		q.queue = max(q.start, 0)
+	}
 	for i := 1; i < len(r.Events); i++ {
 		q.itl = append(q.itl, r.Events[i][0]-r.Events[i-1][0])
 	}
@@ -116,34 +125,70 @@ func outcomes(recs []result.Record, run string) []*result.Record {
 	return out
 }
 
-// VLLM writes the runs of res as `vllm bench serve --save-result
-// --save-detailed` writes its result: one JSON object for one run, an array
-// of them for several.
-func VLLM(w io.Writer, res *result.Results, recs []result.Record, opts Options) error {
+// VLLMRun is one run's result object as `vllm bench serve --save-result
+// --save-detailed` writes it: one JSON object, no trailing newline.
+type VLLMRun struct {
+	Name string // the run's name in results.json
+	JSON []byte
+}
+
+// VLLMRuns returns each run of res as its own vLLM result object, in the
+// order of res.Runs: vLLM's files and readers hold one object per run.
+func VLLMRuns(res *result.Results, recs []result.Record, opts Options) ([]VLLMRun, error) {
 	if len(res.Runs) == 0 {
-		return fmt.Errorf("no runs to export (a start-up only result set)")
+		return nil, fmt.Errorf("no runs to export (a start-up only result set)")
 	}
-	var objs []object
+	out := make([]VLLMRun, len(res.Runs))
 	for i := range res.Runs {
-		objs = append(objs, vllmObject(res, &res.Runs[i], outcomes(recs, res.Runs[i].Name), opts))
+		run := &res.Runs[i]
+		b, err := json.Marshal(vllmObject(res, run, outcomes(recs, run.Name), opts))
+		if err != nil {
+			return nil, fmt.Errorf("run %q: %w", run.Name, err)
+		}
+		out[i] = VLLMRun{Name: run.Name, JSON: b}
 	}
-	var v any = objs
-	if len(objs) == 1 {
-		v = objs[0]
-	}
-	b, err := json.Marshal(v)
+	return out, nil
+}
+
+// VLLM writes the runs of res one object per line: one run is exactly a
+// vLLM result file, several are what `--append-result` leaves (each line
+// one run's object).
+func VLLM(w io.Writer, res *result.Results, recs []result.Record, opts Options) error {
+	runs, err := VLLMRuns(res, recs, opts)
 	if err != nil {
 		return err
 	}
-	_, err = w.Write(append(b, '\n'))
-	return err
+	for _, r := range runs {
+		if _, err := w.Write(append(r.JSON, '\n')); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Appended is what to append to a file ending in tail (its last bytes, nil
+// when empty) to add runs as vLLM's --append-result adds a result: a
+// newline first unless the file is empty (or already ends in one), then the
+// objects one per line, with no newline after the last, as vLLM leaves it.
+func Appended(tail []byte, runs []VLLMRun) []byte {
+	var b bytes.Buffer
+	if len(tail) > 0 && tail[len(tail)-1] != '\n' {
+		b.WriteByte('\n')
+	}
+	for i, r := range runs {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.Write(r.JSON)
+	}
+	return b.Bytes()
 }
 
 func vllmObject(res *result.Results, run *result.Run, recs []*result.Record, opts Options) object {
 	wl := run.Workload
 	reqs := make([]vllmRequest, len(recs))
 	for i, r := range recs {
-		reqs[i] = fromRecord(r, run.StartedAt)
+		reqs[i] = fromRecord(r, run.StartedAt, wl.OpenLoop())
 	}
 	var ttfts, tpots, itls, e2els []float64
 	var completed, totalIn, totalOut int
