@@ -67,7 +67,8 @@ which sets T afresh as it submits.`,
   servebench k8s job --shards 4 --image registry.example.com/servebench:0.1 --data-configmap sharegpt --spread \
     -- --base-url http://vllm.llm:8000 --rate 40 --requests 4000 --stream on --dataset sharegpt:/data/sharegpt.json > job.yaml
   servebench k8s apply -f job.yaml`,
-		Args: cobra.ArbitraryArgs,
+		Annotations: map[string]string{validatesItself: "manifest"},
+		Args:        cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.ArgsLenAtDash() != 0 && len(args) > 0 {
 				return usageErr(fmt.Errorf("unexpected argument %q: put %s flags after --", args[0], o.Command))

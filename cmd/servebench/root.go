@@ -62,6 +62,7 @@ client's first visible output and E2E beside the engine's TTFT and queue wait.`,
 		newMergeCmd(),
 	)
 	markArgErrorsAsUsage(root)
+	addValidate(root)
 	return root
 }
 

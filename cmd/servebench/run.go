@@ -139,6 +139,9 @@ func (o *sessionOptions) check(fs *pflag.FlagSet) error {
 	}
 	o.base = nil
 	if o.baseline != "" { // a typo must not cost the whole run
+		if _, err := os.Stat(o.baseline); missingOnValidate(fs, err) == nil && err != nil {
+			return nil // --validate: the reader's baseline, not this machine's
+		}
 		base, err := compare.Load(o.baseline)
 		if err != nil {
 			return fmt.Errorf("--baseline %q: %w", o.baseline, err)
@@ -159,6 +162,9 @@ func (o *sessionOptions) request(stream bool) bench.RequestSpec {
 func (o *sessionOptions) session(cmd *cobra.Command, runs []bench.RunSpec, stopAfter func(*result.Run) string) error {
 	if err := o.check(cmd.Flags()); err != nil {
 		return usageErr(err)
+	}
+	if validating(cmd.Flags()) {
+		return nil
 	}
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	for i := range runs {
@@ -316,8 +322,8 @@ type workloadOptions struct {
 }
 
 func (w *workloadOptions) addFlags(fs *pflag.FlagSet, requests int) {
-	fs.IntVar(&w.requests, "requests", requests, "measured requests per run (0 with --duration: until the duration)")
-	fs.DurationVar(&w.duration, "duration", 0, "stop sending after this long (e.g. 30s)")
+	fs.IntVar(&w.requests, "requests", requests, "measured requests per run; with --duration the run stops at whichever comes first, and --duration alone (or --requests 0) sends until the duration")
+	fs.DurationVar(&w.duration, "duration", 0, "stop sending after this long, e.g. 30s (default: no limit; with --requests: whichever comes first)")
 	fs.IntVar(&w.warmup, "warmup", 0, "warm-up requests before each run, left out of every statistic")
 	fs.StringVar(&w.arrival, "arrival", bench.ArrivalPoisson, "with --rate: "+strings.Join(bench.Arrivals, ", "))
 	fs.Float64Var(&w.burstiness, "burstiness", 1, "with --arrival gamma: shape (1 = Poisson, < 1 burstier)")
@@ -368,7 +374,8 @@ func (w *workloadOptions) source(fs *pflag.FlagSet) (bench.Source, bench.Dist, e
 			return nil, bench.Dist{}, fmt.Errorf("--%s %d: expected at least 1", f, v)
 		}
 	}
-	return bench.NewSource(o)
+	src, think, err := bench.NewSource(o)
+	return src, think, missingOnValidate(fs, err)
 }
 
 // baseWorkload is what run's and sweep's workloads share, before the mode:
@@ -474,7 +481,8 @@ sessions, --concurrency sessions in flight, --rate session starts), --dataset or
   servebench run --turns 4 --think-time uniform:0.5-2 --shared-prefix-tokens 1024 --prefix-groups 8 --concurrency 4
   servebench run --dataset sharegpt:ShareGPT_V3.json --turns all --concurrency 16 --requests 100
   servebench run --trace mooncake_trace.jsonl --trace-speed 2 --trace-window 0,10m`,
-		Args: cobra.NoArgs,
+		Args:        cobra.NoArgs,
+		Annotations: map[string]string{validatesItself: "session"},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			runs, err := w.runs(cmd.Flags(), &o, "")
 			if err != nil {
@@ -485,7 +493,7 @@ sessions, --concurrency sessions in flight, --rate session starts), --dataset or
 	}
 	o.addFlags(cmd.Flags(), 256)
 	w.addFlags(cmd.Flags(), 20)
-	cmd.Flags().StringVar(&w.stream, "stream", "both", "streaming: "+strings.Join(streamChoices, ", "))
+	cmd.Flags().StringVar(&w.stream, "stream", "both", "streaming: "+strings.Join(streamChoices, ", ")+" (run's default both: the workload twice, streaming then non-streaming; sweep's default is on)")
 	cmd.Flags().IntVar(&w.concurrency, "concurrency", 1, "requests in flight (closed loop)")
 	cmd.Flags().Float64Var(&w.rate, "rate", 0, "requests per second (open loop)")
 	w.addTraceFlags(cmd.Flags())
@@ -557,7 +565,7 @@ func (w *workloadOptions) shardFlags(fs *pflag.FlagSet, nruns int) (bench.Shard,
 		if sh.StartAt, err = time.Parse(time.RFC3339, w.startAt); err != nil {
 			return sh, fmt.Errorf("--start-at %q: expected an RFC 3339 time such as 2026-12-01T12:00:00Z", w.startAt)
 		}
-		if late := time.Since(sh.StartAt); late > bench.MaxStartLate {
+		if late := time.Since(sh.StartAt); late > bench.MaxStartLate && !validating(fs) {
 			return sh, fmt.Errorf("--start-at %s: already %v past: refusing to start a shard late", w.startAt, late.Round(time.Millisecond))
 		}
 	}

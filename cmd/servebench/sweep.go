@@ -56,7 +56,8 @@ default --max-error-rate is turned off, with a warning).`,
   servebench sweep --base-url http://127.0.0.1:8000 --rate 1,2,4,8 --duration 30s
   servebench sweep --base-url http://gateway:8000 --rate 50,100,200 --requests 2000 \
     --shard 0/4 --start-at 2026-12-01T12:00:00Z --level-gap 20s --out shard-0`,
-		Args: cobra.NoArgs,
+		Annotations: map[string]string{validatesItself: "session"},
+		Args:        cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			base, runs, sw, err := o.plan(cmd.Flags(), cmd.ErrOrStderr())
 			switch {
@@ -72,8 +73,8 @@ default --max-error-rate is turned off, with a warning).`,
 	}
 	o.sessionOptions.addFlags(cmd.Flags(), 256)
 	o.workloadOptions.addFlags(cmd.Flags(), 0)
-	cmd.Flags().Lookup("requests").Usage = "requests per level (default: 4 x concurrency, rate: 10 s worth; at least 32)"
-	cmd.Flags().StringVar(&o.stream, "stream", "on", "streaming: on or off")
+	cmd.Flags().Lookup("requests").Usage = "requests per level (default: 4 x concurrency, rate: 10 s worth; at least 32); with --duration each level stops at whichever comes first"
+	cmd.Flags().StringVar(&o.stream, "stream", "on", "streaming: on or off (sweep's default on: one mode, so the levels compare; run's default is both)")
 	cmd.Flags().IntSliceVar(&o.levels, "concurrency", nil, "closed-loop levels (default "+intsString(bench.DefaultSweepConcurrencies)+")")
 	cmd.Flags().Float64SliceVar(&o.rates, "rate", nil, "open-loop levels in requests/s, instead of --concurrency")
 	cmd.Flags().Float64Var(&o.maxErrorRate, "max-error-rate", 10, "stop after a level with more failed requests than this percentage")

@@ -37,7 +37,8 @@ takes about 90 s to start and 40 x 3.85 s to run; --speedup 10 divides both by t
   servebench table --base-url http://127.0.0.1:8000 --out results/
   servebench table --server-cmd "vllm serve Qwen/Qwen2.5-7B-Instruct-AWQ --port 8000"
   servebench table --speedup 20 --baseline results/ --max-regression client.e2e.median=5%`,
-		Args: cobra.NoArgs,
+		Annotations: map[string]string{validatesItself: "session"},
+		Args:        cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			runs, err := o.runs()
 			if err != nil {
@@ -47,7 +48,7 @@ takes about 90 s to start and 40 x 3.85 s to run; --speedup 10 divides both by t
 		},
 	}
 	o.addFlags(cmd.Flags(), 256)
-	cmd.Flags().IntVar(&o.requests, "requests", 20, "requests per mode")
+	cmd.Flags().IntVar(&o.requests, "requests", 20, "requests per mode: this many streaming, then as many non-streaming (table always runs both)")
 	cmd.Flags().StringVar(&o.prompt, "prompt", bench.DefaultPrompt, "the prompt of every request")
 	return cmd
 }
