@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/report/webpage"
 )
 
 // Chart file names inside a results directory.
@@ -18,6 +19,8 @@ const (
 	FileCDF      = "cdf.png"
 	FileStartup  = "startup.png"
 	FileSweep    = "sweep.png"
+	// FileHTML is report.md as one self-contained web page.
+	FileHTML = "report.html"
 )
 
 // Chart is one chart of a report: its file and the alt text report.md
@@ -125,16 +128,29 @@ func WriteSampled(dir string, res *result.Results, recs []result.Record, s *Samp
 	if err := writeFile(filepath.Join(dir, result.ReportFile), md.Bytes()); err != nil {
 		return err
 	}
+	images := make(map[string][]byte, len(charts))
 	for _, c := range charts {
 		png, err := c.render()
 		if err == nil {
+			images[c.File] = png
 			err = writeFile(filepath.Join(dir, c.File), png)
 		} else {
 			err = fmt.Errorf("report: %s: %w", c.File, err)
 		}
 		errs = append(errs, err)
 	}
+	errs = append(errs, writeHTML(dir, md.Bytes(), images))
 	return errors.Join(errs...)
+}
+
+// writeHTML writes report.html: report.md's very content rendered as one
+// self-contained page, the charts inlined, the tables sortable.
+func writeHTML(dir string, md []byte, images map[string][]byte) error {
+	var page bytes.Buffer
+	if err := webpage.Write(&page, md, webpage.Options{Title: "servebench report", Images: images}); err != nil {
+		return fmt.Errorf("report: %s: %w", FileHTML, err)
+	}
+	return writeFile(filepath.Join(dir, FileHTML), page.Bytes())
 }
 
 // writeFile replaces path via a temporary file, so a reader never sees half

@@ -116,7 +116,7 @@ func TestWriteAllDeterministic(t *testing.T) {
 				t.Fatal(err)
 			}
 			fa, fb, fc := readDir(t, a), readDir(t, b), readDir(t, c)
-			want := []string{"cdf.png", "report.md", "startup.png", "table.png", "timeline.png", "tokens.png"}
+			want := []string{"cdf.png", "report.html", "report.md", "startup.png", "table.png", "timeline.png", "tokens.png"}
 			if name == "sweep" {
 				want = append(want, "sweep.png")
 				slices.Sort(want)

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -18,8 +20,9 @@ type compareOptions struct {
 	maxRegression []string
 	force         bool
 	format        string
-	drift         bool // one directory: its runs' last window against their first
-	incomplete    bool // --allow-incomplete
+	drift         bool   // one directory: its runs' last window against their first
+	incomplete    bool   // --allow-incomplete
+	html          string // --html FILE: the report also as a web page
 }
 
 func newCompareCmd() *cobra.Command {
@@ -92,6 +95,7 @@ Exit status: 0 no regression, 1 regression, 2 unusable input or workloads differ
 	f.BoolVar(&o.force, "force", false, "compare runs even when their workloads differ (the differences are reported)")
 	f.StringVar(&o.format, "format", "text", "output format: "+strings.Join(compare.Formats, ", "))
 	f.BoolVar(&o.drift, "drift", false, "compare DIR's runs' last --interval window with their first (one directory)")
+	f.StringVar(&o.html, "html", "", "also write the comparison as one self-contained web page to this file (verdicts coloured, tables sortable)")
 	f.BoolVar(&o.incomplete, "allow-incomplete", false, "compare a side marked incomplete (rebuilt after servebench stopped mid-run)")
 	return cmd
 }
@@ -131,6 +135,11 @@ func runCompare(cmd *cobra.Command, o *compareOptions) error {
 	}
 	if err := wr(cmd.OutOrStdout(), rep); err != nil {
 		return err
+	}
+	if o.html != "" {
+		if err := writeHTMLFile(o.html, rep); err != nil {
+			return err
+		}
 	}
 	if regs := rep.Regressions(); len(regs) > 0 {
 		return withExit(exitRegression, fmt.Errorf("%d regressed: %s", len(regs), strings.Join(regs, "; ")))
@@ -173,4 +182,16 @@ func compareExit(err error) error {
 		return withExit(exitInvalidRun, err)
 	}
 	return usageErr(err)
+}
+
+// writeHTMLFile writes rep as a web page to path (compare --html).
+func writeHTMLFile(path string, rep *compare.Report) error {
+	var page bytes.Buffer
+	if err := compare.WriteHTML(&page, rep); err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, page.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("--html: %w", err)
+	}
+	return nil
 }

@@ -82,7 +82,7 @@ func TestCompareExitCodes(t *testing.T) {
 		{"bad JSON", []string{"compare", base, broken}, 2, "", "results.json:3: bad JSON"},
 		{"bad threshold", []string{"compare", "--max-regression", "client.e2e.median=fast", base, same}, 2, "", `"client.e2e.median=fast"`},
 		{"bad alpha", []string{"compare", "--alpha", "5", base, same}, 2, "", "--alpha 5"},
-		{"bad format", []string{"compare", "--format", "html", base, same}, 2, "", `--format "html": want one of text, markdown, json, junit`},
+		{"bad format", []string{"compare", "--format", "pdf", base, same}, 2, "", `--format "pdf": want one of text, markdown, json, junit, html`},
 		{"one argument", []string{"compare", base}, 2, "", "two arguments"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -91,6 +91,31 @@ func TestCompareExitCodes(t *testing.T) {
 				t.Errorf("exit %d (want %d)\nstdout (want %q):\n%s\nstderr (want %q):\n%s", code, tc.code, tc.stdout, out, tc.stderr, errs)
 			}
 		})
+	}
+}
+
+// TestCompareHTML: --html FILE writes the comparison as a web page beside
+// the text on stdout, the regressed figure's verdict classed "bad", and the
+// exit status is the gate's.
+func TestCompareHTML(t *testing.T) {
+	base, slow := writeSide(t, 20, 0, 1, 32), writeSide(t, 20, 0, 2, 32)
+	page := filepath.Join(t.TempDir(), "compare.html")
+	code, out, errs := runMain("compare", "--html", page, base, slow)
+	if code != exitRegression || !strings.Contains(out, "REGRESSION") {
+		t.Fatalf("exit %d (want %d)\n%s\n%s", code, exitRegression, out, errs)
+	}
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(b)
+	for _, want := range []string{"<!DOCTYPE html>", "<title>servebench compare: REGRESSION", `<td class="bad"><strong>REGRESSION</strong>`, "<code>client.e2e.median</code>"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("compare.html lacks %q", want)
+		}
+	}
+	if code, _, errs := runMain("compare", "--html", filepath.Join(t.TempDir(), "no", "such", "dir.html"), base, base); code == 0 || !strings.Contains(errs, "--html") {
+		t.Errorf("an unwritable --html: exit %d, stderr %q: expected a failure naming --html", code, errs)
 	}
 }
 

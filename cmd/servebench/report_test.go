@@ -33,7 +33,7 @@ func TestReportCommand(t *testing.T) {
 	if !strings.Contains(stdout, "| Streaming | 0.026 s |") {
 		t.Errorf("stdout lacks the Markdown table:\n%s", stdout)
 	}
-	for _, f := range []string{"report.md", "table.png", "timeline.png", "tokens.png", "cdf.png", "startup.png"} {
+	for _, f := range []string{"report.md", "report.html", "table.png", "timeline.png", "tokens.png", "cdf.png", "startup.png"} {
 		got, err := os.ReadFile(filepath.Join(dir, f))
 		if err != nil {
 			t.Fatal(err)
@@ -122,7 +122,7 @@ func TestReportRegeneratesRealRun(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("table: exit %d\n%s\n%s", code, out, errOut)
 	}
-	files := []string{"report.md", "table.png", "timeline.png", "tokens.png", "cdf.png"}
+	files := []string{"report.md", "report.html", "table.png", "timeline.png", "tokens.png", "cdf.png"}
 	written := map[string][]byte{}
 	for _, f := range files {
 		b, err := os.ReadFile(filepath.Join(dir, f))

@@ -41,7 +41,7 @@ func goldenReports(t *testing.T) map[string]*Report {
 
 func TestGolden(t *testing.T) {
 	reports := goldenReports(t)
-	ext := map[string]string{"text": "txt", "markdown": "md", "json": "json", "junit": "xml"}
+	ext := map[string]string{"text": "txt", "markdown": "md", "json": "json", "junit": "xml", "html": "html"}
 	for name, rep := range reports {
 		for _, format := range Formats {
 			t.Run(name+"/"+format, func(t *testing.T) {

@@ -12,9 +12,9 @@ import (
 type Writer func(w io.Writer, r *Report) error
 
 // Formats are the valid --format values, in help order.
-var Formats = []string{"text", "markdown", "json", "junit"}
+var Formats = []string{"text", "markdown", "json", "junit", "html"}
 
-var writers = map[string]Writer{"text": WriteText, "markdown": WriteMarkdown, "json": WriteJSON, "junit": WriteJUnit}
+var writers = map[string]Writer{"text": WriteText, "markdown": WriteMarkdown, "json": WriteJSON, "junit": WriteJUnit, "html": WriteHTML}
 
 // WriterFor returns the writer of format, or an error naming the valid ones.
 func WriterFor(format string) (Writer, error) {
