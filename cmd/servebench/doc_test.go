@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -206,6 +207,37 @@ func TestShellWords(t *testing.T) {
 		got, err := shellWords(tc.in)
 		if err != nil || strings.Join(got, "\x00") != strings.Join(tc.want, "\x00") {
 			t.Errorf("shellWords(%q) = %q, %v: expected %q", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+// TestGuideMap: every guide in docs/ is linked from the README's guide map,
+// and every guide the map links exists.
+func TestGuideMap(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(string(readme), "\n## Guides\n")
+	if i < 0 {
+		t.Fatal("README.md has no '## Guides' section")
+	}
+	guideMap := string(readme[i:])
+	if j := strings.Index(guideMap[1:], "\n## "); j >= 0 {
+		guideMap = guideMap[:j+1]
+	}
+	guides, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
+	if err != nil || len(guides) == 0 {
+		t.Fatalf("no guides in docs/: %v", err)
+	}
+	for _, g := range guides {
+		if link := "(docs/" + filepath.Base(g) + ")"; !strings.Contains(guideMap, link) {
+			t.Errorf("README.md's guide map does not link docs/%s: add a row `| [docs/%[1]s](docs/%[1]s) | what it is for |`", filepath.Base(g))
+		}
+	}
+	for _, m := range regexp.MustCompile(`\(docs/([^)]+\.md)\)`).FindAllStringSubmatch(guideMap, -1) {
+		if _, err := os.Stat(filepath.Join("..", "..", "docs", m[1])); err != nil {
+			t.Errorf("README.md's guide map links docs/%s: %v", m[1], err)
 		}
 	}
 }

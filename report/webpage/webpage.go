@@ -113,7 +113,7 @@ body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; max-wid
 h1, h2, h3 { border-bottom: 1px solid #d0d7de; padding-bottom: .2em; }
 code { font: 13px ui-monospace, "SFMono-Regular", Menlo, monospace; background: #f6f8fa; padding: .1em .3em; border-radius: 4px; word-break: break-all; }
 pre code { display: block; padding: .8em; overflow-x: auto; word-break: normal; }
-table { border-collapse: collapse; margin: .8em 0; font-size: 14px; }
+table { border-collapse: collapse; margin: .8em 0; font-size: 14px; display: block; max-width: 100%; overflow-x: auto; }
 th, td { border: 1px solid #d0d7de; padding: .3em .6em; }
 th { background: #f6f8fa; cursor: pointer; user-select: none; white-space: nowrap; }
 th[aria-sort="ascending"]::after { content: " \25B2"; }
