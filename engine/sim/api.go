@@ -269,6 +269,9 @@ func (e *Engine) parseGenerate(w http.ResponseWriter, hr *http.Request, chat boo
 		writeError(w, rerr.status, rerr.param, "%s", rerr.msg)
 		return nil
 	}
+	if plan.format != "" || plan.tools.mode != "none" {
+		g.lp = nil // made-up logprobs would not spell a structured answer (docs/engine.md)
+	}
 	usagePrompt := 0
 	for _, in := range ins {
 		usagePrompt += len(in.ids)

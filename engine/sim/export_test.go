@@ -23,3 +23,6 @@ func (s *SyncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// GuidedMaskCost is guidedMaskCost, for the external tests.
+const GuidedMaskCost = guidedMaskCost

@@ -412,6 +412,13 @@ func TestResponseFormat(t *testing.T) {
 					t.Errorf("json_schema answer finished %q", got.choices[0].Finish)
 				}
 			}
+			lp := []any{"logprobs", 2}
+			if chat {
+				lp = []any{"logprobs", true}
+			}
+			if got := call(t, e, chat, body(chat, "x", 8, stream, append(lp, "response_format", jsonSchema)...)); strings.Contains(strings.Join(got.raw, ""), `"logprobs":{`) {
+				t.Errorf("a structured answer carries made-up logprobs: %s", got.raw)
+			}
 			exact := call(t, e, chat, body(chat, "x", 64, stream, "response_format", jsonSchema, "ignore_eos", true))
 			if exact.completion != 64 {
 				t.Errorf("ignore_eos max_tokens 64: %d tokens", exact.completion)
@@ -465,5 +472,30 @@ func TestStreamUsageHasNoNulls(t *testing.T) {
 				t.Errorf("details=%v chat=%v: usage %v", details, chat, u)
 			}
 		}
+	}
+}
+
+// TestGuidedDecodingCost: a structured answer's decode steps each cost the
+// assumed mask-filling time more than a plain answer's of the same length
+// (engine clock, from the engine's own records), and nothing else changes.
+func TestGuidedDecodingCost(t *testing.T) {
+	const speedup, tokens = 10, 64
+	e := simtest.Start(t, func(o *sim.Options) { quick(o); o.Speedup = speedup; o.DebugRequests = true })
+	jsonSchema := map[string]any{"type": "json_schema", "json_schema": map[string]any{"name": "n", "schema": map[string]any{"type": "object"}}}
+	decode := func(extra ...any) float64 {
+		call(t, e, true, body(true, "Same prompt.", tokens, false, append(extra, "ignore_eos", true)...))
+		recs := e.Requests()
+		r := recs[len(recs)-1]
+		if r.OutputTokens != tokens {
+			t.Fatalf("%d output tokens, want %d", r.OutputTokens, tokens)
+		}
+		return (r.Finished - *r.FirstToken) * speedup // modelled seconds
+	}
+	plain := decode()
+	guided := decode("response_format", jsonSchema)
+	want := float64(tokens-1) * sim.GuidedMaskCost.Seconds() // per step after the first token
+	t.Logf("decode of %d tokens: plain %.4f s, guided %.4f s, difference %.2f ms (assumed %.2f ms)", tokens, plain, guided, (guided-plain)*1e3, want*1e3)
+	if d := guided - plain; d < want*0.9 || d > want*1.1 {
+		t.Errorf("guided decoding costs %.3f ms more over %d steps, want %.3f ms", d*1e3, tokens-1, want*1e3)
 	}
 }
