@@ -627,8 +627,8 @@ func (r *Runner) do(st *runState, j *job, k int, req *client.Request) client.Tra
 		if j.conv.Session != "" {
 			rec.Session, rec.Turn = j.conv.Session, k+1
 		}
-		if t.OutputTokens > 0 {
-			rec.MaxTokens = req.MaxTokens
+		if t.OutputTokens > 0 || req.MaxTokens != st.spec.Request.MaxTokens {
+			rec.MaxTokens = req.MaxTokens // the source's length, or one clipped to fit
 		}
 		if k == 0 && t.Tokens > 0 && t.Text == "" && t.Messages == nil {
 			n := t.Tokens

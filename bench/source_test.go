@@ -200,6 +200,38 @@ func TestClipToMaxModelLen(t *testing.T) {
 	}
 }
 
+// TestExactLengthAgainstWhatWasAsked: a request clipped to fit the context
+// asks fewer tokens than the run's max_tokens; a server that returns what
+// it asked keeps ignore_eos, and the exact-length check says nothing.
+func TestExactLengthAgainstWhatWasAsked(t *testing.T) {
+	src, _, err := NewSource(SourceOptions{InputTokens: "uniform:50-150", Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := RunSpec{Name: "c", Workload: Workload{Requests: 40},
+		Request: RequestSpec{MaxTokens: 64, MaxModelLen: 120, ExactLength: true}, Source: src}
+	run, recs, err := (&Runner{Client: &echoDoer{}}).Run(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := strings.Join(run.Warnings, ";")
+	if !strings.Contains(ws, "clipped") {
+		t.Fatalf("no request was clipped (warnings %v): the test needs some", run.Warnings)
+	}
+	if strings.Contains(ws, "ignore_eos") {
+		t.Errorf("warnings %v: the server returned what each request asked", run.Warnings)
+	}
+	clipped := 0
+	for _, r := range recs {
+		if r.MaxTokens > 0 && r.MaxTokens < 64 {
+			clipped++
+		}
+	}
+	if clipped == 0 {
+		t.Error("no record says its request asked fewer than max_tokens")
+	}
+}
+
 // BenchmarkBuild100k builds a 100,000-request workload (lognormal input
 // and output lengths, 16 shared-prefix groups of 512 tokens) the way a run
 // does: the source, then every conversation drawn and kept (what a

@@ -58,7 +58,7 @@ func (a *exactAcc) add(r *result.Record, maxTokens int) {
 	}
 	a.n++
 	want := maxTokens
-	if r.MaxTokens > 0 { // a length the source chose for this request
+	if r.MaxTokens > 0 { // what this request asked: the source's length or a clipped one
 		want = r.MaxTokens
 	}
 	if r.OutputTokens != want {

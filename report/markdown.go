@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/servebench/servebench/bench/result"
@@ -159,12 +158,33 @@ func thresholdsFor(res *result.Results) Thresholds {
 	return DefaultThresholds
 }
 
-// allWarnings are the results' warnings, then each run's, prefixed by run.
+// allWarnings are the results' warnings, then each run's, prefixed by run,
+// each once: results.json also lists a run's warnings among its own as
+// "<run>: <warning>" (session and merge copy them there), which would
+// otherwise show twice.
 func allWarnings(res *result.Results) []string {
-	ws := slices.Clone(res.Warnings)
+	copied := map[string]bool{}
 	for _, r := range res.Runs {
 		for _, w := range r.Warnings {
-			ws = append(ws, fmt.Sprintf("%s: %s", RunLabel(r.Name), w))
+			copied[r.Name+": "+w] = true
+		}
+	}
+	var ws []string
+	seen := map[string]bool{}
+	add := func(w string) {
+		if !seen[w] {
+			seen[w] = true
+			ws = append(ws, w)
+		}
+	}
+	for _, w := range res.Warnings {
+		if !copied[w] {
+			add(w)
+		}
+	}
+	for _, r := range res.Runs {
+		for _, w := range r.Warnings {
+			add(fmt.Sprintf("%s: %s", RunLabel(r.Name), w))
 		}
 	}
 	return ws

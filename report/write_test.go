@@ -52,7 +52,9 @@ func TestMarkdown(t *testing.T) {
 // TestMarkdownWarnings: run and result warnings are listed.
 func TestMarkdownWarnings(t *testing.T) {
 	res, recs := reporttest.Seed()
-	res.Warnings = []string{"engine counter reset during the run"}
+	// As a run saves them: the run's warnings are copied, prefixed, into
+	// the results' own list.
+	res.Warnings = []string{"engine counter reset during the run", "streaming: 2 requests stalled"}
 	res.Runs[0].Warnings = []string{"2 requests stalled"}
 	var b bytes.Buffer
 	if err := Markdown(&b, res, recs, nil); err != nil {
@@ -62,6 +64,9 @@ func TestMarkdownWarnings(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("report.md lacks %q", want)
 		}
+	}
+	if n := strings.Count(strings.ToLower(b.String()), "2 requests stalled"); n != 1 {
+		t.Errorf("the run's warning appears %d times in report.md, want once", n)
 	}
 	if strings.Contains(b.String(), "![") {
 		t.Error("no charts given, yet report.md embeds one")

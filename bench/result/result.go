@@ -368,7 +368,8 @@ type Record struct {
 	Turn        int    `json:"turn,omitempty"`
 	PrefixGroup int    `json:"prefix_group,omitempty"`
 	// MaxTokens is the output length asked of this request when a source
-	// sets it per request (--output-tokens, a dataset, a trace).
+	// sets it per request (--output-tokens, a dataset, a trace) or it was
+	// clipped below the run's max_tokens to fit the server's context.
 	MaxTokens int `json:"max_tokens,omitempty"`
 	// Window is the 1-based --interval window the request completed in
 	// (Run.Windows); absent without --interval.
