@@ -121,7 +121,9 @@ func DiagnoseOn(run result.Run, b Basis) Diagnosis {
 		return d
 	}
 	th := b.Thresholds
-	fv, e2e := run.Client.FirstVisibleS.Mean, run.Client.E2ES.Median
+	// Means on both sides: the engine gives only means, and a client
+	// median set against an engine mean is a gap of statistics, not time.
+	fv, e2e := run.Client.FirstVisibleS.Mean, run.Client.E2ES.Mean
 	ft, haveTTFT := readFirstToken(run, b)
 	engE2E, haveEngE2E := histMean(run.Engine.E2ES)
 
@@ -161,7 +163,7 @@ func DiagnoseOn(run result.Run, b Basis) Diagnosis {
 		engE2EText = fmt.Sprintf("%s with queue wait", secs(engE2E))
 	}
 	if haveEngE2E && e2e-engE2E >= th.LostGap && e2e-engE2E >= 0.1*engE2E {
-		add(CauseBetween, "Client E2E (%s) exceeds engine E2E (%s) by %s: time spent after the engine finished, "+
+		add(CauseBetween, "Client E2E (mean %s) exceeds engine E2E (mean %s) by %s: time spent after the engine finished, "+
 			"on the way to the client.", secs(e2e), engE2EText, secs(e2e-engE2E))
 	}
 	if len(d.Findings) == 0 && haveTTFT {
