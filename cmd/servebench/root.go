@@ -60,6 +60,7 @@ client's first visible output and E2E beside the engine's TTFT and queue wait.`,
 		newProbeCmd(),
 		newK8sCmd(),
 		newMergeCmd(),
+		newModelCmd(),
 	)
 	markArgErrorsAsUsage(root)
 	addValidate(root)

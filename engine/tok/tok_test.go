@@ -258,3 +258,28 @@ func FuzzEncode(f *testing.F) {
 		}
 	})
 }
+
+// TestWords: the first words are the commonest English ones, in rank order,
+// all distinct lowercase words.
+func TestWords(t *testing.T) {
+	w, err := Words(1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w) != 1000 {
+		t.Fatalf("%d words, want 1000", len(w))
+	}
+	seen := map[string]bool{}
+	for _, s := range w {
+		if seen[s] || !isWord([]byte(" "+s)) {
+			t.Errorf("word %q: duplicate or not lowercase letters", s)
+		}
+		seen[s] = true
+	}
+	for _, common := range []string{"the", "and", "of", "to", "in"} {
+		if !seen[common] {
+			t.Errorf("%q is not among the first 1000 words", common)
+		}
+	}
+	t.Logf("first words: %v; last: %v", w[:10], w[990:])
+}
