@@ -15,6 +15,7 @@ type runAcc struct {
 	prompt    promptAcc
 	exact     exactAcc
 	goodput   *result.Goodput // nil without an SLO
+	engine    engineAcc       // per-request engine timings (ollama-chat)
 }
 
 func (a *runAcc) add(rec *result.Record, spec *RunSpec) {
@@ -29,6 +30,7 @@ func (a *runAcc) add(rec *result.Record, spec *RunSpec) {
 		a.completed++
 	}
 	a.prompt.add(rec)
+	a.engine.add(rec)
 	if spec.Request.ExactLength {
 		a.exact.add(rec, spec.Request.MaxTokens)
 	}

@@ -198,6 +198,11 @@ func NewRecord(run string, index int, warmup bool, tr *client.Trace, lag time.Du
 		ErrorText:     tr.ErrorText,
 		EventsDropped: tr.EventsDropped,
 	}
+	if tr.HasEngine {
+		e := &tr.Engine
+		rec.Engine = &result.EngineRecord{TotalS: e.Total.Seconds(), LoadS: e.Load.Seconds(), PromptEvalS: e.PromptEval.Seconds(),
+			EvalS: e.Eval.Seconds(), PromptEvalCount: e.PromptEvalCount, EvalCount: e.EvalCount}
+	}
 	if len(tr.Events) > 0 {
 		rec.Events = make([][2]float64, len(tr.Events))
 		for i, ev := range tr.Events {

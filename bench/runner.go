@@ -22,6 +22,9 @@ import (
 const (
 	EndpointChat        = "chat"
 	EndpointCompletions = "completions"
+	// EndpointOllamaChat is Ollama's /api/chat: the engine's own timings
+	// per request (result.SourceOllama) instead of /metrics.
+	EndpointOllamaChat = client.EndpointOllamaChat
 )
 
 // Errors Run returns for a whole run that could not finish. The partial
@@ -88,9 +91,9 @@ func (s *RunSpec) Validate() error {
 	switch s.Request.Endpoint {
 	case "":
 		s.Request.Endpoint = EndpointChat
-	case EndpointChat, EndpointCompletions:
+	case EndpointChat, EndpointCompletions, EndpointOllamaChat:
 	default:
-		return fmt.Errorf("--endpoint %q: expected chat or completions", s.Request.Endpoint)
+		return fmt.Errorf("--endpoint %q: expected chat, completions or %s", s.Request.Endpoint, EndpointOllamaChat)
 	}
 	if s.Request.MaxTokens < 1 {
 		return fmt.Errorf("--max-tokens %d: expected at least 1", s.Request.MaxTokens)
@@ -110,8 +113,11 @@ func (s *RunSpec) Validate() error {
 // Runner sends the requests of one RunSpec at a time. Set the fields, then
 // call Run; a Runner may run several specs one after another but not at once.
 type Runner struct {
-	Client       Doer
-	Metrics      *Metrics      // nil: no /metrics (engine figures absent)
+	Client  Doer
+	Metrics *Metrics // nil: no /metrics (engine figures absent)
+	// NoMetrics, with Metrics nil, says why, as a warning of each run that
+	// has no other engine source.
+	NoMetrics    string
 	Records      *RecordWriter // requests.jsonl; nil: records only returned
 	OnRecord     func(result.Record)
 	ServerExited <-chan struct{} // closed when a server servebench started exits
@@ -192,7 +198,7 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 
 	run := &result.Run{Name: spec.Name, Stream: spec.Request.Stream, Workload: workloadResult(&spec)}
 	var pre, before snapshotResult
-	scraped := r.Metrics != nil && r.Metrics.Prom == nil
+	scraped := r.Metrics != nil && r.Metrics.Prom == nil && spec.Request.Endpoint != EndpointOllamaChat
 	if scraped && spec.Workload.Warmup > 0 {
 		pre = r.Metrics.snapshot(sendCtx)
 	}
@@ -268,8 +274,13 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 			run.Warnings = append(run.Warnings, w)
 		}
 	}
-	if r.Metrics != nil {
+	switch {
+	case spec.Request.Endpoint == EndpointOllamaChat:
+		acc.engine.fill(run, int(st.sent.Load()), acc.completed)
+	case r.Metrics != nil:
 		r.engineFigures(ctx, run, before, gauges, int(st.sent.Load()), acc.completed)
+	case r.NoMetrics != "":
+		run.Warnings = append(run.Warnings, "engine figures absent: "+r.NoMetrics)
 	}
 	run.Windows = st.win.finish(run.DurationS, r.after)
 	if err := st.win.spillErr; err != nil {
@@ -536,6 +547,9 @@ func (st *runState) request(conv *Conversation, k int, history []client.Message)
 		ExactLength: spec.Request.ExactLength,
 		Stream:      spec.Request.Stream,
 		KeepText:    k < len(conv.Turns)-1,
+	}
+	if req.Endpoint == EndpointOllamaChat {
+		req.Seed, req.SeedSet = spec.Workload.Seed, true
 	}
 	t := &conv.Turns[k]
 	maxLen := spec.Request.MaxModelLen

@@ -14,6 +14,7 @@ import (
 
 	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/client"
+	"github.com/servebench/servebench/engine/gguf"
 	"github.com/servebench/servebench/engine/launch"
 	"github.com/servebench/servebench/engine/sim"
 )
@@ -43,6 +44,13 @@ type ServerOptions struct {
 	APIKeyEnv   string // where APIKey came from, named in errors
 	// ReadyTimeout bounds start-up (0: the launcher's default, 15 min).
 	ReadyTimeout time.Duration
+	// ServerBin replaces the preset's program (--server-bin; ollama: found
+	// on PATH when empty).
+	ServerBin string
+	// Ollama: the model file to create the model from (--gguf) and where
+	// the server keeps its models (--ollama-models; default: ollama-models
+	// in the results directory, so a run leaves ~/.ollama alone).
+	GGUF, OllamaModels string
 	// Phase is told each start-up phase as it passes (progress); may be nil.
 	Phase func(phase string, at time.Duration)
 }
@@ -175,7 +183,14 @@ func serverSpec(opts ServerOptions) (launch.Spec, bool, error) {
 		if name != PresetBundled && (opts.Speedup != 0 || len(opts.EngineArgs) > 0) {
 			return spec, false, errors.New("--speedup and --engine-arg: only for the bundled engine (no --server-cmd, --server or --base-url)")
 		}
-		po := launch.PresetOptions{Speedup: opts.Speedup, Args: opts.EngineArgs}
+		po := launch.PresetOptions{Speedup: opts.Speedup, Args: opts.EngineArgs, Bin: opts.ServerBin}
+		if name == launch.PresetOllama {
+			if po, err = OllamaPresetOptions(po, opts); err != nil {
+				return spec, false, err
+			}
+		} else if opts.GGUF != "" || opts.OllamaModels != "" {
+			return spec, false, fmt.Errorf("--gguf and --ollama-models: only with --server ollama")
+		}
 		if spec, err = launch.PresetSpecFor(name, opts.Self, po); err != nil {
 			return spec, false, fmt.Errorf("--server %q: %w", name, err)
 		}
@@ -201,9 +216,31 @@ func serverSpec(opts ServerOptions) (launch.Spec, bool, error) {
 	if opts.ReadyTimeout > 0 {
 		spec.ReadyTimeout = opts.ReadyTimeout
 	}
-	spec.Model = opts.Model
+	if spec.Model == "" {
+		spec.Model = opts.Model
+	}
 	spec.APIKey = opts.APIKey
 	return spec, true, spec.Validate()
+}
+
+// OllamaPresetOptions adds opts' Ollama settings to po: it finds the ollama
+// binary and checks --gguf, both bad input when wrong, before anything starts.
+func OllamaPresetOptions(po launch.PresetOptions, opts ServerOptions) (launch.PresetOptions, error) {
+	bin, err := launch.FindOllama(opts.ServerBin)
+	if err != nil {
+		return po, err
+	}
+	po.Bin, po.Model = bin, opts.Model
+	if opts.GGUF != "" {
+		if err := gguf.CheckFile(opts.GGUF); err != nil {
+			return po, fmt.Errorf("--gguf: %w", err)
+		}
+	}
+	po.Ollama = launch.OllamaOptions{GGUF: opts.GGUF, Models: opts.OllamaModels}
+	if po.Ollama.Models == "" && opts.Dir != "" {
+		po.Ollama.Models = filepath.Join(opts.Dir, "ollama-models")
+	}
+	return po, nil
 }
 
 // bundledArgs is the bundled engine's arguments: what follows "engine" on
@@ -288,12 +325,19 @@ type versionInfo struct {
 }
 
 // serverVersion returns GET /version's answer (vLLM, the bundled engine),
-// or the zero value when the server has none.
+// else GET /api/version's (Ollama), or the zero value when the server has neither.
 func serverVersion(ctx context.Context, base string) versionInfo {
+	if v := getVersion(ctx, base+"/version"); v.Version != "" {
+		return v
+	}
+	return getVersion(ctx, base+"/api/version")
+}
+
+func getVersion(ctx context.Context, url string) versionInfo {
 	var v versionInfo
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/version", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return v
 	}

@@ -156,6 +156,10 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 		Metrics: &Metrics{HTTP: &http.Client{Timeout: 10 * time.Second}, URLs: srv.MetricsURLs, Filter: scrape.Filter{Model: cfg.Server.Model},
 			Prom: prom, GaugeEvery: cfg.GaugeEvery},
 	}
+	if cfg.Server.Preset == launch.PresetOllama && len(cfg.Server.MetricsURLs) == 0 && prom == nil {
+		runner.Metrics = nil
+		runner.NoMetrics = "Ollama has no /metrics and its /v1 endpoints carry no engine timings: --endpoint ollama-chat (its /api/chat) gives them per request"
+	}
 	if cfg.ContinueOnServerExit {
 		runner.WaitServer = newServerWaiter(srv.BaseURL).wait
 	}
@@ -220,6 +224,9 @@ func validateRuns(runs []RunSpec, search *MaxRateSearch) (int, error) {
 // detectDialect takes a first /metrics snapshot to learn the server's
 // dialect; without one the engine columns stay absent, with a warning.
 func detectDialect(ctx context.Context, m *Metrics, res *result.Results) string {
+	if m == nil {
+		return "none"
+	}
 	if m.Prom != nil {
 		// Prometheus may not have scraped a server servebench just started:
 		// each run's window detects again.

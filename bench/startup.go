@@ -51,6 +51,8 @@ var startupKeys = []startupKey{
 	{"max_concurrency", func(s *result.Startup) (float64, bool) { return fptr(s.MaxConcurrency) }},
 	{"max_concurrency_tokens", func(s *result.Startup) (float64, bool) { return iptr(s.MaxConcurrencyTokens) }},
 	{"poll_interval_s", func(s *result.Startup) (float64, bool) { return fptr(s.PollIntervalS) }},
+	{"model_load_s", func(s *result.Startup) (float64, bool) { return fptr(s.ModelLoadS) }},
+	{"model_loaded_at_s", func(s *result.Startup) (float64, bool) { return fptr(s.ModelLoadedAtS) }},
 }
 
 // SummarizeStartups returns, per result.Startup key, the summary over the runs that
@@ -95,7 +97,7 @@ func MedianStartup(runs []*result.Startup) *result.Startup {
 		FirstTokenS: med("first_token_s"), WeightsLoadS: med("weights_load_s"), WeightsLoadedAtS: med("weights_loaded_at_s"),
 		ModelGiB: med("model_gib"), InitEngineS: med("init_engine_s"), KVCacheTokens: medI("kv_cache_tokens"),
 		MaxConcurrency: med("max_concurrency"), MaxConcurrencyTokens: medI("max_concurrency_tokens"),
-		PollIntervalS: med("poll_interval_s"),
+		PollIntervalS: med("poll_interval_s"), ModelLoadS: med("model_load_s"), ModelLoadedAtS: med("model_loaded_at_s"),
 	}
 }
 
@@ -112,6 +114,8 @@ func phaseAt(st *result.Startup, phase string) (float64, bool) {
 		return fptr(st.HealthOKS)
 	case launch.PhaseModelListed:
 		return fptr(st.ModelListedS)
+	case launch.PhaseModelLoaded:
+		return fptr(st.ModelLoadedAtS)
 	case launch.PhaseFirstToken:
 		return fptr(st.FirstTokenS)
 	}

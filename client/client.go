@@ -105,7 +105,7 @@ type Message struct {
 
 // Request is one generation request.
 type Request struct {
-	Endpoint    string    // "chat" (POST /v1/chat/completions) or "completions" (POST /v1/completions)
+	Endpoint    string    // "chat" (POST /v1/chat/completions), "completions" (POST /v1/completions) or "ollama-chat" (POST /api/chat)
 	Model       string    //
 	Messages    []Message // chat
 	Prompt      string    // completions
@@ -123,13 +123,18 @@ type Request struct {
 	// received (a multi-turn session sends it back as the next turn's
 	// history). Off by default: the hot path keeps no text.
 	KeepText bool
+	// Seed (when SeedSet) and KeepAlive are sent on ollama-chat
+	// (options.seed, keep_alive: how long Ollama keeps the model loaded).
+	Seed      int64
+	SeedSet   bool
+	KeepAlive string
 }
 
 // RequestIDHeader is the header Request.ID is sent in.
 const RequestIDHeader = "X-Request-Id"
 
 // Endpoints lists the valid Request.Endpoint values.
-var Endpoints = []string{"chat", "completions"}
+var Endpoints = []string{"chat", "completions", EndpointOllamaChat}
 
 type wireRequest struct {
 	Model         string         `json:"model"`
@@ -160,11 +165,16 @@ func (req *Request) path() (string, error) {
 		return "/v1/chat/completions", nil
 	case "completions":
 		return "/v1/completions", nil
+	case EndpointOllamaChat:
+		return "/api/chat", nil
 	}
 	return "", fmt.Errorf("request endpoint %q: expected one of %s", req.Endpoint, strings.Join(Endpoints, ", "))
 }
 
 func (req *Request) body() ([]byte, error) {
+	if req.Endpoint == EndpointOllamaChat {
+		return req.ollamaBody()
+	}
 	w := wireRequest{Model: req.Model, MaxTokens: req.MaxTokens, Stream: req.Stream}
 	if req.Endpoint == "chat" {
 		w.Messages = req.Messages

@@ -118,6 +118,12 @@ func (c *Client) Do(ctx context.Context, req *Request) Trace {
 	switch {
 	case resp.StatusCode/100 != 2:
 		x.httpError(resp)
+	case req.Endpoint == EndpointOllamaChat && req.Stream:
+		if x.readNDJSON(resp.Body, req.MaxTokens) {
+			x.drain(resp.Body)
+		}
+	case req.Endpoint == EndpointOllamaChat:
+		x.readOllamaBody(resp.Body)
 	case req.Stream && !isEventStream(resp.Header.Get("Content-Type")):
 		x.unexpectedBody(resp)
 	case req.Stream:

@@ -63,13 +63,13 @@ func (s *scanner) top(p *chunkParts) error {
 	return nil
 }
 
-// object walks an object whose interesting keys are keys (at most 8);
+// object walks an object whose interesting keys are keys (at most 16);
 // field is called with the key's index, positioned at its value; other
 // values are skipped. An interesting key given twice declines, so
 // encoding/json decides how duplicates merge. A func argument that does not
 // escape costs no allocation.
 func (s *scanner) object(keys []string, field func(k int) error) error {
-	var seen uint8
+	var seen uint16
 	if s.i >= len(s.b) || s.b[s.i] != '{' {
 		return errDecline
 	}

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -24,8 +25,11 @@ const (
 // readers holds the per-stream parser state between requests, so the hot
 // path reuses buffers instead of allocating them per request.
 type readers struct {
-	sse SSEReader
-	dec ChunkDecoder
+	sse    SSEReader
+	dec    ChunkDecoder
+	lines  *bufio.Reader // NDJSON (ollama-chat)
+	long   []byte        // a line longer than lines' buffer
+	ollama OllamaDecoder
 }
 
 var readerPool = sync.Pool{New: func() any { return new(readers) }}
@@ -34,6 +38,16 @@ var readerPool = sync.Pool{New: func() any { return new(readers) }}
 func (rd *readers) release() {
 	rd.sse.Reset(nil)
 	rd.dec.trim()
+	if rd.lines != nil {
+		rd.lines.Reset(nil)
+	}
+	if cap(rd.long) > 1<<20 {
+		rd.long = nil
+	}
+	rd.ollama.chunk = OllamaChunk{}
+	if cap(rd.ollama.scratch) > 1<<20 {
+		rd.ollama.scratch = nil
+	}
 	readerPool.Put(rd)
 }
 

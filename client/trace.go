@@ -56,6 +56,10 @@ type Trace struct {
 	Events        []Event // token-carrying events, capped at MaxEvents
 	EventsDropped int
 	Text          string // the answer's content, only with Request.KeepText
+	// Engine is the engine's own account of the request (ollama-chat's last
+	// line), when HasEngine.
+	Engine    EngineTimes
+	HasEngine bool
 
 	Error      ErrorClass
 	ErrorText  string        // short human-readable detail; never contains the API key

@@ -32,6 +32,9 @@ func (e *env) cancel(ctx context.Context) *Result {
 		return r
 	}
 	w, err := e.watch(ctx)
+	if err != nil && e.isOllama(ctx) {
+		return e.cancelBySlot(ctx, r, maxTokens)
+	}
 	if err != nil {
 		r.Verdict, r.Summary = Inconclusive, "cannot watch the engine: "+err.Error()
 		return r

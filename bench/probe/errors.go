@@ -188,6 +188,10 @@ func (e *env) limits(ctx context.Context) *Result {
 	switch {
 	case tr.Status == http.StatusBadRequest:
 		r.Verdict, r.Summary = Pass, fmt.Sprintf("rejected with 400: %s", tr.ErrorText)
+	case tr.OK() && tr.PromptTokens > 0 && tr.PromptTokens <= e.maxLen:
+		// Ollama keeps the prompt's end within num_ctx and serves the rest.
+		r.Verdict, r.Summary = Fail, fmt.Sprintf("accepted and truncated: a prompt over max_model_len %d was served cut to %d tokens (HTTP %d): the server drops the prompt's start instead of refusing it",
+			e.maxLen, tr.PromptTokens, tr.Status)
 	case tr.OK():
 		r.Verdict, r.Summary = Fail, fmt.Sprintf("accepted: a prompt over max_model_len %d was served (HTTP %d, %d prompt tokens)", e.maxLen, tr.Status, tr.PromptTokens)
 	case tr.Status >= 400:

@@ -97,6 +97,10 @@ type Startup struct {
 	MaxConcurrency       *float64 `json:"max_concurrency,omitempty"`
 	MaxConcurrencyTokens *int64   `json:"max_concurrency_tokens,omitempty"`
 	PollIntervalS        *float64 `json:"poll_interval_s,omitempty"`
+	// ModelLoadS is the engine's own account of a model loaded on first use
+	// (Ollama's load_duration); ModelLoadedAtS when that load ended.
+	ModelLoadS     *float64 `json:"model_load_s,omitempty"`
+	ModelLoadedAtS *float64 `json:"model_loaded_at_s,omitempty"`
 }
 
 // Workload is what a run asked of the server. compare refuses to compare
@@ -263,12 +267,15 @@ type Gauge struct {
 const (
 	SourceMetrics    = "metrics"    // servebench scraped /metrics before and after the run
 	SourcePrometheus = "prometheus" // the Prometheus HTTP API over the run's window
+	// SourceOllama: each request's own timings from Ollama's /api/chat
+	// (Record.Engine), summarised exactly: the quantiles are the samples'.
+	SourceOllama = "ollama"
 )
 
 // EngineSource says where a run's engine figures came from and, for
 // Prometheus, exactly what was asked.
 type EngineSource struct {
-	Kind     string `json:"kind"` // SourceMetrics or SourcePrometheus
+	Kind     string `json:"kind"` // SourceMetrics, SourcePrometheus or SourceOllama
 	URL      string `json:"url,omitempty"`
 	Version  string `json:"version,omitempty"`  // the Prometheus server's
 	Selector string `json:"selector,omitempty"` // matchers added to every query
@@ -374,7 +381,30 @@ type Record struct {
 	// Window is the 1-based --interval window the request completed in
 	// (Run.Windows); absent without --interval.
 	Window int `json:"window,omitempty"`
+	// Engine is the engine's own account of this request, where the API
+	// gives one (Ollama's /api/chat, --endpoint ollama-chat).
+	Engine *EngineRecord `json:"engine,omitempty"`
 }
+
+// EngineRecord is one request's timings as the engine reports them
+// (Ollama's names, in seconds): total from receiving the request to the
+// answer's end, load (getting a runner, loading the model on first use),
+// prompt eval (prefill), eval (decode), and the tokens of each.
+type EngineRecord struct {
+	TotalS          float64 `json:"total_duration_s"`
+	LoadS           float64 `json:"load_duration_s"`
+	PromptEvalS     float64 `json:"prompt_eval_duration_s"`
+	EvalS           float64 `json:"eval_duration_s"`
+	PromptEvalCount int     `json:"prompt_eval_count"`
+	EvalCount       int     `json:"eval_count"`
+}
+
+// TTFTS is the engine's time to first token: load + prompt eval.
+func (e *EngineRecord) TTFTS() float64 { return e.LoadS + e.PromptEvalS }
+
+// QueueS is what the engine's total holds beyond load, prompt eval and eval:
+// waiting for a free slot, templating, tokenizing (never below 0).
+func (e *EngineRecord) QueueS() float64 { return max(0, e.TotalS-e.LoadS-e.PromptEvalS-e.EvalS) }
 
 // Outcome reports whether r is a measured request's outcome: neither a
 // warm-up request nor an attempt retried after a 429/503.

@@ -101,6 +101,11 @@ func badInputCases(f badInputFiles) []badInputCase {
 	return []badInputCase{
 		// --- every command: stray arguments and unknown commands are usage errors
 		{"unknown command", []string{"bogus"}, []string{`"bogus"`}},
+		// --- Ollama (issue 19): no binary; a --gguf that is not one; --gguf without --server ollama
+		{"table ollama no binary", []string{"table", "--server", "ollama", "--server-bin", f.path("no/ollama")}, []string{".ci/install-ollama", "--server-bin"}},
+		{"startup ollama no binary", []string{"startup", "--server", "ollama", "--server-bin", f.path("no/ollama")}, []string{".ci/install-ollama", "--server-bin"}},
+		{"table ollama gguf not gguf", []string{"table", "--server", "ollama", "--server-bin", "true", "--gguf", f.metricsGarbage}, []string{"--gguf", f.metricsGarbage, "not a GGUF"}},
+		{"run gguf without ollama", []string{"run", "--server", "vllm", "--gguf", f.metricsGarbage}, []string{"--gguf", "--server ollama"}},
 		// --- the server's working directory must exist (checked before anything starts)
 		{"run server-dir missing", []string{"run", "--server-cmd", "true", "--server-dir", f.path("nodir")}, []string{f.path("nodir"), "existing directory"}},
 		{"startup server-dir missing", []string{"startup", "--server-cmd", "true", "--server-dir", f.path("nodir")}, []string{f.path("nodir"), "existing directory"}},

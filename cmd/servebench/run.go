@@ -64,7 +64,7 @@ func (o *sessionOptions) addFlags(fs *pflag.FlagSet, maxTokens int) {
 	fs.DurationVar(&o.gaugeEvery, "gauge-interval", bench.DefaultGaugeEvery, "with several --metrics-url: scrape them this often during each run for each replica's KV-cache usage (mean and max of the scrapes; 0: not sampled)")
 	o.prom.add(fs)
 	fs.StringVar(&o.model, "model", "", "model name to request (default: the first model /v1/models lists); also filters /metrics by model_name")
-	fs.StringVar(&o.endpoint, "endpoint", bench.EndpointChat, "API: chat (/v1/chat/completions) or completions (/v1/completions)")
+	fs.StringVar(&o.endpoint, "endpoint", "", "API: chat (/v1/chat/completions), completions (/v1/completions) or ollama-chat (Ollama's /api/chat, with the engine's own timings per request) (default chat; ollama-chat with --server ollama)")
 	fs.IntVar(&o.maxTokens, "max-tokens", maxTokens, "output tokens per request")
 	fs.BoolVar(&o.exactLength, "exact-length", true, "ask for exactly --max-tokens tokens (ignore_eos, min_tokens); warn when the server ignores it")
 	fs.StringVar(&o.out, "out", "", "results directory (default servebench-results/<UTC time>/)")
@@ -152,7 +152,11 @@ func (o *sessionOptions) check(fs *pflag.FlagSet) error {
 }
 
 func (o *sessionOptions) request(stream bool) bench.RequestSpec {
-	return bench.RequestSpec{Endpoint: o.endpoint, Model: o.model, MaxTokens: o.maxTokens,
+	endpoint := o.endpoint
+	if endpoint == "" && o.preset == launch.PresetOllama {
+		endpoint = bench.EndpointOllamaChat // so the table's engine columns fill
+	}
+	return bench.RequestSpec{Endpoint: endpoint, Model: o.model, MaxTokens: o.maxTokens,
 		ExactLength: o.exactLength, Stream: stream}
 }
 

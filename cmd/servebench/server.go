@@ -19,6 +19,7 @@ import (
 // meaning are the same in every command.
 type serverFlags struct {
 	baseURL, serverCmd, serverDir, preset string
+	serverBin, gguf, ollamaModels         string
 	speedup                               float64
 	engineArgs                            []string
 	apiKeyEnv                             string
@@ -30,6 +31,9 @@ func (s *serverFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&s.serverCmd, "server-cmd", "", `start this server command (e.g. "vllm serve MODEL --port 8000") and stop it at the end`)
 	fs.StringVar(&s.serverDir, "server-dir", "", "working directory of the server servebench starts (default: the current one)")
 	fs.StringVar(&s.preset, "server", "", "start a preset server: "+strings.Join(launch.Presets, ", ")+" (default: the bundled engine)")
+	fs.StringVar(&s.serverBin, "server-bin", "", "--server ollama: the ollama binary (default: ollama on PATH; .ci/install-ollama builds one)")
+	fs.StringVar(&s.gguf, "gguf", "", "--server ollama: create the model from this GGUF file (e.g. from servebench model tiny) and serve it")
+	fs.StringVar(&s.ollamaModels, "ollama-models", "", "--server ollama: OLLAMA_MODELS, where the server keeps models (default: ollama-models in the results directory)")
 	fs.Float64Var(&s.speedup, "speedup", 0, "bundled engine only: divide every modelled duration by this factor")
 	fs.StringArrayVar(&s.engineArgs, "engine-arg", nil, "bundled engine only: extra argument for the engine command (repeatable, e.g. --engine-arg=--max-num-seqs=4)")
 	fs.StringVar(&s.apiKeyEnv, "api-key-env", client.DefaultAPIKeyEnv, "environment variable holding the API key (never written anywhere)")
@@ -55,7 +59,7 @@ func (s *serverFlags) bundled() bool {
 func (s *serverFlags) options() (bench.ServerOptions, error) {
 	so := bench.ServerOptions{BaseURL: s.baseURL, ServerCmd: s.serverCmd, ServerDir: s.serverDir, Preset: s.preset,
 		Speedup: s.speedup, EngineArgs: s.engineArgs, APIKey: client.APIKeyFromEnv(s.apiKeyEnv), APIKeyEnv: s.apiKeyEnv,
-		ReadyTimeout: s.readyTimeout}
+		ReadyTimeout: s.readyTimeout, ServerBin: s.serverBin, GGUF: s.gguf, OllamaModels: s.ollamaModels}
 	if s.bundled() {
 		var err error
 		if so.Self, err = selfBinary(); err != nil {

@@ -127,8 +127,16 @@ func (o *startupOptions) spec() (launch.Spec, error) {
 				return spec, err
 			}
 		}
+		po := launch.PresetOptions{Model: o.model, GPU: o.gpu, Speedup: o.speedup, Args: o.engineArgs, Bin: o.serverBin}
+		if name == launch.PresetOllama {
+			so, _ := o.options()
+			var err error
+			if po, err = bench.OllamaPresetOptions(po, so); err != nil {
+				return spec, err
+			}
+		}
 		var err error
-		spec, err = launch.PresetSpecFor(name, self, launch.PresetOptions{Model: o.model, GPU: o.gpu, Speedup: o.speedup, Args: o.engineArgs})
+		spec, err = launch.PresetSpecFor(name, self, po)
 		if err != nil {
 			return spec, fmt.Errorf("--server: %w", err)
 		}
@@ -191,6 +199,9 @@ func runStartup(cmd *cobra.Command, o *startupOptions) error {
 		}
 	} else if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return usageErr(fmt.Errorf("--out %s: %w", logDir, err))
+	}
+	if spec.Preset == launch.PresetOllama && o.ollamaModels == "" {
+		spec.Env = append(spec.Env, "OLLAMA_MODELS="+filepath.Join(logDir, "ollama-models"))
 	}
 
 	started := time.Now()

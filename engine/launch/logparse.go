@@ -27,7 +27,7 @@ type Mark struct {
 // its /metrics gauges). A nil field was not seen. The first occurrence of a
 // fact wins, so with tensor parallelism the figures are rank 0's.
 type Facts struct {
-	Engine string // "vllm", "sglang" or "llamacpp": who printed the lines that matched; "" if none
+	Engine string // "vllm", "sglang", "llamacpp" or "ollama": who printed the lines that matched; "" if none
 
 	WeightsLoad          *Fact // seconds, a duration stated by the server (or derived from begin/end lines)
 	WeightsLoaded        *Mark // the line that says the weights are in memory
@@ -205,6 +205,17 @@ var rules = []rule{
 				return false
 			}
 			p.f.URL = localURL(m[1])
+			p.f.URLAt = &mk
+			return true
+		}},
+	// Ollama: msg="Listening on 127.0.0.1:41235 (version 0.17.4)"; with
+	// OLLAMA_HOST=127.0.0.1:0 it is the only place the port is named.
+	{"ollama", "Listening on ", regexp.MustCompile(`Listening on ((?:[0-9.]+|\[[0-9a-fA-F:]+\]):[0-9]+) \(version [^)]*\)`),
+		func(p *Parser, m []string, mk Mark, _ string) bool {
+			if p.f.URL != "" {
+				return false
+			}
+			p.f.URL = localURL("http://" + m[1])
 			p.f.URLAt = &mk
 			return true
 		}},

@@ -24,6 +24,8 @@ type Startup struct {
 	MaxConcurrency       *float64
 	MaxConcurrencyTokens *int64
 	PollIntervalS        *float64
+	ModelLoadS           *float64 // a duration, from the engine (Ollama's load_duration)
+	ModelLoadedAtS       *float64
 }
 
 // Measurement is one cold start of a server.

@@ -20,11 +20,12 @@ const (
 	PhasePortOpen      = "port open"
 	PhaseHealthOK      = "health OK"
 	PhaseModelListed   = "model listed"
+	PhaseModelLoaded   = "model loaded" // a server that loads on first use (Ollama): listed, not ready
 	PhaseFirstToken    = "first token"
 )
 
 // Phases lists the phase names in their usual order.
-var Phases = []string{PhaseSpawned, PhaseWeightsLoaded, PhasePortOpen, PhaseHealthOK, PhaseModelListed, PhaseFirstToken}
+var Phases = []string{PhaseSpawned, PhaseWeightsLoaded, PhasePortOpen, PhaseHealthOK, PhaseModelListed, PhaseModelLoaded, PhaseFirstToken}
 
 // Probe time limits. A probe that hangs is a server that is not ready yet;
 // the first completion may be slow (kernels compiled on first use).
@@ -46,6 +47,7 @@ type waiter struct {
 	model    string // model to use for the completion probe
 	chat     bool   // completions endpoint refused: use chat
 	noModels bool   // GET /v1/models answered 404: no model-listed phase
+	prepared bool   // Spec.Prepare has run
 	last     string // why the last probe said "not yet", for the timeout message
 }
 
@@ -147,6 +149,12 @@ func (w *waiter) step(ctx context.Context) (bool, error) {
 		w.st.HealthOKS = secs(at)
 		w.report(PhaseHealthOK, at)
 	}
+	if p := w.s.spec.Prepare; p != nil && !w.prepared {
+		if err := p(ctx, w.base.String()); err != nil {
+			return false, fmt.Errorf("%w: %v", ErrNotReady, err)
+		}
+		w.prepared = true
+	}
 	if w.st.ModelListedS == nil && !w.noModels {
 		ok, err := w.models(ctx)
 		if !ok || err != nil {
@@ -158,7 +166,11 @@ func (w *waiter) step(ctx context.Context) (bool, error) {
 			w.report(PhaseModelListed, at)
 		}
 	}
-	ok, err := w.complete(ctx)
+	complete := w.complete
+	if w.s.spec.Preset == PresetOllama {
+		complete = w.ollamaFirstToken
+	}
+	ok, err := complete(ctx)
 	if !ok || err != nil {
 		return false, err
 	}

@@ -78,7 +78,7 @@ func TestReadyPathPhasesInOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := strings.Join(rec.phases, " -> "), strings.Join(Phases, " -> "); got != want {
+	if got, want := strings.Join(rec.phases, " -> "), strings.Join(eagerPhases(), " -> "); got != want {
 		t.Errorf("phases = %s\nwant     %s", got, want)
 	}
 	for i := 1; i < len(rec.phases); i++ {

@@ -1,6 +1,7 @@
 package launch
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/url"
@@ -42,6 +43,10 @@ type Spec struct {
 	// every phase time (reported as poll_interval_s). Default DefaultPollInterval.
 	PollInterval time.Duration
 	ReadyTimeout time.Duration // default DefaultReadyTimeout
+	// Prepare, if set, runs once the health probe has passed and before the
+	// model is looked for, with the server's base URL (Ollama: create the
+	// model). Its error ends the start-up.
+	Prepare func(ctx context.Context, baseURL string) error
 }
 
 // withDefaults returns spec with zero values replaced by defaults.
@@ -108,6 +113,8 @@ type PresetOptions struct {
 	GPU     string   // bundled only: --gpu
 	Speedup float64  // bundled only: --speedup (0 = the engine's default)
 	Args    []string // appended to the command
+	Bin     string   // replaces the preset's program (--server-bin)
+	Ollama  OllamaOptions
 }
 
 // preset is the data behind PresetSpec.
@@ -119,7 +126,7 @@ type preset struct {
 }
 
 // Presets lists the names PresetSpec knows, for help texts and errors.
-var Presets = []string{"bundled", "vllm", "sglang", "tgi", "llamacpp"}
+var Presets = []string{"bundled", "vllm", "sglang", "tgi", "llamacpp", PresetOllama}
 
 var presets = map[string]preset{
 	// The seed lesson's server.
@@ -133,6 +140,8 @@ var presets = map[string]preset{
 	// llama-server answers /health with 503 while the model loads.
 	"llamacpp": {argv: []string{"llama-server", "-m", "model.gguf", "--port", "8080", "--metrics"},
 		modelAt: 2, baseURL: "http://127.0.0.1:8080", healthPath: "/health"},
+	// Ollama on a free port (ollamaSpec); its /api/version answers once it listens.
+	PresetOllama: {argv: []string{"ollama", "serve"}, modelAt: -1, healthPath: "/api/version"},
 	// The bundled engine picks a free port and names it in its log.
 	"bundled": {argv: []string{"", "engine", "--port", "0"}, modelAt: -1, healthPath: "/health"},
 }
@@ -156,6 +165,9 @@ func PresetSpecFor(name, self string, o PresetOptions) (Spec, error) {
 			return Spec{}, errors.New("bundled preset: the path of the servebench binary is empty")
 		}
 		argv[0] = self
+		if o.Bin != "" {
+			return Spec{}, errors.New("bundled preset: --server-bin is for other presets (the bundled engine is servebench itself)")
+		}
 		if o.Model != "" {
 			argv = append(argv, "--model", o.Model)
 		}
@@ -172,12 +184,23 @@ func PresetSpecFor(name, self string, o PresetOptions) (Spec, error) {
 		if o.GPU != "" || o.Speedup != 0 {
 			return Spec{}, fmt.Errorf("server preset %q: --gpu and --speedup are for the bundled engine only", name)
 		}
-		if o.Model != "" {
+		if o.Model != "" && p.modelAt >= 0 {
 			argv[p.modelAt] = o.Model
 		}
 	}
+	if o.Bin != "" {
+		argv[0] = o.Bin
+	}
 	argv = append(argv, o.Args...)
-	return Spec{Command: argv, Preset: name, BaseURL: p.baseURL, HealthPath: p.healthPath}, nil
+	spec := Spec{Command: argv, Preset: name, BaseURL: p.baseURL, HealthPath: p.healthPath}
+	if name == PresetOllama {
+		if err := ollamaSpec(&spec, o.Model, o.Ollama); err != nil {
+			return Spec{}, err
+		}
+	} else if o.Ollama != (OllamaOptions{}) {
+		return Spec{}, fmt.Errorf("server preset %q: --gguf and --ollama-models are for --server ollama only", name)
+	}
+	return spec, nil
 }
 
 // SplitCommand splits a --server-cmd string into argv the way a POSIX shell

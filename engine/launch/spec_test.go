@@ -78,7 +78,7 @@ func TestPresetSpec(t *testing.T) {
 			t.Errorf("%s: %+v, %v", name, p, err)
 		}
 	}
-	if _, err := PresetSpec("ollama", ""); err == nil || !strings.Contains(err.Error(), `"ollama"`) || !strings.Contains(err.Error(), "bundled, vllm") {
+	if _, err := PresetSpec("bogus", ""); err == nil || !strings.Contains(err.Error(), `"bogus"`) || !strings.Contains(err.Error(), "bundled, vllm") {
 		t.Errorf("unknown preset: %v", err)
 	}
 	if _, err := PresetSpecFor("vllm", "", PresetOptions{Speedup: 10}); err == nil {

@@ -1,0 +1,180 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/engine/tinymodel"
+)
+
+// Real-engine tests (issue 19): Ollama, built by .ci/install-ollama, serving
+// the small `servebench model tiny` on CPU. They skip when ollama is not on
+// PATH, and fail in CI (CI=true), where .ci/run installs it.
+
+// maxOverheadS bounds client E2E minus Ollama's total_duration per request:
+// HTTP and JSON on loopback, and the time between the engine's clock
+// starting and stopping and the client's (measured: see docs/ollama.md).
+const maxOverheadS = 0.1
+
+// ollamaModel returns a small tiny model's GGUF (with its Modelfile), after
+// checking that an ollama binary is on PATH.
+func ollamaModel(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("ollama"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("cmd/servebench: ollama is not on PATH in CI (.ci/run builds it with .ci/install-ollama): %v", err)
+		}
+		t.Skipf("cmd/servebench: ollama is not on PATH (build it with .ci/install-ollama): %v", err)
+	}
+	s, _ := tinymodel.SizeNamed("small")
+	m, err := tinymodel.New(s, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := m.Write(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestOllamaTable: the seed's 20x256 table on a real engine. Streaming
+// shows the first output long before the end, non-streaming only at the
+// end; every answer has exactly 256 tokens (the tiny model never ends
+// early); the engine columns come from Ollama's own per-request timings;
+// each request's client E2E holds Ollama's total_duration plus a small
+// overhead, and the client's first token comes after Ollama's load +
+// prompt eval.
+func TestOllamaTable(t *testing.T) {
+	model := ollamaModel(t)
+	out := filepath.Join(t.TempDir(), "table")
+	code, stdout, stderr := runMain("table", "--server", "ollama", "--gguf", model, "--out", out, "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	t.Logf("table on Ollama:\n%s", stdout)
+	res, recs := loadSaved(t, out)
+	if st := res.Server.Startup; st == nil || st.ModelLoadS == nil || st.FirstTokenS == nil {
+		t.Errorf("start-up without the lazy model load: %+v", st)
+	}
+	for _, run := range res.Runs {
+		if run.OK != 20 || run.Engine.Source == nil || run.Engine.Source.Kind != result.SourceOllama || run.Engine.TTFTS == nil || run.Engine.E2ES == nil {
+			t.Fatalf("run %s: %d ok, engine %+v", run.Name, run.OK, run.Engine)
+		}
+		if len(run.Warnings) > 0 {
+			t.Errorf("run %s warns: %v", run.Name, run.Warnings)
+		}
+	}
+	stream := res.Runs[0].Client
+	if fv, e2e := stream.FirstVisibleS.Median, stream.E2ES.Median; fv > e2e/10 {
+		t.Errorf("streaming: first visible %.3f s is not well below E2E %.3f s", fv, e2e)
+	}
+	var worst float64
+	for _, r := range recs {
+		if r.Warmup {
+			continue
+		}
+		e := r.Engine
+		if e == nil || r.OutputTokens != 256 || e.EvalCount != 256 {
+			t.Fatalf("%s #%d: %d tokens, engine %+v: want exactly 256", r.Run, r.Index, r.OutputTokens, e)
+		}
+		over := r.E2ES - e.TotalS
+		worst = max(worst, over)
+		if over < 0 || over > maxOverheadS {
+			t.Errorf("%s #%d: client E2E %.4f s - Ollama total %.4f s = %.4f s: want 0..%.2f", r.Run, r.Index, r.E2ES, e.TotalS, over, maxOverheadS)
+		}
+		if r.FirstTokenS < e.TTFTS() {
+			t.Errorf("%s #%d: client first token %.4f s before Ollama's load + prompt eval %.4f s", r.Run, r.Index, r.FirstTokenS, e.TTFTS())
+		}
+		if !r.Stream && r.FirstVisibleS != r.E2ES {
+			t.Errorf("non-streaming #%d: first visible %.4f != E2E %.4f", r.Index, r.FirstVisibleS, r.E2ES)
+		}
+	}
+	t.Logf("client E2E - Ollama total_duration: at most %.4f s over %d requests", worst, len(recs))
+}
+
+// TestOllamaParallel: at concurrency 4, one slot (OLLAMA_NUM_PARALLEL=1)
+// queues requests, which shows in the client's first token and in the
+// engine's queue; four slots do not. compare flags the one-slot run against
+// the four-slot one and raises no alarm between two four-slot runs.
+func TestOllamaParallel(t *testing.T) {
+	model := ollamaModel(t)
+	dir := t.TempDir()
+	run := func(name, parallel string) *result.Run {
+		t.Setenv("OLLAMA_NUM_PARALLEL", parallel)
+		out := filepath.Join(dir, name)
+		code, stdout, stderr := runMain("run", "--server", "ollama", "--gguf", model, "--concurrency", "4", "--requests", "16",
+			"--max-tokens", "64", "--stream", "on", "--out", out, "--quiet")
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s\n%s", name, code, stdout, stderr)
+		}
+		res, _ := loadSaved(t, out)
+		r := &res.Runs[0]
+		t.Logf("OLLAMA_NUM_PARALLEL=%s: client first token median %.3f s, E2E median %.3f s, engine queue mean %.3f s, TTFT mean %.3f s",
+			parallel, r.Client.FirstTokenS.Median, r.Client.E2ES.Median, r.Engine.QueueS.Mean, r.Engine.TTFTS.Mean)
+		return r
+	}
+	one, four := run("p1", "1"), run("p4", "4")
+	run("p4b", "4")
+	if one.Client.FirstTokenS.Median < 2*four.Client.FirstTokenS.Median {
+		t.Errorf("first token median: one slot %.3f s, four slots %.3f s: want queueing to show with one slot",
+			one.Client.FirstTokenS.Median, four.Client.FirstTokenS.Median)
+	}
+	if one.Engine.QueueS.Mean < 2*four.Engine.QueueS.Mean {
+		t.Errorf("engine queue mean: one slot %.3f s, four slots %.3f s", one.Engine.QueueS.Mean, four.Engine.QueueS.Mean)
+	}
+	if code, stdout, stderr := runMain("compare", filepath.Join(dir, "p4"), filepath.Join(dir, "p4b")); code != 0 {
+		t.Errorf("compare of two four-slot runs: exit %d, want 0\n%s\n%s", code, stdout, stderr)
+	}
+	if code, stdout, stderr := runMain("compare", filepath.Join(dir, "p4"), filepath.Join(dir, "p1")); code != exitRegression {
+		t.Errorf("compare four slots -> one: exit %d, want %d\n%s\n%s", code, exitRegression, stdout, stderr)
+	}
+}
+
+// TestOllamaStartup: Ollama is alive and lists the model before it has
+// loaded it; the start-up shows the load as its own phase.
+func TestOllamaStartup(t *testing.T) {
+	model := ollamaModel(t)
+	code, stdout, stderr := runMain("startup", "--server", "ollama", "--gguf", model, "--format", "json", "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var st result.Startup
+	if err := json.Unmarshal([]byte(stdout), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.HealthOKS == nil || st.ModelListedS == nil || st.ModelLoadS == nil || st.ModelLoadedAtS == nil || st.FirstTokenS == nil {
+		t.Fatalf("phases missing: %s", stdout)
+	}
+	if !(*st.HealthOKS <= *st.ModelListedS && *st.ModelListedS <= *st.ModelLoadedAtS && *st.ModelLoadedAtS <= *st.FirstTokenS) || *st.ModelLoadS <= 0 {
+		t.Errorf("want health OK <= model listed <= model loaded <= first token, load > 0: %s", stdout)
+	}
+	t.Logf("start-up: %s", strings.Join(strings.Fields(stdout), " "))
+}
+
+// TestOllamaProbes: Ollama truncates a prompt over num_ctx instead of
+// refusing it, and the limits probe says so; the cancel probe, with no
+// /metrics, judges from a follow-up request on a one-slot server.
+func TestOllamaProbes(t *testing.T) {
+	model := ollamaModel(t)
+	t.Setenv("OLLAMA_NUM_PARALLEL", "1")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"probe", "limits", "--max-model-len", "2048"}, "truncated"},
+		{[]string{"probe", "cancel"}, "stops generating"},
+	} {
+		args := append(c.args, "--server", "ollama", "--gguf", model, "--ollama-models", t.TempDir())
+		code, stdout, stderr := runMain(args...)
+		if code != 0 || !strings.Contains(stdout, c.want) {
+			t.Errorf("%v: exit %d, want %q in:\n%s\n%s", c.args, code, c.want, stdout, stderr)
+		}
+		t.Logf("%v:\n%s", c.args, stdout)
+	}
+}
