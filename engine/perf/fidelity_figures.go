@@ -39,6 +39,13 @@ var fidelityModels = []Model{
 		Layers: 32, Hidden: 4096, Intermediate: 14336, Heads: 32, KVHeads: 8, HeadDim: 128,
 		Vocab: 32768, MaxContext: 32768,
 	},
+	{
+		// Qwen/Qwen2.5-0.5B-Instruct: 494,032,768 parameters, lm_head tied.
+		Name: "qwen2.5-0.5b-instruct", ServedName: "Qwen/Qwen2.5-0.5B-Instruct",
+		ParamsB: 0.494032768, BytesPerWeight: 2,
+		Layers: 24, Hidden: 896, Intermediate: 4864, Heads: 14, KVHeads: 2, HeadDim: 64,
+		Vocab: 151936, MaxContext: 32768, QKVBias: true, TiedEmbeddings: true,
+	},
 }
 
 const (
@@ -92,13 +99,6 @@ var FidelityFigures = buildFidelityFigures()
 // vendor and benchmark pages); their efficiencies are the shared defaults
 // or their architecture's (H200: gh100).
 var fidelityGaps = map[string]string{
-	// Issue 21 reports a held-out A10G TTFT of a mid-length prompt that the
-	// model misses by ~40% (too slow) while decode holds within 6%: the
-	// signature of a wrong tensor peak (Datasheets: 70 TFLOP/s is derived,
-	// not published), not of an efficiency. Without the figure itself the
-	// peak is left as it is.
-	"a10g-24gb":  "no vLLM TTFT, decode or KV-cache log found with the GPU, model and version stated",
-	"l4-24gb":    "no vLLM TTFT, decode or KV-cache log found with the GPU, model and version stated",
 	"h200-141gb": "no single-GPU vLLM figure found; uses the H100's fitted gh100 efficiencies",
 }
 
@@ -108,6 +108,7 @@ func buildFidelityFigures() []CitedFigure {
 	figs = append(figs, lambdaFigures()...)
 	figs = append(figs, memoryFigures()...)
 	figs = append(figs, parallelFigures()...)
+	figs = append(figs, gapGPUFigures()...)
 	figs = append(figs, CitedFigure{
 		GPU: "a100-40gb", Model: "llama-3.1-8b-instruct", Quantity: fitQuantityDecode,
 		Config: "batch=1,prompt=1024,output=128,default-flags", Real: 1000.0 / 75, Unit: "ms",

@@ -37,7 +37,7 @@ const awqBytesPerWeight = 0.5 + 2.5/128
 // llm-d-benchmark's empirical table), 0.5 GB/s for AWS's A10G/L4 on EBS.
 var gpus = []GPU{
 	{Name: "rtx3060-12gb", MemoryGiB: 11.76, BandwidthGBs: 360, TFLOPs: 25.5, LoadGBs: 0.25},
-	{Name: "a10g-24gb", MemoryGiB: 22.19, BandwidthGBs: 600, TFLOPs: 70, LoadGBs: 0.5},
+	{Name: "a10g-24gb", MemoryGiB: 22.19, BandwidthGBs: 600, TFLOPs: 125, LoadGBs: 0.5},
 	{Name: "l4-24gb", MemoryGiB: 22.03, BandwidthGBs: 300, TFLOPs: 121, LoadGBs: 0.5},
 	{Name: "a100-40gb", MemoryGiB: 39.39, BandwidthGBs: 1555, TFLOPs: 312, LoadGBs: 1.0},
 	{Name: "a100-80gb", MemoryGiB: 79.15, BandwidthGBs: 2039, TFLOPs: 312, LoadGBs: 1.0},
