@@ -228,18 +228,17 @@ func rateStatsOf(lags *column, first, last time.Time, target float64) *result.Ra
 	return rs
 }
 
-// lateWarning says when an open-loop run missed its schedule: more than a
-// tenth of its sends started over 1 ms late (the harness or its worker bound
-// could not keep up). Latency from the intended send time includes the lag.
-func lateWarning(rs *result.RateStats) string {
-	if rs.SendLagS == nil { // nothing sent
+// lateWarning says when an open-loop run missed its schedule by enough to
+// matter (result.RateStats.LateMatters: p99 send lag over the larger of
+// 1 ms and a tenth of the mean gap between sends). Latency from the
+// intended send time includes the lag.
+func lateWarning(rs *result.RateStats, wl *result.Workload) string {
+	if !rs.LateMatters() {
 		return ""
 	}
-	sends := rs.SendLagS.N
-	if rs.LateSends*10 <= sends {
-		return ""
-	}
-	return fmt.Sprintf("%d of %d sends started more than 1 ms late (median lag %.1f ms, max %.1f ms; achieved %.1f of %.1f req/s): "+
+	return fmt.Sprintf("%d of %d sends started more than 1 ms late (median lag %.1f ms, p99 %.1f ms, max %.1f ms; "+
+		"the p99 is over %.1f ms, a tenth of the mean gap between sends or 1 ms; %s): "+
 		"the schedule was not kept; *_from_intended_s figures include the lag",
-		rs.LateSends, sends, 1000*rs.SendLagS.Median, 1000*rs.SendLagS.Max, rs.AchievedPerS, rs.TargetPerS)
+		rs.LateSends, rs.SendLagS.N, 1000*rs.SendLagS.Median, 1000*rs.SendLagS.P99, 1000*rs.SendLagS.Max,
+		1000*rs.LateLimitS(), rs.AchievedText(wl.Arrival, wl.Burstiness))
 }

@@ -614,7 +614,7 @@ func mergeRun(shards []*shardDir, i int, m *mergeAcc) *result.Run {
 			last = m.last
 		}
 		run.Rate = rateStatsOf(&m.lags, run.StartedAt, last, ref.Rate.TargetPerS*float64(ref.Shard.Count))
-		if w := lateWarning(run.Rate); w != "" {
+		if w := lateWarning(run.Rate, &run.Workload); w != "" {
 			run.Warnings = append(run.Warnings, w)
 		}
 	}

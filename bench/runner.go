@@ -261,7 +261,7 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 			target /= float64(spec.Shard.Count)
 		}
 		run.Rate = rateStats(st, target)
-		if w := lateWarning(run.Rate); w != "" {
+		if w := lateWarning(run.Rate, &run.Workload); w != "" {
 			run.Warnings = append(run.Warnings, w)
 		}
 	}

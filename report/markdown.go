@@ -307,8 +307,16 @@ func writeRun(b *strings.Builder, r *result.Run, nrec [3]int) {
 		b.WriteString("- Prefix cache: " + line + "\n")
 	}
 	if rs := r.Rate; rs != nil {
-		fmt.Fprintf(b, "- Schedule: target %g requests/s, achieved %.3g; %d sends late by over 1 ms\n",
-			rs.TargetPerS, rs.AchievedPerS, rs.LateSends)
+		fmt.Fprintf(b, "- Schedule: %s; %d sends late by over 1 ms", rs.AchievedText(wl.Arrival, wl.Burstiness), rs.LateSends)
+		if rs.SendLagS != nil {
+			verdict := "under"
+			if rs.LateMatters() {
+				verdict = "over"
+			}
+			fmt.Fprintf(b, ", p99 lag %.2g ms, %s the %.2g ms from which lateness matters (a tenth of the mean gap between sends, at least 1 ms)",
+				1000*rs.SendLagS.P99, verdict, 1000*rs.LateLimitS())
+		}
+		b.WriteString("\n")
 	}
 	b.WriteString("\n")
 	writeRunStats(b, r)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/bench/stats"
 	"github.com/servebench/servebench/report/reporttest"
 )
 
@@ -234,6 +235,27 @@ func TestMarkdownPrefixCache(t *testing.T) {
 		md := b.String()
 		if c.want == "" && strings.Contains(md, "Prefix cache:") || c.want != "" && !strings.Contains(md, c.want) {
 			t.Errorf("%s: report.md's prefix cache line wrong, want %q:\n%s", c.name, c.want, md)
+		}
+	}
+}
+
+// TestMarkdownSchedule: the schedule line explains the achieved rate by the
+// arrival process and says whether the sends' lateness matters.
+func TestMarkdownSchedule(t *testing.T) {
+	res, recs := reporttest.Seed()
+	r := &res.Runs[0]
+	r.Workload.Mode, r.Workload.Rate, r.Workload.Arrival, r.Workload.Burstiness = "rate", 4, "poisson", 1
+	lags := make([]float64, 103)
+	lags[0], lags[1] = 0.0012, 0.0011
+	r.Rate = &result.RateStats{TargetPerS: 4, AchievedPerS: 3.72, LateSends: 2, SendLagS: stats.Summarize(lags)}
+	var b bytes.Buffer
+	if err := Markdown(&b, res, recs, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"achieved 3.72 of 4 req/s (-7.0%, within the arrival process's own variation: ±9.9%",
+		"2 sends late by over 1 ms", "under the 25 ms from which lateness matters"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("report.md lacks %q", want)
 		}
 	}
 }
