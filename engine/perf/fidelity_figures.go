@@ -274,6 +274,31 @@ func memoryFigures() []CitedFigure {
 			Eval:    kvTokens,
 		},
 		{
+			// The same model split over two GPUs (tensor parallel 2, one
+			// node): each rank holds half the weights and half the KV
+			// heads, and keeps the same reserve.
+			GPU: "a100-80gb", Model: "qwen2.5-7b-instruct", Quantity: fitQuantityKVTokens,
+			Config: "util=0.5,max-model-len=16384,tp=2", Real: 1192160, Unit: "tokens",
+			Source: "dennislee22/vLLM-benchmarking log/vllm-7B-2gpuA10080GB-0.5GRAM-same-node.log (\"GPU KV cache size: " +
+				"1,192,160 tokens\", \"Available KV cache memory: 31.83 GiB\" per rank)",
+			VLLM: "0.10.1.1", Measured: "Qwen2-7B-Instruct bf16, 2x A100 80GB (one node), tensor parallel 2",
+			HeldOut: true,
+			Cfg:     Config{MaxModelLen: 16384, GPUMemoryUtilization: 0.5, TensorParallelSize: 2},
+			Eval:    kvTokens,
+		},
+		{
+			// Two A100 40GB in two nodes (Ray), tensor parallel 2: the
+			// A100-40's only KV-cache figure.
+			GPU: "a100-40gb", Model: "qwen2.5-7b-instruct", Quantity: fitQuantityKVTokens,
+			Config: "util=0.5,max-model-len=16384,tp=2", Real: 412944, Unit: "tokens",
+			Source: "dennislee22/vLLM-benchmarking log/vllm-7B-2gpuA10040GB-0.5GRAM-diff-nodes.log (\"GPU KV cache size: " +
+				"412,944 tokens\", \"Available KV cache memory: 11.03 GiB\" per rank)",
+			VLLM: "0.10.1.1", Measured: "Qwen2-7B-Instruct bf16, 2x A100 40GB (two nodes, Ray), tensor parallel 2",
+			HeldOut: true,
+			Cfg:     Config{MaxModelLen: 16384, GPUMemoryUtilization: 0.5, TensorParallelSize: 2},
+			Eval:    kvTokens,
+		},
+		{
 			GPU: "a100-80gb", Model: "qwen2.5-7b-instruct", Quantity: "graph-gib",
 			Config: "67-capture-sizes(1..512),28-layers", Real: 0.50, Unit: "GiB",
 			Source: fmt.Sprintf(dennisSource, "0.5"), VLLM: "0.10.1.1", Measured: dennisMeasured,

@@ -178,7 +178,7 @@ func memoryLines(t *testing.T) []string {
 		}
 		kvReal := f.Real
 		if f.Quantity == fitQuantityKVTokens {
-			kvReal = f.Real * float64(p.Model().KVBytesPerToken()) / gib
+			kvReal = f.Real * float64(p.KVBytesPerTokenPerGPU()) / gib
 		}
 		cfg, m := p.Config(), p.Model()
 		sampler := float64(cfg.MaxNumSeqs) * float64(m.Vocab) * 4 / gib
