@@ -137,6 +137,9 @@ func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 		}
 	}
 	s.MetricsURLs = opts.MetricsURLs
+	if len(s.MetricsURLs) == 0 && s.proc != nil && opts.Bundled() {
+		s.MetricsURLs = pdMetricsURLs(ctx, s.BaseURL) // a P/D deployment's instances, as replicas
+	}
 	if len(s.MetricsURLs) == 0 {
 		s.MetricsURLs = []string{s.BaseURL + "/metrics"}
 	}

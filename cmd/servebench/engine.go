@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/servebench/servebench/engine/dist"
+	"github.com/servebench/servebench/engine/pd"
 	"github.com/servebench/servebench/engine/perf"
 	"github.com/servebench/servebench/engine/sim"
 )
@@ -17,6 +18,8 @@ type engineOptions struct {
 	sim           sim.Options
 	listProfiles  bool
 	prefixCaching bool // --enable-prefix-caching
+	pdPrefill     int  // --pd-prefill: P/D deployment (engine/pd)
+	pdDecode      int  // --pd-decode
 }
 
 func newEngineCmd() *cobra.Command {
@@ -58,6 +61,9 @@ request thinks first (--reasoning-tokens), streamed as vLLM's reasoning parsers 
 				return usageErr(fmt.Errorf("--acceptance-rate %g applies to speculative decoding: give --speculative-tokens K too", o.sim.AcceptanceRate))
 			}
 			o.sim.Log = cmd.ErrOrStderr()
+			if o.pdPrefill != 0 || o.pdDecode != 0 {
+				return runPD(cmd, o)
+			}
 			e, err := sim.New(o.sim)
 			if err != nil {
 				return usageErr(err)
@@ -78,6 +84,10 @@ request thinks first (--reasoning-tokens), streamed as vLLM's reasoning parsers 
 	f.IntVar(&s.MaxNumSeqs, "max-num-seqs", s.MaxNumSeqs, "running sequences at most (0: vLLM's default for the GPU, 256, or 1024 on H100/H200)")
 	f.IntVar(&s.MaxNumBatchedTokens, "max-num-batched-tokens", s.MaxNumBatchedTokens, "tokens per step, the chunked-prefill budget (0: vLLM's default, 2048, or 8192 on H100/H200)")
 	f.IntVar(&s.TensorParallelSize, "tensor-parallel-size", 1, "GPUs of one node (of the --gpu profile) the model is split over, as vLLM's tensor parallelism splits it")
+	f.StringVar(&s.KVRole, "kv-role", "", "disaggregated serving: "+strings.Join(sim.KVRoles, " (a prefill instance) or ")+" (a decode instance: each prompt's KV arrives over --kv-link-gbps instead of being prefilled)")
+	f.Float64Var(&s.KVLinkGbps, "kv-link-gbps", sim.DefaultKVLinkGbps, "with --kv-role consumer: the KV link from the prefill instances, Gb/s")
+	f.IntVar(&o.pdPrefill, "pd-prefill", 0, "run a P/D deployment: this many prefill instances (with --pd-decode) behind servebench's router on --port (an emulation)")
+	f.IntVar(&o.pdDecode, "pd-decode", 0, "run a P/D deployment: this many decode instances (with --pd-prefill)")
 	f.StringVar(&s.KVAllocation, "kv-allocation", sim.KVPaged, "KV cache allocation: "+strings.Join(sim.KVAllocations, " (vLLM's), ")+" (prompt + max_tokens reserved at admission, as servers before paging did; prefix caching off)")
 	f.IntVar(&s.NumGPUBlocksOverride, "num-gpu-blocks-override", 0, "KV cache blocks of 16 tokens (0: from the performance model)")
 	f.BoolVar(&o.prefixCaching, "enable-prefix-caching", true, "reuse the KV blocks of cached prompt prefixes (vLLM V1's default)")
@@ -105,4 +115,20 @@ request thinks first (--reasoning-tokens), streamed as vLLM's reasoning parsers 
 	f.StringArrayVar(&s.Faults, "fault", nil, "inject a fault (repeatable): "+strings.Join(sim.FaultNames, ", "))
 	f.BoolVar(&o.listProfiles, "list-profiles", false, "print the GPU and model profiles and which models fit which GPUs, then exit")
 	return cmd
+}
+
+// runPD runs the engine as a P/D deployment (engine/pd). Bad options,
+// an instance's too, are usage errors; an instance that dies is a failed run.
+func runPD(cmd *cobra.Command, o *engineOptions) error {
+	if o.pdPrefill < 1 || o.pdDecode < 1 {
+		return usageErr(fmt.Errorf("--pd-prefill %d --pd-decode %d: want at least one instance of each", o.pdPrefill, o.pdDecode))
+	}
+	err := pd.Run(cmd.Context(), pd.Options{Engine: o.sim, Prefill: o.pdPrefill, Decode: o.pdDecode})
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, pd.ErrInstance):
+		return withExit(exitInvalidRun, err)
+	}
+	return usageErr(err)
 }

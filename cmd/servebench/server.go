@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,13 +26,22 @@ type serverFlags struct {
 	engineArgs                            []string
 	apiKeyEnv                             string
 	readyTimeout                          time.Duration
+	prefill, decode                       int // --server pd: instances of each pool
 }
+
+// presetPD is --server pd: the bundled engine as a disaggregated
+// prefill/decode deployment (engine/pd), --prefill N and --decode M
+// instances behind servebench's own router.
+const presetPD = "pd"
 
 func (s *serverFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&s.baseURL, "base-url", "", "an already running server (with --server-cmd: where it listens; default "+bench.DefaultServerCmdURL+")")
 	fs.StringVar(&s.serverCmd, "server-cmd", "", `start this server command (e.g. "vllm serve MODEL --port 8000") and stop it at the end`)
 	fs.StringVar(&s.serverDir, "server-dir", "", "working directory of the server servebench starts (default: the current one)")
-	fs.StringVar(&s.preset, "server", "", "start a preset server: "+strings.Join(launch.Presets, ", ")+" (default: the bundled engine)")
+	fs.StringVar(&s.preset, "server", "", "start a preset server: "+strings.Join(launch.Presets, ", ")+", or "+presetPD+
+		" (bundled prefill and decode instances behind servebench's router, an emulation: --prefill N --decode M) (default: the bundled engine)")
+	fs.IntVar(&s.prefill, "prefill", 1, "with --server pd: prefill instances (bundled engines with --kv-role producer)")
+	fs.IntVar(&s.decode, "decode", 1, "with --server pd: decode instances (bundled engines with --kv-role consumer)")
 	fs.StringVar(&s.serverBin, "server-bin", "", "--server ollama: the ollama binary (default: ollama on PATH; .ci/install-ollama builds one)")
 	fs.StringVar(&s.gguf, "gguf", "", "--server ollama: create the model from this GGUF file (e.g. from servebench model tiny) and serve it")
 	fs.StringVar(&s.ollamaModels, "ollama-models", "", "--server ollama: OLLAMA_MODELS, where the server keeps models (default: ollama-models in the results directory)")
@@ -46,12 +57,18 @@ func (s *serverFlags) check(fs *pflag.FlagSet) error {
 	if s.readyTimeout <= 0 {
 		return fmt.Errorf("--ready-timeout %v: expected a duration > 0", s.readyTimeout)
 	}
+	if s.preset != presetPD && (fs.Changed("prefill") || fs.Changed("decode")) {
+		return errors.New("--prefill and --decode: only with --server pd")
+	}
+	if s.preset == presetPD && (s.prefill < 1 || s.decode < 1) {
+		return fmt.Errorf("--prefill %d --decode %d: want at least one instance of each", s.prefill, s.decode)
+	}
 	return checkSpeedup(s.speedup, fs.Changed("speedup"))
 }
 
 // bundled reports whether the server is the bundled engine.
 func (s *serverFlags) bundled() bool {
-	return bench.ServerOptions{BaseURL: s.baseURL, ServerCmd: s.serverCmd, Preset: s.preset}.Bundled()
+	return s.preset == presetPD || bench.ServerOptions{BaseURL: s.baseURL, ServerCmd: s.serverCmd, Preset: s.preset}.Bundled()
 }
 
 // options are the flags as bench's ServerOptions; the caller adds the
@@ -60,6 +77,10 @@ func (s *serverFlags) options() (bench.ServerOptions, error) {
 	so := bench.ServerOptions{BaseURL: s.baseURL, ServerCmd: s.serverCmd, ServerDir: s.serverDir, Preset: s.preset,
 		Speedup: s.speedup, EngineArgs: s.engineArgs, APIKey: client.APIKeyFromEnv(s.apiKeyEnv), APIKeyEnv: s.apiKeyEnv,
 		ReadyTimeout: s.readyTimeout, ServerBin: s.serverBin, GGUF: s.gguf, OllamaModels: s.ollamaModels}
+	if s.preset == presetPD {
+		so.Preset = bench.PresetBundled
+		so.EngineArgs = append([]string{"--pd-prefill", strconv.Itoa(s.prefill), "--pd-decode", strconv.Itoa(s.decode)}, s.engineArgs...)
+	}
 	if s.bundled() {
 		var err error
 		if so.Self, err = selfBinary(); err != nil {

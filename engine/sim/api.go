@@ -474,9 +474,10 @@ func (e *Engine) handleGenerate(chat bool) http.HandlerFunc {
 		req, r, rs, lp := g.req, g.rs[0], g.rs, g.lp
 		// Tokenizing and the API-server-to-engine-core hand-off: part of TTFT
 		// and E2E, not of queue time (vLLM's engine core stamps arrival after it).
-		d := e.scale(e.perf.RequestOverhead())
+		d := e.scale(e.perf.RequestOverhead() + e.kvTransferTime(r))
 		for _, c := range rs {
 			c.queued = r.arrival + int64(d) // modelled, like every engine time
+			c.remote = e.opts.KVRole == KVRoleConsumer
 		}
 		if d <= fineSleepMax {
 			fineSleep(d)

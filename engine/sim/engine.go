@@ -132,6 +132,9 @@ func (e *Engine) newMetrics() *metrics {
 	if k := e.opts.SpeculativeTokens; k > 0 {
 		m.spec = newSpecMetrics(m.reg, engineLabels(e.served), k)
 	}
+	if e.opts.KVRole == KVRoleConsumer {
+		m.xfer = newXferMetrics(m.reg, engineLabels(e.served))
+	}
 	return m
 }
 

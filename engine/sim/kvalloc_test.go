@@ -28,7 +28,7 @@ type kvRun struct {
 }
 
 // kvSpeedup is the engine's --speedup in the KV allocation runs.
-const kvSpeedup = 100
+const kvSpeedup = 20
 
 // runKVTraffic sends the seed's traffic to a fresh engine: clients
 // closed-loop requests of a short prompt with max_tokens 8192 that end
@@ -100,7 +100,7 @@ func runKVTraffic(t *testing.T, allocation string, clients, perClient int) kvRun
 // tensor cores are busy at that batch.
 func TestKVAllocationSeed(t *testing.T) {
 	if testing.Short() {
-		t.Skip("sends 192 requests of ~600 tokens (~1 s at --speedup 100)")
+		t.Skip("sends 192 requests of ~600 tokens (~4 s at --speedup 20)")
 	}
 	const clients, perClient = 48, 2
 	cont := runKVTraffic(t, sim.KVContiguous, clients, perClient)

@@ -50,6 +50,7 @@ type metrics struct {
 	success                                  map[string]prometheus.Counter
 	running, waiting, kvUsage                prometheus.Gauge
 	spec                                     *specMetrics // nil without speculative decoding
+	xfer                                     *xferMetrics // nil unless --kv-role consumer
 }
 
 // cacheInfo is what vllm:cache_config_info labels describe.

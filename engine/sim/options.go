@@ -19,6 +19,8 @@ type Options struct {
 	NumGPUBlocksOverride int     // --num-gpu-blocks-override; 0: from the performance model
 	TensorParallelSize   int     // --tensor-parallel-size: GPUs of one node the model is split over; 0 or 1: one GPU
 	NoPrefixCaching      bool    // --no-enable-prefix-caching: vLLM V1 caches prefixes unless told not to
+	KVRole               string  // --kv-role: "" (serves whole requests), "producer" (prefill instance) or "consumer" (decode instance); kvrole.go
+	KVLinkGbps           float64 // --kv-link-gbps: the consumer's KV link (0: DefaultKVLinkGbps)
 	KVAllocation         string  // --kv-allocation: "paged" (vLLM's; "" too) or "contiguous" (prompt + max_tokens reserved at admission; kvalloc.go)
 	PromptTokensDetails  bool    // --enable-prompt-tokens-details: usage.prompt_tokens_details.cached_tokens
 	DebugRequests        bool    // --debug-requests: keep each request's record, served on GET /debug/requests
@@ -105,6 +107,9 @@ func (o *Options) validate() error {
 		bad("--max-num-batched-tokens %d: want a positive count (or 0 for the default)", o.MaxNumBatchedTokens)
 	}
 	if err := validateKVAllocation(o); err != nil {
+		errs = append(errs, err)
+	}
+	if err := validateKVRole(o); err != nil {
 		errs = append(errs, err)
 	}
 	if o.TensorParallelSize < 0 {

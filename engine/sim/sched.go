@@ -57,6 +57,7 @@ type request struct {
 	goneAt  atomic.Int64  // tokens emitted when the client left; -1 while connected
 
 	abortReason string // set by the handler before abort: "abort" or "error"
+	remote      bool   // a consumer's request whose prompt KV came from the producer (kvrole.go); scheduler-owned after submit
 }
 
 func (r *request) wake() {
@@ -361,6 +362,9 @@ func (s *scheduler) alloc(r *request, tokens int) bool {
 func (s *scheduler) admit(r *request, budget int, st *cacheStats) (int, bool) {
 	if s.reserve {
 		return s.admitReserved(r, budget)
+	}
+	if r.remote {
+		return s.admitRemote(r, budget)
 	}
 	total := r.prompt + r.output
 	hit := 0
