@@ -259,7 +259,7 @@ func (e *Engine) parseGenerate(w http.ResponseWriter, hr *http.Request, chat boo
 	}
 	maxTokens := make([]int, len(ins))
 	for k := 0; rerr == nil && k < len(ins); k++ {
-		maxTokens[k], rerr = e.maxTokens(req, len(ins[k].ids))
+		maxTokens[k], rerr = e.maxTokens(req, len(ins[k].ids), chat)
 	}
 	var plan *answerPlan
 	if rerr == nil {
@@ -371,14 +371,18 @@ func (e *Engine) prompts(req *genRequest, chat bool) ([]promptIn, *reqError) {
 }
 
 // maxTokens applies vLLM's length rules: the prompt must leave room in
-// --max-model-len, max_tokens defaults to the rest of it, and prompt plus
-// max_tokens must fit.
-func (e *Engine) maxTokens(req *genRequest, prompt int) (int, *reqError) {
+// --max-model-len, max_tokens defaults to the rest of it (chat) or to 16
+// (completions: CompletionRequest's default, within the room left), and
+// prompt plus max_tokens must fit.
+func (e *Engine) maxTokens(req *genRequest, prompt int, chat bool) (int, *reqError) {
 	maxLen := e.opts.MaxModelLen
 	if prompt >= maxLen {
 		return 0, badRequest("", "This model's maximum context length is %d tokens. However, your request has %d input tokens. Please reduce the length of the input messages.", maxLen, prompt)
 	}
 	maxTokens := maxLen - prompt
+	if !chat {
+		maxTokens = min(maxTokens, completionsDefaultMaxTokens)
+	}
 	if req.MaxCompletionTokens != nil {
 		maxTokens = *req.MaxCompletionTokens
 	} else if req.MaxTokens != nil {

@@ -33,8 +33,9 @@ type apiParams struct {
 	ResponseFormat *responseFormat `json:"response_format"`
 }
 
-// streamOptions is stream_options. set records a non-empty object: vLLM
-// refuses one without stream=true only when it is truthy in Python.
+// streamOptions is stream_options, include_usage true unless said
+// otherwise (vLLM's default). set records a non-empty object: vLLM refuses
+// one without stream=true only when it is truthy in Python.
 type streamOptions struct {
 	IncludeUsage         bool `json:"include_usage"`
 	ContinuousUsageStats bool `json:"continuous_usage_stats"` // usage on every chunk too (needs include_usage)
@@ -47,12 +48,17 @@ func (so *streamOptions) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return err
 	}
+	so.IncludeUsage = true // vLLM's StreamOptions default: usage unless include_usage is false
 	if err := json.Unmarshal(b, (*plain)(so)); err != nil {
 		return err
 	}
 	so.set = len(m) > 0
 	return nil
 }
+
+// completionsDefaultMaxTokens is vLLM's CompletionRequest.max_tokens
+// default (chat's is the room left in the context).
+const completionsDefaultMaxTokens = 16
 
 // sampling is a request's parsed stop conditions.
 type sampling struct {

@@ -499,3 +499,25 @@ func TestGuidedDecodingCost(t *testing.T) {
 		t.Errorf("guided decoding costs %.3f ms more over %d steps, want %.3f ms", d*1e3, tokens-1, want*1e3)
 	}
 }
+
+// TestVLLMDefaults: completions without max_tokens stop at 16 tokens
+// (CompletionRequest's default; chat's is the room left), and
+// stream_options without include_usage still gets the usage chunk
+// (StreamOptions' default).
+func TestVLLMDefaults(t *testing.T) {
+	e := simtest.Start(t, fast)
+	b := body(false, "Count on.", 0, false, "ignore_eos", true)
+	delete(b, "max_tokens")
+	if got := call(t, e, false, b); got.completion != 16 || got.choices[0].Finish != "length" {
+		t.Errorf("completions without max_tokens: %d tokens, finish %q; want 16, length", got.completion, got.choices[0].Finish)
+	}
+	b = body(true, "Count on.", 0, false, "ignore_eos", true)
+	delete(b, "max_tokens")
+	if got := call(t, e, true, b); got.completion+got.prompt != 4096 {
+		t.Errorf("chat without max_tokens: %d + %d tokens, want the 4096-token context filled", got.prompt, got.completion)
+	}
+	got := call(t, e, true, body(true, "x", 3, true, "stream_options", map[string]any{"continuous_usage_stats": false}))
+	if got.completion != 3 {
+		t.Errorf("stream_options without include_usage: usage %d tokens, want the usage chunk (3)", got.completion)
+	}
+}
