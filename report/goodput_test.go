@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/bench/stats"
 	"github.com/servebench/servebench/report/reporttest"
 )
 
@@ -66,12 +67,15 @@ func TestMarkdownGoodput(t *testing.T) {
 	// A threshold between the sweep's fast and slow levels.
 	withGoodput(t, "ttft=1ns,e2e=1h", res, recs)
 	res.MaxRate = &result.MaxRate{Target: 90, SLO: "ttft=1ns,e2e=1h", Steps: 4}
+	// An open-loop run: 11 sends at 2 req/s is a 5 s send phase.
+	res.Runs[1].Rate = &result.RateStats{TargetPerS: 2, AchievedPerS: 2, SendLagS: stats.Summarize(make([]float64, 11))}
 	var b bytes.Buffer
 	if err := Markdown(&b, res, recs, nil); err != nil {
 		t.Fatal(err)
 	}
 	md := b.String()
-	for _, want := range []string{"## Goodput", "SLO `ttft=1ns,e2e=1h`", "| 0.0% | 0.00 req/s | ttft 0, e2e ", "Highest rate with SLO ttft=1ns,e2e=1h attainment >= 90%: none, 4 runs"} {
+	for _, want := range []string{"## Goodput", "SLO `ttft=1ns,e2e=1h`", "| 0.0% | 0.00 req/s over ", " s | - | ttft 0, e2e ",
+		"s | 0.00 req/s over 5 s | ttft 0", "per second of the run's duration, from its start to the last response", "Highest rate with SLO ttft=1ns,e2e=1h attainment >= 90%: none, 4 runs"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report.md lacks %q:\n%s", want, md)
 		}

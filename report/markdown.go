@@ -389,6 +389,18 @@ func writeRunStats(b *strings.Builder, r *result.Run) {
 		"so when most requests fall into one bucket (e.g. below vLLM's first E2E bucket, 0.3 s) they say little: trust the mean._\n\n")
 }
 
+// sendPhaseGoodput is an open-loop run's attained requests per second of
+// its send phase, whose length the achieved send rate gives: (sends - 1) /
+// achieved; "-" for a closed loop.
+func sendPhaseGoodput(r *result.Run) string {
+	rs := r.Rate
+	if rs == nil || rs.SendLagS == nil || rs.SendLagS.N < 2 || rs.AchievedPerS <= 0 {
+		return "-"
+	}
+	span := float64(rs.SendLagS.N-1) / rs.AchievedPerS
+	return fmt.Sprintf("%.2f req/s over %.3g s", float64(r.Goodput.Attained)/span, span)
+}
+
 // writeGoodput writes the Goodput section, when a run had an SLO: each
 // run's attainment, which thresholds held for how many requests, and the
 // --find-max-rate answer.
@@ -400,8 +412,12 @@ func writeGoodput(b *strings.Builder, res *result.Results) {
 	fmt.Fprintf(b, "## Goodput\n\nSLO `%s`, judged per request on the client clock: ttft is the first generated token, "+
 		"tpot (e2e - first visible) / (output tokens - 1), itl the request's largest per-token gap, e2e the end of the "+
 		"response; ttft and e2e count from the intended send time in open-loop runs. A request attains the SLO when "+
-		"it succeeded and meets every threshold; goodput is those requests per second of the run.\n\n", slo)
-	b.WriteString("| Run | Attained | Attainment | Goodput | Met per threshold |\n|---|---:|---:|---:|---|\n")
+		"it succeeded and meets every threshold. Goodput is those requests per second of the run's duration, from "+
+		"its start to the last response (the drain after the last send included), as vLLM's request_goodput divides "+
+		"by its benchmark duration; an open-loop run also gets them per second of its send phase (first to last "+
+		"send), the time base of its target rate.\n\n", slo)
+	b.WriteString("| Run | Attained | Attainment | Goodput (run duration) | Goodput (send phase) | Met per threshold |\n" +
+		"|---|---:|---:|---:|---:|---|\n")
 	for _, r := range res.Runs {
 		g := r.Goodput
 		if g == nil {
@@ -413,8 +429,8 @@ func writeGoodput(b *strings.Builder, res *result.Results) {
 				met = append(met, fmt.Sprintf("%s %d", k, n))
 			}
 		}
-		fmt.Fprintf(b, "| %s | %d of %d | %.1f%% | %.2f req/s | %s |\n", mdEscape(RunLabel(r.Name)), g.Attained, g.Requests,
-			g.Attainment, g.RatePerS, strings.Join(met, ", "))
+		fmt.Fprintf(b, "| %s | %d of %d | %.1f%% | %.2f req/s over %.3g s | %s | %s |\n", mdEscape(RunLabel(r.Name)), g.Attained,
+			g.Requests, g.Attainment, g.RatePerS, r.DurationS, sendPhaseGoodput(&r), strings.Join(met, ", "))
 	}
 	b.WriteString("\n")
 	if mr := res.MaxRate; mr != nil {

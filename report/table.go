@@ -124,8 +124,9 @@ func NewTableModel(res *result.Results) *TableModel {
 	t := &TableModel{Columns: slices.Clone(tableColumns), Caption: tableCaption}
 	if slo := runsSLO(res); slo != "" {
 		t.Columns = append(t.Columns, goodputColumns...)
-		t.Caption += " Goodput: requests per second meeting every threshold of the SLO " + slo +
-			" (client figures; a failed request never does); attainment: their share of the run's requests."
+		t.Caption += " Goodput: requests meeting every threshold of the SLO " + slo +
+			" (client figures; a failed request never does) per second of the run's duration, its start to the last" +
+			" response (as vLLM's request_goodput); attainment: their share of the run's requests."
 	}
 	for _, run := range res.Runs {
 		row := Row{Run: run.Name, Label: RunLabel(run.Name)}
