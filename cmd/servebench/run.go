@@ -267,6 +267,9 @@ func (o *sessionOptions) gate(w io.Writer, dir string, res *result.Results, recs
 	if err := compare.WriteText(w, rep); err != nil {
 		return err
 	}
+	if err := writeHTMLFile(filepath.Join(dir, compare.FileHTML), rep); err != nil {
+		return err
+	}
 	if rep.Regressed() {
 		return withExit(exitRegression, errors.New("regression against the baseline "+o.baseline))
 	}

@@ -8,6 +8,10 @@ import (
 	"github.com/servebench/servebench/report/webpage"
 )
 
+// FileHTML is the comparison's web page in a results directory that ran
+// with --baseline.
+const FileHTML = "compare.html"
+
 // WriteHTML writes the report as one self-contained web page: the Markdown
 // report rendered, its tables sortable, each verdict coloured (a regression
 // red, worse within its limit yellow, better green).
