@@ -74,12 +74,30 @@ func (e *Engine) shape(r *request, req *genRequest, p *answerPlan, in promptIn) 
 	default:
 		e.applyStops(r, req.sampling(), req.MinTokens)
 	}
-	if req.Echo && r.prompt > 0 && len(req.Messages) == 0 {
+	if echo := e.echoPrefix(req, in); echo != "" {
 		if r.out == nil {
 			r.out = &answerText{}
 		}
-		r.out.prefix = e.echoText(in)
+		r.out.prefix = echo
 	}
+}
+
+// echoPrefix is what echo puts before the answer: the prompt
+// (completions), or the last message's content when it is the
+// assistant's (chat, as vLLM does: the answer continues it).
+func (e *Engine) echoPrefix(req *genRequest, in promptIn) string {
+	if !req.Echo {
+		return ""
+	}
+	if len(req.Messages) == 0 {
+		return e.echoText(in)
+	}
+	last := req.Messages[len(req.Messages)-1]
+	if last.Role != "assistant" {
+		return ""
+	}
+	s, _ := last.text() // checked by chatIDs
+	return s
 }
 
 // callsTool reports whether r's answer is a tool call: always when the

@@ -202,7 +202,7 @@ func (m chatMessage) text() (string, error) {
 		Text string `json:"text"`
 	}
 	if err := json.Unmarshal(c, &parts); err != nil {
-		return "", errors.New("content must be a string or an array of text parts")
+		return "", errors.New("Input should be a valid string or a list of text parts")
 	}
 	var b strings.Builder
 	for _, p := range parts {

@@ -46,7 +46,7 @@ func (e *Engine) chatIDs(msgs []chatMessage, o chatOptions) (ids []uint32, text 
 	for i, m := range msgs {
 		t, err := m.text()
 		if err != nil {
-			return nil, "", badRequest("messages", "messages[%d]: %v", i, err)
+			return nil, "", badRequest("messages", "messages.%d.content: %v", i, err)
 		}
 		tm[i] = tok.Message{Role: m.Role, Content: t}
 		b.WriteString(m.Role)

@@ -150,7 +150,7 @@ func TestTokenizeErrors(t *testing.T) {
 		{"neither prompt nor messages", "/tokenize", map[string]any{"model": e.ServedModelName()}, 400, "prompt .* or messages"},
 		{"prompt not a string", "/tokenize", map[string]any{"prompt": 42}, 400, "prompt must be a string"},
 		{"empty messages", "/tokenize", map[string]any{"messages": []any{}}, 400, "at least one message"},
-		{"bad content", "/tokenize", map[string]any{"messages": []map[string]any{{"role": "user", "content": 3}}}, 400, `messages\[0\]`},
+		{"bad content", "/tokenize", map[string]any{"messages": []map[string]any{{"role": "user", "content": 3}}}, 400, `messages\.0\.content`},
 		{"continue and generate", "/tokenize", map[string]any{"messages": []map[string]string{{"role": "user", "content": "x"}}, "continue_final_message": true}, 400, "Cannot set both"},
 		{"other model", "/tokenize", map[string]any{"prompt": "x", "model": "gpt-4"}, 404, "does not exist"},
 		{"no tokens", "/detokenize", map[string]any{}, 400, "tokens"},

@@ -262,6 +262,12 @@ func TestListPromptsAndEcho(t *testing.T) {
 		if got.prompt != prompt || got.completion != 5*len(prompts) {
 			t.Errorf("stream=%v: usage %d prompt / %d completion tokens, want %d / %d", stream, got.prompt, got.completion, prompt, 5*len(prompts))
 		}
+		msgs := []map[string]string{{"role": "user", "content": "Go on."}, {"role": "assistant", "content": "Once upon"}}
+		chatEcho := call(t, e, true, body(true, "", 5, stream, "messages", msgs, "echo", true, "continue_final_message", true, "add_generation_prompt", false, "ignore_eos", true))
+		chatAlone := call(t, e, true, body(true, "", 5, stream, "messages", msgs, "continue_final_message", true, "add_generation_prompt", false, "ignore_eos", true))
+		if chatEcho.choices[0].Text != "Once upon"+chatAlone.choices[0].Text {
+			t.Errorf("stream=%v: chat echo gives %q, want the assistant's message then %q", stream, chatEcho.choices[0].Text, chatAlone.choices[0].Text)
+		}
 		echo := call(t, e, false, body(false, "Echo me", 5, stream, "echo", true, "ignore_eos", true))
 		alone := call(t, e, false, body(false, "Echo me", 5, stream, "ignore_eos", true))
 		if echo.choices[0].Text != "Echo me"+alone.choices[0].Text || echo.completion != 5 {
