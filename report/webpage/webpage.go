@@ -127,14 +127,15 @@ blockquote { margin: 0; padding: 0 1em; color: #59636e; border-left: .25em solid
 `
 
 // script makes every table sortable by a click on a column's header: numbers
-// (with a unit of time, converted to seconds, or of anything else, ignored)
-// sort by value, anything else as text; a second click reverses.
+// (after a ~ or < mark; with a unit of time, converted to seconds, or of
+// anything else, ignored) sort by value, anything else as text; a second
+// click reverses.
 const script = `
 (function () {
   var units = {ns: 1e-9, "\u00b5s": 1e-6, us: 1e-6, ms: 1e-3, s: 1, m: 60, h: 3600};
   function value(cell) {
     var t = cell.textContent.trim().replace(/,/g, "");
-    var m = /^([+-]?\d*\.?\d+(?:e[+-]?\d+)?)\s*([a-z\u00b5]*)/i.exec(t);
+    var m = /^[~<>\u2248]?\s*([+-]?\d*\.?\d+(?:e[+-]?\d+)?)\s*([a-z\u00b5]*)/i.exec(t);
     if (!m) return null;
     var v = parseFloat(m[1]);
     return m[2] in units ? v * units[m[2]] : v;
