@@ -136,6 +136,9 @@ type Runner struct {
 	// system's temporary directory), removed when the run ends.
 	Bounded  bool
 	SpillDir string
+	// commonErr is each run's commonest error text (failures.commonest),
+	// by run name, for the session's verdict.
+	commonErr map[string]string
 	// WaitServer, when set, is called after a request could not connect:
 	// it returns once the server is back (true) or sending stopped.
 	WaitServer func(ctx context.Context) bool
@@ -248,6 +251,10 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 
 	acc := &st.acc // no record is kept any more: in-flight requests are done
 	run.Requests, run.OK, run.Errors = acc.t.requests, acc.t.ok, acc.t.errorsMap()
+	if r.commonErr == nil {
+		r.commonErr = map[string]string{}
+	}
+	r.commonErr[spec.Name] = acc.fails.commonest()
 	run.Retries = int(st.retries.Load())
 	run.Client = acc.t.client()
 	run.Throughput = acc.t.throughput(run.DurationS)

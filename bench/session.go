@@ -190,7 +190,7 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 	if runErr != nil {
 		return res, recs, runErr
 	}
-	return res, recs, validate(res, recs, cfg.FailOnErrorRate)
+	return res, recs, validate(res, runner.commonErr, cfg.FailOnErrorRate)
 }
 
 // validateRuns checks every spec, and the search's first, and returns the
@@ -343,7 +343,7 @@ func serverExitWarning(srv *Server) string {
 // percent (negative: no limit). It returns an error wrapping ErrInvalidRun
 // that, given the run's records, also says why every request failed: the
 // commonest error text (the server's own message).
-func validate(res *result.Results, recs []result.Record, failOnErrorRate float64) error {
+func validate(res *result.Results, why map[string]string, failOnErrorRate float64) error {
 	var errs []error
 	for i := range res.Runs {
 		r := &res.Runs[i]
@@ -351,7 +351,7 @@ func validate(res *result.Results, recs []result.Record, failOnErrorRate float64
 		switch {
 		case r.Requests > 0 && r.OK == 0:
 			errs = append(errs, fmt.Errorf("run %s: every request failed (%d of %d; %s)%s",
-				r.Name, failed, r.Requests, result.ErrorCounts(r.Errors), commonestError(recs, r.Name)))
+				r.Name, failed, r.Requests, result.ErrorCounts(r.Errors), why[r.Name]))
 		case failOnErrorRate >= 0 && r.Requests > 0 && 100*float64(failed)/float64(r.Requests) > failOnErrorRate:
 			errs = append(errs, fmt.Errorf("run %s: %d of %d requests failed (%.1f%%), over --fail-on-error-rate %g%%",
 				r.Name, failed, r.Requests, 100*float64(failed)/float64(r.Requests), failOnErrorRate))
@@ -361,41 +361,6 @@ func validate(res *result.Results, recs []result.Record, failOnErrorRate float64
 		return nil
 	}
 	return fmt.Errorf("%w: %w", ErrInvalidRun, errors.Join(errs...))
-}
-
-// commonestError is ": CLASS: TEXT (N of M)" for the error text most of
-// run's failed measured records share, or "" without one; the text is the
-// client's, already redacted and shortened.
-func commonestError(recs []result.Record, run string) string {
-	count := map[string]int{}
-	class := map[string]string{}
-	best, n := "", 0
-	for _, r := range recs {
-		if r.Run != run || !r.Outcome() || r.Error == "" {
-			continue
-		}
-		text := cmp.Or(r.ErrorText, r.Error)
-		count[text]++
-		class[text] = r.Error
-		if c := count[text]; c > n || c == n && text < best {
-			best, n = text, c
-		}
-	}
-	if best == "" {
-		return ""
-	}
-	total := 0
-	for _, c := range count {
-		total += c
-	}
-	s := ": " + class[best]
-	if best != class[best] {
-		s += ": " + best
-	}
-	if n < total {
-		s += fmt.Sprintf(" (%d of %d failures)", n, total)
-	}
-	return s
 }
 
 // WriteResults writes dir/results.json atomically (temp file and rename), so

@@ -146,7 +146,13 @@ func TestValidateSaysWhy(t *testing.T) {
 		{Run: "a", Error: "http_status", ErrorText: "HTTP 404: model `nope` does not exist"},
 		{Run: "b", Error: "http_status", ErrorText: "other run"},
 	}
-	err := validate(res, recs, -1)
+	var f failures
+	for i := range recs {
+		if recs[i].Run == "a" {
+			f.add(&recs[i])
+		}
+	}
+	err := validate(res, map[string]string{"a": f.commonest()}, -1)
 	if err == nil {
 		t.Fatal("every request failed, yet valid")
 	}
@@ -396,5 +402,25 @@ func TestEngineSummaryQueueSeries(t *testing.T) {
 				t.Errorf("QueueS = %+v, want %+v", got, c.want)
 			}
 		})
+	}
+}
+
+// TestFailuresBounded: a server whose every error text differs (a request
+// id in each) cannot make the failure counts grow past maxErrorTexts, and
+// the total still counts every failure.
+func TestFailuresBounded(t *testing.T) {
+	var f failures
+	for range 3 {
+		f.add(&result.Record{Error: "http_status", ErrorText: "HTTP 503: overloaded"})
+	}
+	for i := range 1000 {
+		f.add(&result.Record{Error: "http_status", ErrorText: fmt.Sprintf("HTTP 500: request %d failed", i)})
+	}
+	f.add(&result.Record{Error: "timeout", Warmup: true}) // not a measured outcome
+	if len(f.count) > maxErrorTexts || f.total != 1003 {
+		t.Errorf("%d texts kept (max %d), total %d (want 1003)", len(f.count), maxErrorTexts, f.total)
+	}
+	if got, want := f.commonest(), ": http_status: HTTP 503: overloaded (3 of 1003 failures)"; got != want {
+		t.Errorf("commonest = %q, want %q", got, want)
 	}
 }

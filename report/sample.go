@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -87,52 +88,68 @@ func sampleRecords(path string, r io.Reader, size, maxBytes int64, res *result.R
 	}
 	recs := make([]result.Record, 0, min(k*len(res.Runs), lines))
 	at := map[string][]int{} // a run's sample: indexes into recs
-	warns, err := result.ScanRecords(path, r, func(rec *result.Record) error {
-		if slowestCandidate(rec) { // of whichever run
-			s.keepSlowest(rec)
+	// Records are read without their events, most of each line's decoding;
+	// the few kept with them (the thin lines, the median request) are
+	// decoded again from their lines.
+	rr := result.NewRecordReader(path, r)
+	rr.SkipEvents = true
+	for {
+		var rec result.Record
+		line, err := rr.Next(&rec)
+		if err == io.EOF {
+			break
+		} else if err != nil {
+			return nil, nil, nil, err
+		}
+		if slowestCandidate(&rec) { // of whichever run
+			s.keepSlowest(&rec)
 		}
 		rs := s.Runs[rec.Run]
 		if rs == nil { // a record of no run in results.json: as countRecords, it counts nowhere
-			return nil
+			continue
 		}
-		rs.Counts[recordKind(rec)]++
-		if !isMeasured(rec) {
-			return nil
+		rs.Counts[recordKind(&rec)]++
+		if !isMeasured(&rec) {
+			continue
 		}
 		rs.N++
 		if d := math.Abs(rec.E2ES - rs.median); !rs.HasMedian || d < math.Abs(rs.Median.E2ES-rs.median) {
-			rs.Median, rs.HasMedian = *rec, true
+			rs.Median, rs.HasMedian = withEvents(line, rec), true
 		}
 		// Algorithm R: the i-th record replaces a uniformly chosen one of
 		// the k kept with probability k/i, so each is kept with k/N.
 		if j := len(rs.Thin); j < maxThinLines {
-			rs.Thin = append(rs.Thin, *rec)
+			rs.Thin = append(rs.Thin, withEvents(line, rec))
 		} else if j = rs.rng.IntN(rs.N); j < maxThinLines {
-			rs.Thin[j] = *rec
+			rs.Thin[j] = withEvents(line, rec)
 		}
-		light := *rec
-		light.Events = nil
 		switch {
 		case rs.kept < k:
 			at[rec.Run] = append(at[rec.Run], len(recs))
-			recs = append(recs, light)
+			recs = append(recs, rec)
 			rs.kept++
 		default:
 			if j := rs.rng.IntN(rs.N); j < k {
-				recs[at[rec.Run][j]] = light
+				recs[at[rec.Run][j]] = rec
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, nil, nil, err
 	}
+	warns := rr.Warnings
 	for name, rs := range s.Runs {
 		if math.IsNaN(rs.median) && rs.N > 0 { // no median in results.json: the sample's
 			rs.Median, rs.HasMedian = medianRecord(measured(name, recs))
 		}
 	}
 	return recs, s, warns, nil
+}
+
+// withEvents is rec (read without its events) decoded whole from its line.
+func withEvents(line []byte, rec result.Record) result.Record {
+	var full result.Record
+	if json.Unmarshal(line, &full) != nil { // it decoded once: cannot happen
+		return rec
+	}
+	return full
 }
 
 // keepSlowest keeps rec if it is among the SlowestN longest E2E so far; a

@@ -173,7 +173,23 @@ type RecordReader struct {
 	line     int
 	eof      bool
 	Warnings []string // skipped truncated last line
+	// SkipEvents leaves Record.Events nil without decoding them: they are
+	// most of a line and of its decoding. A reader that needs some
+	// records' events decodes their lines (Next returns them) again.
+	SkipEvents bool
 }
+
+// recordSkipEvents decodes a Record but its events (RecordReader.SkipEvents):
+// its own Events, shallower, takes the key from the embedded Record's.
+type recordSkipEvents struct {
+	*Record
+	Events skipJSON `json:"events,omitempty"`
+}
+
+// skipJSON takes any JSON value and keeps nothing of it.
+type skipJSON struct{}
+
+func (*skipJSON) UnmarshalJSON([]byte) error { return nil }
 
 // NewRecordReader reads records from r; name is used in errors and warnings.
 func NewRecordReader(name string, r io.Reader) *RecordReader {
@@ -196,7 +212,11 @@ func (rr *RecordReader) Next(rec *Record) ([]byte, error) {
 		if len(t) == 0 {
 			continue
 		}
-		if jerr := json.Unmarshal(t, rec); jerr != nil {
+		var into any = rec
+		if rr.SkipEvents {
+			into = &recordSkipEvents{Record: rec}
+		}
+		if jerr := json.Unmarshal(t, into); jerr != nil {
 			if rr.eof && !complete {
 				rr.Warnings = append(rr.Warnings, fmt.Sprintf("%s:%d: truncated last line skipped (writer stopped mid-line?)", rr.name, rr.line))
 				break

@@ -366,9 +366,9 @@ type Record struct {
 	RequestID string `json:"request_id,omitempty"`
 	// Retried marks an attempt that got 429/503 and was retried (--retries):
 	// kept as data, counted in Run.Retries, not as the request's outcome.
-	Retried       bool         `json:"retried,omitempty"`
-	Events        [][2]float64 `json:"events,omitempty"` // [seconds from start, tokens] per content event
-	EventsDropped int          `json:"events_dropped,omitempty"`
+	Retried       bool   `json:"retried,omitempty"`
+	Events        Events `json:"events,omitempty"` // [seconds from start, tokens] per content event
+	EventsDropped int    `json:"events_dropped,omitempty"`
 	// Session and Turn (1-based) place a request in a multi-turn session;
 	// PrefixGroup (1-based) is its shared-prefix group. Absent: none.
 	Session     string `json:"session,omitempty"`

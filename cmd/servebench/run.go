@@ -55,6 +55,7 @@ type sessionOptions struct {
 	slo             result.SLO           // parsed from sloText by check
 	search          *bench.MaxRateSearch // sweep --find-max-rate
 	resultsToLog    bool                 // run and sweep --results-to-log
+	recordsInMemory bool                 // hidden --records-in-memory
 }
 
 func (o *sessionOptions) addFlags(fs *pflag.FlagSet, maxTokens int) {
@@ -76,6 +77,10 @@ func (o *sessionOptions) addFlags(fs *pflag.FlagSet, maxTokens int) {
 	fs.Float64Var(&o.failOnErrorRate, "fail-on-error-rate", 0, "exit 3 when more than this percentage of a run's requests failed (default: only when all failed)")
 	fs.BoolVar(&o.requestID, "request-id", true, "send each request an X-Request-Id: sb-RUN-INDEX-RANDOM (kept in requests.jsonl; vLLM and SGLang log it as the request's id)")
 	fs.BoolVar(&o.continueOnExit, "continue-on-server-exit", false, "with --base-url alone: when the server goes away (a restart), wait for its /health and go on instead of failing every request meanwhile")
+	// Hidden: the path every run took before runs were bounded by default,
+	// kept so BenchmarkSoakRSS can compare its CPU cost in the same run.
+	fs.BoolVar(&o.recordsInMemory, "records-in-memory", false, "keep every record in memory (memory grows with the run)")
+	_ = fs.MarkHidden("records-in-memory")
 	fs.DurationVar(&o.interval, "interval", 0, "split each run into windows this long, each with client figures, engine deltas and a checkpoint (default: none, 1m when --duration is over 10m)")
 	fs.StringVar(&o.baseline, "baseline", "", "compare with the results in this directory after the run (exit 1 on a regression)")
 	fs.StringArrayVar(&o.maxRegression, "max-regression", nil, "with --baseline: QUANTITY.STAT=LIMIT, e.g. client.e2e.median=10% or =+5ms (repeatable)")
@@ -202,11 +207,13 @@ func (o *sessionOptions) session(cmd *cobra.Command, runs []bench.RunSpec, stopA
 		cfg.Interval = bench.DefaultInterval(runs)
 	}
 	cfg.ContinueOnServerExit = o.continueOnExit
-	cfg.Bounded = cfg.Interval > 0 // a soak: memory bounded, records on disk only
+	// Every run, windows or not: memory bounded, records on disk only (the
+	// samples spilled, the charts read back from requests.jsonl).
+	cfg.Bounded = !o.recordsInMemory
 	if !o.quiet && isTerminal(stderr) {
 		cfg.Progress = stderr
 	}
-	res, recs, err := bench.Execute(cmd.Context(), cfg)
+	res, recs, err := execute(cmd.Context(), cfg)
 	if res == nil {
 		return mapBenchErr(err, o.bundled())
 	}
@@ -242,6 +249,10 @@ func (o *sessionOptions) session(cmd *cobra.Command, runs []bench.RunSpec, stopA
 	}
 	return o.gate(stdout, dir, res, recs)
 }
+
+// execute runs the session (a variable so that tests can see the Config
+// the flags make).
+var execute = bench.Execute
 
 // writeReport writes report.md and the charts next to results.json.
 var writeReport = report.WriteSampled

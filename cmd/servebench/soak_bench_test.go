@@ -37,22 +37,89 @@ func BenchmarkSoakRSS(b *testing.B) {
 	for _, n := range soakCounts(b) {
 		b.Run(fmt.Sprintf("requests=%d", n), func(b *testing.B) {
 			for range b.N {
-				out := b.TempDir()
-				run := exec.Command(bin, "run", "--base-url", base, "--requests", strconv.Itoa(n), "--concurrency", "64",
-					"--max-tokens", "128", "--stream", "on", "--interval", "10s", "--quiet", "--out", out)
-				start := time.Now()
-				if msg, err := run.CombinedOutput(); err != nil {
-					b.Fatalf("servebench run: %v\n%s", err, msg)
-				}
-				mb := float64(run.ProcessState.SysUsage().(*syscall.Rusage).Maxrss) / 1024 // KiB on Linux
-				b.ReportMetric(mb, "peak-RSS-MiB")
-				b.ReportMetric(float64(n)/time.Since(start).Seconds(), "requests/s")
-				peaks = append(peaks, mb)
+				peaks = append(peaks, soakRun(b, bin, base, n, "--interval", "10s").peakMiB)
 			}
 		})
 	}
+	checkFlat(b, "peak RSS", peaks)
+}
+
+// soakInMemoryMax is the largest size BenchmarkSoakRSSNoInterval runs with
+// --records-in-memory: at about 5 KiB per record of 128 tokens, 1,000,000
+// would take gigabytes of a shared machine.
+const soakInMemoryMax = 100_000
+
+// BenchmarkSoakRSSNoInterval is BenchmarkSoakRSS without --interval (the
+// default of every short run): peak RSS and CPU per request of the bounded
+// default (bounded=1), and, up to soakInMemoryMax requests, of the same run
+// with the hidden --records-in-memory, the path every run without windows
+// took before (bounded=0), measured in the same benchmark against the same
+// engine. It fails when the bounded peak at the largest size is over 1.5x
+// the smallest's, or its CPU per request over 1.1x the in-memory path's at
+// the same size (a tenth for the noise of a shared machine). Run it with
+//
+//	go test ./cmd/servebench -run '^$' -bench SoakRSSNoInterval -benchtime 1x -soak.sizes 10000,100000,1000000
+func BenchmarkSoakRSSNoInterval(b *testing.B) {
+	bin, base := soakEngine(b)
+	var peaks []float64
+	for _, n := range soakCounts(b) {
+		var bounded soakFigures
+		b.Run(fmt.Sprintf("requests=%d/bounded=1", n), func(b *testing.B) {
+			for range b.N {
+				bounded = soakRun(b, bin, base, n)
+				peaks = append(peaks, bounded.peakMiB)
+			}
+		})
+		if n > soakInMemoryMax {
+			continue
+		}
+		b.Run(fmt.Sprintf("requests=%d/bounded=0", n), func(b *testing.B) {
+			for range b.N {
+				mem := soakRun(b, bin, base, n, "--records-in-memory")
+				if bounded.cpuPerReq > 1.1*mem.cpuPerReq {
+					b.Errorf("%d requests: bounded CPU %.3f ms/request, in memory %.3f: over 1.1x",
+						n, 1e3*bounded.cpuPerReq, 1e3*mem.cpuPerReq)
+				}
+			}
+		})
+	}
+	checkFlat(b, "bounded peak RSS", peaks)
+}
+
+// soakFigures are one soakRun's measurements of servebench's process.
+type soakFigures struct {
+	peakMiB   float64 // wait4's ru_maxrss
+	cpuPerReq float64 // user + system seconds per request
+}
+
+// soakRun runs `servebench run` for n requests of 128 streamed tokens, 64
+// in flight, against base with extra flags, and reports its peak RSS,
+// CPU per request and requests per second.
+func soakRun(b *testing.B, bin, base string, n int, extra ...string) soakFigures {
+	b.Helper()
+	args := append([]string{"run", "--base-url", base, "--requests", strconv.Itoa(n), "--concurrency", "64",
+		"--max-tokens", "128", "--stream", "on", "--quiet", "--out", b.TempDir()}, extra...)
+	run := exec.Command(bin, args...)
+	start := time.Now()
+	if msg, err := run.CombinedOutput(); err != nil {
+		b.Fatalf("servebench run: %v\n%s", err, msg)
+	}
+	f := soakFigures{
+		peakMiB:   float64(run.ProcessState.SysUsage().(*syscall.Rusage).Maxrss) / 1024, // KiB on Linux
+		cpuPerReq: (run.ProcessState.UserTime() + run.ProcessState.SystemTime()).Seconds() / float64(n),
+	}
+	b.ReportMetric(f.peakMiB, "peak-RSS-MiB")
+	b.ReportMetric(1e3*f.cpuPerReq, "CPU-ms/request")
+	b.ReportMetric(float64(n)/time.Since(start).Seconds(), "requests/s")
+	return f
+}
+
+// checkFlat fails b when the last of peaks is over 1.5x the first: memory
+// that grows with the run.
+func checkFlat(b *testing.B, what string, peaks []float64) {
 	if len(peaks) > 1 && peaks[len(peaks)-1] > 1.5*peaks[0] {
-		b.Errorf("peak RSS %.1f MiB at the largest size, %.1f MiB at the smallest: over 1.5x, memory grows with the run", peaks[len(peaks)-1], peaks[0])
+		b.Errorf("%s %.1f MiB at the largest size, %.1f MiB at the smallest: over 1.5x, memory grows with the run",
+			what, peaks[len(peaks)-1], peaks[0])
 	}
 }
 
