@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -217,10 +218,26 @@ type reqError struct {
 	status int
 	param  string
 	msg    string
+	typ    string // the error type when not errorType(status)'s
+}
+
+// write sends rerr as an OpenAI-style error body.
+func (rerr *reqError) write(w http.ResponseWriter) {
+	ae := apiError{Message: rerr.msg, Type: cmp.Or(rerr.typ, errorType(rerr.status)), Code: rerr.status}
+	if rerr.param != "" {
+		ae.Param = &rerr.param
+	}
+	writeJSON(w, rerr.status, map[string]apiError{"error": ae})
+}
+
+// invalidRequest is a request that fails vLLM's pydantic validation:
+// FastAPI's validation handler answers 400 with type "Bad Request".
+func invalidRequest(param, format string, a ...any) *reqError {
+	return &reqError{http.StatusBadRequest, param, fmt.Sprintf(format, a...), "Bad Request"}
 }
 
 func badRequest(param, format string, a ...any) *reqError {
-	return &reqError{http.StatusBadRequest, param, fmt.Sprintf(format, a...)}
+	return &reqError{status: http.StatusBadRequest, param: param, msg: fmt.Sprintf(format, a...)}
 }
 
 // generation is a parsed request: the body, one engine request per choice
@@ -266,7 +283,7 @@ func (e *Engine) parseGenerate(w http.ResponseWriter, hr *http.Request, chat boo
 		plan, rerr = e.planAnswer(req, chat)
 	}
 	if rerr != nil {
-		writeError(w, rerr.status, rerr.param, "%s", rerr.msg)
+		rerr.write(w)
 		return nil
 	}
 	if plan.format != "" || plan.tools.mode != "none" {
@@ -335,7 +352,7 @@ func (e *Engine) logRequestEnd(r *request, aborted bool) {
 // vLLM does ("" means the served model).
 func (e *Engine) checkModel(name string) *reqError {
 	if name != "" && name != e.served {
-		return &reqError{http.StatusNotFound, "model", fmt.Sprintf("The model `%s` does not exist.", name)}
+		return &reqError{status: http.StatusNotFound, param: "model", msg: fmt.Sprintf("The model `%s` does not exist.", name)}
 	}
 	return nil
 }
@@ -345,11 +362,11 @@ func decodeJSON(w http.ResponseWriter, hr *http.Request, v any) *reqError {
 	if err := json.NewDecoder(http.MaxBytesReader(w, hr.Body, MaxBodyBytes)).Decode(v); err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return &reqError{http.StatusRequestEntityTooLarge, "", fmt.Sprintf("request body over %d bytes", MaxBodyBytes)}
+			return &reqError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("request body over %d bytes", MaxBodyBytes)}
 		}
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return badRequest(te.Field, "%s", typeErrorMessage(te.Field, te.Value, te.Type))
+			return invalidRequest(te.Field, "%s", typeErrorMessage(te.Field, te.Value, te.Type))
 		}
 		return badRequest("", "malformed JSON body: %v", err)
 	}

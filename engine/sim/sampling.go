@@ -84,11 +84,11 @@ type answerText struct {
 // else (pydantic's model validators), each a 400 naming the field.
 func (req *genRequest) checkParams(chat bool) *reqError {
 	if req.StreamOptions != nil && req.StreamOptions.set && !req.Stream {
-		return badRequest("stream_options", "Stream options can only be defined when `stream=True`.")
+		return invalidRequest("stream_options", "Stream options can only be defined when `stream=True`.")
 	}
 	if len(req.Stop) > 0 {
 		if _, err := req.stopStrings(); err != nil {
-			return badRequest("stop", "stop: %v", err)
+			return invalidRequest("stop", "stop: %v", err)
 		}
 	}
 	if chat { // completions has no tools: vLLM ignores them there, as any unknown field

@@ -54,15 +54,15 @@ func (req *genRequest) checkResponseFormat() *reqError {
 	case "text", "json_object":
 	case "json_schema":
 		if rf.JSONSchema == nil {
-			return badRequest("response_format", "response_format.json_schema: Field required")
+			return invalidRequest("response_format", "response_format.json_schema: Field required")
 		}
 		if rf.JSONSchema.Name == "" {
-			return badRequest("response_format", "response_format.json_schema.name: Field required")
+			return invalidRequest("response_format", "response_format.json_schema.name: Field required")
 		}
 	case "structural_tag":
-		return badRequest("response_format", "response_format: type structural_tag is not supported by the bundled engine")
+		return invalidRequest("response_format", "response_format: type structural_tag is not supported by the bundled engine")
 	default:
-		return badRequest("response_format", "response_format.type: Input should be 'text', 'json_object' or 'json_schema', got %q", rf.Type)
+		return invalidRequest("response_format", "response_format.type: Input should be 'text', 'json_object' or 'json_schema', got %q", rf.Type)
 	}
 	return nil
 }

@@ -156,7 +156,7 @@ func (e *Engine) handleTokenize(w http.ResponseWriter, hr *http.Request) {
 		rerr = e.checkModel(req.Model)
 	}
 	if rerr != nil {
-		writeError(w, rerr.status, rerr.param, "%s", rerr.msg)
+		rerr.write(w)
 		return
 	}
 	var ids []uint32
@@ -174,7 +174,7 @@ func (e *Engine) handleTokenize(w http.ResponseWriter, hr *http.Request) {
 		rerr = badRequest("", "body must have either prompt (a string) or messages")
 	}
 	if rerr != nil {
-		writeError(w, rerr.status, rerr.param, "%s", rerr.msg)
+		rerr.write(w)
 		return
 	}
 	resp := tokenizeResponse{Count: len(ids), MaxModelLen: e.opts.MaxModelLen, Tokens: ids}
@@ -216,7 +216,7 @@ func (e *Engine) handleDetokenize(w http.ResponseWriter, hr *http.Request) {
 		}
 	}
 	if rerr != nil {
-		writeError(w, rerr.status, rerr.param, "%s", rerr.msg)
+		rerr.write(w)
 		return
 	}
 	writeJSON(w, http.StatusOK, &detokenizeResponse{Prompt: text})

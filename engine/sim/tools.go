@@ -91,7 +91,7 @@ func (req *genRequest) parseToolChoice() (toolChoice, *reqError) {
 			return toolChoice{mode: "none"}, nil
 		}
 		if req.Tools == nil {
-			return toolChoice{}, badRequest("tool_choice", "When using `tool_choice`, `tools` must be set.")
+			return toolChoice{}, invalidRequest("tool_choice", "When using `tool_choice`, `tools` must be set.")
 		}
 		switch s {
 		case "auto":
@@ -102,31 +102,31 @@ func (req *genRequest) parseToolChoice() (toolChoice, *reqError) {
 			}
 			return toolChoice{mode: "required"}, nil
 		}
-		return toolChoice{}, badRequest("tool_choice", "Invalid value for `tool_choice`: %s! Only named tools, \"none\", \"auto\" or \"required\" are supported.", s)
+		return toolChoice{}, invalidRequest("tool_choice", "Invalid value for `tool_choice`: %s! Only named tools, \"none\", \"auto\" or \"required\" are supported.", s)
 	}
 	if req.Tools == nil {
-		return toolChoice{}, badRequest("tool_choice", "When using `tool_choice`, `tools` must be set.")
+		return toolChoice{}, invalidRequest("tool_choice", "When using `tool_choice`, `tools` must be set.")
 	}
 	var named struct {
 		Function json.RawMessage `json:"function"`
 	}
 	if json.Unmarshal(raw, &named) != nil {
-		return toolChoice{}, badRequest("tool_choice", "Invalid value for `tool_choice`: %s! Only named tools, \"none\", \"auto\" or \"required\" are supported.", raw)
+		return toolChoice{}, invalidRequest("tool_choice", "Invalid value for `tool_choice`: %s! Only named tools, \"none\", \"auto\" or \"required\" are supported.", raw)
 	}
 	var fn map[string]any
 	if json.Unmarshal(named.Function, &fn) != nil || fn == nil {
-		return toolChoice{}, badRequest("tool_choice", "Invalid value for `function`: `%s` in `tool_choice`! %s", named.Function, toolUsage)
+		return toolChoice{}, invalidRequest("tool_choice", "Invalid value for `function`: `%s` in `tool_choice`! %s", named.Function, toolUsage)
 	}
 	nameV, ok := fn["name"]
 	if !ok {
-		return toolChoice{}, badRequest("tool_choice", "Expected field `name` in `function` in `tool_choice`! %s", toolUsage)
+		return toolChoice{}, invalidRequest("tool_choice", "Expected field `name` in `function` in `tool_choice`! %s", toolUsage)
 	}
 	name, _ := nameV.(string)
 	if name == "" {
-		return toolChoice{}, badRequest("tool_choice", "Invalid `name` in `function`: `%v` in `tool_choice`! %s", nameV, toolUsage)
+		return toolChoice{}, invalidRequest("tool_choice", "Invalid `name` in `function`: `%v` in `tool_choice`! %s", nameV, toolUsage)
 	}
 	if !slices.ContainsFunc(req.Tools, func(t toolParam) bool { return t.Function != nil && t.Function.Name == name }) {
-		return toolChoice{}, badRequest("tool_choice", "The tool specified in `tool_choice` does not match any of the specified `tools`")
+		return toolChoice{}, invalidRequest("tool_choice", "The tool specified in `tool_choice` does not match any of the specified `tools`")
 	}
 	return toolChoice{mode: "named", name: name}, nil
 }
@@ -135,13 +135,13 @@ func (req *genRequest) parseToolChoice() (toolChoice, *reqError) {
 func (req *genRequest) checkTools() *reqError {
 	for i, t := range req.Tools {
 		if t.Type != "" && t.Type != "function" {
-			return badRequest("tools", "tools.%d.type: Input should be 'function'", i)
+			return invalidRequest("tools", "tools.%d.type: Input should be 'function'", i)
 		}
 		if t.Function == nil {
-			return badRequest("tools", "tools.%d.function: Field required", i)
+			return invalidRequest("tools", "tools.%d.function: Field required", i)
 		}
 		if t.Function.Name == "" {
-			return badRequest("tools", "tools.%d.function.name: Field required", i)
+			return invalidRequest("tools", "tools.%d.function.name: Field required", i)
 		}
 	}
 	_, rerr := req.parseToolChoice()

@@ -142,8 +142,8 @@ type delta struct {
 }
 
 // refused posts body and wants a 400 whose error (held to OpenAI's spec)
-// names param and says msg.
-func refused(t *testing.T, e *sim.Engine, chat bool, body map[string]any, param, msg string) {
+// names param and says msg; it returns the error's type.
+func refused(t *testing.T, e *sim.Engine, chat bool, body map[string]any, param, msg string) string {
 	t.Helper()
 	path := "/v1/completions"
 	if chat {
@@ -154,11 +154,11 @@ func refused(t *testing.T, e *sim.Engine, chat bool, body map[string]any, param,
 	resp.Body.Close()
 	if resp.StatusCode != 400 {
 		t.Errorf("%v: %s %s, want 400", body, resp.Status, b)
-		return
+		return ""
 	}
 	conform(t, "error", string(b), specError)
 	var v struct {
-		Error struct{ Message, Param string }
+		Error struct{ Message, Param, Type string }
 	}
 	json.Unmarshal(b, &v)
 	if v.Error.Param != param || !strings.Contains(v.Error.Message, msg) {
@@ -167,6 +167,7 @@ func refused(t *testing.T, e *sim.Engine, chat bool, body map[string]any, param,
 	if strings.Contains(v.Error.Message, "Go ") || strings.Contains(v.Error.Message, "sim.") {
 		t.Errorf("error message names Go types: %s", b)
 	}
+	return v.Error.Type
 }
 
 // TestStop: stop strings and stop token ids end the answer as vLLM's do:
@@ -321,7 +322,10 @@ func validJSON(t *testing.T, what, text string, schema any) {
 func TestTools(t *testing.T) {
 	e := simtest.Start(t, fast)
 	tools := []any{weatherTool, timeTool}
-	refused(t, e, true, body(true, "Weather?", 30, false, "tools", tools), "tool_choice", `"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set`)
+	// The serving layer's refusal (BadRequestError), then pydantic's (Bad Request).
+	if typ := refused(t, e, true, body(true, "Weather?", 30, false, "tools", tools), "tool_choice", `"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set`); typ != "BadRequestError" {
+		t.Errorf("auto refused with type %q, want vLLM's BadRequestError", typ)
+	}
 	refused(t, e, true, body(true, "Weather?", 30, false, "tool_choice", "required"), "tool_choice", "When using `tool_choice`, `tools` must be set.")
 	refused(t, e, true, body(true, "Weather?", 30, false, "tools", tools, "tool_choice", map[string]any{"type": "function", "function": map[string]any{"name": "nope"}}), "tool_choice", "does not match any of the specified `tools`")
 	refused(t, e, true, body(true, "Weather?", 30, false, "tools", tools, "tool_choice", "sometimes"), "tool_choice", "Invalid value for `tool_choice`")
@@ -450,7 +454,9 @@ func TestResponseFormat(t *testing.T) {
 func TestRequestValidation(t *testing.T) {
 	e := simtest.Start(t, fast)
 	so := map[string]any{"include_usage": true}
-	refused(t, e, true, body(true, "x", 5, false, "stream_options", so), "stream_options", "Stream options can only be defined when `stream=True`.")
+	if typ := refused(t, e, true, body(true, "x", 5, false, "stream_options", so), "stream_options", "Stream options can only be defined when `stream=True`."); typ != "Bad Request" {
+		t.Errorf("a pydantic validation error has type %q, want vLLM's validation handler's Bad Request", typ)
+	}
 	refused(t, e, false, body(false, "x", 5, false, "stream_options", so), "stream_options", "Stream options can only be defined when `stream=True`.")
 	refused(t, e, true, map[string]any{"messages": "hello", "max_tokens": 5}, "messages", "messages: Input should be a valid list")
 	refused(t, e, true, map[string]any{"messages": []any{map[string]any{"role": 3}}, "max_tokens": 5}, "messages.role", "Input should be a valid string")
