@@ -94,12 +94,16 @@ func millis(d time.Duration) float64 { return d.Seconds() * 1000 }
 // `servebench engine --list-profiles` with 0 points.
 var FidelityFigures = buildFidelityFigures()
 
-// fidelityGaps names the profiles no public vLLM figure was found for
-// (searched: vLLM issues, LambdaLabsML/vllm-benchmark, llm-d-benchmark,
-// vendor and benchmark pages); their efficiencies are the shared defaults
-// or their architecture's (H200: gh100).
+// fidelityGaps names the profiles no public vLLM figure was found for;
+// their efficiencies are their architecture's (H200: gh100). Searched for
+// the H200: vLLM issues and PRs (start-up logs, `vllm bench serve`
+// output), LambdaLabsML/vllm-benchmark (A100/H100 only), llm-d-benchmark
+// (H100 only), gpustack's performance lab (H200 pages are MoE models
+// without a profile), sariekr/gpu_conc (H200 runs are gpt-oss-20b, an
+// MXFP4 MoE without a profile), Azure's ND H200 v5 results (TensorRT-LLM,
+// not vLLM), vendor and benchmark pages.
 var fidelityGaps = map[string]string{
-	"h200-141gb": "no single-GPU vLLM figure found; uses the H100's fitted gh100 efficiencies",
+	"h200-141gb": "no single-GPU vLLM figure found for a profiled model; uses the H100's fitted gh100 efficiencies",
 }
 
 func buildFidelityFigures() []CitedFigure {
