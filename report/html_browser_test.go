@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -222,6 +223,29 @@ func TestHTMLInBrowser(t *testing.T) {
 		}
 		if !wantAsc && strings.Join(after, "|") == strings.Join(before, "|") {
 			t.Errorf("descending sort left the rows as they were: %q", after)
+		}
+	}
+
+	// The last run's table: its p50 column mixes client figures with the
+	// engine's bucket estimates ("~11.5780"), which sort by their value.
+	var last struct {
+		Head  string
+		Cells []string
+	}
+	if err := chromedp.Run(b.ctx, chromedp.Evaluate(`(() => {
+		const ts = document.querySelectorAll("table"), t = ts[ts.length - 1], th = t.tHead.rows[0].cells[4];
+		th.click();
+		return {Head: th.textContent, Cells: Array.from(t.tBodies[0].rows).map(r => r.cells[4].textContent.trim())};
+	})()`, &last)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(last.Head, "p50") || !slices.ContainsFunc(last.Cells, func(c string) bool { return strings.HasPrefix(c, "~") }) {
+		t.Fatalf("the last table's column 4 is %q %q: expected a run's p50 with engine estimates", last.Head, last.Cells)
+	}
+	for i := 1; i < len(last.Cells); i++ {
+		if prev, cur := seconds(t, strings.TrimPrefix(last.Cells[i-1], "~")), seconds(t, strings.TrimPrefix(last.Cells[i], "~")); cur < prev {
+			t.Errorf("p50 column not sorted ascending by value: %q", last.Cells)
+			break
 		}
 	}
 
