@@ -91,11 +91,36 @@ func (d *Dataset) Conversation(i int) Conversation { return d.convs[i%len(d.conv
 func (d *Dataset) Describe(w *result.Workload) {
 	w.Source, w.PromptKind, w.PromptFile = d.Kind, "dataset", d.File
 	w.SourceFile, w.SourceSHA256, w.SkippedEntries = d.File, d.sha256, d.Skipped
+	w.SourceEntries = len(d.convs)
+	describeLengths(w, "dataset", d.convs)
 	if d.sessions() {
 		w.Turns = d.Turns
 		if w.Turns == "" {
 			w.Turns = "all"
 		}
+	}
+}
+
+// describeLengths records that convs set their requests' output lengths
+// (from is "dataset" or "trace") and the range they ask, w.MaxTokens
+// standing for turns without one; nothing when none sets one.
+func describeLengths(w *result.Workload, from string, convs []Conversation) {
+	lo, hi, set := 0, 0, false
+	for _, c := range convs {
+		for _, t := range c.Turns {
+			n := t.OutputTokens
+			set = set || n > 0
+			if n <= 0 {
+				n = w.MaxTokens
+			}
+			if lo == 0 || n < lo {
+				lo = n
+			}
+			hi = max(hi, n)
+		}
+	}
+	if set {
+		w.OutputTokensFrom, w.OutputTokensRange = from, []int{lo, hi}
 	}
 }
 

@@ -3,6 +3,7 @@ package bench
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -45,6 +46,15 @@ func TestShareGPT(t *testing.T) {
 	d.Describe(&w)
 	if w.Source != "sharegpt" || len(w.SourceSHA256) != 64 || w.SkippedEntries != 3 || w.Turns != "" {
 		t.Errorf("workload block %+v", w)
+	}
+	// The requests ask the replies' lengths, and the dataset holds 3.
+	lo, hi := c.Turns[0].OutputTokens, c.Turns[0].OutputTokens
+	for i := range d.Len() {
+		n := d.Conversation(i).Turns[0].OutputTokens
+		lo, hi = min(lo, n), max(hi, n)
+	}
+	if w.SourceEntries != 3 || w.OutputTokensFrom != "dataset" || !slices.Equal(w.OutputTokensRange, []int{lo, hi}) {
+		t.Errorf("lengths and entries: %d, %q, %v; want 3, dataset, [%d %d]", w.SourceEntries, w.OutputTokensFrom, w.OutputTokensRange, lo, hi)
 	}
 
 	all, err := LoadDataset("sharegpt:"+fixtures+"sharegpt.json", "all")

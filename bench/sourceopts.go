@@ -217,7 +217,8 @@ func (o *outputOverride) Conversation(i int) Conversation {
 
 func (o *outputOverride) Describe(w *result.Workload) {
 	o.Source.Describe(w)
-	w.OutputTokens = o.dist.String()
+	w.OutputTokens = o.dist.String() // drawn here, whatever the source gave
+	w.OutputTokensFrom, w.OutputTokensRange = "", nil
 }
 
 // Warnings passes on the wrapped source's.

@@ -148,6 +148,7 @@ func (t *Trace) Describe(w *result.Workload) {
 	w.Source, w.PromptKind, w.SourceFile, w.SourceSHA256 = t.Format, "trace", t.File, t.sha256
 	w.Trace = &result.TraceWorkload{Format: t.Format, Speed: t.Speed, WindowStartS: t.WindowStart.Seconds(),
 		WindowDurationS: t.WindowDuration.Seconds(), Entries: len(t.convs), SpanS: t.convs[len(t.convs)-1].At.Seconds()}
+	describeLengths(w, "trace", t.convs)
 }
 
 // mooncakeLine is one line of a Mooncake trace.

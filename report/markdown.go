@@ -266,9 +266,12 @@ func writeRun(b *strings.Builder, r *result.Run, nrec [3]int) {
 	if wl.ExactLength {
 		exact = ", exact length"
 	}
-	fmt.Fprintf(b, "- Workload: %s, %s, %s endpoint, max_tokens %d%s, %s prompt, %d warm-up\n",
-		load, mode, orDash(wl.Endpoint), wl.MaxTokens, exact, orDash(wl.PromptKind), wl.Warmup)
+	fmt.Fprintf(b, "- Workload: %s, %s, %s endpoint, %s%s, %s prompt, %d warm-up\n",
+		load, mode, orDash(wl.Endpoint), lengthsText(wl), exact, orDash(wl.PromptKind), wl.Warmup)
 	if t := TrafficText(wl); t != "" {
+		if reuse := reuseText(r); reuse != "" {
+			t += ", " + reuse
+		}
 		b.WriteString("- Traffic: " + t + "\n")
 	}
 	fmt.Fprintf(b, "- Requests: %d measured, %d ok%s; %.2f s; %.3g requests/s, %.4g output tokens/s\n",
@@ -321,6 +324,41 @@ func writeRun(b *strings.Builder, r *result.Run, nrec [3]int) {
 	b.WriteString("\n")
 	writeRunStats(b, r)
 	writeReplicas(b, r)
+}
+
+// lengthsText says what output length each request asked: the run's
+// max_tokens, a drawn distribution, or the dataset's or trace's own.
+func lengthsText(wl result.Workload) string {
+	switch {
+	case wl.OutputTokens != "":
+		return fmt.Sprintf("output lengths drawn from %s", wl.OutputTokens)
+	case wl.OutputTokensFrom != "" && len(wl.OutputTokensRange) == 2:
+		return fmt.Sprintf("output lengths from the %s (%d to %d tokens asked; max_tokens %d where it gives none)",
+			wl.OutputTokensFrom, wl.OutputTokensRange[0], wl.OutputTokensRange[1], wl.MaxTokens)
+	}
+	return fmt.Sprintf("max_tokens %d", wl.MaxTokens)
+}
+
+// reuseText says when a dataset was started over to fill the run: its
+// conversations against the requests (warm-up included) that drew them;
+// "" when each was used at most once.
+func reuseText(r *result.Run) string {
+	wl := r.Workload
+	n := wl.SourceEntries
+	if n == 0 {
+		return ""
+	}
+	if wl.Turns != "" { // sessions: requests count turns, not conversations
+		return fmt.Sprintf("%d conversations, started over from the first when the run needs more", n)
+	}
+	used := r.Requests + wl.Warmup
+	switch {
+	case used <= n:
+		return ""
+	case wl.Warmup > 0:
+		return fmt.Sprintf("%d conversations reused for %d requests (%d warm-up included)", n, used, wl.Warmup)
+	}
+	return fmt.Sprintf("%d conversations reused for %d requests", n, used)
 }
 
 // prefixCacheText is the run's prefix cache hit rate in words, "" when the

@@ -259,3 +259,29 @@ func TestMarkdownSchedule(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkdownWorkloadLine: a dataset run's workload line gives the
+// dataset's lengths, not the max_tokens they replaced, and says when the
+// dataset was reused to fill the run (issue 20: 50 conversations for 103
+// requests).
+func TestMarkdownWorkloadLine(t *testing.T) {
+	res, recs := reporttest.Seed()
+	r := &res.Runs[0]
+	r.Requests, r.Workload.Warmup = 103, 0
+	r.Workload.Source, r.Workload.SourceFile, r.Workload.SourceEntries = "sharegpt", "sharegpt.json", 50
+	r.Workload.OutputTokensFrom, r.Workload.OutputTokensRange = "dataset", []int{2, 1067}
+	var b bytes.Buffer
+	if err := Markdown(&b, res, recs, nil); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	for _, want := range []string{"output lengths from the dataset (2 to 1067 tokens asked; max_tokens 256 where it gives none)",
+		"50 conversations reused for 103 requests"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	if !strings.Contains(md, "chat endpoint, max_tokens 256, exact length, fixed prompt") {
+		t.Error("the other run's workload line should still give its max_tokens")
+	}
+}

@@ -125,14 +125,24 @@ type Workload struct {
 
 	// What traffic produced the run (issue 11): the source, its file's
 	// SHA-256, the distributions, sessions, shared prefixes, trace and seed.
-	Source             string         `json:"source,omitempty"` // fixed | synthetic | file | sharegpt | jsonl | mooncake | azure
-	SourceFile         string         `json:"source_file,omitempty"`
-	SourceSHA256       string         `json:"source_sha256,omitempty"`
-	SkippedEntries     int            `json:"skipped_entries,omitempty"` // malformed or empty dataset entries left out
-	InputTokens        string         `json:"input_tokens,omitempty"`    // distribution, e.g. lognormal:512,256
-	OutputTokens       string         `json:"output_tokens,omitempty"`   // distribution; "" = max_tokens
-	Turns              string         `json:"turns,omitempty"`           // turns per session: N or all; "" = single requests
-	ThinkTimeS         string         `json:"think_time_s,omitempty"`    // distribution in seconds between a reply and the next turn
+	Source         string `json:"source,omitempty"` // fixed | synthetic | file | sharegpt | jsonl | mooncake | azure
+	SourceFile     string `json:"source_file,omitempty"`
+	SourceSHA256   string `json:"source_sha256,omitempty"`
+	SkippedEntries int    `json:"skipped_entries,omitempty"` // malformed or empty dataset entries left out
+	// SourceEntries is the number of conversations a dataset holds; a run
+	// of more starts over from the first (reuse).
+	SourceEntries int `json:"source_entries,omitempty"`
+	// OutputTokensFrom is where requests' output lengths came from when the
+	// source set them per request: "dataset" (a reply's length or a line's
+	// output_tokens) or "trace"; "" for --output-tokens or max_tokens.
+	// OutputTokensRange is the [min, max] asked, max_tokens standing for
+	// entries that give none (before clipping to max_model_len).
+	OutputTokensFrom   string         `json:"output_tokens_from,omitempty"`
+	OutputTokensRange  []int          `json:"output_tokens_range,omitempty"`
+	InputTokens        string         `json:"input_tokens,omitempty"`  // distribution, e.g. lognormal:512,256
+	OutputTokens       string         `json:"output_tokens,omitempty"` // distribution; "" = max_tokens
+	Turns              string         `json:"turns,omitempty"`         // turns per session: N or all; "" = single requests
+	ThinkTimeS         string         `json:"think_time_s,omitempty"`  // distribution in seconds between a reply and the next turn
 	SharedPrefixTokens int            `json:"shared_prefix_tokens,omitempty"`
 	PrefixGroups       int            `json:"prefix_groups,omitempty"`
 	PrefixPick         string         `json:"prefix_pick,omitempty"` // uniform | zipf:S
