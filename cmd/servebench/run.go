@@ -513,7 +513,7 @@ sessions, --concurrency sessions in flight, --rate session starts), --dataset or
 	w.addFlags(cmd.Flags(), 20)
 	cmd.Flags().StringVar(&w.stream, "stream", "both", "streaming: "+strings.Join(streamChoices, ", ")+" (run's default both: the workload twice, streaming then non-streaming; sweep's default is on)")
 	cmd.Flags().IntVar(&w.concurrency, "concurrency", 1, "requests in flight (closed loop)")
-	cmd.Flags().Float64Var(&w.rate, "rate", 0, "requests per second (open loop)")
+	cmd.Flags().Float64Var(&w.rate, "rate", 0, "requests per second, open loop (default: none: sequential, or closed loop with --concurrency)")
 	w.addTraceFlags(cmd.Flags())
 	o.addResultsToLog(cmd.Flags())
 	w.addShardFlags(cmd.Flags(), "the run", "start at this RFC 3339 instant, as every shard does")

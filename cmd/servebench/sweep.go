@@ -76,7 +76,8 @@ default --max-error-rate is turned off, with a warning).`,
 	cmd.Flags().Lookup("requests").Usage = "requests per level (default: 4 x concurrency, rate: 10 s worth; at least 32); with --duration each level stops at whichever comes first"
 	cmd.Flags().StringVar(&o.stream, "stream", "on", "streaming: on or off (sweep's default on: one mode, so the levels compare; run's default is both)")
 	cmd.Flags().IntSliceVar(&o.levels, "concurrency", nil, "closed-loop levels (default "+intsString(bench.DefaultSweepConcurrencies)+")")
-	cmd.Flags().Float64SliceVar(&o.rates, "rate", nil, "open-loop levels in requests/s, instead of --concurrency")
+	cmd.Flags().Float64SliceVar(&o.rates, "rate", nil, "open-loop levels in requests/s, e.g. 1,2,4,8, instead of --concurrency (default: none, the --concurrency levels)")
+	cmd.Flags().Lookup("rate").DefValue = "" // the usage says it; pflag would print "(default [])"
 	cmd.Flags().Float64Var(&o.maxErrorRate, "max-error-rate", 10, "stop after a level with more failed requests than this percentage")
 	cmd.Flags().DurationVar(&o.maxP99E2E, "max-p99-e2e", 0, "stop after a level whose client p99 E2E passes this (0: never)")
 	cmd.Flags().StringVar(&o.findMaxRate, "find-max-rate", "", "with --slo: search the highest request rate whose SLO attainment stays at or above this percentage, e.g. 90% (--rate R: start at R)")
