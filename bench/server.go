@@ -327,6 +327,23 @@ type versionInfo struct {
 	Servebench *sim.BundledVersion `json:"servebench"`
 }
 
+// getJSON decodes the JSON answer of GET url (at most 64 KiB, within 5 s)
+// into v, reporting whether there was one with status 200.
+func getJSON(ctx context.Context, url string, v any) bool {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return false
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	return resp.StatusCode == http.StatusOK && json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(v) == nil
+}
+
 // serverVersion returns GET /version's answer (vLLM, the bundled engine),
 // else GET /api/version's (Ollama), or the zero value when the server has neither.
 func serverVersion(ctx context.Context, base string) versionInfo {
@@ -338,21 +355,7 @@ func serverVersion(ctx context.Context, base string) versionInfo {
 
 func getVersion(ctx context.Context, url string) versionInfo {
 	var v versionInfo
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return v
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return v
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return v
-	}
-	if json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&v) != nil {
+	if !getJSON(ctx, url, &v) {
 		return versionInfo{}
 	}
 	if v.Servebench != nil && (v.Servebench.GPU == "" || v.Servebench.Model == "") {
