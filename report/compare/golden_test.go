@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"flag"
 	"path/filepath"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/report/reporttest"
@@ -51,6 +53,35 @@ func TestGolden(t *testing.T) {
 				}
 				reporttest.CheckGolden(t, filepath.Join("testdata", name+"."+ext[format]+".golden"), buf.Bytes(), *update)
 			})
+		}
+	}
+}
+
+// TestHeaderWidth: the text header keeps to 100 columns with command lines
+// of about 150 characters on each side (issue 20: ~270 wide side by side);
+// each command line is given whole, base and new.
+func TestHeaderWidth(t *testing.T) {
+	rep := goldenReports(t)["slower"]
+	long := func(out string) []string {
+		return strings.Fields("servebench run --speedup 20 --dataset sharegpt:/work/data/ShareGPT_V3_unfiltered_cleaned_split.json " +
+			"--rate 4 --requests 103 --stream on --out " + out + " --quiet")
+	}
+	rep.Base.Manifest.CommandLine = long("/results/base-run-with-a-long-name")
+	rep.New.Manifest.CommandLine = long("/results/new-run-with-a-long-name")
+	var buf bytes.Buffer
+	if err := WriteText(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	header, _, _ := strings.Cut(buf.String(), "\nserver-side differences")
+	for i, line := range strings.Split(header, "\n") {
+		if n := utf8.RuneCountInString(line); n > headerWidth {
+			t.Errorf("header line %d is %d columns: %q", i+1, n, line)
+		}
+	}
+	flat := strings.Join(strings.Fields(header), " ")
+	for label, cl := range map[string][]string{"base": rep.Base.Manifest.CommandLine, "new": rep.New.Manifest.CommandLine} {
+		if want := label + " " + strings.Join(cl, " "); !strings.Contains(flat, want) {
+			t.Errorf("header lacks the %s command line whole:\n%s", label, header)
 		}
 	}
 }

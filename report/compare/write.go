@@ -56,11 +56,7 @@ func (e *errWriter) printf(format string, a ...any) {
 func WriteText(w io.Writer, r *Report) error {
 	ew := &errWriter{w: w}
 	ew.printf("servebench compare: %s (base) vs %s (new)\n\n", r.Base.Path, r.New.Path)
-	cells := [][]string{{"", "base", "new"}}
-	for _, m := range manifestRows(r.Base, r.New) {
-		cells = append(cells, m[:])
-	}
-	writeTable(ew, "  ", cells, []bool{false, false, false})
+	writeManifest(ew, manifestRows(r.Base, r.New))
 	ew.printf("\nserver-side differences (what is compared; never refused):%s\n", noneIfEmpty(len(r.ServerDiffs)))
 	for _, d := range r.ServerDiffs {
 		ew.printf("  %s\n", d)
@@ -174,6 +170,61 @@ func writeTable(ew *errWriter, indent string, cells [][]string, right []bool) {
 		}
 		ew.printf("%s\n", strings.TrimRight(b.String(), " "))
 	}
+}
+
+// headerWidth is the width the text header keeps to: a row whose values
+// would push the side-by-side table past it (a command line) goes below
+// the table, each side on lines of its own, wrapped at blanks.
+const headerWidth = 100
+
+// writeManifest writes the facts of both sides: side by side where both
+// values fit half the width, below the table otherwise (once when both
+// sides agree).
+func writeManifest(ew *errWriter, rows [][3]string) {
+	nameW := 0
+	for _, m := range rows {
+		nameW = max(nameW, utf8.RuneCountInString(m[0]))
+	}
+	colMax := (headerWidth - len("  ") - nameW - 2*len("  ")) / 2
+	cells := [][]string{{"", "base", "new"}}
+	var wide [][3]string
+	for _, m := range rows {
+		if utf8.RuneCountInString(m[1]) > colMax || utf8.RuneCountInString(m[2]) > colMax {
+			wide = append(wide, m)
+			continue
+		}
+		cells = append(cells, m[:])
+	}
+	writeTable(ew, "  ", cells, []bool{false, false, false})
+	for _, m := range wide {
+		if m[1] == m[2] {
+			ew.printf("  %s (both):\n", m[0])
+			writeWrapped(ew, "    ", "    ", m[1])
+			continue
+		}
+		ew.printf("  %s:\n", m[0])
+		writeWrapped(ew, "    base  ", "          ", m[1])
+		writeWrapped(ew, "    new   ", "          ", m[2])
+	}
+}
+
+// writeWrapped writes s after first, continuing after indent, breaking at
+// blanks so lines keep within headerWidth (a longer word stays whole).
+func writeWrapped(ew *errWriter, first, indent, s string) {
+	line := first
+	n := 0 // words on the line
+	for _, word := range strings.Fields(s) {
+		if n > 0 && utf8.RuneCountInString(line)+1+utf8.RuneCountInString(word) > headerWidth {
+			ew.printf("%s\n", line)
+			line, n = indent, 0
+		}
+		if n > 0 {
+			line += " "
+		}
+		line += word
+		n++
+	}
+	ew.printf("%s\n", line)
 }
 
 func noneIfEmpty(n int) string {
