@@ -180,6 +180,7 @@ func TestValidateRefuses(t *testing.T) {
 		{"servebench compare onlyone", "arg"},                                             // compare's argument count
 		{"servebench k8s job --shards 2 --image x -- --rate 4 --stream on", "--base-url"}, // k8s checks the pods' run flags
 		{"servebench run --input-tokens lognormal:oops --requests 5", "--input-tokens"},   // the distribution grammar
+		{"servebench engine --gpu h100 --port 8000", `unknown GPU profile "h100"`},        // the engine's options, by sim.New
 	} {
 		args, err := shellWords(tc.line)
 		if err != nil {

@@ -46,7 +46,8 @@ request thinks first (--reasoning-tokens), streamed as vLLM's reasoning parsers 
   servebench engine --reasoning-parser qwen3 --reasoning-tokens lognormal:1000,500
   servebench engine --enable-auto-tool-choice --tool-call-parser hermes
   servebench engine --list-profiles`,
-		Args: cobra.NoArgs,
+		Annotations: map[string]string{validatesItself: "sim.New"},
+		Args:        cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.listProfiles {
 				return perf.WriteProfiles(cmd.OutOrStdout())
@@ -62,11 +63,17 @@ request thinks first (--reasoning-tokens), streamed as vLLM's reasoning parsers 
 			}
 			o.sim.Log = cmd.ErrOrStderr()
 			if o.pdPrefill != 0 || o.pdDecode != 0 {
+				if validating(cmd.Flags()) {
+					return nil
+				}
 				return runPD(cmd, o)
 			}
 			e, err := sim.New(o.sim)
 			if err != nil {
 				return usageErr(err)
+			}
+			if validating(cmd.Flags()) { // sim.New checked the options; nothing listens yet
+				return nil
 			}
 			err = e.Run(cmd.Context())
 			if errors.Is(err, sim.ErrCrashed) || errors.Is(err, sim.ErrLoadFailed) {
