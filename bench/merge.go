@@ -606,6 +606,9 @@ func mergeRun(shards []*shardDir, i int, m *mergeAcc) *result.Run {
 	acc := &m.acc
 	run.Requests, run.OK, run.Errors = acc.t.requests, acc.t.ok, acc.t.errorsMap()
 	run.Client = acc.t.client()
+	if w := acc.t.reasoningWarning(); w != "" {
+		run.Warnings = append(run.Warnings, w)
+	}
 	run.Throughput = acc.t.throughput(run.DurationS)
 	judged(run, &acc.prompt, acc.goodput, m.spec.SLO)
 	if ref.Rate != nil {

@@ -203,6 +203,15 @@ func NewRecord(run string, index int, warmup bool, tr *client.Trace, lag time.Du
 		rec.Engine = &result.EngineRecord{TotalS: e.Total.Seconds(), LoadS: e.Load.Seconds(), PromptEvalS: e.PromptEval.Seconds(),
 			EvalS: e.Eval.Seconds(), PromptEvalCount: e.PromptEvalCount, EvalCount: e.EvalCount}
 	}
+	rec.OtherReasoning = tr.OtherReasoning
+	if tr.ReasoningTokens > 0 {
+		rec.FirstReasoningS, rec.LastReasoningS = tr.FirstReasoning.Seconds(), tr.LastReasoning.Seconds()
+		rec.ReasoningTokens = tr.ReasoningTokens
+		if tr.OutputTokens > 0 { // the server's count bounds the text's estimate
+			rec.ReasoningTokens = min(rec.ReasoningTokens, tr.OutputTokens)
+		}
+		rec.AnswerTokens = max(tr.OutputTokens-rec.ReasoningTokens, 0)
+	}
 	if len(tr.Events) > 0 {
 		rec.Events = make([][2]float64, len(tr.Events))
 		for i, ev := range tr.Events {

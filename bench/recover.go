@@ -282,6 +282,9 @@ func (rb *runRebuild) finish() {
 	t := &rb.all
 	run.Requests, run.OK, run.Errors, run.Retries = t.requests, t.ok, t.errorsMap(), t.retried
 	run.Client = t.client()
+	if w := t.reasoningWarning(); w != "" {
+		run.Warnings = append(run.Warnings, w)
+	}
 	if err := t.spillErr(); err != nil {
 		run.Warnings = append(run.Warnings, fmt.Sprintf("figures missing: %v", err))
 	}

@@ -257,6 +257,9 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 	r.commonErr[spec.Name] = acc.fails.commonest()
 	run.Retries = int(st.retries.Load())
 	run.Client = acc.t.client()
+	if w := acc.t.reasoningWarning(); w != "" {
+		run.Warnings = append(run.Warnings, w)
+	}
 	run.Throughput = acc.t.throughput(run.DurationS)
 	judged(run, &acc.prompt, acc.goodput, spec.SLO)
 	if m := spec.Workload.Mode; m == ModeRate || m == ModeTrace {

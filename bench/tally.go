@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/bench/stats"
@@ -20,8 +21,12 @@ type tally struct {
 	errors                        map[string]int
 	// Client-clock samples of successful measured requests.
 	fv, ft, e2e, ttfb, tpot, out, fvI, e2eI column
-	anyLag                                  bool
-	spilled                                 bool
+	// Reasoning requests' first reasoning token, thinking time, reasoning
+	// and answer tokens, answer TPOT (empty when nothing reasoned).
+	fr, think, rtok, atok, atpot column
+	otherReasoning               []string // fields that looked like reasoning, uncounted (a few)
+	anyLag                       bool
+	spilled                      bool
 	// Per-token and per-event gaps: too many to keep, so histograms.
 	itl, itlEv stats.Hist
 	// selectLimit is the summaries' stats.Selector.Limit (0: its default;
@@ -52,7 +57,8 @@ func (t *tally) close() {
 }
 
 func (t *tally) columns() []*column {
-	return []*column{&t.fv, &t.ft, &t.e2e, &t.ttfb, &t.tpot, &t.out, &t.fvI, &t.e2eI}
+	return []*column{&t.fv, &t.ft, &t.e2e, &t.ttfb, &t.tpot, &t.out, &t.fvI, &t.e2eI,
+		&t.fr, &t.think, &t.rtok, &t.atok, &t.atpot}
 }
 
 // add counts r: a warm-up request not at all; a retried attempt only in
@@ -99,10 +105,40 @@ func (t *tally) add(r *result.Record) {
 	if tpot, ok := r.TPOT(); ok {
 		t.tpot.add(tpot)
 	}
+	t.addReasoning(r)
 	r.TokenGaps(func(g float64, k int) {
 		t.itlEv.Record(g, 1)
 		t.itl.Record(g/float64(k), k)
 	})
+}
+
+// addReasoning adds a successful request's reasoning figures, if it reasoned.
+func (t *tally) addReasoning(r *result.Record) {
+	if f := r.OtherReasoning; f != "" && len(t.otherReasoning) < 4 && !slices.Contains(t.otherReasoning, f) {
+		t.otherReasoning = append(t.otherReasoning, f)
+	}
+	if !r.Reasoned() {
+		return
+	}
+	t.fr.addPos(r.FirstReasoningS)
+	if th, ok := r.Thinking(); ok {
+		t.think.add(th)
+	}
+	t.rtok.add(float64(r.ReasoningTokens))
+	t.atok.add(float64(r.AnswerTokens))
+	if v, ok := r.AnswerTPOT(); ok {
+		t.atpot.add(v)
+	}
+}
+
+// reasoningWarning names, once per run, the fields that looked like
+// reasoning but are not counted as such ("" when none).
+func (t *tally) reasoningWarning() string {
+	if len(t.otherReasoning) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the server sent a field servebench does not count as reasoning: %s (known: reasoning_content, reasoning); "+
+		"its tokens count as answer tokens and its text is not output the client times", strings.Join(t.otherReasoning, ", "))
 }
 
 // client summarises the samples (see ClientSummary). Spilled samples are
@@ -119,6 +155,8 @@ func (t *tally) client() result.ClientStats {
 		TPOTS:         t.tpot.summary(&sel),
 		OutputTokens:  t.out.summary(&sel),
 	}
+	cs.FirstReasoningS, cs.ThinkingS = t.fr.summary(&sel), t.think.summary(&sel)
+	cs.ReasoningTokens, cs.AnswerTokens, cs.AnswerTPOTS = t.rtok.summary(&sel), t.atok.summary(&sel), t.atpot.summary(&sel)
 	if cs.ITLS != nil || cs.ITLEventS != nil {
 		cs.ITLRelativeError = stats.HistRelativeError
 	}

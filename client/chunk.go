@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,6 +30,11 @@ type Chunk struct {
 	CachedTokens     int    // usage.prompt_tokens_details.cached_tokens
 	HasError         bool   // "error" was present and not null
 	ErrorMessage     []byte // the error if it was a string, else error.message
+	// OtherReasoning names a key of choices[0].delta (else .message) that
+	// looks like reasoning ("reason" or "think" in it) but is none of the
+	// known names, the first in byte order: a server streaming its
+	// thinking under a name servebench does not count (see Trace).
+	OtherReasoning []byte
 }
 
 // ChunkDecoder decodes chunks on the hot path. A hand-rolled scanner handles
@@ -102,6 +108,33 @@ type chunkParts struct {
 type msgParts struct {
 	content, reasoningContent, reasoning          []byte
 	hasContent, hasReasoningContent, hasReasoning bool
+	other                                         []byte // see Chunk.OtherReasoning
+}
+
+// noteOther keeps key as the message's other reasoning-like key when it
+// is one and sorts before any kept.
+func (m *msgParts) noteOther(key []byte) {
+	if !otherReasoningKey(key) {
+		return
+	}
+	if m.other == nil || bytes.Compare(key, m.other) < 0 {
+		m.other = key
+	}
+}
+
+// otherReasoningKey reports whether key looks like a reasoning field
+// ("reason" or "think", any case) without being one the client reads
+// (msgKeys, any case, as encoding/json matches them).
+func otherReasoningKey(key []byte) bool {
+	if !containsFold(key, "reason") && !containsFold(key, "think") {
+		return false
+	}
+	for _, k := range msgKeys {
+		if bytes.EqualFold(key, []byte(k)) {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *chunkParts) fill(c *Chunk) {
@@ -122,6 +155,10 @@ func (p *chunkParts) fill(c *Chunk) {
 		c.Reasoning = p.message.reasoningContent
 	case p.message.hasReasoning:
 		c.Reasoning = p.message.reasoning
+	}
+	c.OtherReasoning = p.delta.other
+	if c.OtherReasoning == nil {
+		c.OtherReasoning = p.message.other
 	}
 	c.FinishReason = p.finish
 	c.HasChoices = p.hasChoices
@@ -192,8 +229,45 @@ func (d *ChunkDecoder) decodeSlow(data []byte) error {
 		p.hasError = true
 		p.errMsg = errorMessage(j.Error)
 	}
+	if p.hasChoices {
+		p.delta.other, p.message.other = otherKeys(data)
+	}
 	p.fill(&d.chunk)
 	return nil
+}
+
+// otherKeys are choices[0].delta's and .message's other reasoning-like
+// keys (msgParts.noteOther), read with encoding/json.
+func otherKeys(data []byte) (delta, message []byte) {
+	var j struct {
+		Choices []struct {
+			Delta   map[string]json.RawMessage `json:"delta"`
+			Message map[string]json.RawMessage `json:"message"`
+		} `json:"choices"`
+	}
+	json.Unmarshal(data, &j) // a field of another shape has failed the chunk already
+	if len(j.Choices) == 0 {
+		return nil, nil
+	}
+	var d, m msgParts
+	for k := range j.Choices[0].Delta {
+		d.noteOther([]byte(k))
+	}
+	for k := range j.Choices[0].Message {
+		m.noteOther([]byte(k))
+	}
+	return d.other, m.other
+}
+
+// containsFold reports whether b contains the lower-case ASCII word w in
+// any ASCII case, without allocating (the hot path meets every key).
+func containsFold(b []byte, w string) bool {
+	for i := 0; i+len(w) <= len(b); i++ {
+		if bytes.EqualFold(b[i:i+len(w)], []byte(w)) {
+			return true
+		}
+	}
+	return false
 }
 
 func (m *jsonMsg) parts() msgParts {

@@ -13,11 +13,13 @@ type chunkSummary struct {
 	Prompt, Completion, Cached int
 	HasError                   bool
 	ErrMsg                     string
+	OtherReasoning             string
 }
 
 func summarize(c *Chunk) chunkSummary {
 	return chunkSummary{string(c.Content), string(c.Reasoning), string(c.FinishReason),
-		c.HasChoices, c.HasUsage, c.PromptTokens, c.CompletionTokens, c.CachedTokens, c.HasError, string(c.ErrorMessage)}
+		c.HasChoices, c.HasUsage, c.PromptTokens, c.CompletionTokens, c.CachedTokens, c.HasError, string(c.ErrorMessage),
+		string(c.OtherReasoning)}
 }
 
 // fastAndSlow decodes in with both paths. fastOK is false when the scanner
@@ -42,6 +44,15 @@ func TestChunkDecode(t *testing.T) {
 		// vLLM's first chat chunk: role only, empty content... not visible.
 		{"role only", `{"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`,
 			chunkSummary{HasChoices: true}, true},
+		// Reasoning under a name the client does not read: named, not counted;
+		// the first such key in byte order; a known name in another case is
+		// encoding/json's match, not another name.
+		{"other reasoning", `{"choices":[{"delta":{"thinking":"hm","reasoning_text":"x","content":"a"}}]}`,
+			chunkSummary{Content: "a", HasChoices: true, OtherReasoning: "reasoning_text"}, true},
+		{"other reasoning, message", `{"choices":[{"message":{"Thinking":"hm","content":"a"}}]}`,
+			chunkSummary{Content: "a", HasChoices: true, OtherReasoning: "Thinking"}, true},
+		{"known name, other case", `{"choices":[{"delta":{"Reasoning":"hm"}}]}`,
+			chunkSummary{Reasoning: "hm", HasChoices: true}, false},
 		// A content chunk as vLLM sends it.
 		{"content", vllmChunk("Hello"), chunkSummary{Content: "Hello", HasChoices: true}, true},
 		// Escapes: newline, quote, backslash, slash, tab, \u00e9, and a
@@ -192,6 +203,7 @@ func FuzzChunkDecode(f *testing.F) {
 		vllmChunk("hello"),
 		vllmChunk("a\n\"b\" über 🦊"),
 		`{"choices":[{"delta":{"reasoning_content":"x\ud83e\udd8a"},"finish_reason":"stop"}]}`,
+		`{"choices":[{"delta":{"thinking":"x","Reasoning":"y","THINK":null}}]}`,
 		`{"choices":[],"usage":{"prompt_tokens":25,"completion_tokens":256}}`,
 		`{"usage":{"prompt_tokens":9,"prompt_tokens_details":{"cached_tokens":8}}}`,
 		`{"choices":[{"message":{"content":"hi"}}],"usage":{"prompt_tokens":-0,"completion_tokens":null}}`,

@@ -69,6 +69,12 @@ func (s *scanner) top(p *chunkParts) error {
 // encoding/json decides how duplicates merge. A func argument that does not
 // escape costs no allocation.
 func (s *scanner) object(keys []string, field func(k int) error) error {
+	return s.objectOther(keys, field, nil)
+}
+
+// objectOther is object with other called, instead of skipping, on each
+// key that is not one of keys (nil: skip); other must consume the value.
+func (s *scanner) objectOther(keys []string, field func(k int) error, other func(key []byte) error) error {
 	var seen uint16
 	if s.i >= len(s.b) || s.b[s.i] != '{' {
 		return errDecline
@@ -98,10 +104,13 @@ func (s *scanner) object(keys []string, field func(k int) error) error {
 		if k >= 0 && seen&(1<<k) != 0 {
 			return errDecline // duplicate key: encoding/json merges, let it
 		}
-		if k >= 0 {
+		switch {
+		case k >= 0:
 			seen |= 1 << k
 			err = field(k)
-		} else {
+		case other != nil:
+			err = other(key)
+		default:
 			err = s.skip(0)
 		}
 		if err != nil {
@@ -197,7 +206,7 @@ func (s *scanner) msg(m *msgParts) error {
 	if s.null() {
 		return nil
 	}
-	return s.object(msgKeys, func(k int) error {
+	return s.objectOther(msgKeys, func(k int) error {
 		var err error
 		switch k {
 		case 0:
@@ -208,6 +217,9 @@ func (s *scanner) msg(m *msgParts) error {
 			m.reasoning, m.hasReasoning, err = s.stringValue()
 		}
 		return err
+	}, func(key []byte) error {
+		m.noteOther(key)
+		return s.skip(0)
 	})
 }
 

@@ -114,10 +114,16 @@ func (x *exchange) readStream(body io.Reader, maxTokens int) bool {
 		if len(ch.FinishReason) > 0 && string(ch.FinishReason) != tr.FinishReason {
 			tr.FinishReason = string(ch.FinishReason)
 		}
+		if len(ch.OtherReasoning) > 0 && tr.OtherReasoning == "" {
+			tr.OtherReasoning = string(ch.OtherReasoning)
+		}
 		if !carries {
 			continue // role-only, finish or usage chunk: no generated token
 		}
 		x.tokenEvent(now, tokens, len(ch.Content) > 0)
+		if len(ch.Reasoning) > 0 {
+			x.reasoningEvent(now, tokens, ch)
+		}
 		counted += tokens
 		if x.keepText {
 			text = append(text, ch.Content...)
@@ -151,6 +157,20 @@ func (x *exchange) tokenEvent(now time.Duration, tokens int, visible bool) {
 	} else {
 		tr.EventsDropped++
 	}
+}
+
+// reasoningEvent records the reasoning part of an event that carried
+// tokens: all of them, or, beside content, its reasoning text's pieces.
+func (x *exchange) reasoningEvent(now time.Duration, tokens int, ch *Chunk) {
+	tr := x.tr
+	if tr.FirstReasoning == 0 {
+		tr.FirstReasoning = now
+	}
+	tr.LastReasoning = now
+	if len(ch.Content) > 0 {
+		tokens = min(textPieces(ch.Reasoning), tokens-1)
+	}
+	tr.ReasoningTokens += tokens
 }
 
 // streamReadError classifies the end of a stream that had no [DONE].
@@ -204,6 +224,11 @@ func (x *exchange) readBody(r io.Reader) {
 	if ch.HasUsage {
 		tr.PromptTokens, tr.OutputTokens, tr.TokensFrom = ch.PromptTokens, ch.CompletionTokens, TokensFromUsage
 		tr.CachedTokens = ch.CachedTokens
+	}
+	tr.OtherReasoning = string(ch.OtherReasoning)
+	if len(ch.Reasoning) > 0 {
+		// Not streamed: its time is hidden in the whole body's.
+		tr.ReasoningTokens = max(textPieces(ch.Reasoning), 1)
 	}
 	if x.keepText {
 		tr.Text = string(ch.Content)

@@ -44,18 +44,30 @@ type Trace struct {
 	FirstToken   time.Duration // first event carrying any generated token (content or reasoning)
 	FirstVisible time.Duration // first non-empty delta.content; non-streaming: whole body parsed
 	Done         time.Duration // [DONE] / end of body, or when the failure was seen
+	// FirstReasoning and LastReasoning bound the thinking of a reasoning
+	// model: the first and last events carrying reasoning text (streaming
+	// only; 0 when none did).
+	FirstReasoning, LastReasoning time.Duration
 
-	Stream        bool
-	ConnReused    bool   // the connection was a kept-alive one
-	Status        int    // HTTP status, 0 if none was received
-	PromptTokens  int    // from usage; 0 if unknown
-	CachedTokens  int    // usage.prompt_tokens_details.cached_tokens (prefix-cache hits); 0 if unknown
-	OutputTokens  int    // from usage if present, else counted from events
-	TokensFrom    string // "usage" or "events"; "" when unknown (non-streaming body without usage)
-	FinishReason  string
-	Events        []Event // token-carrying events, capped at MaxEvents
-	EventsDropped int
-	Text          string // the answer's content, only with Request.KeepText
+	Stream       bool
+	ConnReused   bool // the connection was a kept-alive one
+	Status       int  // HTTP status, 0 if none was received
+	PromptTokens int  // from usage; 0 if unknown
+	CachedTokens int  // usage.prompt_tokens_details.cached_tokens (prefix-cache hits); 0 if unknown
+	OutputTokens int  // from usage if present, else counted from events
+	// ReasoningTokens is the part of OutputTokens that was reasoning,
+	// counted from the reasoning text (textPieces; a chunk's usage growth
+	// where the server sends usage per chunk); 0 when none was seen.
+	ReasoningTokens int
+	// OtherReasoning names a field of the answer that looked like
+	// reasoning but is not one the client counts (Chunk.OtherReasoning):
+	// its tokens are in no count but usage's. The first seen; "" if none.
+	OtherReasoning string
+	TokensFrom     string // "usage" or "events"; "" when unknown (non-streaming body without usage)
+	FinishReason   string
+	Events         []Event // token-carrying events, capped at MaxEvents
+	EventsDropped  int
+	Text           string // the answer's content, only with Request.KeepText
 	// Engine is the engine's own account of the request (ollama-chat's last
 	// line), when HasEngine.
 	Engine    EngineTimes

@@ -42,6 +42,8 @@ var Palette = map[string]color.RGBA{
 	KeyPromptTokens: {0x17, 0xbe, 0xcf, 0xff}, // cyan: prompt tokens, by turn
 	KeyCachedTokens: {0x98, 0xdf, 0x8a, 0xff}, // light green: cached prompt tokens (what the prefix cache saved)
 	KeyPrefilled:    {0x52, 0x54, 0xa3, 0xff}, // indigo: prompt tokens prefilled (not cached)
+	KeyThinking:     {0xf2, 0xa9, 0x00, 0xff}, // amber: a reasoning model's thinking (time and tokens)
+	KeyFirstTokenS:  {0xc4, 0x9c, 0x94, 0xff}, // rose brown: first token of any kind (table column)
 }
 
 // Keys of chart-only quantities in Palette.

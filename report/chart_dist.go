@@ -46,14 +46,18 @@ func TokensChart(res *result.Results, recs []result.Record) ([]byte, error) {
 // tokensChart is TokensChart for records that may be a Sample: the median
 // line is then s's exact median request, the thin ones the sample's.
 func tokensChart(res *result.Results, recs []result.Record, s *Sample) ([]byte, error) {
-	p := newPlot("", "time since the request was sent (s)", "visible output tokens received")
+	ylabel := "visible output tokens received"
+	if Reasoned(res) {
+		ylabel = "output tokens received (thinking, then answer)"
+	}
+	p := newPlot("", "time since the request was sent (s)", ylabel)
 	p.X.Tick.Marker = linearTicks{}
 	p.Y.Tick.Marker = linearTicks{}
 	leg := newLegend()
 	n := len(res.Runs)
 	// With many runs (a sweep) only the median lines stay readable.
 	few := n <= len(runColors)
-	drawn := 0
+	drawn, thought := 0, false
 	var medians []plot.Plotter
 	for i, run := range res.Runs {
 		rs := measured(run.Name, recs)
@@ -71,20 +75,19 @@ func tokensChart(res *result.Results, recs []result.Record, s *Sample) ([]byte, 
 			if rs[k].Index == med.Index {
 				continue
 			}
-			l, err := plotter.NewLine(stepXYs(rs[k]))
-			if err != nil {
+			if _, err := addTokenLine(p, rs[k], thin, true, p.Add); err != nil {
 				return nil, fmt.Errorf("tokens chart: run %s: %w", run.Name, err)
 			}
-			l.LineStyle = thin
-			p.Add(l)
 		}
-		l, err := plotter.NewLine(stepXYs(med))
+		thick := draw.LineStyle{Color: col, Width: vg.Points(3)}
+		t, err := addTokenLine(p, med, thick, false, func(ps ...plot.Plotter) {
+			medians = append(medians, ps...) // on top of every thin line
+		})
 		if err != nil {
 			return nil, fmt.Errorf("tokens chart: run %s: %w", run.Name, err)
 		}
-		l.LineStyle = draw.LineStyle{Color: col, Width: vg.Points(3)}
-		medians = append(medians, l) // on top of every thin line
-		leg.Add(RunLabel(run.Name)+": median request", l)
+		thought = thought || t
+		leg.Add(RunLabel(run.Name)+": median request", lineThumb{col, vg.Points(3), nil})
 		if few {
 			others := fmt.Sprintf("%s: the other %d", RunLabel(run.Name), len(rs)-1)
 			if r := s.run(run.Name); r != nil {
@@ -97,10 +100,17 @@ func tokensChart(res *result.Results, recs []result.Record, s *Sample) ([]byte, 
 	if drawn == 0 {
 		return nil, fmt.Errorf("tokens chart: no successful requests")
 	}
+	if thought {
+		leg.Add("thinking (reasoning tokens, before the answer)", lineThumb{Palette[KeyThinking], vg.Points(3), nil})
+	}
 	p.Add(medians...)
 	p.X.Min, p.Y.Min = 0, 0
 	p.Y.Max *= 1.05
-	f := figure{title: "Visible output over time", panels: []*plot.Plot{p}, legend: leg,
+	title := "Visible output over time"
+	if thought {
+		title = "Output over time, thinking (amber) before the answer"
+	}
+	f := figure{title: title, panels: []*plot.Plot{p}, legend: leg,
 		footnote: joinNotes(s.note(res, true), medianNote(s, "Each median request (thick line)"), speedNote(res))}
 	if hasMode(res, true) && hasMode(res, false) {
 		f.title += ": streaming arrives as a staircase, non-streaming all at the end"

@@ -154,6 +154,9 @@ func DiagnoseOn(run result.Run, b Basis) Diagnosis {
 			add(CauseHeldBack, "Not streaming: first visible output equals E2E (%s) by construction; "+
 				"streaming would show text as soon as the first token is made.", secs(e2e))
 		}
+		thinkingHeldBack(&d, run)
+	} else if first, ok := thinking(&d, run, fv, th); ok && haveTTFT {
+		ft.between(&d, first, e2e, th) // a reasoning model's first text is its first token
 	} else if haveTTFT {
 		ft.between(&d, fv, e2e, th)
 	}

@@ -83,6 +83,9 @@ const (
 	KeyEngineTTFT   = "engine_ttft_s"
 	KeyE2EEngine    = "e2e_engine_s"
 	KeyQueue        = "queue_wait_s"
+	KeyFirstTokenS  = "first_token_s"
+	KeyThinking     = "thinking_s"
+	KeyReasoningTok = "reasoning_tokens"
 	KeyGoodput      = "goodput_per_s"
 	KeyAttainment   = "slo_attainment_pct"
 )
@@ -94,6 +97,16 @@ var tableColumns = []Column{
 	{KeyEngineTTFT, "Engine TTFT (mean)", "engine.ttft", "engine", "mean", "s", 4},
 	{KeyE2EEngine, "E2E (engine, mean)", "engine.e2e", "engine", "mean", "s", 3},
 	{KeyQueue, "Queue wait (engine, mean)", "engine.queue", "engine", "mean", "s", 1},
+}
+
+// thinkingColumns join the table when a run reasoned: the first token of
+// any kind (the engine's TTFT in the client's view), how long the model
+// thought, and how many tokens that took; first visible output is the
+// first answer token.
+var thinkingColumns = []Column{
+	{KeyFirstTokenS, "First token, any (client, median)", "client.first_token", "client", "median", "s", 3},
+	{KeyThinking, "Thinking (client, median)", "client.thinking", "client", "median", "s", 3},
+	{KeyReasoningTok, "Reasoning tokens (client, median)", "client.reasoning_tokens", "client", "median", "tokens", 0},
 }
 
 // goodputColumns join the table when a run has an SLO (--slo).
@@ -122,6 +135,10 @@ func RunLabel(name string) string {
 // NewTableModel builds the table for res.
 func NewTableModel(res *result.Results) *TableModel {
 	t := &TableModel{Columns: slices.Clone(tableColumns), Caption: tableCaption}
+	if Reasoned(res) {
+		t.Columns = append(t.Columns, thinkingColumns...)
+		t.Caption += " Thinking: a reasoning model's first to last reasoning token; first visible output is its first answer token."
+	}
 	if slo := runsSLO(res); slo != "" {
 		t.Columns = append(t.Columns, goodputColumns...)
 		t.Caption += " Goodput: requests meeting every threshold of the SLO " + slo +
@@ -156,6 +173,9 @@ func (t *TableModel) note(text string) int {
 func runValue(res *result.Results, run *result.Run, key string) (float64, bool, string) {
 	switch key {
 	case KeyFirstVisible:
+		if run.Client.FirstVisibleS == nil && run.Client.ReasoningTokens != nil {
+			return 0, false, "no answer token came: the model was still thinking at max_tokens"
+		}
 		return clientMedian(run.Client.FirstVisibleS)
 	case KeyE2EClient:
 		return clientMedian(run.Client.E2ES)
@@ -165,6 +185,21 @@ func runValue(res *result.Results, run *result.Run, key string) (float64, bool, 
 		return engineMean(res, run, run.Engine.E2ES, "engine E2E")
 	case KeyQueue:
 		return engineMean(res, run, run.Engine.QueueS, "engine queue wait")
+	case KeyFirstTokenS:
+		return clientMedian(run.Client.FirstTokenS)
+	case KeyThinking:
+		if run.Client.ReasoningTokens == nil {
+			return 0, false, "nothing reasoned in this run"
+		}
+		if run.Client.ThinkingS == nil {
+			return 0, false, "thinking time needs streaming"
+		}
+		return clientMedian(run.Client.ThinkingS)
+	case KeyReasoningTok:
+		if run.Client.ReasoningTokens == nil {
+			return 0, false, "nothing reasoned in this run"
+		}
+		return clientMedian(run.Client.ReasoningTokens)
 	case KeyGoodput, KeyAttainment:
 		g := run.Goodput
 		switch {
@@ -233,6 +268,16 @@ func (t *TableModel) noteLines() []string {
 		out[i] = fmt.Sprintf("[%d] n/a: %s.", i+1, n)
 	}
 	return out
+}
+
+// Reasoned reports whether any run of res had requests that reasoned.
+func Reasoned(res *result.Results) bool {
+	for _, r := range res.Runs {
+		if r.Client.ReasoningTokens != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // runsSLO is the SLO the runs of res were judged against ("" when none

@@ -211,6 +211,15 @@ type ClientStats struct {
 	ITLRelativeError float64        `json:"itl_quantiles_relative_error,omitempty"`
 	TPOTS            *stats.Summary `json:"tpot_s,omitempty"`
 	OutputTokens     *stats.Summary `json:"output_tokens,omitempty"`
+	// Reasoning models, over the requests that reasoned (absent when none
+	// did): first reasoning token, thinking (first to last reasoning
+	// token), reasoning and answer tokens, answer TPOT. The first answer
+	// token is FirstVisibleS; the first token of any kind FirstTokenS.
+	FirstReasoningS *stats.Summary `json:"first_reasoning_s,omitempty"`
+	ThinkingS       *stats.Summary `json:"thinking_s,omitempty"`
+	ReasoningTokens *stats.Summary `json:"reasoning_tokens,omitempty"`
+	AnswerTokens    *stats.Summary `json:"answer_tokens,omitempty"`
+	AnswerTPOTS     *stats.Summary `json:"answer_tpot_s,omitempty"`
 	// Measured from the intended send time (open loop): no coordinated omission.
 	FirstVisibleFromIntendedS *stats.Summary `json:"first_visible_from_intended_s,omitempty"`
 	E2EFromIntendedS          *stats.Summary `json:"e2e_from_intended_s,omitempty"`
@@ -358,19 +367,35 @@ type Record struct {
 	FirstTokenS   float64   `json:"first_token_s,omitempty"`
 	FirstVisibleS float64   `json:"first_visible_s,omitempty"`
 	E2ES          float64   `json:"e2e_s,omitempty"`
-	Status        int       `json:"status,omitempty"`
-	PromptTokens  int       `json:"prompt_tokens,omitempty"`
-	CachedTokens  int       `json:"cached_tokens,omitempty"` // usage.prompt_tokens_details.cached_tokens (prefix-cache hits)
+	// FirstReasoningS and LastReasoningS bound a reasoning model's
+	// thinking as streamed (first and last reasoning event); the answer's
+	// first token is FirstVisibleS. Absent when nothing reasoned.
+	FirstReasoningS float64 `json:"first_reasoning_s,omitempty"`
+	LastReasoningS  float64 `json:"last_reasoning_s,omitempty"`
+	Status          int     `json:"status,omitempty"`
+	PromptTokens    int     `json:"prompt_tokens,omitempty"`
+	CachedTokens    int     `json:"cached_tokens,omitempty"` // usage.prompt_tokens_details.cached_tokens (prefix-cache hits)
 	// PromptTokensRequested is the prompt length the workload asked for
 	// when servebench generated the whole prompt (token-exact prompts);
 	// PromptTokens is what the server counted.
-	PromptTokensRequested int    `json:"prompt_tokens_requested,omitempty"`
-	OutputTokens          int    `json:"output_tokens"`
-	TokensFrom            string `json:"tokens_from,omitempty"`
-	FinishReason          string `json:"finish_reason,omitempty"`
-	Error                 string `json:"error,omitempty"`
-	ErrorText             string `json:"error_text,omitempty"`
-	Attempt               int    `json:"attempt,omitempty"` // retries: 1-based attempt number when > 1
+	PromptTokensRequested int `json:"prompt_tokens_requested,omitempty"`
+	OutputTokens          int `json:"output_tokens"`
+	// ReasoningTokens are the output tokens that were thinking;
+	// AnswerTokens the rest (OutputTokens - ReasoningTokens: the answer and
+	// any marker tokens the server's parser swallowed). Both absent when
+	// nothing reasoned.
+	ReasoningTokens int `json:"reasoning_tokens,omitempty"`
+	AnswerTokens    int `json:"answer_tokens,omitempty"`
+	// OtherReasoning names a field the server put its answer's reasoning
+	// in, by the look of its name, that servebench does not count as
+	// reasoning (it knows reasoning_content and reasoning: vLLM's,
+	// SGLang's and OpenAI-compatible servers' names).
+	OtherReasoning string `json:"other_reasoning_field,omitempty"`
+	TokensFrom     string `json:"tokens_from,omitempty"`
+	FinishReason   string `json:"finish_reason,omitempty"`
+	Error          string `json:"error,omitempty"`
+	ErrorText      string `json:"error_text,omitempty"`
+	Attempt        int    `json:"attempt,omitempty"` // retries: 1-based attempt number when > 1
 	// RequestID is the X-Request-Id the request carried ("sb-RUN-INDEX-RANDOM"),
 	// which vLLM and SGLang take as their own request id; "" with --request-id=false.
 	RequestID string `json:"request_id,omitempty"`
@@ -428,6 +453,30 @@ func (r *Record) TPOT() (tpot float64, ok bool) {
 		return 0, false
 	}
 	return (r.E2ES - r.FirstVisibleS) / float64(r.OutputTokens-1), true
+}
+
+// Reasoned reports whether the request's output began with reasoning.
+func (r *Record) Reasoned() bool { return r.ReasoningTokens > 0 }
+
+// Thinking is the time from the first to the last reasoning event: how
+// long a streaming reasoning model thought in the client's view; ok is
+// false where nothing reasoned or it was not streamed.
+func (r *Record) Thinking() (float64, bool) {
+	if r.FirstReasoningS <= 0 || r.LastReasoningS < r.FirstReasoningS {
+		return 0, false
+	}
+	return r.LastReasoningS - r.FirstReasoningS, true
+}
+
+// AnswerTPOT is TPOT over the answer alone, (e2e - first_visible) /
+// (answer_tokens - 1): a reasoning model's pace once the user sees output
+// (TPOT divides by every output token, thinking included). ok is false
+// where nothing reasoned or TPOT's conditions fail.
+func (r *Record) AnswerTPOT() (float64, bool) {
+	if !r.Reasoned() || !r.Stream || r.AnswerTokens < 2 || r.FirstVisibleS <= 0 || r.E2ES <= r.FirstVisibleS {
+		return 0, false
+	}
+	return (r.E2ES - r.FirstVisibleS) / float64(r.AnswerTokens-1), true
 }
 
 // ErrorCounts lists a run's error classes with their counts in a stable

@@ -12,22 +12,28 @@ import (
 //
 //   - ttft: client.first_token, from the intended send time in open-loop runs
 //     (IntendedLagS added), so a server that falls behind cannot hide it.
-//   - tpot: client.tpot, (e2e - first_visible) / (output_tokens - 1).
+//   - tpot: client.tpot, (e2e - first_visible) / (output_tokens - 1); for a
+//     request that reasoned, the answer's (Record.AnswerTPOT): thinking
+//     tokens come before first_visible.
 //   - itl: the request's largest per-token inter-token latency (see
 //     Record.TokenGaps): no stall between tokens longer than the bound.
 //   - e2e: client.e2e, from the intended send time in open-loop runs.
+//   - ttfo: client.first_visible, the first output the user sees (a
+//     reasoning model's first answer token, after its thinking; AIPerf's
+//     "time to first output token"), from the intended send time in
+//     open-loop runs. ttft counts a thinking token as a first token.
 //
 // tpot and itl need a stream: a non-streaming request, or one with a single
 // output token, has no gap between tokens and is not judged on them.
 type SLO struct {
-	TTFT, TPOT, ITL, E2E time.Duration
+	TTFT, TPOT, ITL, E2E, TTFO time.Duration
 }
 
 // SLOKeys are the keys --slo takes, in the order String writes them.
-var SLOKeys = []string{"ttft", "tpot", "itl", "e2e"}
+var SLOKeys = []string{"ttft", "tpot", "itl", "e2e", "ttfo"}
 
 // sloForm is the expected form, quoted by every parse error.
-const sloForm = "KEY=DURATION[,KEY=DURATION...], keys ttft, tpot, itl, e2e (e.g. ttft=200ms,tpot=50ms)"
+const sloForm = "KEY=DURATION[,KEY=DURATION...], keys ttft, tpot, itl, e2e, ttfo (e.g. ttft=200ms,tpot=50ms)"
 
 // ParseSLO reads "ttft=200ms,tpot=50ms,itl=100ms,e2e=10s" (any subset, any
 // order). Errors name the key at fault.
@@ -74,6 +80,8 @@ func (s *SLO) field(key string) *time.Duration {
 		return &s.ITL
 	case "e2e":
 		return &s.E2E
+	case "ttfo":
+		return &s.TTFO
 	}
 	return nil
 }
@@ -107,14 +115,17 @@ func (s SLO) String() string {
 // Judge reports, for record r, whether it attains s and, per key of s,
 // whether it met that key. A failed request attains nothing and meets no
 // key. met is indexed like SLOKeys; keys not in s stay false.
-func (s SLO) Judge(r *Record) (attained bool, met [4]bool) {
+func (s SLO) Judge(r *Record) (attained bool, met [5]bool) {
 	if r.Error != "" {
 		return false, met
 	}
 	tpot, hasTPOT := r.TPOT()
+	if r.Reasoned() {
+		tpot, hasTPOT = r.AnswerTPOT()
+	}
 	maxITL, hasITL := r.MaxTokenGap()
 	within := func(limit time.Duration, v float64) bool { return v <= limit.Seconds() }
-	values := [4]struct {
+	values := [5]struct {
 		limit time.Duration
 		ok    bool // measurable, else the key is met by default (no gap to judge)
 		v     float64
@@ -123,6 +134,7 @@ func (s SLO) Judge(r *Record) (attained bool, met [4]bool) {
 		{s.TPOT, hasTPOT, tpot},
 		{s.ITL, hasITL, maxITL},
 		{s.E2E, r.E2ES > 0, r.E2ES + r.IntendedLagS},
+		{s.TTFO, r.FirstVisibleS > 0, r.FirstVisibleS + r.IntendedLagS},
 	}
 	attained = true
 	for i, q := range values {
@@ -130,7 +142,7 @@ func (s SLO) Judge(r *Record) (attained bool, met [4]bool) {
 			continue
 		}
 		switch {
-		case i == 0 || i == 3: // ttft and e2e must have been reached
+		case i == 0 || i == 3 || i == 4: // ttft, e2e and ttfo must have been reached
 			met[i] = q.ok && within(q.limit, q.v)
 		default:
 			met[i] = !q.ok || within(q.limit, q.v)

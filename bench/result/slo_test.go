@@ -14,7 +14,9 @@ func TestParseSLO(t *testing.T) {
 		str  string
 	}{
 		// every key, in the order
-		{"ttft=200ms,tpot=50ms,itl=100ms,e2e=10s", SLO{200 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond, 10 * time.Second}, "ttft=200ms,tpot=50ms,itl=100ms,e2e=10s"},
+		{"ttft=200ms,tpot=50ms,itl=100ms,e2e=10s", SLO{200 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond, 10 * time.Second, 0}, "ttft=200ms,tpot=50ms,itl=100ms,e2e=10s"},
+		// ttfo: the first answer token (a reasoning model's first visible output)
+		{"ttfo=3s,ttft=100ms", SLO{TTFT: 100 * time.Millisecond, TTFO: 3 * time.Second}, "ttft=100ms,ttfo=3s"},
 		// a subset, out of order, spaces and upper case tolerated; String is canonical
 		{" E2E=1.5s , ttft=0.2s", SLO{TTFT: 200 * time.Millisecond, E2E: 1500 * time.Millisecond}, "ttft=200ms,e2e=1.5s"},
 		// one key
@@ -80,15 +82,15 @@ func TestJudgeAndGoodput(t *testing.T) {
 		name string
 		r    Record
 		want bool
-		met  [4]bool
+		met  [5]bool
 	}{
-		{"meets all", fast, true, [4]bool{true, true, false, true}},
-		{"ttft too slow", slowFirst, false, [4]bool{false, true, false, true}},
-		{"tpot too slow", slowTPOT, false, [4]bool{true, false, false, true}},
-		{"late send counts from intended time", late, false, [4]bool{false, true, false, false}},
-		{"failed never attains", failed, false, [4]bool{}},
-		{"one token: no tpot to judge", one, true, [4]bool{true, true, false, true}},
-		{"non-streaming: ttft is the whole body", nonStream, false, [4]bool{false, true, false, true}},
+		{"meets all", fast, true, [5]bool{true, true, false, true}},
+		{"ttft too slow", slowFirst, false, [5]bool{false, true, false, true}},
+		{"tpot too slow", slowTPOT, false, [5]bool{true, false, false, true}},
+		{"late send counts from intended time", late, false, [5]bool{false, true, false, false}},
+		{"failed never attains", failed, false, [5]bool{}},
+		{"one token: no tpot to judge", one, true, [5]bool{true, true, false, true}},
+		{"non-streaming: ttft is the whole body", nonStream, false, [5]bool{false, true, false, true}},
 	} {
 		got, met := slo.Judge(&tc.r)
 		if got != tc.want || met != tc.met {
@@ -147,5 +149,39 @@ func TestTokenGapsMultiToken(t *testing.T) {
 	// (0.4 - 0.1) / 8.
 	if v, ok := r.TPOT(); !ok || math.Abs(v-0.0375) > 1e-12 {
 		t.Errorf("TPOT = %v, %v; want 0.0375", v, ok)
+	}
+}
+
+// TestJudgeReasoning: a reasoning model's first token (thinking) comes
+// fast and its first answer token late: ttft passes where ttfo fails, and
+// tpot judges the answer's pace, not one diluted by the thinking tokens.
+func TestJudgeReasoning(t *testing.T) {
+	// 0.05 s first (reasoning) token, 100 reasoning tokens to 2.0 s, the
+	// answer from 2.1 s to 3.0 s over 10 tokens: answer TPOT 0.1 s.
+	r := Record{Stream: true, FirstTokenS: 0.05, FirstReasoningS: 0.05, LastReasoningS: 2.0, FirstVisibleS: 2.1, E2ES: 3.0,
+		OutputTokens: 110, ReasoningTokens: 100, AnswerTokens: 10}
+	for _, tc := range []struct {
+		slo  string
+		want bool
+	}{
+		{"ttft=100ms", true},         // the thinking started at once
+		{"ttfo=1s", false},           // the user saw nothing for 2.1 s
+		{"ttfo=3s,ttft=100ms", true}, // both
+		{"tpot=50ms", false},         // answer TPOT 100 ms (TPOT over all 110 tokens: 8.3 ms)
+		{"tpot=150ms,ttfo=2200ms", true},
+	} {
+		slo, err := ParseSLO(tc.slo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, met := slo.Judge(&r); got != tc.want {
+			t.Errorf("%s: Judge = %v (met %v), want %v", tc.slo, got, met, tc.want)
+		}
+	}
+	if v, ok := r.AnswerTPOT(); !ok || math.Abs(v-0.1) > 1e-12 {
+		t.Errorf("AnswerTPOT = %v, %v; want 0.1", v, ok)
+	}
+	if v, ok := r.Thinking(); !ok || math.Abs(v-1.95) > 1e-12 {
+		t.Errorf("Thinking = %v, %v; want 1.95", v, ok)
 	}
 }

@@ -84,7 +84,7 @@ func (o *sessionOptions) addFlags(fs *pflag.FlagSet, maxTokens int) {
 	fs.DurationVar(&o.interval, "interval", 0, "split each run into windows this long, each with client figures, engine deltas and a checkpoint (default: none, 1m when --duration is over 10m)")
 	fs.StringVar(&o.baseline, "baseline", "", "compare with the results in this directory after the run (exit 1 on a regression)")
 	fs.StringArrayVar(&o.maxRegression, "max-regression", nil, "with --baseline: QUANTITY.STAT=LIMIT, e.g. client.e2e.median=10% or =+5ms (repeatable)")
-	fs.StringVar(&o.sloText, "slo", "", "service-level objective for goodput: any of ttft, tpot, itl, e2e, e.g. ttft=200ms,tpot=50ms (client figures; a request counts when it meets all)")
+	fs.StringVar(&o.sloText, "slo", "", "service-level objective for goodput: any of ttft, tpot, itl, e2e, ttfo (first answer token), e.g. ttft=200ms,tpot=50ms (client figures; a request counts when it meets all)")
 }
 
 // check validates the shared flags before anything starts; errors are usage

@@ -39,6 +39,11 @@ var (
 var quantities = []quantity{
 	{Name: "client.first_visible", src: fromSamples, Unit: "s", Headline: "median", Stats: clientStats, Doc: "request sent -> first visible content (non-streaming: whole body)"},
 	{Name: "client.first_token", src: fromSamples, Unit: "s", Headline: "median", Stats: clientStats, Doc: "request sent -> first generated token (content or reasoning)"},
+	{Name: "client.first_reasoning", src: fromSamples, Unit: "s", Headline: "median", Stats: clientStats, Doc: "reasoning models: request sent -> first reasoning token (streaming only)"},
+	{Name: "client.thinking", src: fromSamples, Unit: "s", Headline: "median", Stats: clientStats, Doc: "reasoning models: first -> last reasoning token (streaming only)"},
+	{Name: "client.reasoning_tokens", src: fromSamples, Unit: "tokens", Headline: "median", Stats: clientStats, Doc: "reasoning models: output tokens that were thinking"},
+	{Name: "client.answer_tokens", src: fromSamples, Unit: "tokens", Headline: "median", Stats: clientStats, Doc: "reasoning models: output tokens after the thinking"},
+	{Name: "client.answer_tpot", src: fromSamples, Unit: "s", Headline: "median", Stats: clientStats, Doc: "reasoning models: per request (e2e - first_visible) / (answer_tokens - 1); streaming only"},
 	{Name: "client.ttfb", src: fromSamples, Unit: "s", Headline: "median", Stats: clientStats, Doc: "request written -> first response byte"},
 	{Name: "client.e2e", src: fromSamples, Unit: "s", Headline: "median", Stats: clientStats, Doc: "request sent -> end of response"},
 	{Name: "client.tpot", src: fromSamples, Unit: "s", Headline: "median", Stats: clientStats, Doc: "per request (e2e - first_visible) / (output_tokens - 1); streaming only"},
@@ -175,11 +180,30 @@ func samplesOf(recs []result.Record, run string, openLoop bool, slo *result.SLO)
 		if v, ok := r.TPOT(); ok {
 			add("client.tpot", v)
 		}
+		addReasoning(r, add)
 		if itl, ok := medianTokenGap(r); ok {
 			add("client.itl", itl)
 		}
 	}
 	return s
+}
+
+// addReasoning adds the reasoning quantities of a request that reasoned.
+func addReasoning(r *result.Record, add func(string, float64)) {
+	if !r.Reasoned() {
+		return
+	}
+	if r.FirstReasoningS > 0 {
+		add("client.first_reasoning", r.FirstReasoningS)
+	}
+	if v, ok := r.Thinking(); ok {
+		add("client.thinking", v)
+	}
+	add("client.reasoning_tokens", float64(r.ReasoningTokens))
+	add("client.answer_tokens", float64(r.AnswerTokens))
+	if v, ok := r.AnswerTPOT(); ok {
+		add("client.answer_tpot", v)
+	}
 }
 
 // medianTokenGap is the median per-token inter-token latency of r: an event

@@ -420,10 +420,19 @@ const definitions = "vLLM keys from servebench's per-request trace: ttft = clien
 	"The servebench key holds servebench's own figures in seconds: client medians over successful requests, " +
 	"engine means from /metrics deltas."
 
+// reasoningDefinitions joins definitions for a run whose model reasoned.
+const reasoningDefinitions = " This run reasoned: vLLM's ttft is its first token of any kind, here a reasoning token, " +
+	"and its tpot divides by every output token, thinking included; the first answer token is the servebench key's " +
+	"client.first_visible_s, the thinking its client.thinking_s and reasoning_tokens, the answer's pace client.answer_tpot_s."
+
 func extra(res *result.Results, run *result.Run) Extra {
 	srv := res.Server
 	srv.Startup = nil // start-up is not a run figure
+	defs := definitions
+	if run.Client.ReasoningTokens != nil {
+		defs += reasoningDefinitions
+	}
 	return Extra{Schema: result.Schema, Run: run.Name, Stream: run.Stream, Workload: run.Workload, Server: srv,
 		Requests: run.Requests, OK: run.OK, Errors: run.Errors, Throughput: run.Throughput,
-		Client: run.Client, Engine: run.Engine, Goodput: run.Goodput, Definitions: definitions}
+		Client: run.Client, Engine: run.Engine, Goodput: run.Goodput, Definitions: defs}
 }
