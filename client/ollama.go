@@ -236,6 +236,9 @@ func (x *exchange) readNDJSON(body io.Reader, maxTokens int) bool {
 		}
 		if len(ch.Content) > 0 || len(ch.Thinking) > 0 {
 			x.tokenEvent(now, 1, len(ch.Content) > 0)
+			if len(ch.Thinking) > 0 { // Ollama's name for reasoning
+				x.reasoningEvent(now, 1, ch.Thinking, ch.Content)
+			}
 			counted++
 			if x.keepText {
 				text = append(text, ch.Content...)

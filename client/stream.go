@@ -122,7 +122,7 @@ func (x *exchange) readStream(body io.Reader, maxTokens int) bool {
 		}
 		x.tokenEvent(now, tokens, len(ch.Content) > 0)
 		if len(ch.Reasoning) > 0 {
-			x.reasoningEvent(now, tokens, ch)
+			x.reasoningEvent(now, tokens, ch.Reasoning, ch.Content)
 		}
 		counted += tokens
 		if x.keepText {
@@ -161,14 +161,14 @@ func (x *exchange) tokenEvent(now time.Duration, tokens int, visible bool) {
 
 // reasoningEvent records the reasoning part of an event that carried
 // tokens: all of them, or, beside content, its reasoning text's pieces.
-func (x *exchange) reasoningEvent(now time.Duration, tokens int, ch *Chunk) {
+func (x *exchange) reasoningEvent(now time.Duration, tokens int, reasoning, content []byte) {
 	tr := x.tr
 	if tr.FirstReasoning == 0 {
 		tr.FirstReasoning = now
 	}
 	tr.LastReasoning = now
-	if len(ch.Content) > 0 {
-		tokens = min(textPieces(ch.Reasoning), tokens-1)
+	if len(content) > 0 {
+		tokens = min(textPieces(reasoning), tokens-1)
 	}
 	tr.ReasoningTokens += tokens
 }
