@@ -26,6 +26,9 @@ type Metrics struct {
 	// GaugeEvery, with several URLs, is how often a run scrapes them for
 	// each replica's KV-cache usage (gaugeSampler); 0: not sampled.
 	GaugeEvery time.Duration
+	// Passes is how many of the engines finish each request (Server.Passes;
+	// 0 means 1): the reconciliation expects Passes x sent.
+	Passes int
 }
 
 type snapshotResult struct {
@@ -124,7 +127,7 @@ func (m *Metrics) figures(run *result.Run, rec *result.Reconciliation, before, a
 		rec.EngineAbsent = true
 		return
 	}
-	if reconcileNote(run, rec, m.Filter.Model, counted) {
+	if reconcileNote(run, rec, m.Filter.Model, counted, m.Passes) {
 		return // run.Engine holds only the reconciliation
 	}
 	run.Engine = EngineSummary(delta)
@@ -149,7 +152,19 @@ func (m *Metrics) figures(run *result.Run, rec *result.Reconciliation, before, a
 // pre-run values, so scrape.Diff saw no reset: figures over such a delta
 // describe only part of the run, unlabelled, so they are left out.
 // Foreign traffic only adds to the count, so it cannot explain a shortfall.
-func reconcileNote(run *result.Run, rec *result.Reconciliation, model string, counted bool) (drop bool) {
+// With passes > 1 (a P/D deployment) each request is finished by that many
+// engines, and the count is compared per pass.
+func reconcileNote(run *result.Run, rec *result.Reconciliation, model string, counted bool, passes int) (drop bool) {
+	if passes > 1 && counted {
+		defer func(total float64) {
+			rec.EngineCount = total
+			if rec.Note == "" {
+				rec.Note = fmt.Sprintf("P/D deployment: every request is finished by a prefill and a decode instance; "+
+					"the engine's %.0f finished requests are %d passes of %.0f", total, passes, total/float64(passes))
+			}
+		}(rec.EngineCount)
+		rec.EngineCount /= float64(passes)
+	}
 	switch {
 	case !counted:
 	case rec.EngineCount == 0 && rec.OK > 0 && model != "":

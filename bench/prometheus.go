@@ -41,7 +41,7 @@ func (r *Runner) promFigures(ctx context.Context, run *result.Run, rec *result.R
 	for _, wn := range append(w.Warnings, w.Total.Warnings()...) {
 		run.Warnings = append(run.Warnings, "prometheus: "+wn)
 	}
-	if reconcileNote(run, rec, m.Filter.Model, counted) {
+	if reconcileNote(run, rec, m.Filter.Model, counted, m.Passes) {
 		run.Engine.Source = src
 		return
 	}

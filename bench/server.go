@@ -67,8 +67,11 @@ type Server struct {
 	MetricsURLs []string
 	Model       string
 	MaxModelLen int // the model's context length from /v1/models; 0: unknown
-	Info        result.Server
-	proc        *launch.Server // nil when servebench did not start it
+	// Passes is how many of MetricsURLs' engines finish each request: 2
+	// for a P/D deployment (a prefill and a decode instance), else 1.
+	Passes int
+	Info   result.Server
+	proc   *launch.Server // nil when servebench did not start it
 }
 
 // Exited is closed when a server servebench started exits; nil otherwise
@@ -139,6 +142,9 @@ func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 	s.MetricsURLs = opts.MetricsURLs
 	if len(s.MetricsURLs) == 0 && s.proc != nil && opts.Bundled() {
 		s.MetricsURLs = pdMetricsURLs(ctx, s.BaseURL) // a P/D deployment's instances, as replicas
+		if len(s.MetricsURLs) > 0 {
+			s.Passes = 2
+		}
 	}
 	if len(s.MetricsURLs) == 0 {
 		s.MetricsURLs = []string{s.BaseURL + "/metrics"}

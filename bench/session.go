@@ -154,7 +154,7 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 		Bounded:       cfg.Bounded,
 		SpillDir:      cfg.Dir,
 		Metrics: &Metrics{HTTP: &http.Client{Timeout: 10 * time.Second}, URLs: srv.MetricsURLs, Filter: scrape.Filter{Model: cfg.Server.Model},
-			Prom: prom, GaugeEvery: cfg.GaugeEvery},
+			Prom: prom, GaugeEvery: cfg.GaugeEvery, Passes: srv.Passes},
 	}
 	if cfg.Server.Preset == launch.PresetOllama && len(cfg.Server.MetricsURLs) == 0 && prom == nil {
 		runner.Metrics = nil
