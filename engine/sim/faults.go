@@ -76,71 +76,104 @@ func parseFaults(specs []string, seed int64) (*faults, error) {
 	f := &faults{rng: rand.New(rand.NewPCG(uint64(seed), 0x5e7fa017)), midStreamErrorAfter: -1, dropAfter: -1, stallAfter: -1, malformedAfter: -1}
 	for _, spec := range specs {
 		name, val, hasVal := strings.Cut(spec, "=")
-		bad := func(want string) error {
-			return fmt.Errorf("fault %q: want %s", spec, want)
+		parse, ok := faultKinds[name]
+		if !ok {
+			return nil, fmt.Errorf("fault %q: unknown fault %q; known: %s", spec, name, strings.Join(FaultNames, ", "))
 		}
-		count := func(min int) (int, error) {
-			n, err := strconv.Atoi(val)
-			if !hasVal || err != nil || n < min {
-				return 0, bad(fmt.Sprintf("%s=N with an integer N >= %d", name, min))
-			}
-			return n, nil
-		}
-		var err error
-		switch name {
-		case "never-ready", "exit-during-load", "metrics-unavailable":
-			if hasVal {
-				return f, bad(name + " without a value")
-			}
-			switch name {
-			case "never-ready":
-				f.neverReady = true
-			case "exit-during-load":
-				f.exitDuringLoad = true
-			default:
-				f.metricsUnavailable = true
-			}
-		case "metrics-reset":
-			f.metricsResetAfter = 1
-			if hasVal {
-				f.metricsResetAfter, err = count(1)
-			}
-		case "crash-after":
-			f.crashAfter, err = count(1)
-		case "close-connection-every":
-			f.closeEvery, err = count(1)
-		case "http-error":
-			rate, status, ok := strings.Cut(val, ":")
-			r, err1 := strconv.ParseFloat(rate, 64)
-			s, err2 := strconv.Atoi(status)
-			if !hasVal || !ok || err1 != nil || err2 != nil || !(r >= 0 && r <= 1) || s < 400 || s > 599 {
-				return f, bad("http-error=RATE:STATUS with RATE in [0,1] and an HTTP error STATUS 400-599, e.g. http-error=0.1:500")
-			}
-			f.httpErrorRate, f.httpErrorStatus = r, s
-		case "mid-stream-error-after":
-			f.midStreamErrorAfter, err = count(0)
-		case "drop-connection-after":
-			f.dropAfter, err = count(0)
-		case "malformed-event-after":
-			f.malformedAfter, err = count(0)
-		case "buffer-stream":
-			f.bufferEvery, err = count(1)
-		case "stall-after":
-			k, d, ok := strings.Cut(val, ":")
-			n, err1 := strconv.Atoi(k)
-			dur, err2 := time.ParseDuration(d)
-			if !hasVal || !ok || err1 != nil || err2 != nil || n < 0 || dur <= 0 {
-				return f, bad("stall-after=K:DURATION with K >= 0 tokens and a positive Go duration, e.g. stall-after=10:5s")
-			}
-			f.stallAfter, f.stallFor = n, dur
-		default:
-			return f, fmt.Errorf("fault %q: unknown fault %q; known: %s", spec, name, strings.Join(FaultNames, ", "))
-		}
-		if err != nil {
-			return f, err
+		if err := parse(f, faultValue{spec: spec, name: name, val: val, hasVal: hasVal}); err != nil {
+			return nil, err
 		}
 	}
 	return f, nil
+}
+
+// faultKinds maps each --fault name to what sets it; FaultNames spells the
+// same set for help text.
+var faultKinds = map[string]func(*faults, faultValue) error{
+	"never-ready":            switchFault(func(f *faults) *bool { return &f.neverReady }),
+	"exit-during-load":       switchFault(func(f *faults) *bool { return &f.exitDuringLoad }),
+	"metrics-unavailable":    switchFault(func(f *faults) *bool { return &f.metricsUnavailable }),
+	"crash-after":            countFault(1, func(f *faults) *int { return &f.crashAfter }),
+	"close-connection-every": countFault(1, func(f *faults) *int { return &f.closeEvery }),
+	"buffer-stream":          countFault(1, func(f *faults) *int { return &f.bufferEvery }),
+	"mid-stream-error-after": countFault(0, func(f *faults) *int { return &f.midStreamErrorAfter }),
+	"drop-connection-after":  countFault(0, func(f *faults) *int { return &f.dropAfter }),
+	"malformed-event-after":  countFault(0, func(f *faults) *int { return &f.malformedAfter }),
+	"metrics-reset":          parseMetricsReset,
+	"http-error":             parseHTTPError,
+	"stall-after":            parseStallAfter,
+}
+
+// faultValue is one --fault value cut at its first "=".
+type faultValue struct {
+	spec, name, val string
+	hasVal          bool
+}
+
+func (v faultValue) bad(want string) error {
+	return fmt.Errorf("fault %q: want %s", v.spec, want)
+}
+
+// count reads the value as an integer N >= min.
+func (v faultValue) count(min int) (int, error) {
+	n, err := strconv.Atoi(v.val)
+	if !v.hasVal || err != nil || n < min {
+		return 0, v.bad(fmt.Sprintf("%s=N with an integer N >= %d", v.name, min))
+	}
+	return n, nil
+}
+
+// switchFault is a fault that takes no value.
+func switchFault(field func(*faults) *bool) func(*faults, faultValue) error {
+	return func(f *faults, v faultValue) error {
+		if v.hasVal {
+			return v.bad(v.name + " without a value")
+		}
+		*field(f) = true
+		return nil
+	}
+}
+
+// countFault is a fault that takes one integer >= min.
+func countFault(min int, field func(*faults) *int) func(*faults, faultValue) error {
+	return func(f *faults, v faultValue) error {
+		n, err := v.count(min)
+		*field(f) = n
+		return err
+	}
+}
+
+// parseMetricsReset: metrics-reset alone resets after the first response.
+func parseMetricsReset(f *faults, v faultValue) error {
+	f.metricsResetAfter = 1
+	if !v.hasVal {
+		return nil
+	}
+	var err error
+	f.metricsResetAfter, err = v.count(1)
+	return err
+}
+
+func parseHTTPError(f *faults, v faultValue) error {
+	rate, status, ok := strings.Cut(v.val, ":")
+	r, err1 := strconv.ParseFloat(rate, 64)
+	s, err2 := strconv.Atoi(status)
+	if !v.hasVal || !ok || err1 != nil || err2 != nil || !(r >= 0 && r <= 1) || s < 400 || s > 599 {
+		return v.bad("http-error=RATE:STATUS with RATE in [0,1] and an HTTP error STATUS 400-599, e.g. http-error=0.1:500")
+	}
+	f.httpErrorRate, f.httpErrorStatus = r, s
+	return nil
+}
+
+func parseStallAfter(f *faults, v faultValue) error {
+	k, d, ok := strings.Cut(v.val, ":")
+	n, err1 := strconv.Atoi(k)
+	dur, err2 := time.ParseDuration(d)
+	if !v.hasVal || !ok || err1 != nil || err2 != nil || n < 0 || dur <= 0 {
+		return v.bad("stall-after=K:DURATION with K >= 0 tokens and a positive Go duration, e.g. stall-after=10:5s")
+	}
+	f.stallAfter, f.stallFor = n, dur
+	return nil
 }
 
 // closeConnection counts a generation request and says whether its
