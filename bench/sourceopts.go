@@ -88,51 +88,104 @@ func (o SourceOptions) thinkTime() (Dist, error) {
 
 // prompts picks the one prompt source the flags ask for.
 func (o SourceOptions) prompts() (Source, error) {
-	// --prompt-tokens N is --input-tokens N: alone it keeps its own source
-	// (and recorded text), with sessions or prefixes it is their length.
-	prefixes := o.SharedPrefixTokens > 0 || o.PrefixGroups > 0 || o.PrefixPick != ""
-	turns := o.Turns != "" && o.Turns != "1"
-	var given []string
-	for _, g := range []struct {
-		name string
-		on   bool
-	}{
-		{"--prompt", o.Prompt != ""}, {"--prompt-file", o.PromptFile != ""},
-		{"--dataset", o.Dataset != ""}, {"--trace", o.Trace != ""},
-		{"--prompt-tokens", o.PromptTokens > 0}, {"--input-tokens", o.InputTokens != ""},
-	} {
-		if g.on {
-			given = append(given, g.name)
+	var given []promptSource
+	for _, s := range promptSources {
+		if s.given(o) {
+			given = append(given, s)
 		}
 	}
 	if len(given) > 1 {
-		return nil, fmt.Errorf("%s: expected at most one prompt source", strings.Join(given, ", "))
+		names := make([]string, len(given))
+		for i, s := range given {
+			names[i] = s.flag
+		}
+		return nil, fmt.Errorf("%s: expected at most one prompt source", strings.Join(names, ", "))
 	}
-	fixed := o.Prompt != "" || o.PromptFile != "" || o.Dataset != "" || o.Trace != ""
-	traceFlags := o.TraceFormat != "" || o.TraceSpeed != 0 || o.TraceWindow != ""
-	switch {
-	case traceFlags && o.Trace == "":
+	if (o.TraceFormat != "" || o.TraceSpeed != 0 || o.TraceWindow != "") && o.Trace == "" {
 		return nil, errors.New("--trace-format, --trace-speed and --trace-window: expected --trace FILE too")
-	case o.Trace != "" && o.Turns != "":
-		return nil, errors.New("--turns with --trace: a trace replays single requests")
-	case o.Trace != "" && !prefixes:
-		return LoadTrace(o.Trace, o.TraceFormat, o.TraceSpeed, o.TraceWindow, o.Seed)
-	case o.Dataset != "" && !prefixes:
-		return LoadDataset(o.Dataset, o.Turns)
-	case prefixes && fixed:
-		return nil, fmt.Errorf("--shared-prefix-tokens with %s: shared prefixes go with synthetic prompts (--input-tokens)", given[0])
-	case turns && (o.Prompt != "" || o.PromptFile != ""):
-		return nil, fmt.Errorf("--turns with %s: sessions come from --dataset or synthetic prompts (--input-tokens)", given[0])
-	case turns || prefixes || o.InputTokens != "":
+	}
+	if len(given) == 1 {
+		return given[0].load(o)
+	}
+	if o.multiTurn() || o.hasPrefixes() {
 		return o.synth()
-	case o.Prompt != "":
-		return FixedPrompt(o.Prompt)
-	case o.PromptTokens > 0:
-		return SyntheticPrompts(o.PromptTokens, o.Seed)
-	case o.PromptFile != "":
-		return LoadPromptFile(o.PromptFile)
 	}
 	return FixedPrompt(DefaultPrompt)
+}
+
+// promptSource is one flag that names where prompts come from.
+type promptSource struct {
+	flag  string
+	given func(SourceOptions) bool
+	// load builds the source, refusing the session and prefix flags it
+	// cannot honour.
+	load func(SourceOptions) (Source, error)
+}
+
+// promptSources lists the prompt sources in the order an error names them.
+var promptSources = []promptSource{
+	{"--prompt", func(o SourceOptions) bool { return o.Prompt != "" },
+		textSource("--prompt", func(o SourceOptions) (Source, error) { return FixedPrompt(o.Prompt) })},
+	{"--prompt-file", func(o SourceOptions) bool { return o.PromptFile != "" },
+		textSource("--prompt-file", func(o SourceOptions) (Source, error) { return LoadPromptFile(o.PromptFile) })},
+	{"--dataset", func(o SourceOptions) bool { return o.Dataset != "" }, SourceOptions.dataset},
+	{"--trace", func(o SourceOptions) bool { return o.Trace != "" }, SourceOptions.trace},
+	{"--prompt-tokens", func(o SourceOptions) bool { return o.PromptTokens > 0 }, SourceOptions.promptTokens},
+	{"--input-tokens", func(o SourceOptions) bool { return o.InputTokens != "" }, SourceOptions.synth},
+}
+
+// hasPrefixes says whether shared prefixes were asked for.
+func (o SourceOptions) hasPrefixes() bool {
+	return o.SharedPrefixTokens > 0 || o.PrefixGroups > 0 || o.PrefixPick != ""
+}
+
+// multiTurn says whether sessions of more than one turn were asked for.
+func (o SourceOptions) multiTurn() bool { return o.Turns != "" && o.Turns != "1" }
+
+// prefixesWith refuses shared prefixes over a fixed set of prompts.
+func prefixesWith(flag string) error {
+	return fmt.Errorf("--shared-prefix-tokens with %s: shared prefixes go with synthetic prompts (--input-tokens)", flag)
+}
+
+// textSource wraps a source of given prompt text, which takes neither
+// shared prefixes nor sessions.
+func textSource(flag string, load func(SourceOptions) (Source, error)) func(SourceOptions) (Source, error) {
+	return func(o SourceOptions) (Source, error) {
+		switch {
+		case o.hasPrefixes():
+			return nil, prefixesWith(flag)
+		case o.multiTurn():
+			return nil, fmt.Errorf("--turns with %s: sessions come from --dataset or synthetic prompts (--input-tokens)", flag)
+		}
+		return load(o)
+	}
+}
+
+func (o SourceOptions) dataset() (Source, error) {
+	if o.hasPrefixes() {
+		return nil, prefixesWith("--dataset")
+	}
+	return LoadDataset(o.Dataset, o.Turns)
+}
+
+func (o SourceOptions) trace() (Source, error) {
+	switch {
+	case o.Turns != "":
+		return nil, errors.New("--turns with --trace: a trace replays single requests")
+	case o.hasPrefixes():
+		return nil, prefixesWith("--trace")
+	}
+	return LoadTrace(o.Trace, o.TraceFormat, o.TraceSpeed, o.TraceWindow, o.Seed)
+}
+
+// promptTokens: --prompt-tokens N is --input-tokens N: alone it keeps its
+// own source (and recorded text), with sessions or prefixes it is their
+// length.
+func (o SourceOptions) promptTokens() (Source, error) {
+	if o.multiTurn() || o.hasPrefixes() {
+		return o.synth()
+	}
+	return SyntheticPrompts(o.PromptTokens, o.Seed)
 }
 
 // synth builds the synthetic source.
