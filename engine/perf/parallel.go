@@ -92,9 +92,24 @@ func (p *Perf) flopRate() float64 {
 	return r
 }
 
+// Pipeline parallelism (--pipeline-parallel-size P): the layers are cut
+// into P stages of consecutive layers, each stage on TensorParallelSize
+// GPUs, so a node of TP x P GPUs. Each GPU holds its stage's layers'
+// weights and KV cache (the largest stage, ceil(Layers / P) layers, sets
+// the capacity; the embedding and lm_head are spread as a layer's share,
+// an approximation). A step runs the stages one after another, so one
+// batch's step time is the whole model's at TP (each stage streams 1/P
+// of the bytes), plus P - 1 hand-offs of the hidden states between stages
+// at the link's latency and bandwidth. vLLM overlaps micro-batches across
+// stages for throughput; the model does not: it gives the latency of one
+// batch, and the capacity.
+
 // validateParallel refuses a tensor-parallel size vLLM refuses, with
 // vLLM's own message where it has one.
 func validateParallel(m Model, cfg Config) error {
+	if pp := cfg.PipelineParallelSize; pp < 0 || pp > m.Layers {
+		return fmt.Errorf("perf: --pipeline-parallel-size %d: expected 1 to the model's %d layers", pp, m.Layers)
+	}
 	tp := cfg.TensorParallelSize
 	switch {
 	case tp < 0:
@@ -120,15 +135,47 @@ func (p *Perf) TensorParallelSize() int { return p.cfg.TensorParallelSize }
 // (replicated) when there are fewer KV heads than GPUs.
 func (p *Perf) KVHeadsPerGPU() int { return max(1, p.model.KVHeads/p.cfg.TensorParallelSize) }
 
-// KVBytesPerTokenPerGPU is one token's KV cache on one rank, all layers.
+// KVBytesPerTokenPerGPU is one token's KV cache on one rank, all the
+// layers of its pipeline stage.
 func (p *Perf) KVBytesPerTokenPerGPU() int {
 	m := p.model
-	return 2 * m.Layers * p.KVHeadsPerGPU() * m.HeadDim * kvBytes
+	return 2 * p.stageLayers() * p.KVHeadsPerGPU() * m.HeadDim * kvBytes
 }
 
-// weightBytesPerGPU is one rank's shard of the weights.
+// kvBytesPerTokenAllStages is one token's KV on one tensor-parallel rank
+// over all layers: what a step reads going through every pipeline stage
+// in turn (KVBytesPerTokenPerGPU without stages).
+func (p *Perf) kvBytesPerTokenAllStages() int {
+	return 2 * p.model.Layers * p.KVHeadsPerGPU() * p.model.HeadDim * kvBytes
+}
+
+// stageLayers is the layers of the largest pipeline stage (all of them
+// without pipeline parallelism).
+func (p *Perf) stageLayers() int {
+	pp := p.cfg.PipelineParallelSize
+	return (p.model.Layers + pp - 1) / pp
+}
+
+// weightBytesPerGPU is one rank's shard of the weights: its stage's share
+// split TP ways.
 func (p *Perf) weightBytesPerGPU() float64 {
-	return p.model.WeightBytes() / float64(p.cfg.TensorParallelSize)
+	w := p.model.WeightBytes() / float64(p.cfg.TensorParallelSize)
+	if p.cfg.PipelineParallelSize > 1 {
+		w = w * float64(p.stageLayers()) / float64(p.model.Layers)
+	}
+	return w
+}
+
+// stageHandoffTime is the P - 1 sends of a step's hidden states (tokens x
+// hidden x 2 bytes) from one pipeline stage to the next; 0 without stages.
+func (p *Perf) stageHandoffTime(tokens int) time.Duration {
+	pp := p.cfg.PipelineParallelSize
+	if pp <= 1 || tokens <= 0 {
+		return 0
+	}
+	l := LinkOf(p.gpu)
+	size := float64(tokens) * float64(p.model.Hidden) * 2
+	return time.Duration(pp-1) * (l.Latency + seconds(size/(l.BusGBs*1e9)))
 }
 
 // allReduceTime is a step's tensor-parallel communication: two all-reduces
@@ -147,10 +194,14 @@ func (p *Perf) allReduceTime(tokens int) time.Duration {
 
 // node names the hardware: "h100-80gb" or "8x h100-80gb (--tensor-parallel-size 8)".
 func (p *Perf) node() string {
-	if p.cfg.TensorParallelSize <= 1 {
-		return p.gpu.Name
+	tp, pp := p.cfg.TensorParallelSize, p.cfg.PipelineParallelSize
+	switch {
+	case pp > 1:
+		return fmt.Sprintf("%dx %s (--tensor-parallel-size %d --pipeline-parallel-size %d)", tp*pp, p.gpu.Name, tp, pp)
+	case tp > 1:
+		return fmt.Sprintf("%dx %s (--tensor-parallel-size %d)", tp, p.gpu.Name, tp)
 	}
-	return fmt.Sprintf("%dx %s (--tensor-parallel-size %d)", p.cfg.TensorParallelSize, p.gpu.Name, p.cfg.TensorParallelSize)
+	return p.gpu.Name
 }
 
 // vllmNoMemoryError is what vLLM says when the weights and activations

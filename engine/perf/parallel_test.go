@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestParallelSplit: tensor parallelism divides one rank's weights by N,
@@ -113,5 +114,42 @@ func TestParallelRefusals(t *testing.T) {
 		if c.tp != 3 && !errors.Is(err, ErrDoesNotFit) {
 			t.Errorf("%s: %v is not ErrDoesNotFit", c.name, err)
 		}
+	}
+}
+
+// TestPipelineParallel: 70B on 8 H100s as TP=4 x PP=2 holds each GPU's
+// share as TP=8 does (half the layers, two KV heads: the same 40 KiB per
+// token and 16.4 GiB of weights), so about the same KV capacity, but a
+// batch's step runs the two stages one after the other: a TP=4 step plus
+// the hand-off, slower than TP=8's. More stages than layers is refused.
+func TestPipelineParallel(t *testing.T) {
+	g, m, _ := Lookup("h100-80gb", "llama-3.1-70b-instruct")
+	cfg := Config{MaxModelLen: 8192, GPUMemoryUtilization: 0.9}
+	mk := func(tp, pp int) *Perf {
+		c := cfg
+		c.TensorParallelSize, c.PipelineParallelSize = tp, pp
+		p, err := New(g, m, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	tp8, tp4, tp4pp2 := mk(8, 1), mk(4, 1), mk(4, 2)
+	if tp4pp2.KVBytesPerTokenPerGPU() != tp8.KVBytesPerTokenPerGPU() || tp4pp2.WeightsGiB() != tp8.WeightsGiB() {
+		t.Errorf("TP4xPP2: %d B/token, %.2f GiB per GPU; TP8: %d, %.2f", tp4pp2.KVBytesPerTokenPerGPU(), tp4pp2.WeightsGiB(),
+			tp8.KVBytesPerTokenPerGPU(), tp8.WeightsGiB())
+	}
+	if r := float64(tp4pp2.KVCacheTokens()) / float64(tp8.KVCacheTokens()); r < 0.95 || r > 1.0 {
+		t.Errorf("TP4xPP2 holds %d KV tokens, TP8 %d (ratio %.3f)", tp4pp2.KVCacheTokens(), tp8.KVCacheTokens(), r)
+	}
+	s := Step{DecodeSeqs: 8, ContextTokens: 8000}
+	a, b, c := tp8.StepTime(s), tp4.StepTime(s), tp4pp2.StepTime(s)
+	t.Logf("decode step of 8: TP8 %v, TP4 %v, TP4xPP2 %v; KV tokens TP8 %d, TP4xPP2 %d", a, b, c, tp8.KVCacheTokens(), tp4pp2.KVCacheTokens())
+	if c <= b || c >= b+time.Millisecond || c <= a {
+		t.Errorf("TP4xPP2 step %v: want a TP4 step (%v) plus a hand-off under 1 ms, slower than TP8's %v", c, b, a)
+	}
+	cfg.PipelineParallelSize = 81
+	if _, err := New(g, m, cfg); err == nil || !strings.Contains(err.Error(), "--pipeline-parallel-size 81") {
+		t.Errorf("81 stages of 80 layers: %v", err)
 	}
 }

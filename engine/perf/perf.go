@@ -53,6 +53,7 @@ type Config struct {
 	MaxNumSeqs           int     // --max-num-seqs (0: 256, or 1024 on H100-class GPUs)
 	MaxNumBatchedTokens  int     // --max-num-batched-tokens (0: 2048, or 8192 on H100-class GPUs)
 	TensorParallelSize   int     // --tensor-parallel-size: GPUs of the node the model is split over (0: 1); parallel.go
+	PipelineParallelSize int     // --pipeline-parallel-size: stages of consecutive layers, each on TensorParallelSize GPUs (0: 1); parallel.go
 }
 
 // DefaultConfig is the seed's `vllm serve` configuration: --max-model-len
@@ -132,6 +133,9 @@ func withDefaults(cfg Config, m Model, g GPU) Config {
 	}
 	if cfg.TensorParallelSize == 0 {
 		cfg.TensorParallelSize = 1
+	}
+	if cfg.PipelineParallelSize == 0 {
+		cfg.PipelineParallelSize = 1
 	}
 	return cfg
 }

@@ -136,7 +136,7 @@ type Breakdown struct {
 	Attention time.Duration // attention phase: max(attention FLOPs, KV bytes)
 	Overhead  time.Duration // StepOverhead + Layers x LayerOverhead + PrefillSeqs x PrefillSeqOverhead
 	Draft     time.Duration // speculative decoding's draft passes (0 without SpecTokens)
-	AllReduce time.Duration // tensor parallel: two all-reduces per layer (0 at TP 1; parallel.go)
+	AllReduce time.Duration // tensor parallel: two all-reduces per layer; pipeline stages' hand-offs (0 on one GPU; parallel.go)
 	Total     time.Duration // Overhead + Weights + Attention + Draft + AllReduce
 	Compute   time.Duration // all FLOPs at MFU x TFLOPs (for explanation)
 	Memory    time.Duration // all bytes at BandwidthEfficiency x bandwidth
@@ -187,7 +187,7 @@ func (p *Perf) Breakdown(s Step) Breakdown {
 	// every draft token being verified.
 	logitRows := min(s.PrefillSeqs+s.DecodeSeqs+s.SpecTokens, tokens)
 	linFLOPs := (2*m.ActiveLinearParams()*float64(tokens) + 2*float64(m.Vocab)*float64(m.Hidden)*float64(logitRows)) / tp
-	kv := float64(p.KVBytesPerTokenPerGPU())
+	kv := float64(p.kvBytesPerTokenAllStages())
 	kvBytes := float64(s.ContextTokens+tokens) * kv // reads, plus this step's writes
 	attFLOPs := p.attentionFLOPs(s) / tp
 	weightBytes := m.readBytes(tokens) / tp
@@ -195,7 +195,7 @@ func (p *Perf) Breakdown(s Step) Breakdown {
 		Weights:   max(seconds(linFLOPs/flopRate), seconds(weightBytes/byteRate)),
 		Attention: max(seconds(attFLOPs/flopRate), seconds(kvBytes/byteRate)),
 		Overhead:  StepOverhead + time.Duration(m.Layers)*LayerOverhead + time.Duration(prefillSeqs)*PrefillSeqOverhead,
-		AllReduce: p.allReduceTime(tokens),
+		AllReduce: p.allReduceTime(tokens) + p.stageHandoffTime(tokens),
 		Compute:   seconds((linFLOPs + attFLOPs) / flopRate),
 		Memory:    seconds((weightBytes + kvBytes) / byteRate),
 		ReadBytes: weightBytes + kvBytes,

@@ -328,12 +328,12 @@ func buildPerf(o *Options) (*perf.Perf, perf.GPU, perf.Model, error) {
 	}
 	p, err := perf.New(g, m, perf.Config{MaxModelLen: o.MaxModelLen, GPUMemoryUtilization: o.GPUMemoryUtilization,
 		BlockSize: blockSize, MaxNumSeqs: o.MaxNumSeqs, MaxNumBatchedTokens: o.MaxNumBatchedTokens,
-		TensorParallelSize: o.TensorParallelSize})
+		TensorParallelSize: o.TensorParallelSize, PipelineParallelSize: o.PipelineParallelSize})
 	if err != nil {
 		return nil, g, m, err
 	}
 	cfg := p.Config()
 	o.MaxModelLen, o.MaxNumSeqs, o.MaxNumBatchedTokens = cfg.MaxModelLen, cfg.MaxNumSeqs, cfg.MaxNumBatchedTokens
-	o.TensorParallelSize = cfg.TensorParallelSize
+	o.TensorParallelSize, o.PipelineParallelSize = cfg.TensorParallelSize, cfg.PipelineParallelSize
 	return p, g, m, nil
 }

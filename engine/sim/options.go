@@ -18,6 +18,7 @@ type Options struct {
 	MaxNumBatchedTokens  int     // --max-num-batched-tokens; 0: vLLM's default (2048, 8192 on H100/H200)
 	NumGPUBlocksOverride int     // --num-gpu-blocks-override; 0: from the performance model
 	TensorParallelSize   int     // --tensor-parallel-size: GPUs of one node the model is split over; 0 or 1: one GPU
+	PipelineParallelSize int     // --pipeline-parallel-size: stages of consecutive layers, each on TensorParallelSize GPUs; 0 or 1: none
 	NoPrefixCaching      bool    // --no-enable-prefix-caching: vLLM V1 caches prefixes unless told not to
 	KVRole               string  // --kv-role: "" (serves whole requests), "producer" (prefill instance) or "consumer" (decode instance); kvrole.go
 	KVLinkGbps           float64 // --kv-link-gbps: the consumer's KV link (0: DefaultKVLinkGbps)
@@ -114,6 +115,9 @@ func (o *Options) validate() error {
 	}
 	if o.TensorParallelSize < 0 {
 		bad("--tensor-parallel-size %d: want a positive number of GPUs", o.TensorParallelSize)
+	}
+	if o.PipelineParallelSize < 0 {
+		bad("--pipeline-parallel-size %d: want a positive number of stages", o.PipelineParallelSize)
 	}
 	if o.NumGPUBlocksOverride < 0 {
 		bad("--num-gpu-blocks-override %d: want a positive count (or 0 for none)", o.NumGPUBlocksOverride)

@@ -56,7 +56,7 @@ func (e *Engine) startup(ctx context.Context) error {
 	su := e.perf.Startup()
 	o := e.opts
 	e.logf(apiPrefix, "api_server.py", 1822, "vLLM API server version %s (servebench bundled engine, %s on %s, speedup %g)", vllmVersion, o.Model, o.GPU, o.Speedup)
-	e.logf(apiPrefix, "utils.py", 233, "non-default args: {'model': '%s', 'max_model_len': %d, 'gpu_memory_utilization': %g, 'max_num_seqs': %d%s}", e.served, o.MaxModelLen, o.GPUMemoryUtilization, e.maxSeqs, tpArg(o.TensorParallelSize))
+	e.logf(apiPrefix, "utils.py", 233, "non-default args: {'model': '%s', 'max_model_len': %d, 'gpu_memory_utilization': %g, 'max_num_seqs': %d%s}", e.served, o.MaxModelLen, o.GPUMemoryUtilization, e.maxSeqs, parallelArgs(o.TensorParallelSize, o.PipelineParallelSize))
 	e.logf(apiPrefix, "model.py", 1564, "Using max model len %d", o.MaxModelLen)
 	e.logf(apiPrefix, "scheduler.py", 205, "Chunked prefill is enabled with max_num_batched_tokens=%d.", e.maxBatched)
 	e.logf(enginePrefix, "core.py", 77, "Initializing a V1 LLM engine (v%s) with config: model='%s', max_seq_len=%d, seed=%d, served_model_name=%s, chunked_prefill_enabled=True", vllmVersion, e.served, o.MaxModelLen, o.Seed, e.served)
