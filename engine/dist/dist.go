@@ -50,31 +50,20 @@ func Parse(s string) (Dist, error) {
 		}
 		return Dist{Kind: Const, A: v}, nil
 	}
-	sep, want := ",", map[string]string{
-		Uniform: "uniform:MIN-MAX", Normal: "normal:MEAN,STD",
-		Lognormal: "lognormal:MEAN,STD", Zipf: "zipf:S,MAX",
-	}[kind]
-	if want == "" {
+	form, known := forms[kind]
+	if !known {
 		return Dist{}, fmt.Errorf("%q: unknown distribution %q: expected %s", s, kind, Grammar)
 	}
-	if kind == Uniform {
-		sep = "-"
-	}
-	as, bs, ok := strings.Cut(args, sep)
+	as, bs, ok := strings.Cut(args, form.sep)
 	a, errA := Number(as)
 	b, errB := Number(bs)
 	if !ok || errA != nil || errB != nil {
-		return Dist{}, fmt.Errorf("%q: expected %s with numbers", s, want)
+		return Dist{}, fmt.Errorf("%q: expected %s with numbers", s, form.want)
+	}
+	if !form.valid(a, b) {
+		return Dist{}, fmt.Errorf("%q: expected %s with %s", s, form.want, form.bounds)
 	}
 	d := Dist{Kind: kind, A: a, B: b}
-	switch {
-	case kind == Uniform && !(a >= 0 && a <= b):
-		return Dist{}, fmt.Errorf("%q: expected %s with 0 <= MIN <= MAX", s, want)
-	case (kind == Normal || kind == Lognormal) && !(a > 0 && b >= 0):
-		return Dist{}, fmt.Errorf("%q: expected %s with MEAN > 0 and STD >= 0", s, want)
-	case kind == Zipf && !(a > 1 && b >= 1 && b <= 1e9):
-		return Dist{}, fmt.Errorf("%q: expected %s with S > 1 and 1 <= MAX <= 1e9", s, want)
-	}
 	if kind == Lognormal {
 		// The log's parameters that give the values mean A and std B.
 		d.sigma = math.Sqrt(math.Log1p(b * b / (a * a)))
@@ -82,6 +71,20 @@ func Parse(s string) (Dist, error) {
 	}
 	return d, nil
 }
+
+// forms are the distributions that take two numbers: how they are written,
+// what separates the numbers and the bounds they must keep.
+var forms = map[string]struct {
+	want, sep, bounds string
+	valid             func(a, b float64) bool
+}{
+	Uniform:   {"uniform:MIN-MAX", "-", "0 <= MIN <= MAX", func(a, b float64) bool { return a >= 0 && a <= b }},
+	Normal:    {"normal:MEAN,STD", ",", "MEAN > 0 and STD >= 0", meanStd},
+	Lognormal: {"lognormal:MEAN,STD", ",", "MEAN > 0 and STD >= 0", meanStd},
+	Zipf:      {"zipf:S,MAX", ",", "S > 1 and 1 <= MAX <= 1e9", func(a, b float64) bool { return a > 1 && b >= 1 && b <= 1e9 }},
+}
+
+func meanStd(mean, std float64) bool { return mean > 0 && std >= 0 }
 
 // Number parses a finite number (the grammar's numbers; also other
 // flags' plain numbers).

@@ -27,6 +27,8 @@ func TestParseDist(t *testing.T) {
 		{"lognormal:0,5", "MEAN > 0", false},
 		{"lognormal:5,-1", "STD >= 0", false},
 		{"zipf:1,100", "S > 1", false},
+		{"normal:0,1", "normal:MEAN,STD with MEAN > 0", false},
+		{"zipf:2,2e9", "zipf:S,MAX with S > 1 and 1 <= MAX <= 1e9", false},
 		{"normal:NaN,1", "with numbers", false},
 		{"Inf", "expected N", false},
 	} {
