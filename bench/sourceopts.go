@@ -203,40 +203,64 @@ func (o SourceOptions) synth() (Source, error) {
 		return nil, fmt.Errorf("--input-tokens %w", err)
 	}
 	if o.Turns != "" {
-		n, err := strconv.Atoi(o.Turns)
-		if o.Turns == "all" {
-			return nil, errors.New("--turns all: expected a dataset of conversations (--dataset sharegpt:FILE or jsonl:FILE); synthetic sessions take --turns N")
+		if s.Turns, err = o.synthTurns(); err != nil {
+			return nil, err
 		}
-		if err != nil || n < 1 || n > maxTurns {
-			return nil, fmt.Errorf("--turns %q: expected a count from 1 to %d, or all (with --dataset)", o.Turns, maxTurns)
-		}
-		s.Turns = n
 	}
-	switch {
-	case o.SharedPrefixTokens < 0 || o.SharedPrefixTokens > MaxSyntheticTokens:
-		return nil, fmt.Errorf("--shared-prefix-tokens %d: expected a token count from 1 to %d", o.SharedPrefixTokens, MaxSyntheticTokens)
-	case o.PrefixGroups < 0 || o.PrefixGroups > 100_000:
-		return nil, fmt.Errorf("--prefix-groups %d: expected a count from 1 to 100000", o.PrefixGroups)
-	case o.PrefixGroups > 0 && o.SharedPrefixTokens == 0:
-		return nil, errors.New("--prefix-groups without --shared-prefix-tokens: expected the prefix length too")
-	case o.PrefixPick != "" && o.SharedPrefixTokens == 0:
-		return nil, errors.New("--prefix-pick without --shared-prefix-tokens: expected shared prefixes")
-	case o.SharedPrefixTokens > 0 && o.PrefixGroups == 0:
-		s.PrefixGroups = 1
+	if s.PrefixGroups, err = o.prefixGroups(); err != nil {
+		return nil, err
 	}
-	switch pick := o.PrefixPick; {
-	case pick == "" || pick == "uniform":
-	case strings.HasPrefix(pick, "zipf:"):
-		v, err := dist.Number(strings.TrimPrefix(pick, "zipf:"))
-		if err != nil || !(v > 1) {
-			return nil, fmt.Errorf("--prefix-pick %q: expected zipf:S with S > 1", pick)
-		}
-		s.PrefixPick = Dist{Kind: DistZipf, A: v, B: float64(s.PrefixGroups)}
-	default:
-		return nil, fmt.Errorf("--prefix-pick %q: expected uniform or zipf:S", pick)
+	if s.PrefixPick, err = prefixPick(o.PrefixPick, s.PrefixGroups); err != nil {
+		return nil, err
 	}
 	s.Build()
 	return s, nil
+}
+
+// synthTurns reads --turns N for synthetic sessions.
+func (o SourceOptions) synthTurns() (int, error) {
+	n, err := strconv.Atoi(o.Turns)
+	if o.Turns == "all" {
+		return 0, errors.New("--turns all: expected a dataset of conversations (--dataset sharegpt:FILE or jsonl:FILE); synthetic sessions take --turns N")
+	}
+	if err != nil || n < 1 || n > maxTurns {
+		return 0, fmt.Errorf("--turns %q: expected a count from 1 to %d, or all (with --dataset)", o.Turns, maxTurns)
+	}
+	return n, nil
+}
+
+// prefixGroups checks the shared-prefix flags together and returns the
+// number of prefix groups (1 when prefixes are shared but no count given).
+func (o SourceOptions) prefixGroups() (int, error) {
+	switch {
+	case o.SharedPrefixTokens < 0 || o.SharedPrefixTokens > MaxSyntheticTokens:
+		return 0, fmt.Errorf("--shared-prefix-tokens %d: expected a token count from 1 to %d", o.SharedPrefixTokens, MaxSyntheticTokens)
+	case o.PrefixGroups < 0 || o.PrefixGroups > 100_000:
+		return 0, fmt.Errorf("--prefix-groups %d: expected a count from 1 to 100000", o.PrefixGroups)
+	case o.PrefixGroups > 0 && o.SharedPrefixTokens == 0:
+		return 0, errors.New("--prefix-groups without --shared-prefix-tokens: expected the prefix length too")
+	case o.PrefixPick != "" && o.SharedPrefixTokens == 0:
+		return 0, errors.New("--prefix-pick without --shared-prefix-tokens: expected shared prefixes")
+	case o.SharedPrefixTokens > 0 && o.PrefixGroups == 0:
+		return 1, nil
+	}
+	return o.PrefixGroups, nil
+}
+
+// prefixPick reads --prefix-pick over groups prefix groups; the zero Dist
+// is uniform.
+func prefixPick(pick string, groups int) (Dist, error) {
+	switch {
+	case pick == "" || pick == "uniform":
+		return Dist{}, nil
+	case strings.HasPrefix(pick, "zipf:"):
+		v, err := dist.Number(strings.TrimPrefix(pick, "zipf:"))
+		if err != nil || !(v > 1) {
+			return Dist{}, fmt.Errorf("--prefix-pick %q: expected zipf:S with S > 1", pick)
+		}
+		return Dist{Kind: DistZipf, A: v, B: float64(groups)}, nil
+	}
+	return Dist{}, fmt.Errorf("--prefix-pick %q: expected uniform or zipf:S", pick)
 }
 
 // sessions reports whether src yields multi-turn conversations.
