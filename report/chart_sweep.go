@@ -72,53 +72,12 @@ func SweepChart(res *result.Results) ([]byte, error) {
 		att = newPlot("SLO attainment ("+runsSLO(res)+")", xLabel+", log scale", "% of requests")
 		panels = append(panels, att)
 	}
-	var ticks []plot.Tick
-	for _, l := range loads {
-		ticks = append(ticks, plot.Tick{Value: l, Label: trimFloat(l)})
-	}
-	lo, hi := math.Inf(1), 0.0
-	for _, l := range loads {
-		lo, hi = min(lo, l), max(hi, l)
-	}
-	for _, p := range panels {
-		p.Title.TextStyle.Font.Size = labelSize
-		p.X.Scale = logScale{}
-		p.X.Tick.Marker = plot.ConstantTicks(ticks)
-		p.X.Min, p.X.Max = lo/1.15, hi*1.15
-		grid := plotter.NewGrid()
-		grid.Vertical.Color = color.Gray{0xdd}
-		grid.Horizontal.Color = color.Gray{0xee}
-		p.Add(grid)
-	}
+	loadAxes(panels, loads)
 	leg := newLegend()
-	var vals []float64
-	zeroQueue := false
-	for _, s := range sweepLatency {
-		var xys plotter.XYs
-		for _, i := range order {
-			v, ok := s.value(&res.Runs[i])
-			if ok && v > 0 { // a log axis cannot show zero
-				xys = append(xys, plotter.XY{X: loads[i], Y: v})
-				vals = append(vals, v)
-			} else if ok && s.key == KeyQueue {
-				zeroQueue = true
-			}
-		}
-		if len(xys) == 0 {
-			continue
-		}
-		if err := addLinePoints(lat, leg, s.name, xys, Palette[s.key], s.dashed); err != nil {
-			return nil, err
-		}
+	zeroQueue, err := sweepLatencyPanel(lat, leg, res, loads, order)
+	if err != nil {
+		return nil, err
 	}
-	if len(vals) == 0 {
-		return nil, fmt.Errorf("sweep chart: no latency figures")
-	}
-	lmin, lmax := math.Inf(1), 0.0
-	for _, v := range vals {
-		lmin, lmax = min(lmin, v), max(lmax, v)
-	}
-	setLogAxis(&lat.Y, lmin, lmax)
 	var txys plotter.XYs
 	for _, i := range order {
 		txys = append(txys, plotter.XY{X: loads[i], Y: res.Runs[i].Throughput.OutputTokensPerS})
@@ -140,6 +99,63 @@ func SweepChart(res *result.Results) ([]byte, error) {
 	}
 	f.footnote = joinNotes(f.footnote, speedNote(res))
 	return f.render()
+}
+
+// loadAxes gives each panel the same log-scale load axis, ticked at the
+// loads run, and a grid.
+func loadAxes(panels []*plot.Plot, loads []float64) {
+	var ticks []plot.Tick
+	for _, l := range loads {
+		ticks = append(ticks, plot.Tick{Value: l, Label: trimFloat(l)})
+	}
+	lo, hi := math.Inf(1), 0.0
+	for _, l := range loads {
+		lo, hi = min(lo, l), max(hi, l)
+	}
+	for _, p := range panels {
+		p.Title.TextStyle.Font.Size = labelSize
+		p.X.Scale = logScale{}
+		p.X.Tick.Marker = plot.ConstantTicks(ticks)
+		p.X.Min, p.X.Max = lo/1.15, hi*1.15
+		grid := plotter.NewGrid()
+		grid.Vertical.Color = color.Gray{0xdd}
+		grid.Horizontal.Color = color.Gray{0xee}
+		p.Add(grid)
+	}
+}
+
+// sweepLatencyPanel draws each sweepLatency series against load on a log
+// axis; zeroQueue says a queue wait of 0 was left out (a log axis cannot
+// show it).
+func sweepLatencyPanel(lat *plot.Plot, leg *plot.Legend, res *result.Results, loads []float64, order []int) (zeroQueue bool, err error) {
+	var vals []float64
+	for _, s := range sweepLatency {
+		var xys plotter.XYs
+		for _, i := range order {
+			v, ok := s.value(&res.Runs[i])
+			if ok && v > 0 { // a log axis cannot show zero
+				xys = append(xys, plotter.XY{X: loads[i], Y: v})
+				vals = append(vals, v)
+			} else if ok && s.key == KeyQueue {
+				zeroQueue = true
+			}
+		}
+		if len(xys) == 0 {
+			continue
+		}
+		if err := addLinePoints(lat, leg, s.name, xys, Palette[s.key], s.dashed); err != nil {
+			return false, err
+		}
+	}
+	if len(vals) == 0 {
+		return false, fmt.Errorf("sweep chart: no latency figures")
+	}
+	lmin, lmax := math.Inf(1), 0.0
+	for _, v := range vals {
+		lmin, lmax = min(lmin, v), max(lmax, v)
+	}
+	setLogAxis(&lat.Y, lmin, lmax)
+	return zeroQueue, nil
 }
 
 // addLinePoints adds a line with point markers to p and its legend entry.
