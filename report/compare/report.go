@@ -167,74 +167,103 @@ func compareRun(p runPair, th map[string]Threshold, alpha float64, minN int) Run
 // quantity (e.g. ITL of a non-streaming run).
 func buildRow(q quantity, stat string, p runPair, alpha float64, minN int) (Row, bool) {
 	row := Row{Quantity: q.Name, Stat: stat, Unit: q.unitOf(stat)}
+	has := true
 	switch q.src {
 	case fromSamples:
-		nb, nn := len(p.sb.samples(q.Name)), len(p.sn.samples(q.Name))
-		if nb == 0 && nn == 0 {
-			return row, false
-		}
-		row.NBase, row.NNew = nb, nn
-		row.Base, row.New = p.sb.stat(q.Name, stat), p.sn.stat(q.Name, stat)
-		if nb == 0 || nn == 0 {
-			row.Note = "recorded by one side only"
-			row.Verdict = VerdictNotJudged
-			break
-		}
-		if nb < minN || nn < minN {
-			row.Note = fmt.Sprintf("too few samples (base %d, new %d; need %d each)", nb, nn, minN)
-			row.Verdict = VerdictNotJudged
-			break
-		}
-		row.P = p.test(q.Name)
+		has = row.fillSamples(q, stat, p, minN)
 	case fromEngine:
-		hb, hn := engineHist(&p.b.Engine, q.Name), engineHist(&p.n.Engine, q.Name)
-		if hb == nil && hn == nil {
-			return row, false
-		}
-		if hb == nil || hn == nil {
-			row.Note = "exported by one side only"
-			row.Verdict = VerdictNotJudged
-			row.Base, row.New = histOrNaN(hb, stat), histOrNaN(hn, stat)
-			break
-		}
-		row.Base, row.New = histStat(hb, stat), histStat(hn, stat)
-		row.NBase, row.NNew = int(hb.Count), int(hn.Count)
-		row.Note = noteEngine
-		if stat != "mean" {
-			row.Note += " (bucket estimate)"
-		}
-		if row.NBase < minN || row.NNew < minN {
-			row.Note = fmt.Sprintf("engine counted too few requests (base %d, new %d; need %d each)", row.NBase, row.NNew, minN)
-			row.Verdict = VerdictNotJudged
-		}
-		row.Confirmed, row.confirmedWorse = confirmation(q, p, alpha)
+		has = row.fillEngine(q, stat, p, alpha, minN)
 	case fromThroughput:
-		row.Base, row.New = p.b.Throughput.OutputTokensPerS, p.n.Throughput.OutputTokensPerS
-		if stat == "requests_per_s" {
-			row.Base, row.New = p.b.Throughput.RequestsPerS, p.n.Throughput.RequestsPerS
-		}
-		row.NBase, row.NNew = len(p.sb.rates), len(p.sn.rates)
-		row.P = p.test(q.Name)
-		row.rateBase, row.rateNew = p.sb.stat(q.Name, "median"), p.sn.stat(q.Name, "median")
-		row.Note = noteThroughput
+		row.fillThroughput(q, stat, p)
 	case fromGoodput:
-		if p.sb.attained == nil {
-			return row, false
-		}
-		row.Base, row.New = frac(p.sb.nAttained, p.sb.measured), frac(p.sn.nAttained, p.sn.measured)
-		if stat == "rate_per_s" {
-			row.Base, row.New = perSecond(p.sb.nAttained, p.b.DurationS), perSecond(p.sn.nAttained, p.n.DurationS)
-		}
-		row.NBase, row.NNew = p.sb.measured, p.sn.measured
-		row.P = p.test(q.Name)
-		row.Note = p.sloNote
+		has = row.fillGoodput(q, stat, p)
 	case fromErrors:
 		row.Base, row.New = frac(p.sb.failed, p.sb.measured), frac(p.sn.failed, p.sn.measured)
 		row.NBase, row.NNew = p.sb.measured, p.sn.measured
 		row.P = p.test(q.Name)
 	}
+	if !has {
+		return row, false
+	}
 	row.Change = relChange(row.Base, row.New)
 	return row, true
+}
+
+// fillSamples fills a row from per-request samples; false when neither
+// side recorded any.
+func (r *Row) fillSamples(q quantity, stat string, p runPair, minN int) bool {
+	nb, nn := len(p.sb.samples(q.Name)), len(p.sn.samples(q.Name))
+	if nb == 0 && nn == 0 {
+		return false
+	}
+	r.NBase, r.NNew = nb, nn
+	r.Base, r.New = p.sb.stat(q.Name, stat), p.sn.stat(q.Name, stat)
+	switch {
+	case nb == 0 || nn == 0:
+		r.Note = "recorded by one side only"
+		r.Verdict = VerdictNotJudged
+	case nb < minN || nn < minN:
+		r.Note = fmt.Sprintf("too few samples (base %d, new %d; need %d each)", nb, nn, minN)
+		r.Verdict = VerdictNotJudged
+	default:
+		r.P = p.test(q.Name)
+	}
+	return true
+}
+
+// fillEngine fills a row from the engines' /metrics histograms; false when
+// neither side exported one.
+func (r *Row) fillEngine(q quantity, stat string, p runPair, alpha float64, minN int) bool {
+	hb, hn := engineHist(&p.b.Engine, q.Name), engineHist(&p.n.Engine, q.Name)
+	if hb == nil && hn == nil {
+		return false
+	}
+	if hb == nil || hn == nil {
+		r.Note = "exported by one side only"
+		r.Verdict = VerdictNotJudged
+		r.Base, r.New = histOrNaN(hb, stat), histOrNaN(hn, stat)
+		return true
+	}
+	r.Base, r.New = histStat(hb, stat), histStat(hn, stat)
+	r.NBase, r.NNew = int(hb.Count), int(hn.Count)
+	r.Note = noteEngine
+	if stat != "mean" {
+		r.Note += " (bucket estimate)"
+	}
+	if r.NBase < minN || r.NNew < minN {
+		r.Note = fmt.Sprintf("engine counted too few requests (base %d, new %d; need %d each)", r.NBase, r.NNew, minN)
+		r.Verdict = VerdictNotJudged
+	}
+	r.Confirmed, r.confirmedWorse = confirmation(q, p, alpha)
+	return true
+}
+
+// fillThroughput fills a row from the runs' throughput, tested on the
+// per-request token rates.
+func (r *Row) fillThroughput(q quantity, stat string, p runPair) {
+	r.Base, r.New = p.b.Throughput.OutputTokensPerS, p.n.Throughput.OutputTokensPerS
+	if stat == "requests_per_s" {
+		r.Base, r.New = p.b.Throughput.RequestsPerS, p.n.Throughput.RequestsPerS
+	}
+	r.NBase, r.NNew = len(p.sb.rates), len(p.sn.rates)
+	r.P = p.test(q.Name)
+	r.rateBase, r.rateNew = p.sb.stat(q.Name, "median"), p.sn.stat(q.Name, "median")
+	r.Note = noteThroughput
+}
+
+// fillGoodput fills a row from SLO attainment; false without an SLO.
+func (r *Row) fillGoodput(q quantity, stat string, p runPair) bool {
+	if p.sb.attained == nil {
+		return false
+	}
+	r.Base, r.New = frac(p.sb.nAttained, p.sb.measured), frac(p.sn.nAttained, p.sn.measured)
+	if stat == "rate_per_s" {
+		r.Base, r.New = perSecond(p.sb.nAttained, p.b.DurationS), perSecond(p.sn.nAttained, p.n.DurationS)
+	}
+	r.NBase, r.NNew = p.sb.measured, p.sn.measured
+	r.P = p.test(q.Name)
+	r.Note = p.sloNote
+	return true
 }
 
 // judge sets Significant, Regression and Verdict of a row buildRow did not
