@@ -137,39 +137,68 @@ func Job(opts JobOptions) (*batchv1.Job, error) {
 }
 
 func check(opts JobOptions) error {
-	if errs := validation.IsDNS1123Label(opts.Name); len(errs) > 0 {
-		return fmt.Errorf("--name %q: %s", opts.Name, errs[0])
+	if err := nameError(append([]k8sName{{"--name", opts.Name, validation.IsDNS1123Label}}, given(
+		k8sName{"--namespace", opts.Namespace, validation.IsDNS1123Label},
+		k8sName{"--service-account", opts.ServiceAccount, validation.IsDNS1123Subdomain})...)...); err != nil {
+		return err
 	}
-	if opts.Namespace != "" {
-		if errs := validation.IsDNS1123Label(opts.Namespace); len(errs) > 0 {
-			return fmt.Errorf("--namespace %q: %s", opts.Namespace, errs[0])
-		}
-	}
-	if opts.ServiceAccount != "" {
-		if errs := validation.IsDNS1123Subdomain(opts.ServiceAccount); len(errs) > 0 {
-			return fmt.Errorf("--service-account %q: %s", opts.ServiceAccount, errs[0])
-		}
-	}
-	if opts.Image == "" {
+	switch {
+	case opts.Image == "":
 		return errors.New("--image: expected the servebench image to run (see Containerfile)")
-	}
-	if !slices.Contains(Commands, command(opts)) {
+	case !slices.Contains(Commands, command(opts)):
 		return fmt.Errorf("--command %q: expected one of %s", opts.Command, strings.Join(Commands, ", "))
-	}
-	if opts.Shards < 1 || opts.Shards > 100000 {
+	case opts.Shards < 1 || opts.Shards > 100000:
 		return fmt.Errorf("--shards %d: expected 1-100000", opts.Shards)
 	}
 	if opts.APIKeySecret != "" {
-		if errs := validation.IsDNS1123Subdomain(opts.APIKeySecret); len(errs) > 0 {
-			return fmt.Errorf("--api-key-secret %q: %s", opts.APIKeySecret, errs[0])
-		}
-		if errs := validation.IsConfigMapKey(opts.APIKeySecretKey); len(errs) > 0 {
-			return fmt.Errorf("--api-key-secret-key %q: %s", opts.APIKeySecretKey, errs[0])
-		}
-		if errs := validation.IsEnvVarName(opts.APIKeyEnv); len(errs) > 0 {
-			return fmt.Errorf("--api-key-env %q: %s", opts.APIKeyEnv, errs[0])
+		if err := nameError(k8sName{"--api-key-secret", opts.APIKeySecret, validation.IsDNS1123Subdomain},
+			k8sName{"--api-key-secret-key", opts.APIKeySecretKey, validation.IsConfigMapKey},
+			k8sName{"--api-key-env", opts.APIKeyEnv, validation.IsEnvVarName}); err != nil {
+			return err
 		}
 	}
+	if err := checkResultsTo(opts); err != nil {
+		return err
+	}
+	if err := nameError(given(k8sName{"--results-claim", opts.ResultsClaim, validation.IsDNS1123Subdomain},
+		k8sName{"--data-configmap", opts.DataConfigMap, validation.IsDNS1123Subdomain},
+		k8sName{"--data-claim", opts.DataClaim, validation.IsDNS1123Subdomain})...); err != nil {
+		return err
+	}
+	if opts.DataConfigMap != "" && opts.DataClaim != "" {
+		return fmt.Errorf("--data-configmap %q and --data-claim %q: expected one (both mount at %s)", opts.DataConfigMap, opts.DataClaim, DataDir)
+	}
+	return nil
+}
+
+// k8sName is a flag's value that Kubernetes checks with valid.
+type k8sName struct {
+	flag, value string
+	valid       func(string) []string
+}
+
+// nameError names the first of names Kubernetes would refuse, and why.
+func nameError(names ...k8sName) error {
+	for _, n := range names {
+		if errs := n.valid(n.value); len(errs) > 0 {
+			return fmt.Errorf("%s %q: %s", n.flag, n.value, errs[0])
+		}
+	}
+	return nil
+}
+
+// given keeps the names whose flag was given.
+func given(names ...k8sName) []k8sName {
+	var out []k8sName
+	for _, n := range names {
+		if n.value != "" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func checkResultsTo(opts JobOptions) error {
 	switch opts.ResultsTo {
 	case "", ResultsVolume:
 	case ResultsLog:
@@ -178,18 +207,6 @@ func check(opts JobOptions) error {
 		}
 	default:
 		return fmt.Errorf("--results-to %q: expected one of %s", opts.ResultsTo, strings.Join(ResultsTargets, ", "))
-	}
-	for _, o := range []struct{ flag, name string }{{"--results-claim", opts.ResultsClaim},
-		{"--data-configmap", opts.DataConfigMap}, {"--data-claim", opts.DataClaim}} {
-		if o.name == "" {
-			continue
-		}
-		if errs := validation.IsDNS1123Subdomain(o.name); len(errs) > 0 {
-			return fmt.Errorf("%s %q: %s", o.flag, o.name, errs[0])
-		}
-	}
-	if opts.DataConfigMap != "" && opts.DataClaim != "" {
-		return fmt.Errorf("--data-configmap %q and --data-claim %q: expected one (both mount at %s)", opts.DataConfigMap, opts.DataClaim, DataDir)
 	}
 	return nil
 }
