@@ -247,3 +247,61 @@ func TestReasoningBadFlags(t *testing.T) {
 		t.Errorf("openai_gptoss: %v", err)
 	}
 }
+
+// TestReasoningSpeculative: with speculative decoding a step's chunk may
+// hold the end of the thinking and the start of the answer, in one delta
+// with both fields; the texts streamed are still the non-streaming ones,
+// and a chunk of markers alone is not sent.
+func TestReasoningSpeculative(t *testing.T) {
+	e := simtest.Start(t, func(o *sim.Options) {
+		quick(o)
+		o.Speedup, o.SpeculativeTokens, o.AcceptanceRate = 1000, 4, 0.9
+		o.ReasoningParser, o.ReasoningTokens = "qwen3", "uniform:20-40" // one marker between thinking and answer
+	})
+	mixed := 0
+	for i := range 6 {
+		id := []string{sim.RequestIDHeader, "spec-" + string(rune('a'+i))}
+		resp := post(t, e, "/v1/chat/completions", chat("Why is the sky blue?", 80, true), id...)
+		var reasoning, answer strings.Builder
+		for _, ev := range events(t, resp.Body) {
+			if ev == "[DONE]" {
+				break
+			}
+			var c struct {
+				Choices []struct {
+					Delta        map[string]*string `json:"delta"`
+					FinishReason *string            `json:"finish_reason"`
+				} `json:"choices"`
+			}
+			if err := json.Unmarshal([]byte(ev), &c); err != nil {
+				t.Fatal(err)
+			}
+			for _, ch := range c.Choices {
+				r, a := ch.Delta["reasoning_content"], ch.Delta["content"]
+				if r == nil && a == nil && ch.Delta["role"] == nil && ch.FinishReason == nil {
+					t.Errorf("a chunk with nothing in it: %s", ev)
+				}
+				if r != nil && a != nil {
+					mixed++
+				}
+				if r != nil {
+					reasoning.WriteString(*r)
+				}
+				if a != nil {
+					answer.WriteString(*a)
+				}
+			}
+		}
+		resp.Body.Close()
+		resp = post(t, e, "/v1/chat/completions", chat("Why is the sky blue?", 80, false), id...)
+		msg := readMessage(t, resp.Body)
+		resp.Body.Close()
+		got := msg.Choices[0].Message
+		if got["reasoning_content"] != reasoning.String() || got["content"] != answer.String() {
+			t.Errorf("request %d: streamed reasoning %q answer %q; non-streaming %v", i, reasoning.String(), answer.String(), got)
+		}
+	}
+	if mixed == 0 {
+		t.Error("no chunk carried both the end of the thinking and the start of the answer in 6 requests of 5-token steps")
+	}
+}
