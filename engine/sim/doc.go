@@ -23,6 +23,8 @@
 //   - faults.go: --fault injection for testing harnesses against misbehaving servers.
 //   - spec.go: speculative decoding (--speculative-tokens, --acceptance-rate):
 //     1 to K+1 tokens per step in one streamed chunk, vLLM's spec-decoding counters.
+//   - reasoning.go: reasoning parsers (--reasoning-parser, --reasoning-tokens):
+//     chat requests think first, streamed in vLLM's reasoning field, then answer.
 //
 // Every modelled duration is divided by Options.Speedup, and every time the
 // engine reports is in wall seconds after that division: at --speedup 10 a
