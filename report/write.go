@@ -90,7 +90,7 @@ func planCharts(res *result.Results, recs []result.Record, s *Sample) []Chart {
 	return cs
 }
 
-// WriteAll writes report.md and the charts into dir (which must exist).
+// WriteAll writes report.md, report.html and the charts into dir (which must exist).
 // The output is a pure function of res, recs and dir's server.log (whose
 // lines naming the slowest requests end report.md): `servebench report DIR`
 // run on the saved files writes the same bytes. report.md is written first,

@@ -254,7 +254,7 @@ func (o *sessionOptions) session(cmd *cobra.Command, runs []bench.RunSpec, stopA
 // the flags make).
 var execute = bench.Execute
 
-// writeReport writes report.md and the charts next to results.json.
+// writeReport writes report.md, report.html and the charts next to results.json.
 var writeReport = report.WriteSampled
 
 // gate compares with --baseline (loaded by check), if given.
