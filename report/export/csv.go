@@ -12,9 +12,12 @@ import (
 // CSVHeader is the header row of the csv format. Times are seconds from
 // the request's start (servebench's units); an empty cell is a moment the
 // request never reached, a figure that is undefined for it, or no session
-// (session and turn are set for multi-turn workloads).
+// (session and turn are set for multi-turn workloads; the reasoning
+// columns, added last, for a request whose model reasoned: first_visible_s
+// is then its first answer token).
 var CSVHeader = []string{"run", "index", "session", "turn", "status", "error", "prompt_tokens", "output_tokens",
-	"ttfb_s", "first_token_s", "first_visible_s", "e2e_s", "tpot_s", "mean_itl_s", "request_id"}
+	"ttfb_s", "first_token_s", "first_visible_s", "e2e_s", "tpot_s", "mean_itl_s", "request_id",
+	"first_reasoning_s", "thinking_s", "reasoning_tokens", "answer_tokens", "answer_tpot_s"}
 
 // CSV writes one RFC 4180 row per measured request (warm-up and retried
 // attempts left out), runs in results.json order, requests by index.
@@ -53,9 +56,25 @@ func csvRow(r *result.Record) []string {
 	if r.Turn > 0 {
 		turn = strconv.Itoa(r.Turn)
 	}
-	return []string{r.Run, strconv.Itoa(r.Index), r.Session, turn, status, r.Error,
+	return append([]string{r.Run, strconv.Itoa(r.Index), r.Session, turn, status, r.Error,
 		strconv.Itoa(r.PromptTokens), strconv.Itoa(r.OutputTokens),
-		secs(r.TTFBS), secs(r.FirstTokenS), secs(r.FirstVisibleS), secs(r.E2ES), tpot, itl, r.RequestID}
+		secs(r.TTFBS), secs(r.FirstTokenS), secs(r.FirstVisibleS), secs(r.E2ES), tpot, itl, r.RequestID},
+		csvReasoning(r)...)
+}
+
+// csvReasoning is a request's reasoning cells, empty when it did not reason.
+func csvReasoning(r *result.Record) []string {
+	if !r.Reasoned() {
+		return []string{"", "", "", "", ""}
+	}
+	thinking, answerTPOT := "", ""
+	if v, ok := r.Thinking(); ok {
+		thinking = secs(v)
+	}
+	if v, ok := r.AnswerTPOT(); ok {
+		answerTPOT = secs(v)
+	}
+	return []string{secs(r.FirstReasoningS), thinking, strconv.Itoa(r.ReasoningTokens), strconv.Itoa(r.AnswerTokens), answerTPOT}
 }
 
 // secs formats a time in seconds with microsecond resolution; "" for 0
