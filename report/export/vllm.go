@@ -416,7 +416,9 @@ type Extra struct {
 // definitions says how the vLLM keys were derived from servebench's trace.
 const definitions = "vLLM keys from servebench's per-request trace: ttft = client.first_token " +
 	"(vLLM's first chunk with choices; the role-only chunk arrives with the first token), " +
-	"itl = gaps between token-carrying events, latency = client.e2e, request_goodput = servebench's --slo goodput (its client definitions); times in vLLM's units (s in arrays, ms in *_ms keys). " +
+	"itl = gaps between token-carrying events, latency = client.e2e, request_goodput = servebench's --slo goodput (its client definitions), " +
+	"queue_times = send time minus arrival as vLLM's client_queue_time (open loop: the send lag; closed loop, vLLM's --request-rate inf: " +
+	"the wait for a slot from the run's start); times in vLLM's units (s in arrays, ms in *_ms keys). " +
 	"The servebench key holds servebench's own figures in seconds: client medians over successful requests, " +
 	"engine means from /metrics deltas."
 
