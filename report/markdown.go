@@ -398,14 +398,21 @@ func writeRunStats(b *strings.Builder, r *result.Run) {
 		{"E2E", r.Client.E2ES}, {"ITL per token", r.Client.ITLS}, {"gap between token events", r.Client.ITLEventS}, {"TPOT", r.Client.TPOTS},
 		{"first visible from intended send", r.Client.FirstVisibleFromIntendedS},
 		{"E2E from intended send", r.Client.E2EFromIntendedS},
+		// A reasoning model's (absent otherwise); its first answer token is first visible output.
+		{"first reasoning token", r.Client.FirstReasoningS}, {"thinking", r.Client.ThinkingS}, {"answer TPOT", r.Client.AnswerTPOTS},
 	}
 	for _, q := range client {
 		if s := q.s; s != nil {
 			fmt.Fprintf(b, "| %s (s) | client | %d | %.4f | %.4f | %.4f | %.4f |\n", q.name, s.N, s.Mean, s.Median, s.P90, s.P99)
 		}
 	}
-	if s := r.Client.OutputTokens; s != nil {
-		fmt.Fprintf(b, "| output tokens | client | %d | %.1f | %.0f | %.0f | %.0f |\n", s.N, s.Mean, s.Median, s.P90, s.P99)
+	for _, q := range []struct {
+		name string
+		s    *stats.Summary
+	}{{"output tokens", r.Client.OutputTokens}, {"reasoning tokens", r.Client.ReasoningTokens}, {"answer tokens", r.Client.AnswerTokens}} {
+		if s := q.s; s != nil {
+			fmt.Fprintf(b, "| %s | client | %d | %.1f | %.0f | %.0f | %.0f |\n", q.name, s.N, s.Mean, s.Median, s.P90, s.P99)
+		}
 	}
 	engine := []struct {
 		name string

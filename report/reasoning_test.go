@@ -58,6 +58,16 @@ func TestReasoningReport(t *testing.T) {
 		t.Errorf("a run that did not reason got thinking columns:\n%s", b.String())
 	}
 
+	b.Reset()
+	if err := Markdown(&b, res, recs, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| thinking (s) | client |", "| reasoning tokens | client |", "The model thought before it answered"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("report.md without %q", want)
+		}
+	}
+
 	d := DiagnoseOn(res.Runs[0], BasisFor(res))
 	if !d.Has(CauseThinking) || d.Has(CauseBetween) {
 		t.Errorf("diagnosis %+v: want thinking named, nothing lost between engine and client", d.Findings)
