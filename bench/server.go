@@ -131,6 +131,9 @@ func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 			return nil, fmt.Errorf("waiting for the server to be ready: %w", err)
 		}
 		s.BaseURL = strings.TrimRight(proc.BaseURL(), "/")
+		if opts.Model == "" && spec.Preset == launch.PresetOllama {
+			opts.Model = spec.Model // the one --gguf created, not whatever else OLLAMA_MODELS holds
+		}
 		args := launch.RedactArgs(spec.Command)
 		s.Info = result.Server{BaseURL: launch.RedactURL(s.BaseURL), Command: strings.Join(args, " "),
 			Preset: opts.Preset, Startup: (*result.Startup)(st)}

@@ -139,6 +139,12 @@ func NewTableModel(res *result.Results) *TableModel {
 		t.Columns = append(t.Columns, thinkingColumns...)
 		t.Caption += " Thinking: a reasoning model's first to last reasoning token; first visible output is its first answer token."
 	}
+	if slices.ContainsFunc(res.Runs, func(r result.Run) bool {
+		return r.Engine.Source != nil && r.Engine.Source.Kind == result.SourceOllama
+	}) {
+		t.Caption = strings.Replace(t.Caption, "mean of the /metrics histogram delta over the run",
+			"mean of Ollama's own per-request timings (TTFT = load + prompt eval, E2E = total, queue = the rest)", 1)
+	}
 	if slo := runsSLO(res); slo != "" {
 		t.Columns = append(t.Columns, goodputColumns...)
 		t.Caption += " Goodput: requests meeting every threshold of the SLO " + slo +

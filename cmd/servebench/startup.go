@@ -144,7 +144,10 @@ func (o *startupOptions) spec() (launch.Spec, error) {
 			spec.BaseURL = o.baseURL
 		}
 	}
-	spec.HealthPath, spec.Dir = o.healthPath, o.serverDir
+	if o.healthPath != "" { // else the preset's (Ollama: /api/version)
+		spec.HealthPath = o.healthPath
+	}
+	spec.Dir = o.serverDir
 	spec.PollInterval, spec.ReadyTimeout = o.pollInterval, o.readyTimeout
 	return spec, spec.Validate()
 }
