@@ -297,29 +297,18 @@ func (g *gen) tensors(v *Vocab) []gguf.Tensor {
 // Modelfile is an Ollama Modelfile for the model written as ggufName
 // beside it: a plain chat template, num_ctx at the model's context length
 // so a longer prompt is truncated where servebench expects, and one thread:
-// a model this small gains nothing from two, and ggml's threads wait for
-// each other at every operation, which on a busy machine (a CI runner, a
-// shared box) made a 2-thread runner 100x slower per token.
+// ggml's threads wait for each other at every operation, which on a busy
+// machine (a CI runner, a shared box) made 2-thread runners of both sizes
+// 10-100x slower per token than one thread.
 func (m *Model) Modelfile(ggufName string, w io.Writer) error {
 	_, err := fmt.Fprintf(w, `# %s
 FROM ./%s
 TEMPLATE """{{ range .Messages }}{{ .Role }}: {{ .Content }}
 {{ end }}assistant:"""
 PARAMETER num_ctx %d
+PARAMETER num_thread 1
 `, m.Describe(), ggufName, m.Size.ContextLen)
-	if err == nil && m.threads() > 0 {
-		_, err = fmt.Fprintf(w, "PARAMETER num_thread %d\n", m.threads())
-	}
 	return err
-}
-
-// threads is the Modelfile's num_thread: 1 for the small model; the medium
-// one uses Ollama's default (the machine's cores), as a real model would.
-func (m *Model) threads() int {
-	if m.Size.Name == "small" {
-		return 1
-	}
-	return 0
 }
 
 // Write writes DIR/<Size.File>.gguf and DIR/Modelfile (creating DIR), and
