@@ -243,6 +243,10 @@ func OllamaPresetOptions(po launch.PresetOptions, opts ServerOptions) (launch.Pr
 		return po, err
 	}
 	po.Bin, po.Model = bin, opts.Model
+	if opts.GGUF == "" && opts.Model == "" {
+		// Waiting would not make a model appear: Ollama lists only what it holds.
+		return po, errors.New("--server ollama: expected --gguf FILE (a model to create, e.g. from servebench model tiny) or --model NAME (one --ollama-models holds)")
+	}
 	if opts.GGUF != "" {
 		if err := gguf.CheckFile(opts.GGUF); err != nil {
 			return po, fmt.Errorf("--gguf: %w", err)

@@ -47,6 +47,13 @@ func (e *env) cancelBySlot(ctx context.Context, r *Result, maxTokens int) *Resul
 	next := &client.Request{Endpoint: client.EndpointOllamaChat, Model: e.model, MaxTokens: 1,
 		Messages: []client.Message{{Role: "user", Content: "Hello"}}}
 	tr := e.c.Do(ctx, next)
+	if tr.Error == client.ErrTimeout {
+		// Seen on Ollama 0.17.4 under heavy load: the freed request's slot
+		// was not given to the next one for minutes.
+		r.Verdict, r.Summary = Fail, fmt.Sprintf("slot not freed: a 1-token request sent right after the disconnect had no answer in %s (%s), where the abandoned request's %d remaining tokens take %s",
+			ms(tr.Done), tr.ErrorText, maxTokens-ls.read, ms(remaining))
+		return r
+	}
 	if !tr.OK() {
 		r.Verdict, r.Summary = Inconclusive, fmt.Sprintf("the follow-up request failed (%s): %s", tr.Error, tr.ErrorText)
 		return r

@@ -105,6 +105,7 @@ func badInputCases(f badInputFiles) []badInputCase {
 		{"table ollama no binary", []string{"table", "--server", "ollama", "--server-bin", f.path("no/ollama")}, []string{".ci/install-ollama", "--server-bin"}},
 		{"startup ollama no binary", []string{"startup", "--server", "ollama", "--server-bin", f.path("no/ollama")}, []string{".ci/install-ollama", "--server-bin"}},
 		{"table ollama gguf not gguf", []string{"table", "--server", "ollama", "--server-bin", "true", "--gguf", f.metricsGarbage}, []string{"--gguf", f.metricsGarbage, "not a GGUF"}},
+		{"table ollama no model", []string{"table", "--server", "ollama", "--server-bin", "true"}, []string{"--gguf", "--model"}},
 		{"run gguf without ollama", []string{"run", "--server", "vllm", "--gguf", f.metricsGarbage}, []string{"--gguf", "--server ollama"}},
 		// --- the server's working directory must exist (checked before anything starts)
 		{"run server-dir missing", []string{"run", "--server-cmd", "true", "--server-dir", f.path("nodir")}, []string{f.path("nodir"), "existing directory"}},

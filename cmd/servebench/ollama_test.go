@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -163,16 +164,19 @@ func TestOllamaStartup(t *testing.T) {
 func TestOllamaProbes(t *testing.T) {
 	model := ollamaModel(t)
 	t.Setenv("OLLAMA_NUM_PARALLEL", "1")
+	// cancel: Ollama stopped generating in every idle run; once, under a
+	// loaded machine, its next request got no answer for 2 minutes (the
+	// probe's FAIL "slot not freed"). Either is a verdict; INCONCLUSIVE is not.
 	for _, c := range []struct {
 		args []string
-		want string
+		want []string
 	}{
-		{[]string{"probe", "limits", "--max-model-len", "2048"}, "truncated"},
-		{[]string{"probe", "cancel"}, "stops generating"},
+		{[]string{"probe", "limits", "--max-model-len", "2048"}, []string{"truncated"}},
+		{[]string{"probe", "cancel", "--request-timeout", "30s"}, []string{"stops generating", "slot not freed"}},
 	} {
 		args := append(c.args, "--server", "ollama", "--gguf", model, "--ollama-models", t.TempDir())
 		code, stdout, stderr := runMain(args...)
-		if code != 0 || !strings.Contains(stdout, c.want) {
+		if code != 0 || !slices.ContainsFunc(c.want, func(w string) bool { return strings.Contains(stdout, w) }) {
 			t.Errorf("%v: exit %d, want %q in:\n%s\n%s", c.args, code, c.want, stdout, stderr)
 		}
 		t.Logf("%v:\n%s", c.args, stdout)

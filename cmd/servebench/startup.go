@@ -130,6 +130,7 @@ func (o *startupOptions) spec() (launch.Spec, error) {
 		po := launch.PresetOptions{Model: o.model, GPU: o.gpu, Speedup: o.speedup, Args: o.engineArgs, Bin: o.serverBin}
 		if name == launch.PresetOllama {
 			so, _ := o.options()
+			so.Model = o.model
 			var err error
 			if po, err = bench.OllamaPresetOptions(po, so); err != nil {
 				return spec, err

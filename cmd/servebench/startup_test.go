@@ -140,7 +140,7 @@ func TestStartupUsageErrors(t *testing.T) {
 	}{
 		{[]string{"--repeat", "0"}, "--repeat 0"},
 		{[]string{"--format", "xml"}, `--format "xml"`},
-		{[]string{"--server", "ollama"}, `"ollama"`},
+		{[]string{"--server", "bogus"}, `"bogus"`},
 		{[]string{"--server-cmd", "vllm 'serve"}, "unterminated"},
 		{[]string{"--server", "vllm", "--speedup", "10"}, "only for the bundled engine"},
 		{[]string{"--server-cmd", "x", "--server", "vllm"}, "one of them"},
