@@ -65,50 +65,6 @@ func (m *Metrics) fetch(ctx context.Context) (*scrape.Snapshot, error) {
 // engine's finished-request count catches up.
 const reconcilePoll = 50 * time.Millisecond
 
-// engineFigures takes the after-run snapshot, waiting (bounded by
-// ReconcileWait) until the engine has counted at least the requests the
-// client saw succeed, then fills run.Engine from the delta (and the
-// replicas' KV usage from gauges, nil: none), with warnings
-// whenever the figures cannot be trusted (no /metrics, unknown dialect,
-// counter reset, foreign traffic).
-func (r *Runner) engineFigures(ctx context.Context, run *result.Run, before snapshotResult, gauges *gaugeSampler, sent, completed int) {
-	m := r.Metrics
-	rec := &result.Reconciliation{Sent: sent, OK: run.OK, Completed: completed}
-	run.Engine.Reconciliation = rec
-	if m.Prom != nil {
-		r.promFigures(ctx, run, rec)
-		return
-	}
-	if before.err != nil || before.snap == nil {
-		why := "not scraped"
-		if before.err != nil {
-			why = before.err.Error()
-		}
-		run.Warnings = append(run.Warnings, "engine figures absent: /metrics before the run: "+why)
-		return
-	}
-	// Ctrl-C must not stop the after-run scrape: the delta is part of what
-	// was measured. It stays bounded by ReconcileWait and the scrape timeout.
-	ctx = context.WithoutCancel(ctx)
-	start := time.Now()
-	after := r.settle(ctx, before.snap, run.OK)
-	r.after = after.snap
-	if r.SaveSnapshot != nil && after.snap != nil {
-		r.SaveSnapshot(run.Name+".after", after.snap)
-	}
-	if after.err != nil {
-		run.Warnings = append(run.Warnings, "engine figures absent: /metrics after the run: "+after.err.Error())
-		return
-	}
-	if m.Dialect == nil {
-		run.Warnings = append(run.Warnings, "engine figures absent: /metrics has no metric family servebench knows (vLLM, SGLang, TGI, llama.cpp)")
-		return
-	}
-	rec.WaitedS = time.Since(start).Seconds()
-	m.figures(run, rec, before.snap, after.snap)
-	gauges.fill(run.Engine.Replicas, after.snap)
-}
-
 // figures fills run.Engine from the delta between two snapshots (with the
 // reconciliation rec), or leaves them out with warnings when the counters
 // cannot be trusted. A run and a merge of shards (from their saved

@@ -653,7 +653,7 @@ func mergeEngine(ctx context.Context, shards []*shardDir, i int, run *result.Run
 			run.Warnings = append(run.Warnings, "engine figures absent: the shards' Prometheus source: "+err.Error())
 			return
 		}
-		(&Runner{Metrics: m}).promFigures(ctx, run, rec)
+		m.promFigures(ctx, run, rec)
 		return
 	}
 	before, after, err := mergeSnapshots(shards, i)

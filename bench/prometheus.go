@@ -15,18 +15,17 @@ import (
 // promFigures fills run.Engine from Prometheus (Metrics.Prom) over the
 // run's window: from its start to the end of its last response, read once
 // Prometheus has scraped every replica after that end (bounded by the
-// source's wait; see scrape/promql). Nothing here runs during the run.
-func (r *Runner) promFigures(ctx context.Context, run *result.Run, rec *result.Reconciliation) {
-	m := r.Metrics
+// source's wait; see scrape/promql). Nothing here runs during the run. It
+// returns the run's window (nil: not read), which promWindows splits.
+func (m *Metrics) promFigures(ctx context.Context, run *result.Run, rec *result.Reconciliation) *promql.Window {
 	from := run.StartedAt
 	to := from.Add(time.Duration(run.DurationS * float64(time.Second)))
 	// As with /metrics, Ctrl-C must not lose the figures of what was measured.
 	w, err := m.Prom.Window(context.WithoutCancel(ctx), from, to, rec.OK)
 	if err != nil {
 		run.Warnings = append(run.Warnings, "engine figures absent: "+err.Error())
-		return
+		return nil
 	}
-	r.promWin = w
 	if m.Dialect == nil {
 		m.Dialect, _ = m.Prom.Detect(ctx)
 	}
@@ -43,33 +42,34 @@ func (r *Runner) promFigures(ctx context.Context, run *result.Run, rec *result.R
 	}
 	if reconcileNote(run, rec, m.Filter.Model, counted, m.Passes) {
 		run.Engine.Source = src
-		return
+		return w
 	}
 	run.Engine = EngineSummary(w.Total)
 	run.Engine.Reconciliation = rec
 	run.Engine.Source = src
 	run.Engine.Replicas = promReplicas(w)
 	noteIdleReplicas(run, rec)
+	return w
 }
 
 // promAfterWarmup waits (bounded) until Prometheus has scraped every
 // replica after the warm-up, so that the run's window, which opens at the
 // last scrape before the run, does not count warm-up requests.
-func (r *Runner) promAfterWarmup(ctx context.Context, run *result.Run) {
-	if err := r.Metrics.Prom.WaitScrape(ctx, time.Now()); err != nil && ctx.Err() == nil {
+func (m *Metrics) promAfterWarmup(ctx context.Context, run *result.Run) {
+	if err := m.Prom.WaitScrape(ctx, time.Now()); err != nil && ctx.Err() == nil {
 		run.Warnings = append(run.Warnings, "prometheus: waiting for a scrape after the warm-up: "+err.Error())
 	}
 }
 
 // promWindows fills each window's engine deltas from Prometheus: those
 // promLoop read while the run went on, then the rest (promql.Windows.Rest,
-// up to the run's window as promFigures read it), so that they add up to
-// the run's figures. Without the run's window only those read already
-// have figures.
-func (r *Runner) promWindows(ctx context.Context, run *result.Run, win *windower) {
+// up to the run's window, all, as promFigures read it), so that they add
+// up to the run's figures. Without the run's window only those read
+// already have figures.
+func promWindows(ctx context.Context, run *result.Run, win *windower, all *promql.Window) {
 	ws := win.promRead
-	if r.promWin != nil {
-		rest, err := win.prom.Rest(context.WithoutCancel(ctx), r.promWin, win.cuts[len(ws):])
+	if all != nil {
+		rest, err := win.prom.Rest(context.WithoutCancel(ctx), all, win.cuts[len(ws):])
 		if err != nil {
 			run.Warnings = append(run.Warnings, "window engine figures absent: "+err.Error())
 		}

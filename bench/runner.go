@@ -15,7 +15,6 @@ import (
 	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/client"
 	"github.com/servebench/servebench/scrape"
-	"github.com/servebench/servebench/scrape/promql"
 )
 
 // Endpoints a request can use.
@@ -147,8 +146,6 @@ type Runner struct {
 	// OnWindow, when set, gets the run so far (Incomplete) at its start and
 	// at every Interval boundary, from another goroutine (see windower).
 	OnWindow func(partial *result.Run)
-	after    *scrape.Snapshot // the last run's after-run scrape, for its last window
-	promWin  *promql.Window   // the last run's window read from Prometheus, split into its windows
 	// SaveSnapshot, when set, keeps the /metrics snapshots a run's engine
 	// figures come from ("RUN.before", "RUN.after"): merge takes a sharded
 	// run's engine delta from them.
@@ -200,56 +197,60 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 	go r.watch(ctx, sendCtx, done, stopSending, cancelReqs)
 
 	run := &result.Run{Name: spec.Name, Stream: spec.Request.Stream, Workload: workloadResult(&spec)}
-	var pre, before snapshotResult
-	scraped := r.Metrics != nil && r.Metrics.Prom == nil && spec.Request.Endpoint != EndpointOllamaChat
-	if scraped && spec.Workload.Warmup > 0 {
-		pre = r.Metrics.snapshot(sendCtx)
-	}
-	r.warmup(st)
-	if r.Metrics != nil && r.Metrics.Prom != nil && spec.Workload.Warmup > 0 {
-		r.promAfterWarmup(sendCtx, run)
-	}
-	if scraped && sendCtx.Err() == nil {
-		if pre.err == nil && pre.snap != nil {
-			// The baseline must include the warm-up in the engine's counts, or
-			// a late-counted warm-up request would pass for foreign traffic.
-			before = r.settle(sendCtx, pre.snap, st.acc.warmOK)
-		} else {
-			before = r.Metrics.snapshot(sendCtx)
-		}
-	}
-	if r.SaveSnapshot != nil && before.snap != nil {
-		r.SaveSnapshot(spec.Name+".before", before.snap)
-	}
+	src := r.engineSource(&spec)
+	src.before(sendCtx, run, func() int {
+		r.warmup(st)
+		return st.acc.warmOK
+	})
 	lateErr := spec.Shard.waitStart(sendCtx)
 	run.StartedAt = time.Now().UTC()
 	start := time.Now()
 	run.Shard = spec.Shard.result(start)
-	r.after, r.promWin = nil, nil
-	st.win = r.startWindows(run, start, before.snap)
+	st.win = r.newWindower(run, start)
+	stopSource := src.start(reqCtx, run, st.win)
+	defer stopSource()
+	st.win.begin()
 	if r.Bounded {
-		st.mu.Lock()
-		if err := st.acc.t.spill(r.SpillDir); err != nil {
-			run.Warnings = append(run.Warnings, err.Error())
-		} else if err := st.lags.spill(r.SpillDir); err != nil {
-			run.Warnings = append(run.Warnings, fmt.Sprintf("send lags: %v (kept in memory)", err))
-		}
-		st.mu.Unlock()
+		r.spill(st, run)
 		defer st.acc.t.close()
 		defer st.lags.close()
-	}
-	var gauges *gaugeSampler
-	if scraped {
-		gauges = r.Metrics.startGauges(reqCtx, before.snap)
-		defer gauges.stop()
 	}
 	if sendCtx.Err() == nil && lateErr == nil {
 		r.measure(st, start)
 	}
 	st.win.stop()
 	run.DurationS = time.Since(start).Seconds()
+	r.clientFigures(run, st)
+	after := src.after(ctx, run, st)
+	run.Windows = st.win.finish(run.DurationS, after)
+	if err := st.win.spillErr; err != nil {
+		run.Warnings = append(run.Warnings, err.Error())
+	}
+	src.windows(ctx, run, st.win)
+	run.Warnings = append(run.Warnings, restartWarnings(run.Windows)...)
+	_ = r.Records.Err() // returns once this run's lines are in the file; the session reports the error
+	if lateErr != nil {
+		return run, st.recs, lateErr
+	}
+	return run, st.recs, runErr(ctx, sendCtx)
+}
 
-	acc := &st.acc // no record is kept any more: in-flight requests are done
+// spill sends a bounded run's samples and send lags to temporary files.
+func (r *Runner) spill(st *runState, run *result.Run) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if err := st.acc.t.spill(r.SpillDir); err != nil {
+		run.Warnings = append(run.Warnings, err.Error())
+	} else if err := st.lags.spill(r.SpillDir); err != nil {
+		run.Warnings = append(run.Warnings, fmt.Sprintf("send lags: %v (kept in memory)", err))
+	}
+}
+
+// clientFigures fills the run's client side once in-flight requests are
+// done (no record is kept any more): counts, summaries, throughput,
+// goodput, the schedule kept (open loop), and the warnings about them.
+func (r *Runner) clientFigures(run *result.Run, st *runState) {
+	spec, acc := st.spec, &st.acc
 	run.Requests, run.OK, run.Errors = acc.t.requests, acc.t.ok, acc.t.errorsMap()
 	if r.commonErr == nil {
 		r.commonErr = map[string]string{}
@@ -263,14 +264,7 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 	run.Throughput = acc.t.throughput(run.DurationS)
 	judged(run, &acc.prompt, acc.goodput, spec.SLO)
 	if m := spec.Workload.Mode; m == ModeRate || m == ModeTrace {
-		target := spec.Workload.Rate
-		if m == ModeTrace && run.Workload.Trace != nil && run.Workload.Trace.SpanS > 0 {
-			target = float64(run.Workload.Trace.Entries-1) / run.Workload.Trace.SpanS
-		}
-		if spec.Shard.sharded() { // this shard's part of the schedule
-			target /= float64(spec.Shard.Count)
-		}
-		run.Rate = rateStats(st, target)
+		run.Rate = rateStats(st, scheduleRate(spec, run))
 		if w := lateWarning(run.Rate, &run.Workload); w != "" {
 			run.Warnings = append(run.Warnings, w)
 		}
@@ -284,27 +278,19 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 			run.Warnings = append(run.Warnings, w)
 		}
 	}
-	switch {
-	case spec.Request.Endpoint == EndpointOllamaChat:
-		acc.engine.fill(run, int(st.sent.Load()), acc.completed)
-	case r.Metrics != nil:
-		r.engineFigures(ctx, run, before, gauges, int(st.sent.Load()), acc.completed)
-	case r.NoMetrics != "":
-		run.Warnings = append(run.Warnings, "engine figures absent: "+r.NoMetrics)
+}
+
+// scheduleRate is the send rate an open-loop run (this shard's part of it)
+// was asked to keep: --rate, or a trace's over its span.
+func scheduleRate(spec *RunSpec, run *result.Run) float64 {
+	target := spec.Workload.Rate
+	if spec.Workload.Mode == ModeTrace && run.Workload.Trace != nil && run.Workload.Trace.SpanS > 0 {
+		target = float64(run.Workload.Trace.Entries-1) / run.Workload.Trace.SpanS
 	}
-	run.Windows = st.win.finish(run.DurationS, r.after)
-	if err := st.win.spillErr; err != nil {
-		run.Warnings = append(run.Warnings, err.Error())
+	if spec.Shard.sharded() { // this shard's part of the schedule
+		target /= float64(spec.Shard.Count)
 	}
-	if st.win.prom != nil && len(run.Windows) > 1 {
-		r.promWindows(ctx, run, st.win)
-	}
-	run.Warnings = append(run.Warnings, restartWarnings(run.Windows)...)
-	_ = r.Records.Err() // returns once this run's lines are in the file; the session reports the error
-	if lateErr != nil {
-		return run, st.recs, lateErr
-	}
-	return run, st.recs, runErr(ctx, sendCtx)
+	return target
 }
 
 func (r *Runner) defaults() {

@@ -61,32 +61,28 @@ type windower struct {
 	done       chan struct{}
 }
 
-// startWindows opens the first window at start, reports the run's start
-// to OnWindow and, with an interval, starts the boundary goroutine. before
-// is the run's before-run scrape (nil: no engine figures per window).
-func (r *Runner) startWindows(run *result.Run, start time.Time, before *scrape.Snapshot) *windower {
+// newWindower opens the first window at start; the run's engine source
+// then wires in its engine figures per window (engineSource.start) before
+// begin starts the windows.
+func (r *Runner) newWindower(run *result.Run, start time.Time) *windower {
 	w := &windower{r: r, interval: r.Interval, start: start, partial: *run, index: 1, from: start,
 		duration: time.Duration(run.Workload.DurationS * float64(time.Second)),
 		quit:     make(chan struct{}), done: make(chan struct{})}
-	if r.Metrics != nil && r.Metrics.Prom == nil {
-		w.prev = before
-	}
 	if w.interval > 0 {
 		w.cur = w.newTally(1)
 	}
+	return w
+}
+
+// begin reports the run's start to OnWindow and, with an interval, starts
+// the boundary goroutine.
+func (w *windower) begin() {
 	w.report()
 	if w.interval <= 0 {
 		close(w.done)
-		return w
-	}
-	if r.Metrics != nil && r.Metrics.Prom != nil {
-		ctx, cancel := context.WithCancel(context.Background())
-		w.prom, w.promStop = r.Metrics.Prom.Windows(run.StartedAt), cancel
-		w.promKick, w.promDone = make(chan struct{}, 1), make(chan struct{})
-		go w.promLoop(ctx)
+		return
 	}
 	go w.loop()
-	return w
 }
 
 // loop closes a window at every boundary start + k*interval until stopped.
@@ -179,7 +175,7 @@ func (w *windower) close(end time.Time, snap *scrape.Snapshot, open bool) {
 // Prometheus (promql.Windows.Next: after a scrape newer than the window's
 // end, bounded by --prometheus-wait) until stopped, and reports the run
 // with them. A failed read is tried again at the next boundary; what is
-// left when the run ends, Runner.promWindows reads.
+// left when the run ends, promWindows reads.
 func (w *windower) promLoop(ctx context.Context) {
 	defer close(w.promDone)
 	for {
