@@ -365,6 +365,13 @@ func (r *Runner) measure(st *runState, start time.Time) {
 		r.openLoop(st, start)
 		return
 	}
+	r.closedLoop(st)
+}
+
+// closedLoop keeps Concurrency conversations (this shard's workers) in
+// flight: each worker sends its next as soon as its last one ends.
+func (r *Runner) closedLoop(st *runState) {
+	w := st.spec.Workload
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	sh := st.spec.Shard
@@ -401,39 +408,21 @@ type job struct {
 func (r *Runner) openLoop(st *runState, start time.Time) {
 	w := st.spec.Workload
 	pacer := NewPacer(w)
-	jobs := make(chan job)
-	var wg sync.WaitGroup
-	worker := func(first job) {
-		r.converse(st, first)
-		for j := range jobs {
-			r.converse(st, j)
-		}
-	}
-	workers := 0
+	pool := &sendPool{r: r, st: st, jobs: make(chan job), max: w.MaxWorkers}
+	defer pool.close()
 	next := start
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	<-timer.C
-	limit := w.Requests
-	var base time.Duration // a trace's times count from its first measured entry
-	if w.Mode == ModeTrace {
-		// A trace is sent once: the warm-up took its first entries.
-		if rest := st.spec.Source.Len() - w.Warmup; limit == 0 || limit > rest {
-			limit = max(rest, 0)
-		}
-		if limit > 0 {
-			base = st.spec.Source.Conversation(w.Warmup).At
-		}
-	}
+	limit, base := openLoopSpan(st)
 	sh := st.spec.Shard
-loop:
 	for i := 0; (limit == 0 && w.Mode != ModeTrace) || i < limit; i++ {
 		if w.Mode != ModeTrace && i > 0 {
 			next = next.Add(pacer.Next()) // every shard draws the whole schedule
 		}
 		if !sh.mine(i) {
 			if w.Duration > 0 && w.Mode != ModeTrace && next.Sub(start) >= w.Duration {
-				break
+				return
 			}
 			continue
 		}
@@ -442,38 +431,93 @@ loop:
 			next = start.Add(j.conv.At - base)
 		}
 		if w.Duration > 0 && next.Sub(start) >= w.Duration {
-			break
+			return
 		}
-		if d := time.Until(next); d > 0 {
-			timer.Reset(d)
-			select {
-			case <-timer.C:
-			case <-st.sendCtx.Done():
-				break loop
-			}
-		}
-		if st.sendCtx.Err() != nil {
-			break
+		if !waitUntil(st.sendCtx, timer, next) || st.sendCtx.Err() != nil {
+			return
 		}
 		j.intended = next
-		select {
-		case jobs <- j:
-			continue
-		default:
-		}
-		if workers < w.MaxWorkers {
-			workers++
-			wg.Go(func() { worker(j) })
-			continue
-		}
-		select { // at the bound: this send waits, and will be counted late
-		case jobs <- j:
-		case <-st.sendCtx.Done():
-			break loop
+		if !pool.send(j) {
+			return
 		}
 	}
-	close(jobs)
-	wg.Wait()
+}
+
+// openLoopSpan is how many conversations an open-loop run sends (0: until
+// --duration) and, for a trace, the time its first measured entry is sent
+// at, which the schedule counts from.
+func openLoopSpan(st *runState) (limit int, base time.Duration) {
+	w := st.spec.Workload
+	limit = w.Requests
+	if w.Mode != ModeTrace {
+		return limit, 0
+	}
+	// A trace is sent once: the warm-up took its first entries.
+	if rest := st.spec.Source.Len() - w.Warmup; limit == 0 || limit > rest {
+		limit = max(rest, 0)
+	}
+	if limit > 0 {
+		base = st.spec.Source.Conversation(w.Warmup).At
+	}
+	return limit, base
+}
+
+// waitUntil waits on timer for t; false when sending stopped first.
+func waitUntil(ctx context.Context, timer *time.Timer, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return true
+	}
+	timer.Reset(d)
+	select {
+	case <-timer.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// sendPool is an open loop's workers: a job goes to an idle one, or to a
+// new one while every one is busy (up to max), so that slow responses
+// never hold a send back; only at max does a send wait.
+type sendPool struct {
+	r       *Runner
+	st      *runState
+	jobs    chan job
+	wg      sync.WaitGroup
+	workers int
+	max     int
+}
+
+// send hands j to a worker; false when sending stopped while it waited.
+func (p *sendPool) send(j job) bool {
+	select {
+	case p.jobs <- j:
+		return true
+	default:
+	}
+	if p.workers < p.max {
+		p.workers++
+		p.wg.Go(func() {
+			p.r.converse(p.st, j)
+			for j := range p.jobs {
+				p.r.converse(p.st, j)
+			}
+		})
+		return true
+	}
+	select { // at the bound: this send waits, and will be counted late
+	case p.jobs <- j:
+		return true
+	case <-p.st.sendCtx.Done():
+		return false
+	}
+}
+
+// close lets the workers finish the conversations they hold and waits.
+func (p *sendPool) close() {
+	close(p.jobs)
+	p.wg.Wait()
 }
 
 // prepare gets conversation index (warm-up ones come first in the source)
