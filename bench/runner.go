@@ -657,7 +657,6 @@ func (r *Runner) do(st *runState, j *job, k int, req *client.Request) client.Tra
 	if k == 0 {
 		intended = j.intended // later turns follow the answers, not the schedule
 	}
-	t := &j.conv.Turns[k]
 	for attempt := 1; ; attempt++ {
 		if !j.warmup {
 			st.sent.Add(1)
@@ -671,26 +670,11 @@ func (r *Runner) do(st *runState, j *job, k int, req *client.Request) client.Tra
 			lag = tr.Start.Sub(intended)
 		}
 		retry := attempt <= r.Retries && (tr.Status == 429 || tr.Status == 503) && st.sendCtx.Err() == nil
-		rec := NewRecord(st.spec.Name, j.index, j.warmup, &tr, lag)
-		rec.RequestID = req.ID
+		rec := attemptRecord(st, j, k, req, &tr, lag)
 		if attempt > 1 {
 			rec.Attempt = attempt
 		}
 		rec.Retried = retry
-		rec.PrefixGroup = j.conv.Group
-		if j.conv.Session != "" {
-			rec.Session, rec.Turn = j.conv.Session, k+1
-		}
-		if t.OutputTokens > 0 || req.MaxTokens != st.spec.Request.MaxTokens {
-			rec.MaxTokens = req.MaxTokens // the source's length, or one clipped to fit
-		}
-		if k == 0 && t.Tokens > 0 && t.Text == "" && t.Messages == nil {
-			n := t.Tokens
-			if ml := st.spec.Request.MaxModelLen; ml > 1 {
-				n = min(n, ml-1) // as request clipped it
-			}
-			rec.PromptTokensRequested = n + j.conv.SystemTokens
-		}
 		r.keep(st, rec, attempt == 1 && !j.warmup && !intended.IsZero(), lag)
 		if tr.Error == client.ErrConnect && r.WaitServer != nil {
 			r.WaitServer(st.sendCtx) // the server is down: wait for it, do not flood
@@ -701,14 +685,43 @@ func (r *Runner) do(st *runState, j *job, k int, req *client.Request) client.Tra
 		if !j.warmup {
 			st.retries.Add(1)
 		}
-		wait := backoff(r.RetryBackoff, attempt)
-		if tr.RetryAfter > wait && tr.RetryAfter <= maxRetryAfter {
-			wait = tr.RetryAfter // the server said when to come back
-		}
-		if !sleepCtx(st.sendCtx, wait) {
+		if !sleepCtx(st.sendCtx, r.retryWait(&tr, attempt)) {
 			return tr
 		}
 	}
+}
+
+// attemptRecord is the record of one attempt at turn k of j: its trace
+// and what the workload asked of it.
+func attemptRecord(st *runState, j *job, k int, req *client.Request, tr *client.Trace, lag time.Duration) result.Record {
+	t := &j.conv.Turns[k]
+	rec := NewRecord(st.spec.Name, j.index, j.warmup, tr, lag)
+	rec.RequestID = req.ID
+	rec.PrefixGroup = j.conv.Group
+	if j.conv.Session != "" {
+		rec.Session, rec.Turn = j.conv.Session, k+1
+	}
+	if t.OutputTokens > 0 || req.MaxTokens != st.spec.Request.MaxTokens {
+		rec.MaxTokens = req.MaxTokens // the source's length, or one clipped to fit
+	}
+	if k == 0 && t.Tokens > 0 && t.Text == "" && t.Messages == nil {
+		n := t.Tokens
+		if ml := st.spec.Request.MaxModelLen; ml > 1 {
+			n = min(n, ml-1) // as request clipped it
+		}
+		rec.PromptTokensRequested = n + j.conv.SystemTokens
+	}
+	return rec
+}
+
+// retryWait is the wait before retrying after attempt: the backoff, or
+// the server's Retry-After when longer (up to maxRetryAfter).
+func (r *Runner) retryWait(tr *client.Trace, attempt int) time.Duration {
+	wait := backoff(r.RetryBackoff, attempt)
+	if tr.RetryAfter > wait && tr.RetryAfter <= maxRetryAfter {
+		wait = tr.RetryAfter // the server said when to come back
+	}
+	return wait
 }
 
 // keep writes rec to requests.jsonl and the run's memory. Both follow
