@@ -125,7 +125,6 @@ func DiagnoseOn(run result.Run, b Basis) Diagnosis {
 	// median set against an engine mean is a gap of statistics, not time.
 	fv, e2e := run.Client.FirstVisibleS.Mean, run.Client.E2ES.Mean
 	ft, haveTTFT := readFirstToken(run, b)
-	engE2E, haveEngE2E := histMean(run.Engine.E2ES)
 
 	if !haveTTFT && run.Stream {
 		why := "The engine does not export TTFT"
@@ -145,42 +144,65 @@ func DiagnoseOn(run result.Run, b Basis) Diagnosis {
 		d.Findings = append(d.Findings, ft.large()...)
 	}
 	addClientQueue(&d, run, th)
-	if !run.Stream {
-		if haveTTFT {
-			add(CauseHeldBack, "Not streaming: first visible output equals E2E (%s) by construction. The engine "+
-				"had the first token after %s and held it until the last was done; streaming would show text after about %s.",
-				secs(e2e), secs(ft.arrival()), secs(ft.arrival()))
-		} else {
-			add(CauseHeldBack, "Not streaming: first visible output equals E2E (%s) by construction; "+
-				"streaming would show text as soon as the first token is made.", secs(e2e))
-		}
-		thinkingHeldBack(&d, run)
-	} else if first, ok := thinking(&d, run, fv, th); ok && haveTTFT {
-		ft.between(&d, first, e2e, th) // a reasoning model's first text is its first token
-	} else if haveTTFT {
-		ft.between(&d, fv, e2e, th)
+	firstText(&d, run, ft, haveTTFT, fv, e2e, th)
+	afterEngine(&d, run, ft, haveTTFT, e2e, th)
+	if len(d.Findings) == 0 && haveTTFT {
+		ft.healthy(&d, fv, e2e)
 	}
+	return d
+}
+
+// firstText says where the first visible output went: held back to the
+// end when not streaming; otherwise after the thinking of a reasoning
+// model, or between engine and client (with the engine's TTFT).
+func firstText(d *Diagnosis, run result.Run, ft firstToken, haveTTFT bool, fv, e2e float64, th Thresholds) {
+	switch {
+	case !run.Stream && haveTTFT:
+		d.Findings = append(d.Findings, Finding{CauseHeldBack, fmt.Sprintf("Not streaming: first visible output equals E2E (%s) by construction. The engine "+
+			"had the first token after %s and held it until the last was done; streaming would show text after about %s.",
+			secs(e2e), secs(ft.arrival()), secs(ft.arrival()))})
+		thinkingHeldBack(d, run)
+	case !run.Stream:
+		d.Findings = append(d.Findings, Finding{CauseHeldBack, fmt.Sprintf("Not streaming: first visible output equals E2E (%s) by construction; "+
+			"streaming would show text as soon as the first token is made.", secs(e2e))})
+		thinkingHeldBack(d, run)
+	default:
+		if first, ok := thinking(d, run, fv, th); ok && haveTTFT {
+			ft.between(d, first, e2e, th) // a reasoning model's first text is its first token
+		} else if haveTTFT {
+			ft.between(d, fv, e2e, th)
+		}
+	}
+}
+
+// afterEngine names time lost after the engine finished: client E2E well
+// above the engine's (with queue wait when its TTFT leaves it out, as its
+// E2E then does too).
+func afterEngine(d *Diagnosis, run result.Run, ft firstToken, haveTTFT bool, e2e float64, th Thresholds) {
+	engE2E, haveEngE2E := histMean(run.Engine.E2ES)
 	engE2EText := secs(engE2E)
 	if haveTTFT && ft.excluded != "" { // a server whose TTFT leaves the queue out times E2E from scheduling too
 		engE2E += ft.queue
 		engE2EText = fmt.Sprintf("%s with queue wait", secs(engE2E))
 	}
 	if haveEngE2E && e2e-engE2E >= th.LostGap && e2e-engE2E >= 0.1*engE2E {
-		add(CauseBetween, "Client E2E (mean %s) exceeds engine E2E (mean %s) by %s: time spent after the engine finished, "+
-			"on the way to the client.", secs(e2e), engE2EText, secs(e2e-engE2E))
+		d.Findings = append(d.Findings, Finding{CauseBetween, fmt.Sprintf("Client E2E (mean %s) exceeds engine E2E (mean %s) by %s: time spent after the engine finished, "+
+			"on the way to the client.", secs(e2e), engE2EText, secs(e2e-engE2E))})
 	}
-	if len(d.Findings) == 0 && haveTTFT {
-		rest := fmt.Sprintf("the remaining %s of E2E (%s) is generating the answer", secs(max(e2e-fv, 0)), secs(e2e))
-		switch {
-		case ft.haveQueue && ft.share() >= 0.01:
-			rest = fmt.Sprintf("queue wait is %s (%s of it); %s", secs(ft.queue), pct(ft.share()), rest)
-		case ft.haveQueue:
-			rest = fmt.Sprintf("queue wait is %s; %s", secs(ft.queue), rest)
-		}
-		add(CauseHealthy, "Engine TTFT (%s) and the client's first visible output (mean %s) agree: nothing is lost "+
-			"between engine and client; %s.", secs(ft.arrival()), secs(fv), rest)
+}
+
+// healthy is the finding of a run with nothing to explain: engine and
+// client agree, and where the time went.
+func (ft firstToken) healthy(d *Diagnosis, fv, e2e float64) {
+	rest := fmt.Sprintf("the remaining %s of E2E (%s) is generating the answer", secs(max(e2e-fv, 0)), secs(e2e))
+	switch {
+	case ft.haveQueue && ft.share() >= 0.01:
+		rest = fmt.Sprintf("queue wait is %s (%s of it); %s", secs(ft.queue), pct(ft.share()), rest)
+	case ft.haveQueue:
+		rest = fmt.Sprintf("queue wait is %s; %s", secs(ft.queue), rest)
 	}
-	return d
+	d.Findings = append(d.Findings, Finding{CauseHealthy, fmt.Sprintf("Engine TTFT (%s) and the client's first visible output (mean %s) agree: nothing is lost "+
+		"between engine and client; %s.", secs(ft.arrival()), secs(fv), rest)})
 }
 
 // firstToken is the engine's account of the wait for a run's first token.
