@@ -110,7 +110,7 @@ func TestOllamaParallel(t *testing.T) {
 		t.Setenv("OLLAMA_NUM_PARALLEL", parallel)
 		out := filepath.Join(dir, name)
 		code, stdout, stderr := runMain("run", "--server", "ollama", "--gguf", model, "--concurrency", "4", "--requests", "16",
-			"--max-tokens", "64", "--stream", "on", "--out", out, "--quiet")
+			"--max-tokens", "256", "--stream", "on", "--out", out, "--quiet")
 		if code != 0 {
 			t.Fatalf("%s: exit %d\n%s\n%s", name, code, stdout, stderr)
 		}
