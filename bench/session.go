@@ -78,38 +78,14 @@ type Config struct {
 // ErrInvalidRun (every request failed, or the error rate passed
 // FailOnErrorRate); launch errors when the server did not start.
 func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record, error) {
-	maxConns, err := validateRuns(cfg.Runs, cfg.Search)
+	maxConns, prom, err := checkConfig(cfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", ErrUsage, err)
-	}
-	if err := CheckServer(cfg.Server); err != nil {
-		return nil, nil, fmt.Errorf("%w: %w", ErrUsage, err)
-	}
-	var prom *promql.Source
-	if cfg.Prometheus != nil {
-		po := *cfg.Prometheus
-		po.Filter = scrape.Filter{Model: cfg.Server.Model}
-		if prom, err = promql.New(po); err != nil {
-			return nil, nil, fmt.Errorf("%w: --prometheus-url: %w", ErrUsage, err)
-		}
-	}
-	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
-		return nil, nil, fmt.Errorf("%w: results directory (--out): %w", ErrUsage, err)
 	}
 	res := &result.Results{Schema: result.Schema, Manifest: NewManifest(cfg.Version, cfg.Args), Runs: []result.Run{}, Warnings: []string{}}
 	res.Warnings = append(res.Warnings, sourceInputWarnings(cfg.Runs)...)
 	prog := newProgress(cfg.Progress)
-	so := cfg.Server
-	so.Dir = cfg.Dir
-	so.Phase = prog.phase
-	if cfg.RequestIDs && so.Bundled() {
-		so.EngineArgs = append(slices.Clip(so.EngineArgs), "--enable-log-requests")
-	}
-	if so.Bundled() {
-		// Each record's cached_tokens: vLLM reports them only with this flag.
-		so.EngineArgs = append(slices.Clip(so.EngineArgs), "--enable-prompt-tokens-details")
-	}
-	srv, err := StartServer(ctx, so)
+	srv, err := StartServer(ctx, serverOptions(cfg, prog))
 	if err != nil {
 		if ctx.Err() != nil { // Ctrl-C during start-up: nothing measured yet
 			return nil, nil, fmt.Errorf("%w during server start-up: %w", ErrInterrupted, err)
@@ -117,18 +93,8 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 		return nil, nil, err
 	}
 	defer srv.Stop()
-	cfg.Runs = slices.Clone(cfg.Runs) // the server's max_model_len goes in; the caller's stay as given
-	if cfg.Search != nil {
-		if err := srv.CheckMaxTokens(cfg.Search.Base.Request.MaxTokens); err != nil {
-			return nil, nil, err
-		}
-		cfg.Search.Base.Request.MaxModelLen = srv.MaxModelLen
-	}
-	for i := range cfg.Runs {
-		if err := srv.CheckMaxTokens(cfg.Runs[i].Request.MaxTokens); err != nil {
-			return nil, nil, err
-		}
-		cfg.Runs[i].Request.MaxModelLen = srv.MaxModelLen
+	if err := fitRuns(&cfg, srv); err != nil {
+		return nil, nil, err
 	}
 	res.Server = srv.Info
 	if prom != nil {
@@ -191,6 +157,65 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 		return res, recs, runErr
 	}
 	return res, recs, validate(res, runner.commonErr, cfg.FailOnErrorRate)
+}
+
+// checkConfig checks what can be checked before a server starts: the
+// runs (and the most requests any keeps in flight), the server options,
+// the Prometheus source and the results directory.
+func checkConfig(cfg Config) (maxConns int, prom *promql.Source, err error) {
+	if maxConns, err = validateRuns(cfg.Runs, cfg.Search); err != nil {
+		return 0, nil, err
+	}
+	if err := CheckServer(cfg.Server); err != nil {
+		return 0, nil, err
+	}
+	if cfg.Prometheus != nil {
+		po := *cfg.Prometheus
+		po.Filter = scrape.Filter{Model: cfg.Server.Model}
+		if prom, err = promql.New(po); err != nil {
+			return 0, nil, fmt.Errorf("--prometheus-url: %w", err)
+		}
+	}
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return 0, nil, fmt.Errorf("results directory (--out): %w", err)
+	}
+	return maxConns, prom, nil
+}
+
+// serverOptions are the server's options for this session: its results
+// directory, progress, and the bundled engine's flags the records need.
+func serverOptions(cfg Config, prog *progress) ServerOptions {
+	so := cfg.Server
+	so.Dir = cfg.Dir
+	so.Phase = prog.phase
+	if cfg.RequestIDs && so.Bundled() {
+		so.EngineArgs = append(slices.Clip(so.EngineArgs), "--enable-log-requests")
+	}
+	if so.Bundled() {
+		// Each record's cached_tokens: vLLM reports them only with this flag.
+		so.EngineArgs = append(slices.Clip(so.EngineArgs), "--enable-prompt-tokens-details")
+	}
+	return so
+}
+
+// fitRuns checks every run's --max-tokens against the server's context
+// and gives each run (and the search's base) its max_model_len, on a copy
+// of the runs: the caller's stay as given.
+func fitRuns(cfg *Config, srv *Server) error {
+	cfg.Runs = slices.Clone(cfg.Runs)
+	if cfg.Search != nil {
+		if err := srv.CheckMaxTokens(cfg.Search.Base.Request.MaxTokens); err != nil {
+			return err
+		}
+		cfg.Search.Base.Request.MaxModelLen = srv.MaxModelLen
+	}
+	for i := range cfg.Runs {
+		if err := srv.CheckMaxTokens(cfg.Runs[i].Request.MaxTokens); err != nil {
+			return err
+		}
+		cfg.Runs[i].Request.MaxModelLen = srv.MaxModelLen
+	}
+	return nil
 }
 
 // validateRuns checks every spec, and the search's first, and returns the
