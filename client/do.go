@@ -72,31 +72,11 @@ func (c *Client) Do(ctx context.Context, req *Request) Trace {
 		defer stop()
 	}
 	ph := new(phases)
-	var send func() (*http.Response, error)
-	if d := c.direct; d != nil {
-		pool := c.hc.Transport.(*inlineTransport)
-		send = func() (*http.Response, error) {
-			return pool.do(rctx, call{probe: postProbe, hooks: ph,
-				write:  func(bw *bufio.Writer) error { return d.write(bw, path, body, req.Stream, req.ID) },
-				rewind: func() error { return nil }})
-		}
-	} else {
-		hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(rctx, ph.clientTrace()),
-			http.MethodPost, c.base+path, bytes.NewReader(body))
-		if err != nil {
-			tr.Start = time.Now()
-			tr.Error, tr.ErrorText = ErrRequest, c.short(fmt.Sprintf("base URL %q: %v", c.opts.BaseURL, err))
-			return tr
-		}
-		hreq.Header.Set("Content-Type", "application/json")
-		if req.Stream {
-			hreq.Header.Set("Accept", "text/event-stream")
-		}
-		c.auth(hreq)
-		if req.ID != "" {
-			hreq.Header.Set(RequestIDHeader, req.ID)
-		}
-		send = func() (*http.Response, error) { return c.hc.Do(hreq) }
+	send, err := c.sender(rctx, ph, req, path, body)
+	if err != nil {
+		tr.Start = time.Now()
+		tr.Error, tr.ErrorText = ErrRequest, c.short(fmt.Sprintf("base URL %q: %v", c.opts.BaseURL, err))
+		return tr
 	}
 
 	x := exchange{c: c, tr: &tr, parent: ctx, rctx: rctx, cancel: cancel, keepText: req.KeepText}
@@ -135,6 +115,34 @@ func (c *Client) Do(ctx context.Context, req *Request) Trace {
 	}
 	ph.copyTo(&tr) // WroteRequest may be reported late, from another goroutine
 	return tr
+}
+
+// sender builds the POST of body to path, timed by ph: written by the
+// client's own inline transport when it has one (c.direct), else an
+// http.Request for c.hc. An error is the base URL's.
+func (c *Client) sender(rctx context.Context, ph *phases, req *Request, path string, body []byte) (func() (*http.Response, error), error) {
+	if d := c.direct; d != nil {
+		pool := c.hc.Transport.(*inlineTransport)
+		return func() (*http.Response, error) {
+			return pool.do(rctx, call{probe: postProbe, hooks: ph,
+				write:  func(bw *bufio.Writer) error { return d.write(bw, path, body, req.Stream, req.ID) },
+				rewind: func() error { return nil }})
+		}, nil
+	}
+	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(rctx, ph.clientTrace()),
+		http.MethodPost, c.base+path, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	if req.Stream {
+		hreq.Header.Set("Accept", "text/event-stream")
+	}
+	c.auth(hreq)
+	if req.ID != "" {
+		hreq.Header.Set(RequestIDHeader, req.ID)
+	}
+	return func() (*http.Response, error) { return c.hc.Do(hreq) }, nil
 }
 
 // exchange is the state of one Do call after the request was built.
