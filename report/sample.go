@@ -59,33 +59,12 @@ const sampleSeed = 0x5eb1e
 // seeded by the run's name), the exact slowest requests, each run's
 // record nearest its results.json median E2E, and exact line counts.
 func sampleRecords(path string, r io.Reader, size, maxBytes int64, res *result.Results) ([]result.Record, *Sample, []string, error) {
-	s := &Sample{Runs: map[string]*RunSample{}}
+	s := newSample(res)
 	lines := 0
 	for _, run := range res.Runs {
 		lines += run.Requests
 	}
-	// A sampled record, its events dropped, costs the Record and its
-	// strings (run, request id, finish reason: recordStrings at most, as
-	// a rule), and as much again for each copy the report makes while it
-	// draws (drawCopies); the budget, less the thin lines' records with
-	// their events (lines of the file's average size), holds this many,
-	// shared by the runs, and at least what tokens.png draws.
-	k := maxThinLines
-	if lines > 0 && len(res.Runs) > 0 {
-		thin := int64(maxThinLines*len(res.Runs)) * (size / int64(lines))
-		per := (1 + drawCopies) * (int64(unsafe.Sizeof(result.Record{})) + recordStrings)
-		k = max(k, int((maxBytes-min(thin, maxBytes/2))/per)/len(res.Runs))
-	}
-	for _, run := range res.Runs {
-		rs := &RunSample{median: math.NaN()}
-		if e := run.Client.E2ES; e != nil && e.N > 0 {
-			rs.median = e.Median
-		}
-		h := fnv.New64a()
-		h.Write([]byte(run.Name))
-		rs.rng = rand.New(rand.NewPCG(sampleSeed, h.Sum64()))
-		s.Runs[run.Name] = rs
-	}
+	k := sampleSize(res, lines, size, maxBytes)
 	recs := make([]result.Record, 0, min(k*len(res.Runs), lines))
 	at := map[string][]int{} // a run's sample: indexes into recs
 	// Records are read without their events, most of each line's decoding;
@@ -112,17 +91,7 @@ func sampleRecords(path string, r io.Reader, size, maxBytes int64, res *result.R
 		if !isMeasured(&rec) {
 			continue
 		}
-		rs.N++
-		if d := math.Abs(rec.E2ES - rs.median); !rs.HasMedian || d < math.Abs(rs.Median.E2ES-rs.median) {
-			rs.Median, rs.HasMedian = withEvents(line, rec), true
-		}
-		// Algorithm R: the i-th record replaces a uniformly chosen one of
-		// the k kept with probability k/i, so each is kept with k/N.
-		if j := len(rs.Thin); j < maxThinLines {
-			rs.Thin = append(rs.Thin, withEvents(line, rec))
-		} else if j = rs.rng.IntN(rs.N); j < maxThinLines {
-			rs.Thin[j] = withEvents(line, rec)
-		}
+		rs.add(line, rec)
 		switch {
 		case rs.kept < k:
 			at[rec.Run] = append(at[rec.Run], len(recs))
@@ -141,6 +110,57 @@ func sampleRecords(path string, r io.Reader, size, maxBytes int64, res *result.R
 		}
 	}
 	return recs, s, warns, nil
+}
+
+// newSample is an empty sample of res' runs, each with its results.json
+// median E2E and its own generator, seeded by its name.
+func newSample(res *result.Results) *Sample {
+	s := &Sample{Runs: map[string]*RunSample{}}
+	for _, run := range res.Runs {
+		rs := &RunSample{median: math.NaN()}
+		if e := run.Client.E2ES; e != nil && e.N > 0 {
+			rs.median = e.Median
+		}
+		h := fnv.New64a()
+		h.Write([]byte(run.Name))
+		rs.rng = rand.New(rand.NewPCG(sampleSeed, h.Sum64()))
+		s.Runs[run.Name] = rs
+	}
+	return s
+}
+
+// sampleSize is how many records each run's uniform sample keeps. A
+// sampled record, its events dropped, costs the Record and its strings
+// (run, request id, finish reason: recordStrings at most, as a rule), and
+// as much again for each copy the report makes while it draws
+// (drawCopies); maxBytes, less the thin lines' records with their events
+// (lines of the file's average size, size/lines), holds this many, shared
+// by the runs, and at least what tokens.png draws.
+func sampleSize(res *result.Results, lines int, size, maxBytes int64) int {
+	k := maxThinLines
+	if lines > 0 && len(res.Runs) > 0 {
+		thin := int64(maxThinLines*len(res.Runs)) * (size / int64(lines))
+		per := (1 + drawCopies) * (int64(unsafe.Sizeof(result.Record{})) + recordStrings)
+		k = max(k, int((maxBytes-min(thin, maxBytes/2))/per)/len(res.Runs))
+	}
+	return k
+}
+
+// add counts a measured record of the run (line, read without its
+// events) and keeps it, with its events, if it is the nearest the median
+// so far or drawn for the thin lines.
+func (rs *RunSample) add(line []byte, rec result.Record) {
+	rs.N++
+	if d := math.Abs(rec.E2ES - rs.median); !rs.HasMedian || d < math.Abs(rs.Median.E2ES-rs.median) {
+		rs.Median, rs.HasMedian = withEvents(line, rec), true
+	}
+	// Algorithm R: the i-th record replaces a uniformly chosen one of
+	// the k kept with probability k/i, so each is kept with k/N.
+	if j := len(rs.Thin); j < maxThinLines {
+		rs.Thin = append(rs.Thin, withEvents(line, rec))
+	} else if j = rs.rng.IntN(rs.N); j < maxThinLines {
+		rs.Thin[j] = withEvents(line, rec)
+	}
 }
 
 // withEvents is rec (read without its events) decoded whole from its line.
