@@ -61,51 +61,87 @@ func (e *env) cancel(ctx context.Context) *Result {
 
 // watchAfterLeave polls /metrics after the disconnect and gives the verdict.
 func (e *env) watchAfterLeave(ctx context.Context, r *Result, w *watcher, left time.Time, read, maxTokens int, runBefore float64) *Result {
-	var last reading
-	lastGen, lastChange := -1.0, left
-	dropped := time.Duration(-1)
-	finished := false
-	for i := 0; ; i++ {
+	lw, why := e.watchMetrics(ctx, w, left, maxTokens, runBefore)
+	if why != "" {
+		r.Verdict, r.Summary = Inconclusive, why
+		return r
+	}
+	wasted := lw.report(r, left, read, runBefore)
+	watched := lw.last.at.Sub(left)
+	switch {
+	case lw.finished:
+		r.Verdict, r.Summary = Fail, fmt.Sprintf("keeps generating, %d tokens wasted (the request ran to its %d tokens after the client left)", wasted, maxTokens)
+	case lw.last.at.Sub(lw.lastChange) < e.o.Settle:
+		r.Verdict, r.Summary = Fail, fmt.Sprintf("keeps generating, %d tokens wasted so far (still running %s after the disconnect)", wasted, ms(watched))
+	case lw.last.runningOK && lw.last.running > runBefore:
+		// Tokens stopped, but the request still holds its place in the batch.
+		r.Verdict, r.Summary = Fail, fmt.Sprintf("stops generating after %d tokens but still counts %.0f running request(s) %s after the disconnect (slot not freed)",
+			wasted, lw.last.running-runBefore, ms(watched))
+	default:
+		r.Verdict, r.Summary = Pass, fmt.Sprintf("stops generating (%d tokens generated after the disconnect, of %d asked)", wasted, maxTokens-read)
+	}
+	return r
+}
+
+// leaveWatch is what /metrics showed after the disconnect.
+type leaveWatch struct {
+	last       reading
+	lastChange time.Time     // when the generated-token count last moved
+	dropped    time.Duration // when the running count fell after the disconnect; -1: not seen
+	finished   bool          // the request ran to its maxTokens and left the batch
+}
+
+// watchMetrics reads /metrics every Poll after the disconnect at left
+// until the request finished, the engine settled (not running, the
+// generated count still for Settle) or Watch passed; why says why there
+// is no verdict ("" when there is one).
+func (e *env) watchMetrics(ctx context.Context, w *watcher, left time.Time, maxTokens int, runBefore float64) (lw leaveWatch, why string) {
+	lastGen := -1.0
+	lw.lastChange, lw.dropped = left, -1
+	for {
 		rd, err := w.read(ctx)
 		if err != nil {
-			r.Verdict, r.Summary = Inconclusive, "reading /metrics after the disconnect: "+err.Error()
-			return r
+			return lw, "reading /metrics after the disconnect: " + err.Error()
 		}
 		if !rd.genOK {
-			r.Verdict, r.Summary = Inconclusive, "the server exports no generated-token counter: cannot tell whether it stopped"
-			return r
+			return lw, "the server exports no generated-token counter: cannot tell whether it stopped"
 		}
-		last = rd
+		lw.last = rd
 		if rd.gen != lastGen {
-			lastGen, lastChange = rd.gen, rd.at
+			lastGen, lw.lastChange = rd.gen, rd.at
 		}
 		down := !rd.runningOK || rd.running <= runBefore
-		if down && dropped < 0 && rd.runningOK {
-			dropped = rd.at.Sub(left)
+		if down && lw.dropped < 0 && rd.runningOK {
+			lw.dropped = rd.at.Sub(left)
 		}
-		finished = rd.gen >= float64(maxTokens) && down
-		if finished || (down && rd.at.Sub(lastChange) >= e.o.Settle) || rd.at.Sub(left) >= e.o.Watch {
-			break
+		lw.finished = rd.gen >= float64(maxTokens) && down
+		if lw.finished || (down && rd.at.Sub(lw.lastChange) >= e.o.Settle) || rd.at.Sub(left) >= e.o.Watch {
+			return lw, ""
 		}
 		select {
 		case <-ctx.Done():
-			r.Verdict, r.Summary = Inconclusive, "interrupted while watching /metrics"
-			return r
+			return lw, "interrupted while watching /metrics"
 		case <-time.After(e.o.Poll):
 		}
 	}
+}
+
+// report adds the figures watched to r and returns the tokens generated
+// and never read.
+func (lw *leaveWatch) report(r *Result, left time.Time, read int, runBefore float64) (wasted int) {
+	last := lw.last
 	r.Warnings = append(r.Warnings, last.resetWarned...)
-	wasted := max(int(last.gen)-read, 0)
+	wasted = max(int(last.gen)-read, 0)
 	r.add("generation_tokens_delta", last.gen, fmt.Sprintf("%.0f generated for this request (engine counter)", last.gen))
 	r.add("tokens_wasted", wasted, fmt.Sprintf("%d generated and never read", wasted))
 	if last.runningOK {
 		r.add("running_before", runBefore, fmt.Sprintf("%.0f", runBefore))
 		r.add("running_after", last.running, fmt.Sprintf("%.0f", last.running))
 	}
-	if dropped >= 0 {
-		r.add("running_dropped_after_s", secs(dropped), ms(dropped)+" after the disconnect (first scrape that saw it)")
+	if lw.dropped >= 0 {
+		r.add("running_dropped_after_s", secs(lw.dropped), ms(lw.dropped)+" after the disconnect (first scrape that saw it)")
 	}
-	r.add("generation_stopped_by_s", secs(lastChange.Sub(left)), ms(lastChange.Sub(left))+" after the disconnect (first scrape showing the final count)")
+	r.add("generation_stopped_by_s", secs(lw.lastChange.Sub(left)), ms(lw.lastChange.Sub(left))+" after the disconnect (first scrape showing the final count)")
 	if last.finishedOK {
 		r.add("finished_requests_delta", last.finished, fmt.Sprintf("%.0f", last.finished))
 		if last.finished > 1 {
@@ -114,19 +150,7 @@ func (e *env) watchAfterLeave(ctx context.Context, r *Result, w *watcher, left t
 	}
 	watched := last.at.Sub(left)
 	r.add("watched_s", secs(watched), ms(watched))
-	switch {
-	case finished:
-		r.Verdict, r.Summary = Fail, fmt.Sprintf("keeps generating, %d tokens wasted (the request ran to its %d tokens after the client left)", wasted, maxTokens)
-	case last.at.Sub(lastChange) < e.o.Settle:
-		r.Verdict, r.Summary = Fail, fmt.Sprintf("keeps generating, %d tokens wasted so far (still running %s after the disconnect)", wasted, ms(watched))
-	case last.runningOK && last.running > runBefore:
-		// Tokens stopped, but the request still holds its place in the batch.
-		r.Verdict, r.Summary = Fail, fmt.Sprintf("stops generating after %d tokens but still counts %.0f running request(s) %s after the disconnect (slot not freed)",
-			wasted, last.running-runBefore, ms(watched))
-	default:
-		r.Verdict, r.Summary = Pass, fmt.Sprintf("stops generating (%d tokens generated after the disconnect, of %d asked)", wasted, maxTokens-read)
-	}
-	return r
+	return wasted
 }
 
 // wireRequest is the JSON body of a request the probe drops mid-stream. The
