@@ -112,6 +112,7 @@ func buildFidelityFigures() []CitedFigure {
 	figs = append(figs, lambdaFigures()...)
 	figs = append(figs, memoryFigures()...)
 	figs = append(figs, parallelFigures()...)
+	figs = append(figs, moeFigures()...)
 	figs = append(figs, gapGPUFigures()...)
 	figs = append(figs, CitedFigure{
 		GPU: "a100-40gb", Model: "llama-3.1-8b-instruct", Quantity: fitQuantityDecode,
