@@ -17,10 +17,18 @@ import (
 // the small `servebench model tiny` on CPU. They skip when ollama is not on
 // PATH, and fail in CI (CI=true), where .ci/run installs it.
 
-// maxOverheadS bounds client E2E minus Ollama's total_duration per request:
-// HTTP and JSON on loopback, and the time between the engine's clock
-// starting and stopping and the client's (measured: see docs/ollama.md).
-const maxOverheadS = 0.1
+// maxOverheadS bounds the median of client E2E minus Ollama's
+// total_duration over a run's requests: HTTP and JSON on loopback, and the
+// time between the engine's clock starting and stopping and the client's
+// (measured 0.5-0.8 ms median, 32 ms at most: see docs/ollama.md). A
+// systematic error (the client timing another interval) moves the median;
+// one request's scheduling delay on a busy 2-core machine does not, so
+// single requests get the looser maxOverheadSpikeS (0.136 s was seen
+// while a container build and other test packages ran beside it).
+const (
+	maxOverheadS      = 0.05
+	maxOverheadSpikeS = 0.5
+)
 
 // ollamaModel returns a small tiny model's GGUF (with its Modelfile), after
 // checking that an ollama binary is on PATH.
@@ -76,6 +84,7 @@ func TestOllamaTable(t *testing.T) {
 		t.Errorf("streaming: first visible %.3f s is not well below E2E %.3f s", fv, e2e)
 	}
 	var worst float64
+	var overs []float64
 	for _, r := range recs {
 		if r.Warmup {
 			continue
@@ -86,8 +95,9 @@ func TestOllamaTable(t *testing.T) {
 		}
 		over := r.E2ES - e.TotalS
 		worst = max(worst, over)
-		if over < 0 || over > maxOverheadS {
-			t.Errorf("%s #%d: client E2E %.4f s - Ollama total %.4f s = %.4f s: want 0..%.2f", r.Run, r.Index, r.E2ES, e.TotalS, over, maxOverheadS)
+		overs = append(overs, over)
+		if over < 0 || over > maxOverheadSpikeS {
+			t.Errorf("%s #%d: client E2E %.4f s - Ollama total %.4f s = %.4f s: want 0..%.2f", r.Run, r.Index, r.E2ES, e.TotalS, over, maxOverheadSpikeS)
 		}
 		if r.FirstTokenS < e.TTFTS() {
 			t.Errorf("%s #%d: client first token %.4f s before Ollama's load + prompt eval %.4f s", r.Run, r.Index, r.FirstTokenS, e.TTFTS())
@@ -96,7 +106,15 @@ func TestOllamaTable(t *testing.T) {
 			t.Errorf("non-streaming #%d: first visible %.4f != E2E %.4f", r.Index, r.FirstVisibleS, r.E2ES)
 		}
 	}
-	t.Logf("client E2E - Ollama total_duration: at most %.4f s over %d requests", worst, len(recs))
+	slices.Sort(overs)
+	median := overs[len(overs)/2]
+	if len(overs)%2 == 0 {
+		median = (overs[len(overs)/2-1] + median) / 2
+	}
+	if median > maxOverheadS {
+		t.Errorf("client E2E - Ollama total_duration: median %.4f s over %d requests, want <= %.2f", median, len(overs), maxOverheadS)
+	}
+	t.Logf("client E2E - Ollama total_duration: median %.4f s, at most %.4f s over %d requests", median, worst, len(overs))
 }
 
 // TestOllamaParallel: at concurrency 4, one slot (OLLAMA_NUM_PARALLEL=1)
