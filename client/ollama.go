@@ -294,19 +294,14 @@ func (x *exchange) ollamaDone(ch *OllamaChunk) {
 // readOllamaBody reads a non-streaming /api/chat answer: one object, done.
 func (x *exchange) readOllamaBody(r io.Reader) {
 	tr := x.tr
-	body, err := io.ReadAll(io.LimitReader(r, MaxBody+1))
-	if err != nil {
-		class := x.classify(err, ErrTruncated)
-		x.fail(class, "reading body: "+x.describe(class, err))
+	body, ok := x.readWholeBody(r)
+	if !ok {
 		return
 	}
 	rd := readerPool.Get().(*readers)
 	defer rd.release()
 	ch, err := rd.ollama.Decode(body)
 	switch {
-	case len(body) > MaxBody:
-		x.fail(ErrMalformed, fmt.Sprintf("body over %d bytes", MaxBody))
-		return
 	case err != nil:
 		x.fail(ErrMalformed, fmt.Sprintf("malformed body %s: %v", x.clip(body), err))
 		return

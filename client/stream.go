@@ -188,19 +188,29 @@ func (x *exchange) streamReadError(err error, counted int) {
 	}
 }
 
+// readWholeBody reads a non-streaming body of at most MaxBody bytes; on a
+// failure it records it on the trace and returns false.
+func (x *exchange) readWholeBody(r io.Reader) ([]byte, bool) {
+	body, err := io.ReadAll(io.LimitReader(r, MaxBody+1))
+	if err != nil {
+		class := x.classify(err, ErrTruncated)
+		x.fail(class, "reading body: "+x.describe(class, err))
+		return nil, false
+	}
+	if len(body) > MaxBody {
+		x.fail(ErrMalformed, fmt.Sprintf("body over %d bytes", MaxBody))
+		return nil, false
+	}
+	return body, true
+}
+
 // readBody reads a non-streaming response. FirstToken, FirstVisible and
 // Done are all the moment the whole body was read and parsed: nothing is
 // visible before that.
 func (x *exchange) readBody(r io.Reader) {
 	tr := x.tr
-	body, err := io.ReadAll(io.LimitReader(r, MaxBody+1))
-	if err != nil {
-		class := x.classify(err, ErrTruncated)
-		x.fail(class, "reading body: "+x.describe(class, err))
-		return
-	}
-	if len(body) > MaxBody {
-		x.fail(ErrMalformed, fmt.Sprintf("body over %d bytes", MaxBody))
+	body, ok := x.readWholeBody(r)
+	if !ok {
 		return
 	}
 	rd := readerPool.Get().(*readers)
