@@ -109,7 +109,8 @@ func (s *Server) Stop() error {
 
 // StartServer starts (or connects to) the server opts describes, waits until
 // it is ready, and learns its model and version. A server that fails to
-// start returns an error wrapping launch.ErrExited or launch.ErrNotReady.
+// start returns an error wrapping launch.ErrExited or launch.ErrNotReady,
+// and a stopped Server whose Info holds what its start-up measured.
 func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 	spec, started, err := serverSpec(opts)
 	if err != nil {
@@ -126,20 +127,21 @@ func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 		}
 		s.proc = proc
 		st, err := proc.WaitReady(ctx, opts.Phase)
-		if err != nil {
-			_ = proc.Stop()
-			return nil, fmt.Errorf("waiting for the server to be ready: %w", err)
-		}
 		s.BaseURL = strings.TrimRight(proc.BaseURL(), "/")
-		if opts.Model == "" && spec.Preset == launch.PresetOllama {
-			opts.Model = spec.Model // the one --gguf created, not whatever else OLLAMA_MODELS holds
-		}
 		args := launch.RedactArgs(spec.Command)
 		s.Info = result.Server{BaseURL: launch.RedactURL(s.BaseURL), Command: strings.Join(args, " "),
 			Preset: opts.Preset, Startup: (*result.Startup)(st)}
 		if opts.Bundled() {
 			s.Info.Preset = PresetBundled
 			s.Info.Bundled = &result.Bundled{Args: bundledArgs(args)}
+		}
+		if err != nil {
+			_ = proc.Stop()
+			s.Info.Model = spec.Model // the one asked for (for --gguf, the one created)
+			return s, fmt.Errorf("waiting for the server to be ready: %w", err)
+		}
+		if opts.Model == "" && spec.Preset == launch.PresetOllama {
+			opts.Model = spec.Model // the one --gguf created, not whatever else OLLAMA_MODELS holds
 		}
 	}
 	s.MetricsURLs = opts.MetricsURLs

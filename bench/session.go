@@ -90,7 +90,7 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 		if ctx.Err() != nil { // Ctrl-C during start-up: nothing measured yet
 			return nil, nil, fmt.Errorf("%w during server start-up: %w", ErrInterrupted, err)
 		}
-		return nil, nil, err
+		return startFailed(cfg.Dir, res, srv, err)
 	}
 	defer srv.Stop()
 	if err := fitRuns(&cfg, srv); err != nil {
@@ -216,6 +216,22 @@ func fitRuns(cfg *Config, srv *Server) error {
 		cfg.Runs[i].Request.MaxModelLen = srv.MaxModelLen
 	}
 	return nil
+}
+
+// startFailed keeps, in results.json, what a server servebench started
+// measured before it failed to become ready (an Ollama refusing its model
+// has passed port open and health OK), with the error as a warning; res has
+// no runs. Without a started server there is nothing to keep: res is nil.
+func startFailed(dir string, res *result.Results, srv *Server, err error) (*result.Results, []result.Record, error) {
+	if srv == nil || srv.Info.Startup == nil {
+		return nil, nil, err
+	}
+	res.Server = srv.Info
+	res.Warnings = append(res.Warnings, "the server did not become ready: "+err.Error())
+	if werr := WriteResults(dir, res); werr != nil {
+		return nil, nil, errors.Join(err, werr)
+	}
+	return res, nil, err
 }
 
 // validateRuns checks every spec, and the search's first, and returns the

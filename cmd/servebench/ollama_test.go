@@ -147,6 +147,21 @@ func TestOllamaParallel(t *testing.T) {
 	if one.Engine.QueueS.Mean < 2*four.Engine.QueueS.Mean {
 		t.Errorf("engine queue mean: one slot %.3f s, four slots %.3f s", one.Engine.QueueS.Mean, four.Engine.QueueS.Mean)
 	}
+	// sweep on Ollama: each concurrency's engine figures from its answers.
+	out := filepath.Join(dir, "sweep")
+	if code, stdout, stderr := runMain("sweep", "--server", "ollama", "--gguf", model, "--concurrency", "1,2", "--requests", "4",
+		"--max-tokens", "32", "--out", out, "--quiet"); code != 0 {
+		t.Fatalf("sweep: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	sw, _ := loadSaved(t, out)
+	for _, r := range sw.Runs {
+		if e := r.Engine; r.OK != 4 || e.Source == nil || e.Source.Kind != result.SourceOllama || e.TTFTS == nil || e.TTFTS.Count != 4 {
+			t.Errorf("sweep run %s: %d ok, engine %+v", r.Name, r.OK, e)
+		}
+	}
+	if len(sw.Runs) != 2 {
+		t.Errorf("sweep: %d runs, want 2", len(sw.Runs))
+	}
 	if code, stdout, stderr := runMain("compare", filepath.Join(dir, "p4"), filepath.Join(dir, "p4b")); code != 0 {
 		t.Errorf("compare of two four-slot runs: exit %d, want 0\n%s\n%s", code, stdout, stderr)
 	}
@@ -174,6 +189,28 @@ func TestOllamaStartup(t *testing.T) {
 		t.Errorf("want health OK <= model listed <= model loaded <= first token, load > 0: %s", stdout)
 	}
 	t.Logf("start-up: %s", strings.Join(strings.Fields(stdout), " "))
+
+	// A GGUF cut short: Ollama refuses it (ollama create: a tensor's
+	// "offset+size ... exceeds file size"); the run quotes that, exits 3,
+	// and keeps the phases it passed in results.json.
+	b, err := os.ReadFile(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(t.TempDir(), "cut.gguf")
+	if err := os.WriteFile(bad, b[:len(b)/4], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "refused")
+	code, stdout, stderr = runMain("run", "--server", "ollama", "--gguf", bad, "--requests", "2", "--out", out, "--quiet")
+	if code != exitInvalidRun || !strings.Contains(stderr, "exceeds file size") {
+		t.Fatalf("refused model: exit %d, want %d with Ollama's error\n%s\n%s", code, exitInvalidRun, stdout, stderr)
+	}
+	res, _ := loadSaved(t, out)
+	if st := res.Server.Startup; st == nil || st.HealthOKS == nil || st.FirstTokenS != nil || len(res.Runs) != 0 {
+		t.Errorf("refused model: start-up %+v, %d runs: want health OK kept, no first token, no runs", st, len(res.Runs))
+	}
+	t.Logf("refused model: %s", strings.TrimSpace(stderr))
 }
 
 // TestOllamaProbes: Ollama truncates a prompt over num_ctx instead of

@@ -217,8 +217,11 @@ func (o *sessionOptions) session(cmd *cobra.Command, runs []bench.RunSpec, stopA
 	if res == nil {
 		return mapBenchErr(err, o.bundled())
 	}
-	if terr := report.Table(stdout, res, o.format); terr != nil {
-		err = errors.Join(err, terr)
+	// No table when the server did not start: no runs, the error says why.
+	if len(res.Runs) > 0 || err == nil {
+		if terr := report.Table(stdout, res, o.format); terr != nil {
+			err = errors.Join(err, terr)
+		}
 	}
 	if res.MaxRate != nil && (o.format == "text" || o.format == "markdown") {
 		fmt.Fprintf(stdout, "\n%s\n", res.MaxRate)
@@ -244,8 +247,8 @@ func (o *sessionOptions) session(cmd *cobra.Command, runs []bench.RunSpec, stopA
 		}
 	}
 
-	if err != nil {
-		return mapBenchErr(err, false)
+	if err != nil { // no runs: the server did not start (what it measured is saved)
+		return mapBenchErr(err, o.bundled() && len(res.Runs) == 0)
 	}
 	return o.gate(stdout, dir, res, recs)
 }

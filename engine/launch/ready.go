@@ -63,7 +63,8 @@ type waiter struct {
 //
 // Errors wrap ErrExited (the process died: exit status and log tail),
 // ErrNotReady (Spec.ReadyTimeout passed, or a probe failed for good: log tail)
-// or ctx's error. On any error the server has been stopped.
+// or ctx's error. On any error the server has been stopped, and the Startup
+// returned holds what was measured before the failure (the phases passed).
 func (s *Server) WaitReady(ctx context.Context, progress func(phase string, at time.Duration)) (*Startup, error) {
 	w := &waiter{s: s, progress: progress, model: s.spec.Model}
 	tr := &http.Transport{Proxy: nil, DisableCompression: true}
@@ -81,7 +82,7 @@ func (s *Server) WaitReady(ctx context.Context, progress func(phase string, at t
 		done, err := w.step(ctx)
 		if err != nil {
 			s.Stop()
-			return nil, err
+			return w.partial(), err
 		}
 		if done {
 			w.finish(ctx)
@@ -90,14 +91,15 @@ func (s *Server) WaitReady(ctx context.Context, progress func(phase string, at t
 		select {
 		case <-tick.C:
 		case <-s.exited:
-			return nil, w.exitedErr(ctx)
+			err := w.exitedErr(ctx)
+			return w.partial(), err
 		case <-ctx.Done():
 			s.Stop()
 			// No "waiting for ..." prefix: callers say what they were doing.
-			return nil, fmt.Errorf("%w before the server was ready; %s", ctx.Err(), w.reached())
+			return w.partial(), fmt.Errorf("%w before the server was ready; %s", ctx.Err(), w.reached())
 		case <-deadline.C:
 			s.Stop()
-			return nil, fmt.Errorf("%w after %s (ready timeout); %s%s", ErrNotReady, s.spec.ReadyTimeout, w.reached(), s.tailText())
+			return w.partial(), fmt.Errorf("%w after %s (ready timeout); %s%s", ErrNotReady, s.spec.ReadyTimeout, w.reached(), s.tailText())
 		}
 	}
 }
@@ -369,6 +371,15 @@ func (w *waiter) finish(ctx context.Context) {
 	w.s.mu.Lock()
 	w.s.model = w.model
 	w.s.mu.Unlock()
+}
+
+// partial is what a start-up that failed measured before it failed: the
+// phases passed and the log's facts (an Ollama that refuses its model has
+// passed port open and health OK).
+func (w *waiter) partial() *Startup {
+	f := w.s.Facts()
+	f.Fill(&w.st)
+	return &w.st
 }
 
 // exitedErr describes a process that died while WaitReady waited.
