@@ -162,10 +162,22 @@ func TestOllamaParallel(t *testing.T) {
 	if len(sw.Runs) != 2 {
 		t.Errorf("sweep: %d runs, want 2", len(sw.Runs))
 	}
-	if code, stdout, stderr := runMain("compare", filepath.Join(dir, "p4"), filepath.Join(dir, "p4b")); code != 0 {
+	// A CPU engine sharing 2 cores with other work varies from run to run
+	// far more than a GPU does (two four-slot runs once differed by 78% in
+	// E2E median under load), so both comparisons use limits of 100%: the
+	// same server stays inside them, and one slot's queueing (first token
+	// ~10x, queue wait +0.2 s against +0.1 s allowed) still breaks them.
+	cpuNoise := []string{"--max-regression", "client.first_visible.median=100%,+20ms", "--max-regression", "client.e2e.median=100%",
+		"--max-regression", "client.tpot.median=100%", "--max-regression", "engine.ttft.mean=100%,+20ms",
+		"--max-regression", "engine.e2e.mean=100%", "--max-regression", "engine.queue.mean=+100ms",
+		"--max-regression", "throughput.output_tokens_per_s=50%"}
+	compare := func(base, next string) (int, string, string) {
+		return runMain(append(append([]string{"compare"}, cpuNoise...), filepath.Join(dir, base), filepath.Join(dir, next))...)
+	}
+	if code, stdout, stderr := compare("p4", "p4b"); code != 0 {
 		t.Errorf("compare of two four-slot runs: exit %d, want 0\n%s\n%s", code, stdout, stderr)
 	}
-	if code, stdout, stderr := runMain("compare", filepath.Join(dir, "p4"), filepath.Join(dir, "p1")); code != exitRegression {
+	if code, stdout, stderr := compare("p4", "p1"); code != exitRegression {
 		t.Errorf("compare four slots -> one: exit %d, want %d\n%s\n%s", code, exitRegression, stdout, stderr)
 	}
 }
