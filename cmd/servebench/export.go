@@ -91,8 +91,8 @@ func runExport(cmd *cobra.Command, o *exportOptions) error {
 	for _, w := range warns {
 		fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", w)
 	}
-	if o.to == "vllm-bench" {
-		return o.writeVLLM(cmd, res, recs, opts)
+	if o.to == "vllm-bench" && (o.out != "" || o.appendTo != "") {
+		return o.writeVLLM(res, recs, opts)
 	}
 	var b bytes.Buffer
 	if err := export.Write(&b, o.to, res, recs, opts); err != nil {
@@ -141,12 +141,13 @@ func onlyRun(res *result.Results, name string) (*result.Results, error) {
 	return nil, fmt.Errorf("--run %q: no such run (the results hold %s)", name, strings.Join(names, ", "))
 }
 
-// writeVLLM writes one vLLM result object per run where o says: vLLM's
+// writeVLLM writes one vLLM result object per run to --out or --append
+// (stdout goes through export.Write, one object per line): vLLM's
 // files and its readers (e.g. .buildkite/performance-benchmarks/scripts/
 // convert-results-json-to-markdown.py, which json.loads each file and
 // updates it as a dict) hold one object per file, or one per line when
 // appended.
-func (o *exportOptions) writeVLLM(cmd *cobra.Command, res *result.Results, recs []result.Record, opts export.Options) error {
+func (o *exportOptions) writeVLLM(res *result.Results, recs []result.Record, opts export.Options) error {
 	runs, err := export.VLLMRuns(res, recs, opts)
 	if err != nil {
 		return usageErr(err)
@@ -154,13 +155,6 @@ func (o *exportOptions) writeVLLM(cmd *cobra.Command, res *result.Results, recs 
 	switch {
 	case o.appendTo != "":
 		return appendVLLM(o.appendTo, runs)
-	case o.out == "":
-		for _, r := range runs {
-			if _, err := cmd.OutOrStdout().Write(append(r.JSON, '\n')); err != nil {
-				return err
-			}
-		}
-		return nil
 	case outIsDir(o.out):
 		seen := map[string]string{}
 		for _, r := range runs {
