@@ -159,6 +159,25 @@ func TestFidelityFails(t *testing.T) {
 	if bad[0].Pass() {
 		t.Errorf("a figure 30%% off passed: %s", bad[0].Line())
 	}
+	// The targets themselves: a fit figure 17% off fails (15% target) and a
+	// held-out one 17% off passes but 22% off fails (20% target).
+	f.Why = ""
+	for _, c := range []struct {
+		heldOut bool
+		err     float64
+		pass    bool
+	}{{false, 0.14, true}, {false, 0.17, false}, {true, 0.17, true}, {true, 0.22, false}} {
+		f.HeldOut = c.heldOut
+		f.Real = res[0].Model / (1 + c.err)
+		got, err := Evaluate([]CitedFigure{f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got[0].Pass() != c.pass {
+			t.Errorf("held-out=%v, model %+.0f%% off the figure: Pass()=%v, want %v (%s)",
+				c.heldOut, 100*c.err, got[0].Pass(), c.pass, got[0].Line())
+		}
+	}
 }
 
 // memoryLines sets each KV-cache figure beside the model's memory profile:
