@@ -115,10 +115,19 @@ var goodputColumns = []Column{
 	{KeyAttainment, "SLO attainment (client, share)", "goodput.attainment", "client", "percent", "%", 1},
 }
 
-// tableCaption states the two clocks once, under every human-readable table.
-const tableCaption = "Client figures: median over the run's successful requests, client clock, from request sent. " +
-	"Engine figures: mean of the /metrics histogram delta over the run, engine clock, from request arrival. " +
-	"Compare the two sources at the order-of-magnitude level only."
+// Where the engine figures come from, as the table's caption says.
+const (
+	engineFromMetrics = "mean of the /metrics histogram delta over the run"
+	engineFromOllama  = "mean of Ollama's own per-request timings (TTFT = load + prompt eval, E2E = total, queue = the rest)"
+)
+
+// tableCaption states the two clocks once, under every human-readable
+// table, with the engine figures' source.
+func tableCaption(engineFrom string) string {
+	return "Client figures: median over the run's successful requests, client clock, from request sent. " +
+		"Engine figures: " + engineFrom + ", engine clock, from request arrival. " +
+		"Compare the two sources at the order-of-magnitude level only."
+}
 
 // RunLabel is how tables and charts name a run: the seed's "Streaming" and
 // "Non-streaming" for the two standard runs, the run name otherwise.
@@ -134,16 +143,16 @@ func RunLabel(name string) string {
 
 // NewTableModel builds the table for res.
 func NewTableModel(res *result.Results) *TableModel {
-	t := &TableModel{Columns: slices.Clone(tableColumns), Caption: tableCaption}
-	if Reasoned(res) {
-		t.Columns = append(t.Columns, thinkingColumns...)
-		t.Caption += " Thinking: a reasoning model's first to last reasoning token; first visible output is its first answer token."
-	}
+	engineFrom := engineFromMetrics
 	if slices.ContainsFunc(res.Runs, func(r result.Run) bool {
 		return r.Engine.Source != nil && r.Engine.Source.Kind == result.SourceOllama
 	}) {
-		t.Caption = strings.Replace(t.Caption, "mean of the /metrics histogram delta over the run",
-			"mean of Ollama's own per-request timings (TTFT = load + prompt eval, E2E = total, queue = the rest)", 1)
+		engineFrom = engineFromOllama
+	}
+	t := &TableModel{Columns: slices.Clone(tableColumns), Caption: tableCaption(engineFrom)}
+	if Reasoned(res) {
+		t.Columns = append(t.Columns, thinkingColumns...)
+		t.Caption += " Thinking: a reasoning model's first to last reasoning token; first visible output is its first answer token."
 	}
 	if slo := runsSLO(res); slo != "" {
 		t.Columns = append(t.Columns, goodputColumns...)
