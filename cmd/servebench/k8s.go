@@ -125,7 +125,8 @@ writes it to stdout instead). The start printed with the manifest is stale once 
 been saved and reviewed; the rule the pods follow stays the one they follow with a fresh one:
 all start at the instant fixed before any pod exists, and a pod not running by then refuses to
 start rather than load the server alone (no API access and no Service between the pods needed).`,
-		Example: `  servebench k8s job --shards 4 --image registry.example.com/servebench:0.1     -- --base-url http://vllm.llm:8000 --rate 40 --requests 4000 --stream on > job.yaml
+		Example: `  servebench k8s job --shards 4 --image registry.example.com/servebench:0.1 \
+    -- --base-url http://vllm.llm:8000 --rate 40 --requests 4000 --stream on > job.yaml
   servebench k8s apply -f job.yaml --start-delay 90s`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runK8sApply(cmd, &o) },
