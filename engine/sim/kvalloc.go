@@ -47,12 +47,8 @@ func validateKVAllocation(o *Options) error {
 // its whole region (prompt + max_tokens) is free, and takes it all at once;
 // nothing is looked up in a prefix cache.
 func (s *scheduler) admitReserved(r *request, budget int) (int, bool) {
-	need := (r.prompt+r.maxTokens+s.bs-1)/s.bs - len(r.table)
-	if need > s.pool.free {
+	if !s.alloc(r, r.prompt+r.maxTokens) {
 		return 0, false
-	}
-	for range need {
-		r.table = append(r.table, s.pool.take())
 	}
 	r.computed = 0
 	if r.cached < 0 {

@@ -89,11 +89,9 @@ func newXferMetrics(reg *prometheus.Registry, labels prometheus.Labels) *xferMet
 // from the producer: it takes the blocks for the prompt and computes only
 // its last token this step. A preempted request recomputes as usual.
 func (s *scheduler) admitRemote(r *request, budget int) (int, bool) {
-	need := (r.prompt+s.bs-1)/s.bs - len(r.table)
-	if need > s.pool.free || budget < 1 {
+	if budget < 1 || !s.alloc(r, r.prompt) {
 		return 0, false
 	}
-	s.alloc(r, r.prompt)
 	r.computed = r.prompt - 1
 	r.remote = false
 	if r.cached < 0 {
