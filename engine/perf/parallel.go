@@ -137,16 +137,17 @@ func (p *Perf) KVHeadsPerGPU() int { return max(1, p.model.KVHeads/p.cfg.TensorP
 
 // KVBytesPerTokenPerGPU is one token's KV cache on one rank, all the
 // layers of its pipeline stage.
-func (p *Perf) KVBytesPerTokenPerGPU() int {
-	m := p.model
-	return 2 * p.stageLayers() * p.KVHeadsPerGPU() * m.HeadDim * kvBytes
-}
+func (p *Perf) KVBytesPerTokenPerGPU() int { return p.kvBytesPerTokenOver(p.stageLayers()) }
 
 // kvBytesPerTokenAllStages is one token's KV on one tensor-parallel rank
 // over all layers: what a step reads going through every pipeline stage
 // in turn (KVBytesPerTokenPerGPU without stages).
-func (p *Perf) kvBytesPerTokenAllStages() int {
-	return 2 * p.model.Layers * p.KVHeadsPerGPU() * p.model.HeadDim * kvBytes
+func (p *Perf) kvBytesPerTokenAllStages() int { return p.kvBytesPerTokenOver(p.model.Layers) }
+
+// kvBytesPerTokenOver is one token's K and V on one tensor-parallel rank
+// over layers layers.
+func (p *Perf) kvBytesPerTokenOver(layers int) int {
+	return 2 * layers * p.KVHeadsPerGPU() * p.model.HeadDim * kvBytes
 }
 
 // stageLayers is the layers of the largest pipeline stage (all of them
