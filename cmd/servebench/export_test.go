@@ -50,6 +50,9 @@ func TestExport(t *testing.T) {
 	if code, _, stderr := runMain("export", dir, "--to", "csv", "--out", csvFile); code != 0 {
 		t.Fatalf("csv --out in a new folder: exit %d: %s", code, stderr)
 	}
+	if b, err := os.ReadFile(csvFile); err != nil || !strings.HasPrefix(string(b), "run,index,") || strings.Count(string(b), "\n") < 2 {
+		t.Errorf("csv --out in a new folder: want a header and rows in %s: %v\n%s", csvFile, err, b)
+	}
 }
 
 // TestExportBadInput: each unusable input exits 2 naming what is wrong.
