@@ -50,6 +50,15 @@ var (
 	ollamaMsgKeys = []string{"content", "thinking"}
 )
 
+// trim drops the last chunk (it points into a pooled body) and a scratch
+// buffer grown by one huge body, as ChunkDecoder.trim.
+func (d *OllamaDecoder) trim() {
+	d.chunk = OllamaChunk{}
+	if cap(d.scratch) > 1<<20 {
+		d.scratch = nil
+	}
+}
+
 // Decode decodes one line (or body). The error is encoding/json's when data
 // is not valid JSON or a field has the wrong type.
 func (d *OllamaDecoder) Decode(data []byte) (*OllamaChunk, error) {

@@ -44,10 +44,7 @@ func (rd *readers) release() {
 	if cap(rd.long) > 1<<20 {
 		rd.long = nil
 	}
-	rd.ollama.chunk = OllamaChunk{}
-	if cap(rd.ollama.scratch) > 1<<20 {
-		rd.ollama.scratch = nil
-	}
+	rd.ollama.trim()
 	readerPool.Put(rd)
 }
 
