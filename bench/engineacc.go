@@ -38,9 +38,10 @@ func exactHist(xs []float64) *result.Hist {
 // fill sets run.Engine from the per-request timings (source "ollama"):
 // TTFT = load + prompt eval, E2E = total, prefill = prompt eval, decode =
 // eval, queue = the rest of total. The reconciliation counts the requests
-// that came with timings against those that succeeded.
-func (a *engineAcc) fill(run *result.Run, sent, completed int) {
-	rec := &result.Reconciliation{Sent: sent, OK: run.OK, Completed: completed, EngineCount: float64(len(a.e2e))}
+// that came with timings against those that succeeded (rec, from
+// reconciliation).
+func (a *engineAcc) fill(run *result.Run, rec *result.Reconciliation) {
+	rec.EngineCount = float64(len(a.e2e))
 	run.Engine = result.EngineStats{Reconciliation: rec, Source: &result.EngineSource{Kind: result.SourceOllama}}
 	if len(a.e2e) < run.OK {
 		rec.Note = fmt.Sprintf("%d of %d successful requests came without the engine's timings", run.OK-len(a.e2e), run.OK)

@@ -197,6 +197,6 @@ func (s *promSource) windows(ctx context.Context, run *result.Run, w *windower) 
 type ollamaSource struct{ engineSource }
 
 func (ollamaSource) after(_ context.Context, run *result.Run, st *runState) *scrape.Snapshot {
-	st.acc.engine.fill(run, int(st.sent.Load()), st.acc.completed)
+	st.acc.engine.fill(run, reconciliation(run, st))
 	return nil
 }
