@@ -448,11 +448,15 @@ func (r *Record) Outcome() bool { return !r.Warmup && !r.Retried }
 // TPOT is the request's time per output token after the first visible
 // one, (e2e - first_visible) / (output_tokens - 1); ok is false where it
 // is undefined: not streaming, fewer than two tokens, no visible output.
-func (r *Record) TPOT() (tpot float64, ok bool) {
-	if !r.Stream || r.OutputTokens < 2 || r.FirstVisibleS <= 0 || r.E2ES <= r.FirstVisibleS {
+func (r *Record) TPOT() (tpot float64, ok bool) { return r.tpotOver(r.OutputTokens) }
+
+// tpotOver is (e2e - first_visible) / (n - 1), TPOT's formula over n
+// tokens, with its conditions.
+func (r *Record) tpotOver(n int) (float64, bool) {
+	if !r.Stream || n < 2 || r.FirstVisibleS <= 0 || r.E2ES <= r.FirstVisibleS {
 		return 0, false
 	}
-	return (r.E2ES - r.FirstVisibleS) / float64(r.OutputTokens-1), true
+	return (r.E2ES - r.FirstVisibleS) / float64(n-1), true
 }
 
 // Reasoned reports whether the request's output began with reasoning.
@@ -473,10 +477,10 @@ func (r *Record) Thinking() (float64, bool) {
 // (TPOT divides by every output token, thinking included). ok is false
 // where nothing reasoned or TPOT's conditions fail.
 func (r *Record) AnswerTPOT() (float64, bool) {
-	if !r.Reasoned() || !r.Stream || r.AnswerTokens < 2 || r.FirstVisibleS <= 0 || r.E2ES <= r.FirstVisibleS {
+	if !r.Reasoned() {
 		return 0, false
 	}
-	return (r.E2ES - r.FirstVisibleS) / float64(r.AnswerTokens-1), true
+	return r.tpotOver(r.AnswerTokens)
 }
 
 // ErrorCounts lists a run's error classes with their counts in a stable
