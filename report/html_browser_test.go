@@ -205,6 +205,9 @@ func TestHTMLInBrowser(t *testing.T) {
 	// Column 1, the client's first visible output, rises with the level:
 	// a first click sorts it ascending, a second descending.
 	before := b.column(t, 1)
+	if len(before) < 3 {
+		t.Fatalf("the first table has %d rows: too few for its sort to show", len(before))
+	}
 	for click, wantAsc := range []bool{true, false} {
 		if err := chromedp.Run(b.ctx, chromedp.Click(`table thead th:nth-child(2)`, chromedp.ByQuery)); err != nil {
 			t.Fatal(err)
@@ -241,6 +244,9 @@ func TestHTMLInBrowser(t *testing.T) {
 	}
 	if !strings.HasPrefix(last.Head, "p50") || !slices.ContainsFunc(last.Cells, func(c string) bool { return strings.HasPrefix(c, "~") }) {
 		t.Fatalf("the last table's column 4 is %q %q: expected a run's p50 with engine estimates", last.Head, last.Cells)
+	}
+	if len(last.Cells) < 2 {
+		t.Fatalf("the last table has %d rows: too few for its sort to show", len(last.Cells))
 	}
 	for i := 1; i < len(last.Cells); i++ {
 		if prev, cur := seconds(t, strings.TrimPrefix(last.Cells[i-1], "~")), seconds(t, strings.TrimPrefix(last.Cells[i], "~")); cur < prev {
