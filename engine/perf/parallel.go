@@ -174,23 +174,31 @@ func (p *Perf) stageHandoffTime(tokens int) time.Duration {
 	if pp <= 1 || tokens <= 0 {
 		return 0
 	}
-	l := LinkOf(p.gpu)
-	size := float64(tokens) * float64(p.model.Hidden) * 2
-	return time.Duration(pp-1) * (l.Latency + seconds(size/(l.BusGBs*1e9)))
+	return time.Duration(pp-1) * p.linkTime(p.hiddenBytes(tokens))
 }
 
 // allReduceTime is a step's tensor-parallel communication: two all-reduces
-// per layer of tokens x hidden bf16 values, each Latency plus its bytes at
-// the link's bus bandwidth (see Link). Zero on one GPU.
+// per layer of tokens x hidden bf16 values, each moving 2(n-1)/n of them
+// per GPU (see Link). Zero on one GPU.
 func (p *Perf) allReduceTime(tokens int) time.Duration {
 	n := p.cfg.TensorParallelSize
 	if n <= 1 || tokens <= 0 {
 		return 0
 	}
-	l := LinkOf(p.gpu)
-	size := float64(tokens) * float64(p.model.Hidden) * 2
-	one := l.Latency + seconds(2*float64(n-1)/float64(n)*size/(l.BusGBs*1e9))
+	one := p.linkTime(2 * float64(n-1) / float64(n) * p.hiddenBytes(tokens))
 	return time.Duration(2*p.model.Layers) * one
+}
+
+// hiddenBytes is tokens' hidden states in bf16: what crosses the link.
+func (p *Perf) hiddenBytes(tokens int) float64 {
+	return float64(tokens) * float64(p.model.Hidden) * 2
+}
+
+// linkTime is one send of bytes over the GPUs' link: its latency plus the
+// bytes at its bus bandwidth.
+func (p *Perf) linkTime(bytes float64) time.Duration {
+	l := LinkOf(p.gpu)
+	return l.Latency + seconds(bytes/(l.BusGBs*1e9))
 }
 
 // node names the hardware: "h100-80gb" or "8x h100-80gb (--tensor-parallel-size 8)".
