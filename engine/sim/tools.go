@@ -202,18 +202,18 @@ func wrapper(mode, parser, name string) (string, string) {
 // the arguments. Tokens of the wrapper alone send nothing (false), as
 // vLLM's parsers hold them back; the last chunk carries finish_reason.
 func (c *chunker) appendToolChunk(b []byte, r *request, from, to int, finish string) ([]byte, bool) {
-	var args []byte
-	for i := from; i < to; i++ {
-		args = appendJSONString(args, r.piece(i))
+	hasArgs := false // checked before writing, so the arguments go straight into b
+	for i := from; i < to && !hasArgs; i++ {
+		hasArgs = r.piece(i) != ""
 	}
-	if len(args) == 0 && from > 0 && finish == "" {
+	if !hasArgs && from > 0 && finish == "" {
 		return b, false
 	}
 	b = append(b, c.head...)
 	b = append(b, `{"index":`...)
 	b = strconv.AppendInt(b, int64(r.index), 10)
 	b = append(b, `,"delta":{`...)
-	if from == 0 || len(args) > 0 {
+	if from == 0 || hasArgs {
 		b = append(b, `"tool_calls":[{`...)
 		if from == 0 {
 			b = append(b, `"id":"`...)
@@ -227,7 +227,9 @@ func (c *chunker) appendToolChunk(b []byte, r *request, from, to int, finish str
 			b = append(b, `",`...)
 		}
 		b = append(b, `"arguments":"`...)
-		b = append(b, args...)
+		for i := from; i < to; i++ {
+			b = appendJSONString(b, r.piece(i))
+		}
 		b = append(b, `"}}]`...)
 	}
 	b = append(b, `},"logprobs":null`...)
