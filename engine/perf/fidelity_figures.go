@@ -94,17 +94,18 @@ func millis(d time.Duration) float64 { return d.Seconds() * 1000 }
 // `servebench engine --list-profiles` with 0 points.
 var FidelityFigures = buildFidelityFigures()
 
-// fidelityGaps names the profiles no public vLLM figure was found for;
-// their efficiencies are their architecture's (H200: gh100). Searched for
-// the H200: vLLM issues and PRs (start-up logs, `vllm bench serve`
-// output), LambdaLabsML/vllm-benchmark (A100/H100 only), llm-d-benchmark
-// (H100 only), gpustack's performance lab (H200 pages are MoE models
-// without a profile), sariekr/gpu_conc (H200 runs are gpt-oss-20b, an
-// MXFP4 MoE without a profile), Azure's ND H200 v5 results (TensorRT-LLM,
-// not vLLM), vendor and benchmark pages.
-var fidelityGaps = map[string]string{
-	"h200-141gb": "no single-GPU vLLM figure found for a profiled model; uses the H100's fitted gh100 efficiencies",
-}
+// fidelityGaps names the profiles no public vLLM figure was found for,
+// with why; such a profile uses its architecture's efficiencies. None
+// today. The H200 had none until vLLM's own CI latency test turned up
+// (fidelity_h200.go); searched before it, in vain: vLLM issues and PRs
+// (start-up logs, `vllm bench serve` output), LambdaLabsML/vllm-benchmark
+// (A100/H100 only), llm-d-benchmark (H100 only), gpustack's performance
+// lab (H200 pages are MoE models without a profile), sariekr/gpu_conc
+// (H200 runs are gpt-oss-20b, an MXFP4 MoE without a profile), Azure's ND
+// H200 v5 results (TensorRT-LLM, not vLLM), a Llama-3.1-8B harness on an
+// H200 NVL MIG slice (ssaketh-ch/llama31b-benchmark: a 71 GB slice, not
+// the whole GPU), vendor and benchmark pages.
+var fidelityGaps = map[string]string{}
 
 func buildFidelityFigures() []CitedFigure {
 	var figs []CitedFigure
@@ -114,6 +115,7 @@ func buildFidelityFigures() []CitedFigure {
 	figs = append(figs, parallelFigures()...)
 	figs = append(figs, moeFigures()...)
 	figs = append(figs, gapGPUFigures()...)
+	figs = append(figs, h200Figures()...)
 	figs = append(figs, CitedFigure{
 		GPU: "a100-40gb", Model: "llama-3.1-8b-instruct", Quantity: fitQuantityDecode,
 		Config: "batch=1,prompt=1024,output=128,default-flags", Real: 1000.0 / 75, Unit: "ms",
