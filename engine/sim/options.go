@@ -91,74 +91,76 @@ const MaxSpeedup = 1e6
 // the bundled engine check it with this, before starting it.
 func SpeedupOK(v float64) bool { return v > 0 && v <= MaxSpeedup }
 
-// validate checks the fields that do not need the performance model.
+// validate checks the fields that do not need the performance model, each
+// error naming its flag, and fills the defaults of HealthDuringLoad, Host
+// and Log.
 func (o *Options) validate() error {
-	var errs []error
-	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
-	if o.MaxModelLen < 0 {
-		bad("--max-model-len %d: want a positive token count (or 0 for the model's context length)", o.MaxModelLen)
+	var c optionErrors
+	c.check(o.MaxModelLen < 0, "--max-model-len %d: want a positive token count (or 0 for the model's context length)", o.MaxModelLen)
+	c.check(!(o.GPUMemoryUtilization > 0 && o.GPUMemoryUtilization <= 1), "--gpu-memory-utilization %g: want a fraction in (0, 1]", o.GPUMemoryUtilization)
+	c.check(o.MaxNumSeqs < 0, "--max-num-seqs %d: want a positive count (or 0 for the default)", o.MaxNumSeqs)
+	c.check(o.MaxNumBatchedTokens < 0, "--max-num-batched-tokens %d: want a positive count (or 0 for the default)", o.MaxNumBatchedTokens)
+	c.add(validateKVAllocation(o))
+	c.add(validateKVRole(o))
+	c.check(o.TensorParallelSize < 0, "--tensor-parallel-size %d: want a positive number of GPUs", o.TensorParallelSize)
+	c.check(o.PipelineParallelSize < 0, "--pipeline-parallel-size %d: want a positive number of stages", o.PipelineParallelSize)
+	c.check(o.NumGPUBlocksOverride < 0, "--num-gpu-blocks-override %d: want a positive count (or 0 for none)", o.NumGPUBlocksOverride)
+	c.check(o.SpeculativeTokens < 0 || o.SpeculativeTokens > MaxSpeculativeTokens,
+		"--speculative-tokens %d: want 0 (off) to %d draft tokens per step", o.SpeculativeTokens, MaxSpeculativeTokens)
+	c.check(!(o.AcceptanceRate >= 0 && o.AcceptanceRate <= 1), "--acceptance-rate %g: want a probability in [0, 1]", o.AcceptanceRate)
+	c.check(!SpeedupOK(o.Speedup), "--speedup %g: want a factor in (0, 1e6]", o.Speedup)
+	c.check(o.StartupSpeedup != 0 && !SpeedupOK(o.StartupSpeedup), "--startup-speedup %g: want a factor in (0, 1e6], or 0 for --speedup", o.StartupSpeedup)
+	c.check(o.Port < 0 || o.Port > 65535, "--port %d: want 0-65535", o.Port)
+	c.add(o.validateHealthDuringLoad())
+	c.add(o.validateTools())
+	c.add(o.validateHost())
+	if o.Log == nil {
+		o.Log = io.Discard
 	}
-	if !(o.GPUMemoryUtilization > 0 && o.GPUMemoryUtilization <= 1) {
-		bad("--gpu-memory-utilization %g: want a fraction in (0, 1]", o.GPUMemoryUtilization)
+	return errors.Join(c...)
+}
+
+// optionErrors collects every bad option's error, in the order checked, so
+// one start-up names them all.
+type optionErrors []error
+
+// check adds the error format describes when bad holds.
+func (c *optionErrors) check(bad bool, format string, a ...any) {
+	if bad {
+		*c = append(*c, fmt.Errorf(format, a...))
 	}
-	if o.MaxNumSeqs < 0 {
-		bad("--max-num-seqs %d: want a positive count (or 0 for the default)", o.MaxNumSeqs)
+}
+
+// add adds err unless it is nil.
+func (c *optionErrors) add(err error) {
+	if err != nil {
+		*c = append(*c, err)
 	}
-	if o.MaxNumBatchedTokens < 0 {
-		bad("--max-num-batched-tokens %d: want a positive count (or 0 for the default)", o.MaxNumBatchedTokens)
-	}
-	if err := validateKVAllocation(o); err != nil {
-		errs = append(errs, err)
-	}
-	if err := validateKVRole(o); err != nil {
-		errs = append(errs, err)
-	}
-	if o.TensorParallelSize < 0 {
-		bad("--tensor-parallel-size %d: want a positive number of GPUs", o.TensorParallelSize)
-	}
-	if o.PipelineParallelSize < 0 {
-		bad("--pipeline-parallel-size %d: want a positive number of stages", o.PipelineParallelSize)
-	}
-	if o.NumGPUBlocksOverride < 0 {
-		bad("--num-gpu-blocks-override %d: want a positive count (or 0 for none)", o.NumGPUBlocksOverride)
-	}
-	if o.SpeculativeTokens < 0 || o.SpeculativeTokens > MaxSpeculativeTokens {
-		bad("--speculative-tokens %d: want 0 (off) to %d draft tokens per step", o.SpeculativeTokens, MaxSpeculativeTokens)
-	}
-	if !(o.AcceptanceRate >= 0 && o.AcceptanceRate <= 1) {
-		bad("--acceptance-rate %g: want a probability in [0, 1]", o.AcceptanceRate)
-	}
-	if !SpeedupOK(o.Speedup) {
-		bad("--speedup %g: want a factor in (0, 1e6]", o.Speedup)
-	}
-	if o.StartupSpeedup != 0 && !SpeedupOK(o.StartupSpeedup) {
-		bad("--startup-speedup %g: want a factor in (0, 1e6], or 0 for --speedup", o.StartupSpeedup)
-	}
-	if o.Port < 0 || o.Port > 65535 {
-		bad("--port %d: want 0-65535", o.Port)
-	}
+}
+
+// validateHealthDuringLoad checks --health-during-load ("": HealthRefuse).
+func (o *Options) validateHealthDuringLoad() error {
 	switch o.HealthDuringLoad {
 	case HealthRefuse, Health503:
 	case "":
 		o.HealthDuringLoad = HealthRefuse
 	default:
-		bad("--health-during-load %q: want %q or %q", o.HealthDuringLoad, HealthRefuse, Health503)
+		return fmt.Errorf("--health-during-load %q: want %q or %q", o.HealthDuringLoad, HealthRefuse, Health503)
 	}
-	if err := o.validateTools(); err != nil {
-		errs = append(errs, err)
-	}
+	return nil
+}
+
+// validateHost checks --host ("": 127.0.0.1). The real listen comes only
+// after the start-up phases (90 s at speed 1): a host that cannot be bound
+// is found now, by a trial listen.
+func (o *Options) validateHost() error {
 	if o.Host == "" {
 		o.Host = "127.0.0.1"
 	}
-	// The real listen comes only after the start-up phases (90 s at speed
-	// 1): a host that cannot be bound is found now, by a trial listen.
-	if l, err := net.Listen("tcp", net.JoinHostPort(o.Host, "0")); err != nil {
-		bad("--host %q: cannot listen there: %v", o.Host, err)
-	} else {
-		l.Close()
+	l, err := net.Listen("tcp", net.JoinHostPort(o.Host, "0"))
+	if err != nil {
+		return fmt.Errorf("--host %q: cannot listen there: %v", o.Host, err)
 	}
-	if o.Log == nil {
-		o.Log = io.Discard
-	}
-	return errors.Join(errs...)
+	l.Close()
+	return nil
 }
