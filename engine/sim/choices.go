@@ -91,69 +91,26 @@ func (e *Engine) streamChoices(w http.ResponseWriter, hr *http.Request, rs []*re
 	if flusher != nil {
 		flusher.Flush()
 	}
-	ss := make([]*sseStream, len(rs))
+	cs := &choiceStreams{e: e, rs: rs, c: c, continuous: continuous, ss: make([]*sseStream, len(rs))}
 	for i, r := range rs {
-		ss[i] = &sseStream{e: e, hr: hr, r: r, c: c.withIndex(i), lp: lp}
+		cs.ss[i] = &sseStream{e: e, hr: hr, r: r, c: c.withIndex(i), lp: lp}
 	}
-	gone := func() {
-		for _, s := range ss {
-			e.clientGone(s.r, s.written)
-		}
-	}
-	var buf []byte
-	started := false
 	for {
-		select {
-		case <-rs[0].notify: // shared by the choices
-		case <-hr.Context().Done():
-			gone()
-			return
-		case <-e.stopping:
-			for _, r := range rs {
-				e.sched.abort(r, "abort")
-			}
+		if !cs.wait(hr) {
 			return
 		}
-		if !started && c.role != nil && slices.ContainsFunc(rs, func(r *request) bool { return r.emitted.Load() > 0 }) {
-			for _, s := range ss {
-				buf = append(buf, s.c.role...) // vLLM sends them with the first token
-				if continuous {
-					buf = appendContinuousUsage(buf, s.r.prompt, 0)
-				}
-			}
-			started = true
-		}
-		done, completion := true, 0
-		for _, s := range ss {
-			s.buf = buf
-			for n := int(s.r.emitted.Load()); s.written < n; {
-				size := s.r.chunkLen(s.written)
-				wrote := s.appendChunk(s.written, size)
-				s.written += size
-				if continuous && wrote {
-					s.buf = appendContinuousUsage(s.buf, s.r.prompt, s.written)
-				}
-			}
-			buf = s.buf
-			done = done && s.written == s.r.target
-			completion += s.r.target
+		cs.appendRoles()
+		done, completion := cs.appendTokens()
+		if done && usage {
+			cs.buf = c.appendUsage(cs.buf, rs[0].usagePrompt, completion, e.promptDetails(rs[0]))
+			cs.buf = appendCompletionDetails(cs.buf, e.completionDetails(rs))
 		}
 		if done {
-			if usage {
-				buf = c.appendUsage(buf, rs[0].usagePrompt, completion, e.promptDetails(rs[0]))
-				buf = appendCompletionDetails(buf, e.completionDetails(rs))
-			}
-			buf = append(buf, sseDone...)
+			cs.buf = append(cs.buf, sseDone...)
 		}
-		if len(buf) > 0 {
-			if _, err := w.Write(buf); err != nil {
-				gone()
-				return
-			}
-			buf = buf[:0]
-		}
-		if flusher != nil {
-			flusher.Flush()
+		if !cs.write(w, flusher) {
+			cs.gone()
+			return
 		}
 		if done {
 			for _, r := range rs {
@@ -163,4 +120,91 @@ func (e *Engine) streamChoices(w http.ResponseWriter, hr *http.Request, rs []*re
 			return
 		}
 	}
+}
+
+// choiceStreams is an n > 1 streaming response in progress: one sseStream
+// per choice, writing into one shared buffer, sent once per wake-up. Owned
+// by its handler goroutine.
+type choiceStreams struct {
+	e          *Engine
+	rs         []*request
+	ss         []*sseStream
+	c          *chunker
+	buf        []byte
+	started    bool // the role chunks are out
+	continuous bool
+}
+
+// wait waits for the next step's tokens; false when the handler is to
+// return: the client left or the engine is stopping.
+func (cs *choiceStreams) wait(hr *http.Request) bool {
+	select {
+	case <-cs.rs[0].notify: // shared by the choices
+		return true
+	case <-hr.Context().Done():
+		cs.gone()
+	case <-cs.e.stopping:
+		for _, r := range cs.rs {
+			cs.e.sched.abort(r, "abort")
+		}
+	}
+	return false
+}
+
+// gone accounts for a client that left.
+func (cs *choiceStreams) gone() {
+	for _, s := range cs.ss {
+		cs.e.clientGone(s.r, s.written)
+	}
+}
+
+// appendRoles appends every choice's role chunk (chat) once any choice has
+// a token: vLLM sends them with the first token.
+func (cs *choiceStreams) appendRoles() {
+	if cs.started || cs.c.role == nil || !slices.ContainsFunc(cs.rs, func(r *request) bool { return r.emitted.Load() > 0 }) {
+		return
+	}
+	for _, s := range cs.ss {
+		cs.buf = append(cs.buf, s.c.role...)
+		if cs.continuous {
+			cs.buf = appendContinuousUsage(cs.buf, s.r.prompt, 0)
+		}
+	}
+	cs.started = true
+}
+
+// appendTokens appends each choice's chunks for the tokens emitted since the
+// last wake-up. done: every choice has all its tokens; completion is their
+// sum.
+func (cs *choiceStreams) appendTokens() (done bool, completion int) {
+	done = true
+	for _, s := range cs.ss {
+		s.buf = cs.buf
+		for n := int(s.r.emitted.Load()); s.written < n; {
+			size := s.r.chunkLen(s.written)
+			wrote := s.appendChunk(s.written, size)
+			s.written += size
+			if cs.continuous && wrote {
+				s.buf = appendContinuousUsage(s.buf, s.r.prompt, s.written)
+			}
+		}
+		cs.buf = s.buf
+		done = done && s.written == s.r.target
+		completion += s.r.target
+	}
+	return done, completion
+}
+
+// write sends what is buffered and flushes; false if the client is gone.
+func (cs *choiceStreams) write(w http.ResponseWriter, flusher http.Flusher) bool {
+	if len(cs.buf) > 0 {
+		if _, err := w.Write(cs.buf); err != nil {
+			return false
+		}
+		cs.buf = cs.buf[:0]
+	}
+	if flusher != nil {
+		flusher.Flush()
+	}
+	return true
 }
