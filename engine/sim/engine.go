@@ -174,75 +174,95 @@ func (e *Engine) Run(ctx context.Context) error {
 	if !e.started.CompareAndSwap(false, true) {
 		return errors.New("engine: Run called twice")
 	}
-	srv := &http.Server{Handler: e.handler(), ReadHeaderTimeout: 10 * time.Second}
+	hs := &httpServer{srv: &http.Server{Handler: e.handler(), ReadHeaderTimeout: 10 * time.Second}, serveErr: make(chan error, 1)}
 	if e.faults.crashAfter > 0 {
 		// Only crash-after needs to know connections; off, they cost nothing.
-		srv.ConnContext, srv.ConnState = withConn, e.connState
-	}
-	var ln net.Listener
-	serveErr := make(chan error, 1)
-	listen := func() error {
-		l, err := net.Listen("tcp", net.JoinHostPort(e.opts.Host, strconv.Itoa(e.opts.Port)))
-		if err != nil {
-			return fmt.Errorf("listening on %s port %d: %w", e.opts.Host, e.opts.Port, err)
-		}
-		ln = l
-		port := l.Addr().(*net.TCPAddr).Port
-		urlHost := e.opts.Host
-		if ip := net.ParseIP(urlHost); ip != nil && ip.IsUnspecified() {
-			urlHost = "127.0.0.1"
-		}
-		u := "http://" + net.JoinHostPort(urlHost, strconv.Itoa(port))
-		e.baseURL.Store(&u)
-		e.logf(apiPrefix, "api_server.py", 1895, "Starting vLLM API server 0 on http://%s", net.JoinHostPort(e.opts.Host, strconv.Itoa(port)))
-		go func() { serveErr <- srv.Serve(l) }()
-		return nil
+		hs.srv.ConnContext, hs.srv.ConnState = withConn, e.connState
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if e.opts.HealthDuringLoad == Health503 {
-		if err := listen(); err != nil {
+		if err := e.listen(hs); err != nil {
 			return err
 		}
 	}
 	err := e.startup(runCtx)
-	if err == nil && ln == nil {
-		err = listen()
+	if err == nil && hs.ln == nil {
+		err = e.listen(hs)
 	}
 	if err == nil {
-		e.logRoutes()
-		go e.sched.run(runCtx)
-		go e.logStats(runCtx)
-		e.isReady.Store(true)
-		close(e.ready)
-		e.uvicorn("Application startup complete.")
-		select {
-		case <-ctx.Done():
-		case <-e.crash:
-			err = ErrCrashed
-		case err = <-serveErr:
-		}
+		err = e.serve(ctx, runCtx, hs)
 	}
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 		err = nil // stopped during start-up: a clean stop
 	}
-	if ln != nil && errors.Is(err, ErrCrashed) {
-		srv.Close() // a crash drops every connection at once, mid-stream too
-	}
-	close(e.stopping)
-	if ln != nil {
-		if !errors.Is(err, ErrCrashed) {
-			e.uvicorn("Shutting down")
-			sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
-			if srv.Shutdown(sctx) != nil {
-				srv.Close()
-			}
-			scancel()
-			e.uvicorn("Finished server process [%d]", e.pid)
-		}
-	}
+	e.shutdown(hs, errors.Is(err, ErrCrashed))
 	cancel()
 	return err
+}
+
+// httpServer is the engine's HTTP side; ln is nil until listen.
+type httpServer struct {
+	srv      *http.Server
+	ln       net.Listener
+	serveErr chan error // Serve's return
+}
+
+// listen opens the engine's port, names its URL and starts serving.
+func (e *Engine) listen(hs *httpServer) error {
+	l, err := net.Listen("tcp", net.JoinHostPort(e.opts.Host, strconv.Itoa(e.opts.Port)))
+	if err != nil {
+		return fmt.Errorf("listening on %s port %d: %w", e.opts.Host, e.opts.Port, err)
+	}
+	hs.ln = l
+	port := l.Addr().(*net.TCPAddr).Port
+	urlHost := e.opts.Host
+	if ip := net.ParseIP(urlHost); ip != nil && ip.IsUnspecified() {
+		urlHost = "127.0.0.1"
+	}
+	u := "http://" + net.JoinHostPort(urlHost, strconv.Itoa(port))
+	e.baseURL.Store(&u)
+	e.logf(apiPrefix, "api_server.py", 1895, "Starting vLLM API server 0 on http://%s", net.JoinHostPort(e.opts.Host, strconv.Itoa(port)))
+	go func() { hs.serveErr <- hs.srv.Serve(l) }()
+	return nil
+}
+
+// serve declares the engine ready, starts its loops and serves until ctx
+// is done (nil), the crash fault fires (ErrCrashed) or serving fails.
+func (e *Engine) serve(ctx, runCtx context.Context, hs *httpServer) error {
+	e.logRoutes()
+	go e.sched.run(runCtx)
+	go e.logStats(runCtx)
+	e.isReady.Store(true)
+	close(e.ready)
+	e.uvicorn("Application startup complete.")
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-e.crash:
+		return ErrCrashed
+	case err := <-hs.serveErr:
+		return err
+	}
+}
+
+// shutdown stops serving: in-flight requests are aborted, connections
+// closed; after a crash, at once and without uvicorn's goodbye.
+func (e *Engine) shutdown(hs *httpServer, crashed bool) {
+	if hs.ln != nil && crashed {
+		hs.srv.Close() // a crash drops every connection at once, mid-stream too
+	}
+	close(e.stopping)
+	if hs.ln == nil || crashed {
+		return
+	}
+	e.uvicorn("Shutting down")
+	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+	if hs.srv.Shutdown(sctx) != nil {
+		hs.srv.Close()
+	}
+	scancel()
+	e.uvicorn("Finished server process [%d]", e.pid)
 }
 
 // sleep waits d of wall time, or until ctx is done.
