@@ -255,50 +255,85 @@ func (e *Engine) parseGenerate(w http.ResponseWriter, hr *http.Request, chat boo
 	req := new(genRequest)
 	rerr := decodeJSON(w, hr, req)
 	if rerr == nil {
-		rerr = req.checkParams(chat) // pydantic's validators come first
-	}
-	if rerr == nil {
-		rerr = e.checkModel(req.Model)
-	}
-	if rerr == nil {
-		rerr = e.checkToolServing(req, chat)
-	}
-	if rerr == nil {
-		rerr = req.checkN()
+		rerr = e.checkRequest(req, chat)
 	}
 	g := &generation{req: req}
+	var in *genInputs
 	if rerr == nil {
-		g.lp, rerr = req.parseLogprobs(chat, e.tok.Family())
-	}
-	var ins []promptIn
-	if rerr == nil {
-		ins, rerr = e.prompts(req, chat)
-	}
-	maxTokens := make([]int, len(ins))
-	for k := 0; rerr == nil && k < len(ins); k++ {
-		maxTokens[k], rerr = e.maxTokens(req, len(ins[k].ids), chat)
-	}
-	var plan *answerPlan
-	if rerr == nil {
-		plan, rerr = e.planAnswer(req, chat)
+		in, rerr = e.readInputs(g, chat)
 	}
 	if rerr != nil {
 		rerr.write(w)
 		return nil
 	}
-	if plan.format != "" || plan.tools.mode != "none" {
+	if in.plan.format != "" || in.plan.tools.mode != "none" {
 		g.lp = nil // made-up logprobs would not spell a structured answer (docs/engine.md)
 	}
-	usagePrompt := 0
-	for _, in := range ins {
-		usagePrompt += len(in.ids)
+	e.buildRequests(g, hr, in, chat)
+	return g
+}
+
+// checkRequest runs the checks of a decoded body in vLLM's order:
+// pydantic's validators come first.
+func (e *Engine) checkRequest(req *genRequest, chat bool) *reqError {
+	if rerr := req.checkParams(chat); rerr != nil {
+		return rerr
 	}
-	for k, in := range ins {
-		r := e.newRequest(chat, hr.Header.Get(RequestIDHeader), in.text, in.ids, maxTokens[k], req.MinTokens, req.IgnoreEOS)
+	if rerr := e.checkModel(req.Model); rerr != nil {
+		return rerr
+	}
+	if rerr := e.checkToolServing(req, chat); rerr != nil {
+		return rerr
+	}
+	return req.checkN()
+}
+
+// genInputs is what a checked body asks for: its prompts, each one's
+// max_tokens, and the answer's plan.
+type genInputs struct {
+	prompts   []promptIn
+	maxTokens []int
+	plan      *answerPlan
+}
+
+// readInputs reads g.req's logprobs (into g.lp), prompts, max_tokens and
+// answer plan, each of which may be refused.
+func (e *Engine) readInputs(g *generation, chat bool) (*genInputs, *reqError) {
+	req := g.req
+	var rerr *reqError
+	if g.lp, rerr = req.parseLogprobs(chat, e.tok.Family()); rerr != nil {
+		return nil, rerr
+	}
+	in := &genInputs{}
+	if in.prompts, rerr = e.prompts(req, chat); rerr != nil {
+		return nil, rerr
+	}
+	in.maxTokens = make([]int, len(in.prompts))
+	for k, p := range in.prompts {
+		if in.maxTokens[k], rerr = e.maxTokens(req, len(p.ids), chat); rerr != nil {
+			return nil, rerr
+		}
+	}
+	if in.plan, rerr = e.planAnswer(req, chat); rerr != nil {
+		return nil, rerr
+	}
+	return in, nil
+}
+
+// buildRequests makes g's engine requests: per prompt, one per choice,
+// all woken through the first one's notify.
+func (e *Engine) buildRequests(g *generation, hr *http.Request, in *genInputs, chat bool) {
+	req := g.req
+	usagePrompt := 0
+	for _, p := range in.prompts {
+		usagePrompt += len(p.ids)
+	}
+	for k, p := range in.prompts {
+		r := e.newRequest(chat, hr.Header.Get(RequestIDHeader), p.text, p.ids, in.maxTokens[k], req.MinTokens, req.IgnoreEOS)
 		if k == 0 {
 			g.id = r.id
 		}
-		if len(ins) > 1 {
+		if len(in.prompts) > 1 {
 			r.id += "-" + strconv.Itoa(k) // vLLM's id for each prompt's engine request
 		}
 		if req.Seed != nil {
@@ -306,12 +341,12 @@ func (e *Engine) parseGenerate(w http.ResponseWriter, hr *http.Request, chat boo
 		}
 		if e.opts.LogRequests {
 			e.logf(apiPrefix, "logger.py", 40, "Received request %s: prompt_tokens: %d, params: SamplingParams(n=%d, max_tokens=%d, min_tokens=%d, ignore_eos=%s), stream: %s.",
-				r.id, len(in.ids), req.n(), maxTokens[k], req.MinTokens, pyBool(req.IgnoreEOS), pyBool(req.Stream))
+				r.id, len(p.ids), req.n(), in.maxTokens[k], req.MinTokens, pyBool(req.IgnoreEOS), pyBool(req.Stream))
 		}
 		cs := e.fanOut(r, req)
 		e.think(cs, req, chat)
 		for _, c := range cs {
-			e.shape(c, req, plan, in)
+			e.shape(c, req, in.plan, p)
 			c.usagePrompt = usagePrompt
 			g.rs = append(g.rs, c)
 		}
@@ -319,7 +354,6 @@ func (e *Engine) parseGenerate(w http.ResponseWriter, hr *http.Request, chat boo
 	for i, r := range g.rs {
 		r.index, r.notify = i, g.rs[0].notify // one handler wakes for any choice
 	}
-	return g
 }
 
 // pyBool is b as Python prints it in vLLM's log lines.
