@@ -67,77 +67,106 @@ func (x *exchange) readStream(body io.Reader, maxTokens int) bool {
 	if maxTokens > 0 {
 		tr.Events = make([]Event, 0, min(maxTokens, MaxEvents))
 	}
-	counted, lastUsage, usageSeen, done := 0, 0, false, false
-	var text []byte
-	perChunkUsage := false // usage arrived on a token-carrying chunk: its deltas are exact
-	for !done {
+	var st streamTally
+	done := x.readEvents(rd, &st)
+	if x.keepText {
+		tr.Text = string(st.text)
+	}
+	if st.usageSeen {
+		tr.TokensFrom = TokensFromUsage
+		if !st.perChunkUsage && tr.EventsDropped == 0 {
+			apportion(tr.Events, tr.OutputTokens)
+		}
+	} else {
+		tr.OutputTokens, tr.TokensFrom = st.counted, TokensFromEvents
+	}
+	return done
+}
+
+// streamTally is readStream's count of a stream's tokens so far.
+type streamTally struct {
+	counted   int // tokens of the token-carrying events
+	lastUsage int // the last usage.completion_tokens seen
+	usageSeen bool
+	// perChunkUsage: usage arrived on a token-carrying chunk, so its
+	// deltas are exact.
+	perChunkUsage bool
+	text          []byte // the content, with keepText
+}
+
+// readEvents reads events into the trace until [DONE] (true) or a failure,
+// which it records.
+func (x *exchange) readEvents(rd *readers, st *streamTally) bool {
+	for {
 		data, err := rd.sse.Next()
 		now := x.since()
 		if err != nil {
-			x.streamReadError(err, counted)
-			break
+			x.streamReadError(err, st.counted)
+			return false
 		}
 		if x.stall != nil {
 			x.stall.event(now)
 		}
 		data = bytes.TrimSpace(data)
 		if string(data) == "[DONE]" {
-			tr.Done, done = now, true
-			break
+			x.tr.Done = now
+			return true
 		}
 		ch, err := rd.dec.Decode(data)
 		if err != nil {
 			x.fail(ErrMalformed, fmt.Sprintf("malformed event %s: %v", x.clip(data), err))
-			break
+			return false
 		}
 		if ch.HasError {
 			x.fail(ErrStreamError, "stream error event: "+string(ch.ErrorMessage))
-			break
+			return false
 		}
-		carries := len(ch.Content) > 0 || len(ch.Reasoning) > 0
-		tokens := 1
-		if carries && !ch.HasUsage {
-			tokens = max(textPieces(ch.Content)+textPieces(ch.Reasoning), 1)
-		}
-		if ch.HasUsage {
-			if ch.CompletionTokens > lastUsage {
-				tokens = ch.CompletionTokens - lastUsage
-			}
-			lastUsage = ch.CompletionTokens
-			usageSeen = true
-			perChunkUsage = perChunkUsage || carries
-			tr.PromptTokens, tr.OutputTokens, tr.CachedTokens = ch.PromptTokens, ch.CompletionTokens, ch.CachedTokens
-		}
-		if len(ch.FinishReason) > 0 && string(ch.FinishReason) != tr.FinishReason {
-			tr.FinishReason = string(ch.FinishReason)
-		}
-		if len(ch.OtherReasoning) > 0 && tr.OtherReasoning == "" {
-			tr.OtherReasoning = string(ch.OtherReasoning)
-		}
-		if !carries {
-			continue // role-only, finish or usage chunk: no generated token
-		}
-		x.tokenEvent(now, tokens, len(ch.Content) > 0)
-		if len(ch.Reasoning) > 0 {
-			x.reasoningEvent(now, tokens, ch.Reasoning, ch.Content)
-		}
-		counted += tokens
-		if x.keepText {
-			text = append(text, ch.Content...)
-		}
+		x.chunkEvent(st, ch, now)
 	}
+}
+
+// chunkEvent takes one decoded chunk that arrived at now: its usage,
+// finish reason, and tokens.
+func (x *exchange) chunkEvent(st *streamTally, ch *Chunk, now time.Duration) {
+	tr := x.tr
+	carries := len(ch.Content) > 0 || len(ch.Reasoning) > 0
+	tokens := 1
+	if carries && !ch.HasUsage {
+		tokens = max(textPieces(ch.Content)+textPieces(ch.Reasoning), 1)
+	}
+	if ch.HasUsage {
+		tokens = st.usage(ch, carries, tokens)
+		tr.PromptTokens, tr.OutputTokens, tr.CachedTokens = ch.PromptTokens, ch.CompletionTokens, ch.CachedTokens
+	}
+	if len(ch.FinishReason) > 0 && string(ch.FinishReason) != tr.FinishReason {
+		tr.FinishReason = string(ch.FinishReason)
+	}
+	if len(ch.OtherReasoning) > 0 && tr.OtherReasoning == "" {
+		tr.OtherReasoning = string(ch.OtherReasoning)
+	}
+	if !carries {
+		return // role-only, finish or usage chunk: no generated token
+	}
+	x.tokenEvent(now, tokens, len(ch.Content) > 0)
+	if len(ch.Reasoning) > 0 {
+		x.reasoningEvent(now, tokens, ch.Reasoning, ch.Content)
+	}
+	st.counted += tokens
 	if x.keepText {
-		tr.Text = string(text)
+		st.text = append(st.text, ch.Content...)
 	}
-	if usageSeen {
-		tr.TokensFrom = TokensFromUsage
-		if !perChunkUsage && tr.EventsDropped == 0 {
-			apportion(tr.Events, tr.OutputTokens)
-		}
-	} else {
-		tr.OutputTokens, tr.TokensFrom = counted, TokensFromEvents
+}
+
+// usage takes a chunk's cumulative usage: the tokens it carried are the
+// growth of completion_tokens since the last usage seen (else tokens).
+func (st *streamTally) usage(ch *Chunk, carries bool, tokens int) int {
+	if ch.CompletionTokens > st.lastUsage {
+		tokens = ch.CompletionTokens - st.lastUsage
 	}
-	return done
+	st.lastUsage = ch.CompletionTokens
+	st.usageSeen = true
+	st.perChunkUsage = st.perChunkUsage || carries
+	return tokens
 }
 
 // tokenEvent records one event that carried generated tokens.
