@@ -1,7 +1,7 @@
 package client
 
 import (
-	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -202,9 +202,6 @@ func (req *Request) ollamaBody() ([]byte, error) {
 	return json.Marshal(&w)
 }
 
-// maxLine bounds one NDJSON line.
-const maxLine = 1 << 20
-
 // readNDJSON reads /api/chat's stream: a JSON object per line, each with a
 // piece of the answer, the last one done with the engine's timings. Each
 // line that carries text is one token event (Ollama sends a line per
@@ -214,20 +211,16 @@ func (x *exchange) readNDJSON(body io.Reader, maxTokens int) bool {
 	tr := x.tr
 	rd := readerPool.Get().(*readers)
 	defer rd.release()
-	if rd.lines == nil {
-		rd.lines = bufio.NewReaderSize(body, 16<<10)
-	} else {
-		rd.lines.Reset(body)
-	}
+	rd.sse.Reset(body) // its line reader: NDJSON has no events
 	if maxTokens > 0 {
 		tr.Events = make([]Event, 0, min(maxTokens, MaxEvents))
 	}
 	counted := 0
 	var text []byte
 	for {
-		line, err := rd.readLine()
+		line, err := rd.ndjsonLine()
 		now := x.since()
-		if len(line) == 0 && err != nil {
+		if err != nil {
 			x.streamReadError(err, counted)
 			return false
 		}
@@ -267,27 +260,17 @@ func (x *exchange) readNDJSON(body io.Reader, maxTokens int) bool {
 	}
 }
 
-// readLine returns the next non-blank line (without its end), valid until
-// the next call; a line longer than maxLine fails.
-func (rd *readers) readLine() ([]byte, error) {
+// ndjsonLine returns the next non-blank line, without its end or trailing
+// blanks, from the SSE reader's line reader: the same line ends and the same
+// bound (MaxEventSize). It is valid until the next call.
+func (rd *readers) ndjsonLine() ([]byte, error) {
 	for {
-		line, err := rd.lines.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			rd.long = append(rd.long[:0], line...)
-			for errors.Is(err, bufio.ErrBufferFull) && len(rd.long) <= maxLine {
-				line, err = rd.lines.ReadSlice('\n')
-				rd.long = append(rd.long, line...)
-			}
-			if len(rd.long) > maxLine {
-				return nil, fmt.Errorf("%w: a line over %d bytes", ErrEventTooLarge, maxLine)
-			}
-			line = rd.long
+		line, err := rd.sse.readLine()
+		if err != nil {
+			return nil, err
 		}
-		for len(line) > 0 && (line[len(line)-1] == '\n' || line[len(line)-1] == '\r' || line[len(line)-1] == ' ') {
-			line = line[:len(line)-1]
-		}
-		if len(line) > 0 || err != nil {
-			return line, err
+		if line = bytes.TrimRight(line, " "); len(line) > 0 {
+			return line, nil
 		}
 	}
 }

@@ -120,3 +120,36 @@ func TestDoOllamaChat(t *testing.T) {
 		}
 	}
 }
+
+// TestOllamaLineEnds: NDJSON lines are read by the SSE reader's line reader:
+// "\r\n" ends and blank lines are fine, a stream cut before done is
+// truncated, and a line over MaxEventSize is malformed.
+func TestOllamaLineEnds(t *testing.T) {
+	lines := ollamaLines(3)
+	cases := []struct {
+		name, body string
+		want       ErrorClass
+		tokens     int
+	}{
+		{"crlf and blanks", strings.Join(lines, " \r\n\r\n") + "\r\n", "", 3},
+		{"no end after done", strings.Join(lines, "\n"), "", 3},
+		{"cut before done", strings.Join(lines[:2], "\n") + "\n", ErrTruncated, 0},
+		{"line too long", lines[0] + "\n" + strings.Repeat(" ", MaxEventSize+1) + "x\n", ErrMalformed, 0},
+	}
+	for _, tc := range cases {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/x-ndjson")
+			fmt.Fprint(w, tc.body)
+		}))
+		c := New(Options{BaseURL: srv.URL})
+		tr := c.Do(context.Background(), &Request{Endpoint: EndpointOllamaChat, Model: "tiny", Messages: []Message{{"user", "hi"}}, Stream: true})
+		c.Close()
+		srv.Close()
+		if tr.Error != tc.want {
+			t.Errorf("%s: error %q (%s), want %q", tc.name, tr.Error, tr.ErrorText, tc.want)
+		}
+		if tc.want == "" && (tr.OutputTokens != tc.tokens || len(tr.Events) != tc.tokens) {
+			t.Errorf("%s: %d tokens in %d events, want %d", tc.name, tr.OutputTokens, len(tr.Events), tc.tokens)
+		}
+	}
+}

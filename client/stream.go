@@ -1,7 +1,6 @@
 package client
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -25,10 +24,8 @@ const (
 // readers holds the per-stream parser state between requests, so the hot
 // path reuses buffers instead of allocating them per request.
 type readers struct {
-	sse    SSEReader
+	sse    SSEReader // also NDJSON's lines (ollama-chat)
 	dec    ChunkDecoder
-	lines  *bufio.Reader // NDJSON (ollama-chat)
-	long   []byte        // a line longer than lines' buffer
 	ollama OllamaDecoder
 }
 
@@ -38,12 +35,6 @@ var readerPool = sync.Pool{New: func() any { return new(readers) }}
 func (rd *readers) release() {
 	rd.sse.Reset(nil)
 	rd.dec.trim()
-	if rd.lines != nil {
-		rd.lines.Reset(nil)
-	}
-	if cap(rd.long) > 1<<20 {
-		rd.long = nil
-	}
 	rd.ollama.trim()
 	readerPool.Put(rd)
 }
