@@ -210,63 +210,80 @@ func PresetSpecFor(name, self string, o PresetOptions) (Spec, error) {
 // of variables, globs or ~, and no pipes or redirections: run `sh -c '...'`
 // explicitly for those.
 func SplitCommand(s string) ([]string, error) {
-	var (
-		args  []string
-		cur   strings.Builder
-		inArg bool
-		quote rune // 0, '\'' or '"'
-		esc   bool
-	)
+	var w wordSplitter
 	for _, c := range s {
-		switch {
-		case esc:
-			esc = false
-			if c == '\n' {
-				break // backslash-newline is a line continuation
-			}
-			if quote == '"' && !strings.ContainsRune("\"\\$`", c) {
-				cur.WriteRune('\\') // inside "...", \ escapes only these
-			}
-			cur.WriteRune(c)
-			inArg = true
-		case quote == '\'':
-			if c == '\'' {
-				quote = 0
-			} else {
-				cur.WriteRune(c)
-			}
-		case c == '\\':
-			esc = true
-		case quote == '"':
-			if c == '"' {
-				quote = 0
-			} else {
-				cur.WriteRune(c)
-			}
-		case c == '\'' || c == '"':
-			quote, inArg = c, true
-		case c == ' ' || c == '\t' || c == '\n':
-			if inArg {
-				args = append(args, cur.String())
-				cur.Reset()
-				inArg = false
-			}
-		default:
-			cur.WriteRune(c)
-			inArg = true
-		}
+		w.next(c)
 	}
 	switch {
-	case esc:
+	case w.esc:
 		return nil, fmt.Errorf("server command %q: ends with a lone backslash", s)
-	case quote != 0:
-		return nil, fmt.Errorf("server command %q: unterminated %c quote", s, quote)
+	case w.quote != 0:
+		return nil, fmt.Errorf("server command %q: unterminated %c quote", s, w.quote)
 	}
-	if inArg {
-		args = append(args, cur.String())
-	}
-	if len(args) == 0 {
+	w.endWord()
+	if len(w.args) == 0 {
 		return nil, fmt.Errorf("server command %q: expected a program and its arguments", s)
 	}
-	return args, nil
+	return w.args, nil
+}
+
+// wordSplitter is SplitCommand's state between characters.
+type wordSplitter struct {
+	args  []string
+	cur   strings.Builder
+	inArg bool // cur is a word, maybe an empty one ('')
+	quote rune // 0, '\'' or '"'
+	esc   bool // the last character was an unquoted or double-quoted backslash
+}
+
+// next takes one character.
+func (w *wordSplitter) next(c rune) {
+	switch {
+	case w.esc:
+		w.escaped(c)
+	case w.quote == '\'':
+		w.quoted(c)
+	case c == '\\':
+		w.esc = true
+	case w.quote == '"':
+		w.quoted(c)
+	case c == '\'' || c == '"':
+		w.quote, w.inArg = c, true
+	case c == ' ' || c == '\t' || c == '\n':
+		w.endWord()
+	default:
+		w.cur.WriteRune(c)
+		w.inArg = true
+	}
+}
+
+// escaped takes the character after a backslash.
+func (w *wordSplitter) escaped(c rune) {
+	w.esc = false
+	if c == '\n' {
+		return // backslash-newline is a line continuation
+	}
+	if w.quote == '"' && !strings.ContainsRune("\"\\$`", c) {
+		w.cur.WriteRune('\\') // inside "...", \ escapes only these
+	}
+	w.cur.WriteRune(c)
+	w.inArg = true
+}
+
+// quoted takes a character inside quotes: the closing quote ends them.
+func (w *wordSplitter) quoted(c rune) {
+	if c == w.quote {
+		w.quote = 0
+	} else {
+		w.cur.WriteRune(c)
+	}
+}
+
+// endWord ends the word in progress, if any.
+func (w *wordSplitter) endWord() {
+	if w.inArg {
+		w.args = append(w.args, w.cur.String())
+		w.cur.Reset()
+		w.inArg = false
+	}
 }
