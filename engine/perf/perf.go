@@ -151,11 +151,28 @@ func validate(g GPU, m Model, cfg Config) error {
 		return err
 	}
 	switch {
-	case g.MemoryGiB <= 0 || g.BandwidthGBs <= 0 || g.TFLOPs <= 0 || g.LoadGBs <= 0:
+	case !g.positive():
 		return fmt.Errorf("perf: GPU profile %q has a non-positive spec: %+v", g.Name, g)
-	case m.ParamsB <= 0 || m.BytesPerWeight <= 0 || m.Layers <= 0 || m.KVHeads <= 0 || m.HeadDim <= 0 ||
-		m.Hidden <= 0 || m.Intermediate <= 0 || m.Heads <= 0 || m.Vocab <= 0 || m.MaxContext <= 0:
+	case !m.positive():
 		return fmt.Errorf("perf: model profile %q has a non-positive field: %+v", m.Name, m)
+	}
+	return validateConfig(m, cfg)
+}
+
+// positive reports whether every figure of the GPU's spec is > 0.
+func (g GPU) positive() bool {
+	return g.MemoryGiB > 0 && g.BandwidthGBs > 0 && g.TFLOPs > 0 && g.LoadGBs > 0
+}
+
+// positive reports whether every size of the model is > 0.
+func (m Model) positive() bool {
+	return m.ParamsB > 0 && m.BytesPerWeight > 0 && m.Layers > 0 && m.KVHeads > 0 && m.HeadDim > 0 &&
+		m.Hidden > 0 && m.Intermediate > 0 && m.Heads > 0 && m.Vocab > 0 && m.MaxContext > 0
+}
+
+// validateConfig checks the configuration (defaults filled in) against m.
+func validateConfig(m Model, cfg Config) error {
+	switch {
 	case math.IsNaN(cfg.GPUMemoryUtilization) || cfg.GPUMemoryUtilization <= 0 || cfg.GPUMemoryUtilization > 1:
 		return fmt.Errorf("perf: --gpu-memory-utilization %g: expected a fraction in (0, 1]", cfg.GPUMemoryUtilization)
 	case cfg.MaxModelLen < 0:
