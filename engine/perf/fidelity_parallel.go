@@ -3,83 +3,115 @@ package perf
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 )
 
-// parallelRun is one of LambdaLabsML/vllm-benchmark's tensor-parallel
-// prompt_10 runs (vLLM 0.6.0, September 2024, --max-num-seqs 1024
-// --gpu-memory-utilization 0.95, ten ShareGPT prompts sent at once):
+// parallelRun is one of LambdaLabsML/vllm-benchmark's prompt_10 runs of a
+// 70B-class model or of one split over several H100s (vLLM 0.6.0,
+// September 2024, --max-num-seqs 1024 --gpu-memory-utilization 0.95,
+// --tensor-parallel-size the GPU count, ten ShareGPT prompts sent at once):
 // its median TTFT and median TPOT ((latency - TTFT) / (output - 1) per
-// request, as benchmark_serving.py reports them).
+// request, as benchmark_serving.py reports them). A request with no output
+// has TTFT 0 in the file and sits in the median, as it does here (one
+// shared step prefills it with the rest).
 type parallelRun struct {
-	dir, file, model, measured string
-	tp                         int
-	prompts, outputs           []int // input_lens, output_lens
-	ttft, tpot                 float64
-	linkFit                    bool   // the run nvlinkLatency is fitted to (parallel.go)
-	noTTFT                     string // why the TTFT is exempt, "" when judged
+	checkpoint, model, measured string // file name's model, profile, as published
+	tp                          int
+	prompts, outputs            []int // input_lens, output_lens
+	ttft, tpot                  float64
+	fit                         string // the constant the run is fitted to: "", tpotFit, skewFit or fp8Fit
+	noTTFT                      string // why the TTFT is exempt, "" when judged
 }
 
-// tp8Prefill is why the model's TTFT at TP=8 is left unjudged.
-const tp8Prefill = "TP=8 prefill is under-modelled (-28% bf16, -38% fp8): each rank gets the one-GPU MFU, where a " +
-	"1/8-wide shard of every GEMM (1,369 x 8,192 x 1,024) runs below it, and the prefill's 22 MB all-reduces are " +
-	"priced at NCCL's large-message bus bandwidth though they run eagerly, below the size that reaches it"
+// The runs the link's constants are fitted to, named in their Config.
+const (
+	tpotFit = "link-latency-fit" // nvlinkLatency (parallel.go), by the TPOT
+	skewFit = "rank-skew-fit"    // RankSkew (parallel.go), by the TTFT
+	fp8Fit  = "fp8-rate-fit"     // FP8GEMMSpeedup (parallel.go), by the TTFT
+)
 
 // moeWarmup is why Mixtral's TTFT is left unjudged.
 const moeWarmup = "1.73-1.75 s on 4 and 8 GPUs alike while its TPOT is 7-10 ms: a first-batch warm-up of vLLM 0.6's " +
 	"fused-MoE kernels, not a prefill"
 
+const (
+	llama3_70B = "Meta-Llama-3-70B-Instruct"
+	llama31FP8 = "Meta-Llama-3.1-70B-Instruct-FP8"
+	llama3_8B  = "Meta-Llama-3-8B-Instruct"
+	mixtral    = "Mixtral-8x7B-Instruct-v0.1"
+)
+
 var parallelRuns = []parallelRun{
-	{"8xH100-80GB-SXM", "Meta-Llama-3-70B-Instruct_tp8_len2048.json", "llama-3.1-70b-instruct",
-		"Meta-Llama-3-70B-Instruct bf16", 8, lambdaPrompts, []int{120, 624, 233, 194, 101, 741, 0, 0, 6, 35},
-		122.280, 12.179, true, tp8Prefill},
-	{"4xH100-80GB-SXM", "Meta-Llama-3-70B-Instruct_tp4_len2048.json", "llama-3.1-70b-instruct",
-		"Meta-Llama-3-70B-Instruct bf16", 4, lambdaPrompts, []int{120, 661, 233, 194, 101, 741, 0, 0, 6, 35},
-		140.562, 18.117, false, ""},
-	{"8xH100-80GB-SXM", "Meta-Llama-3.1-70B-Instruct-FP8_tp8_len2048.json", "llama-3.1-70b-instruct-fp8",
-		"neuralmagic/Meta-Llama-3.1-70B-Instruct-FP8", 8, lambdaPrompts, []int{120, 658, 233, 194, 101, 741, 0, 0, 6, 69},
-		108.670, 10.195, false, tp8Prefill},
-	{"4xH100-80GB-SXM", "Mixtral-8x7B-Instruct-v0.1_tp4_len2048.json", "mixtral-8x7b-instruct",
-		"Mixtral-8x7B-Instruct-v0.1 bf16", 4, lambdaMistralPrompts, []int{129, 529, 273, 207, 118, 928, 0, 26, 9, 49},
-		1749.992, 9.898, false, moeWarmup},
-	{"8xH100-80GB-SXM", "Mixtral-8x7B-Instruct-v0.1_tp8_len2048.json", "mixtral-8x7b-instruct",
-		"Mixtral-8x7B-Instruct-v0.1 bf16", 8, lambdaMistralPrompts, []int{129, 717, 273, 207, 118, 928, 0, 26, 9, 48},
-		1731.287, 6.799, false, moeWarmup},
+	{llama3_70B, "llama-3.1-70b-instruct", "Meta-Llama-3-70B-Instruct bf16", 8,
+		lambdaPrompts, []int{120, 624, 233, 194, 101, 741, 0, 0, 6, 35}, 122.280, 12.179, tpotFit + "," + skewFit, ""},
+	{llama3_70B, "llama-3.1-70b-instruct", "Meta-Llama-3-70B-Instruct bf16", 4,
+		lambdaPrompts, []int{120, 661, 233, 194, 101, 741, 0, 0, 6, 35}, 140.562, 18.117, "", ""},
+	{llama3_70B, "llama-3.1-70b-instruct", "Meta-Llama-3-70B-Instruct bf16", 2,
+		lambdaPrompts, []int{120, 661, 233, 194, 101, 741, 0, 0, 6, 35}, 218.924, 29.538, "", ""},
+	{llama31FP8, "llama-3.1-70b-instruct-fp8", "neuralmagic/Meta-Llama-3.1-70B-Instruct-FP8", 8,
+		lambdaPrompts, []int{120, 658, 233, 194, 101, 741, 0, 0, 6, 69}, 108.670, 10.195, "", ""},
+	{llama31FP8, "llama-3.1-70b-instruct-fp8", "neuralmagic/Meta-Llama-3.1-70B-Instruct-FP8", 4,
+		lambdaPrompts, []int{120, 770, 233, 194, 101, 741, 0, 0, 6, 63}, 125.185, 13.116, "", ""},
+	{llama31FP8, "llama-3.1-70b-instruct-fp8", "neuralmagic/Meta-Llama-3.1-70B-Instruct-FP8", 1,
+		lambdaPrompts, []int{120, 655, 92, 194, 101, 741, 0, 0, 6, 78}, 280.370, 32.093, fp8Fit, ""},
+	{llama3_8B, "llama-3.1-8b-instruct", "Meta-Llama-3-8B-Instruct bf16", 8,
+		lambdaPrompts, []int{120, 425, 233, 194, 101, 741, 9, 3, 6, 31}, 55.882, 3.260, "", ""},
+	{llama3_8B, "llama-3.1-8b-instruct", "Meta-Llama-3-8B-Instruct bf16", 4,
+		lambdaPrompts, []int{120, 414, 233, 194, 101, 741, 9, 3, 6, 31}, 47.918, 3.882, "", ""},
+	{llama3_8B, "llama-3.1-8b-instruct", "Meta-Llama-3-8B-Instruct bf16", 2,
+		lambdaPrompts, []int{120, 510, 233, 194, 101, 741, 9, 3, 6, 31}, 53.506, 5.257, "", ""},
+	{mixtral, "mixtral-8x7b-instruct", "Mixtral-8x7B-Instruct-v0.1 bf16", 4,
+		lambdaMistralPrompts, []int{129, 529, 273, 207, 118, 928, 0, 26, 9, 49}, 1749.992, 9.898, "", moeWarmup},
+	{mixtral, "mixtral-8x7b-instruct", "Mixtral-8x7B-Instruct-v0.1 bf16", 8,
+		lambdaMistralPrompts, []int{129, 717, 273, 207, 118, 928, 0, 26, 9, 48}, 1731.287, 6.799, "", moeWarmup},
 }
 
-// parallelFigures are the tensor-parallel and MoE figures of the fidelity
-// table, on 4 and 8 H100s (Meta-Llama-3-70B has Llama-3.1-70B's
-// architecture; only RoPE scaling and context differ). All are held out of
-// the per-architecture efficiency fit; the TP=8 bf16 TPOT is the one
-// nvlinkLatency is fitted to (Config says link-latency-fit).
+// parallelFigures are the tensor-parallel, 70B-class and MoE figures of the
+// fidelity table, on 1 to 8 H100s (Meta-Llama-3-70B and -8B have
+// Llama-3.1's architectures; only RoPE scaling and context differ). All
+// are held out of the per-architecture efficiency fit (they would move the
+// single-GPU rows' MFU); the few that parallel.go's constants are fitted
+// to say so in their Config.
 func parallelFigures() []CitedFigure {
 	var figs []CitedFigure
 	for _, r := range parallelRuns {
 		cfg := Config{MaxModelLen: 2048, GPUMemoryUtilization: lambdaUtil, MaxNumSeqs: lambdaSeqs, TensorParallelSize: r.tp}
-		src := lambdaRepo + r.dir + "/" + r.file
-		measured := fmt.Sprintf("%s, %dx H100-80GB-SXM, tensor parallel %d", r.measured, r.tp, r.tp)
-		fit := ""
-		if r.linkFit {
-			fit = ",link-latency-fit"
-		}
+		gpus := fmt.Sprintf("%dxH100-80GB-SXM", r.tp)
+		src := fmt.Sprintf("%s%s/%s_tp%d_len2048.json", lambdaRepo, gpus, r.checkpoint, r.tp)
+		measured := fmt.Sprintf("%s, %s, tensor parallel %d", r.measured, gpus, r.tp)
+		ttftTag, tpotTag := fitTags(r.fit)
 		prompts, outputs := r.prompts, r.outputs
 		figs = append(figs,
 			CitedFigure{
 				GPU: "h100-80gb", Model: r.model, Quantity: fitQuantityTTFT,
-				Config: fmt.Sprintf("tp=%d,10-prompts-at-once(%d-tokens),one-step,max-model-len=2048,median", r.tp, sum(prompts)),
+				Config: fmt.Sprintf("tp=%d,10-prompts-at-once(%d-tokens),one-step,max-model-len=2048,median%s", r.tp, sum(prompts), ttftTag),
 				Real:   r.ttft, Unit: "ms", Source: src + " (median_ttft_ms)", VLLM: "0.6.0", Measured: measured,
 				HeldOut: true, Why: r.noTTFT, Cfg: cfg,
 				Eval: func(p *Perf) float64 { return millis(p.PrefillTTFT(prompts...)) },
 			},
 			CitedFigure{
 				GPU: "h100-80gb", Model: r.model, Quantity: fitQuantityDecode,
-				Config: fmt.Sprintf("tp=%d,10-at-once,median-TPOT%s", r.tp, fit),
+				Config: fmt.Sprintf("tp=%d,10-at-once,median-TPOT%s", r.tp, tpotTag),
 				Real:   r.tpot, Unit: "ms", Source: src + " (median_tpot_ms)", VLLM: "0.6.0", Measured: measured,
 				HeldOut: true, Cfg: cfg,
 				Eval: func(p *Perf) float64 { return millis(medianTPOT(p, prompts, outputs)) },
 			})
 	}
 	return figs
+}
+
+// fitTags splits a run's fit into its TTFT's and its TPOT's Config suffix.
+func fitTags(fit string) (ttft, tpot string) {
+	for _, f := range strings.Split(fit, ",") {
+		switch f {
+		case tpotFit:
+			tpot = "," + f
+		case skewFit, fp8Fit:
+			ttft = "," + f
+		}
+	}
+	return ttft, tpot
 }
 
 // medianTPOT replays a run's decode: every request starts decoding after

@@ -21,7 +21,12 @@ import (
 // bytes) over the N GPUs: allReduceTime.
 
 // Link is the GPU-to-GPU interconnect of a node of one GPU profile, as an
-// all-reduce sees it.
+// all-reduce sees it. vLLM reduces a step's hidden states one of two ways
+// (allReduceTime): a step small enough for a CUDA graph uses its custom
+// all-reduce, Latency plus the bytes at BusGBs; a larger step runs eagerly
+// and hands NCCL messages past the custom all-reduce's limit, which pay
+// NCCL's mid-size cost (EagerLatency, EagerBusGBs) and wait for the slowest
+// rank (RankSkew).
 type Link struct {
 	Name string
 	// BusGBs is nccl-tests' all_reduce_perf bus bandwidth (busbw) at large
@@ -32,6 +37,11 @@ type Link struct {
 	// graph, which decode steps are made of (vLLM's custom all-reduce on
 	// NVLink, NCCL on PCIe).
 	Latency time.Duration
+	// EagerLatency and EagerBusGBs are NCCL's all-reduce at the 8-64 MB a
+	// prefill step reduces: a fixed cost plus 2(N-1)/N x S at this bus
+	// bandwidth, below the large-message BusGBs.
+	EagerLatency time.Duration
+	EagerBusGBs  float64
 }
 
 // links holds each GPU profile's node interconnect.
@@ -53,21 +63,65 @@ type Link struct {
 // are held out against it. A100 NVLink takes
 // the same; PCIe GPUs (vLLM turns its custom all-reduce off on more than
 // two PCIe GPUs, so NCCL's ring runs) get 25 us, an assumption.
+//
+// Eager (prefill-sized) all-reduces: nccl-tests all_reduce_perf on 4x H100
+// 80GB HBM3, NCCL 2.18.3 (github.com/waynehacking8/nccl-collectives-bench,
+// results/all_reduce.txt, out-of-place times): 8 MiB in 62.9 us, 16 MiB in
+// 102.1, 32 MiB in 176.2, 64 MiB in 325.9, which 28 us + 2(N-1)/N x S at
+// 340 GB/s meets within 3% (the line through the 16 and 64 MiB points),
+// while its 8 GiB busbw is 366. H200 shares the NVLink 4 switch. No
+// mid-size A100 sweep was found: its eager bandwidth takes the same 340/366
+// of its large-message figure (218 GB/s), an assumption. PCIe nodes run
+// NCCL's ring at every size, so their eager figures are their graph ones.
 var links = map[string]Link{
-	"rtx3060-12gb": {Name: "PCIe 4.0 (no NVLink)", BusGBs: 20, Latency: 25 * time.Microsecond},
-	"a10g-24gb":    {Name: "PCIe 4.0 (no NVLink)", BusGBs: 20, Latency: 25 * time.Microsecond},
-	"l4-24gb":      {Name: "PCIe 4.0 (no NVLink)", BusGBs: 20, Latency: 25 * time.Microsecond},
-	"a100-40gb":    {Name: "NVLink 3 (NVSwitch)", BusGBs: 235, Latency: nvlinkLatency},
-	"a100-80gb":    {Name: "NVLink 3 (NVSwitch)", BusGBs: 235, Latency: nvlinkLatency},
-	"h100-80gb":    {Name: "NVLink 4 (NVSwitch)", BusGBs: 460, Latency: nvlinkLatency},
-	"h200-141gb":   {Name: "NVLink 4 (NVSwitch)", BusGBs: 460, Latency: nvlinkLatency},
+	"rtx3060-12gb": pcieGen4,
+	"a10g-24gb":    pcieGen4,
+	"l4-24gb":      pcieGen4,
+	"a100-40gb":    nvlink3,
+	"a100-80gb":    nvlink3,
+	"h100-80gb":    nvlink4,
+	"h200-141gb":   nvlink4,
 }
 
-// nvlinkLatency is one decode-sized all-reduce on an NVSwitch node (see links).
-const nvlinkLatency = 16 * time.Microsecond
+var (
+	pcieGen4 = Link{Name: "PCIe 4.0 (no NVLink)", BusGBs: 20, Latency: 25 * time.Microsecond,
+		EagerLatency: 25 * time.Microsecond, EagerBusGBs: 20}
+	nvlink3 = Link{Name: "NVLink 3 (NVSwitch)", BusGBs: 235, Latency: nvlinkLatency,
+		EagerLatency: ncclEagerLatency, EagerBusGBs: 218}
+	nvlink4 = Link{Name: "NVLink 4 (NVSwitch)", BusGBs: 460, Latency: nvlinkLatency,
+		EagerLatency: ncclEagerLatency, EagerBusGBs: 340}
+	// defaultLink is the interconnect of a GPU profile links does not name.
+	defaultLink = Link{Name: "PCIe (assumed)", BusGBs: 20, Latency: 25 * time.Microsecond,
+		EagerLatency: 25 * time.Microsecond, EagerBusGBs: 20}
+)
 
-// defaultLink is the interconnect of a GPU profile links does not name.
-var defaultLink = Link{Name: "PCIe (assumed)", BusGBs: 20, Latency: 25 * time.Microsecond}
+const (
+	// nvlinkLatency is one decode-sized all-reduce on an NVSwitch node (see links).
+	nvlinkLatency = 16 * time.Microsecond
+	// ncclEagerLatency is NCCL's fixed cost of one mid-size all-reduce (see links).
+	ncclEagerLatency = 28 * time.Microsecond
+)
+
+// RankSkew is what each eager all-reduce waits, per rank beyond the first,
+// for the slowest rank to arrive. Outside a CUDA graph every rank's process
+// launches its own kernels, so the ranks reach each all-reduce apart and
+// all wait for the last; nccl-tests, which runs all-reduces back to back
+// with nothing between, never sees it. Fitted, not cited: it is what
+// LambdaLabs' Llama-3-70B TP=8 median TTFT (fidelity_parallel.go, Config
+// "rank-skew-fit") leaves beside the FLOPs, NCCL's time and the step
+// overheads; the TP=2 and TP=4 runs, the FP8 runs and Llama-3-8B at TP=2,
+// 4 and 8 are held out against it. Linear in the ranks beyond the first
+// because those runs, each priced at NCCL's own times, leave per
+// all-reduce roughly 25-60 us at TP=2, 45-85 at TP=4 and 170-240 at TP=8.
+const RankSkew = 25 * time.Microsecond
+
+// Eager all-reduces: a step of more tokens than vLLM's largest CUDA graph
+// (cudaGraphMaxTokens) runs eagerly, and a message past customAllReduceMax
+// (vLLM's custom all-reduce buffer, 8 MiB) goes to NCCL.
+const (
+	cudaGraphMaxTokens = 512
+	customAllReduceMax = 8 << 20
+)
 
 // LinkOf returns the interconnect of a node of g.
 func LinkOf(g GPU) Link {
@@ -77,17 +131,28 @@ func LinkOf(g GPU) Link {
 	return defaultLink
 }
 
-// fp8GPUs have fp8 tensor cores (Hopper, Ada): an fp8 model's GEMMs run at
-// twice the bf16 rate there (H100 SXM: 1,979 vs 989 dense TFLOP/s; L4: 242
-// vs 121, NVIDIA's data sheets). Elsewhere vLLM runs fp8 checkpoints as
-// weight-only fp8 (Marlin), at the bf16 rate.
+// fp8GPUs have fp8 tensor cores (Hopper, Ada), whose peak is twice the
+// bf16 one (H100 SXM: 1,979 vs 989 dense TFLOP/s; L4: 242 vs 121, NVIDIA's
+// data sheets), so an fp8 model's GEMMs run faster there, by
+// FP8GEMMSpeedup. Elsewhere vLLM runs fp8 checkpoints as weight-only fp8
+// (Marlin), at the bf16 rate.
 var fp8GPUs = map[string]bool{"h100-80gb": true, "h200-141gb": true, "l4-24gb": true}
+
+// FP8GEMMSpeedup is how much faster than bf16 vLLM's fp8 GEMM path runs a
+// prefill, far from the peaks' 2x: each linear layer first quantizes its
+// input to fp8 per token (a kernel that reads and writes the activations)
+// and the scaled GEMM's epilogue applies the per-token and per-channel
+// scales. Fitted, not cited: it is what LambdaLabs' 70B-FP8 TTFT on one
+// H100 (fidelity_parallel.go, Config "fp8-rate-fit"; no all-reduce there)
+// leaves beside the step overheads; the same checkpoint at TP=4 and 8 is
+// held out against it.
+const FP8GEMMSpeedup = 1.33
 
 // flopRate is the sustained FLOP/s of one GPU for this model's GEMMs.
 func (p *Perf) flopRate() float64 {
 	r := p.gpu.TFLOPs * 1e12 * p.eff.MFU
 	if p.model.Quantization == "fp8" && fp8GPUs[p.gpu.Name] {
-		r *= 2
+		r *= FP8GEMMSpeedup
 	}
 	return r
 }
@@ -179,13 +244,19 @@ func (p *Perf) stageHandoffTime(tokens int) time.Duration {
 
 // allReduceTime is a step's tensor-parallel communication: two all-reduces
 // per layer of tokens x hidden bf16 values, each moving 2(n-1)/n of them
-// per GPU (see Link). Zero on one GPU.
+// per GPU, in a CUDA graph or eagerly through NCCL (see Link). Zero on one
+// GPU.
 func (p *Perf) allReduceTime(tokens int) time.Duration {
 	n := p.cfg.TensorParallelSize
 	if n <= 1 || tokens <= 0 {
 		return 0
 	}
-	one := p.linkTime(2 * float64(n-1) / float64(n) * p.hiddenBytes(tokens))
+	l, bytes := LinkOf(p.gpu), p.hiddenBytes(tokens)
+	bus := 2 * float64(n-1) / float64(n) * bytes
+	one := l.Latency + seconds(bus/(l.BusGBs*1e9))
+	if tokens > cudaGraphMaxTokens || bytes > customAllReduceMax {
+		one = l.EagerLatency + seconds(bus/(l.EagerBusGBs*1e9)) + time.Duration(n-1)*RankSkew
+	}
 	return time.Duration(2*p.model.Layers) * one
 }
 
