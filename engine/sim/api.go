@@ -687,11 +687,18 @@ func (e *Engine) clientGone(r *request, written int) {
 // /version: the profiles and pacing it actually runs after every flag, so
 // a harness records them from the engine rather than from its own reading
 // of the command line. vLLM's /version has "version" alone.
+//
+// The parallel sizes and the KV role are there only when set (more than
+// one GPU or stage; a prefill or decode instance), so a one-GPU engine's
+// object is unchanged.
 type BundledVersion struct {
-	GPU     string  `json:"gpu"`
-	Model   string  `json:"model"`
-	Speedup float64 `json:"speedup"`
-	Seed    int64   `json:"seed"`
+	GPU                  string  `json:"gpu"`
+	Model                string  `json:"model"`
+	Speedup              float64 `json:"speedup"`
+	Seed                 int64   `json:"seed"`
+	TensorParallelSize   int     `json:"tensor_parallel_size,omitempty"`
+	PipelineParallelSize int     `json:"pipeline_parallel_size,omitempty"`
+	KVRole               string  `json:"kv_role,omitempty"`
 }
 
 // handleVersion answers vLLM's {"version": ...} plus what the engine runs.
@@ -699,5 +706,17 @@ func (e *Engine) handleVersion(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, struct {
 		Version    string         `json:"version"`
 		Servebench BundledVersion `json:"servebench"`
-	}{vllmVersion, BundledVersion{GPU: e.gpu.Name, Model: e.model.Name, Speedup: e.opts.Speedup, Seed: e.opts.Seed}})
+	}{vllmVersion, e.bundledVersion()})
+}
+
+// bundledVersion is what /version says the engine runs.
+func (e *Engine) bundledVersion() BundledVersion {
+	v := BundledVersion{GPU: e.gpu.Name, Model: e.model.Name, Speedup: e.opts.Speedup, Seed: e.opts.Seed, KVRole: e.opts.KVRole}
+	if n := e.opts.TensorParallelSize; n > 1 {
+		v.TensorParallelSize = n
+	}
+	if n := e.opts.PipelineParallelSize; n > 1 {
+		v.PipelineParallelSize = n
+	}
+	return v
 }

@@ -233,3 +233,41 @@ func TestVersionNamesProfiles(t *testing.T) {
 		t.Errorf("/version = %+v, want version and %+v", v, want)
 	}
 }
+
+// TestVersionParallel: /version records the parallel sizes and the KV role
+// an engine runs with, so results.json says what ran, and leaves them out
+// on one GPU without a role (the object of TestVersionNamesProfiles).
+func TestVersionParallel(t *testing.T) {
+	one := simtest.Start(t, quick)
+	if raw := getBody(t, one.BaseURL()+"/version"); strings.Contains(raw, "parallel") || strings.Contains(raw, "kv_role") {
+		t.Errorf("one-GPU /version = %s, want no parallel sizes or KV role", raw)
+	}
+	e := simtest.Start(t, func(o *sim.Options) {
+		quick(o)
+		o.GPU, o.Model = "a100-80gb", "qwen2.5-7b-instruct"
+		o.TensorParallelSize, o.PipelineParallelSize, o.KVRole = 2, 2, sim.KVRoleProducer
+	})
+	var v struct{ Servebench map[string]any }
+	if err := json.Unmarshal([]byte(getBody(t, e.BaseURL()+"/version")), &v); err != nil {
+		t.Fatal(err)
+	}
+	s := v.Servebench
+	if s["tensor_parallel_size"] != 2.0 || s["pipeline_parallel_size"] != 2.0 || s["kv_role"] != "producer" {
+		t.Errorf("/version servebench = %v, want tensor_parallel_size 2, pipeline_parallel_size 2, kv_role producer", s)
+	}
+}
+
+// getBody returns the body of GET url, failing the test unless it is 200.
+func getBody(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s %v", url, resp.Status, err)
+	}
+	return string(b)
+}
