@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/servebench/servebench/bench/workload"
 	"io"
 	"net"
 	"net/http"
@@ -37,7 +38,7 @@ func BenchmarkNonStreamingRate(b *testing.B) {
 			cl := client.New(client.Options{BaseURL: e.BaseURL(), MaxConns: c})
 			defer cl.Close()
 			r := &Runner{Client: cl}
-			spec := RunSpec{Name: "bench", Workload: Workload{Mode: ModeConcurrent, Concurrency: c, Requests: b.N},
+			spec := RunSpec{Name: "bench", Workload: workload.Workload{Mode: workload.ModeConcurrent, Concurrency: c, Requests: b.N},
 				Request: RequestSpec{Model: e.ServedModelName(), MaxTokens: 1, ExactLength: true}}
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -78,7 +79,7 @@ func BenchmarkRunnerOverhead(b *testing.B) {
 				b.Fatal(err)
 			}
 			r := &Runner{Client: &cannedDoer{tr: tr}, Records: rw}
-			spec := RunSpec{Name: "bench", Workload: Workload{Mode: ModeConcurrent, Concurrency: c, Requests: b.N},
+			spec := RunSpec{Name: "bench", Workload: workload.Workload{Mode: workload.ModeConcurrent, Concurrency: c, Requests: b.N},
 				Request: RequestSpec{Model: "m", MaxTokens: 256, Stream: true}}
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -123,7 +124,7 @@ func BenchmarkRateVsHey(b *testing.B) {
 	defer srv.Stop()
 	const requests, rounds = 10240, 3 // a multiple of every c: hey sends n/c per worker
 	body := fmt.Sprintf(`{"model":%q,"messages":[{"role":"user","content":%q}],"max_tokens":1,"min_tokens":1,"ignore_eos":true,"stream":false}`,
-		srv.Model, DefaultPrompt)
+		srv.Model, workload.DefaultPrompt)
 	enginePID := srv.proc.PID()
 	for _, c := range []int{1, 4, 16, 64} {
 		b.Run(fmt.Sprintf("c=%d", c), func(b *testing.B) {
@@ -143,7 +144,7 @@ func BenchmarkRateVsHey(b *testing.B) {
 					b.Fatal(err)
 				}
 				r := &Runner{Client: cl, Records: rw}
-				spec := RunSpec{Name: "rate", Workload: Workload{Mode: ModeConcurrent, Concurrency: c, Requests: requests},
+				spec := RunSpec{Name: "rate", Workload: workload.Workload{Mode: workload.ModeConcurrent, Concurrency: c, Requests: requests},
 					Request: RequestSpec{Model: srv.Model, MaxTokens: 1, ExactLength: true}}
 				s0 := processCPU(b, os.Getpid())
 				run, _, err := r.Run(ctx, spec)

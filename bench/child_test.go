@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/servebench/servebench/bench/workload"
 	"net"
 	"net/url"
 	"os"
@@ -24,7 +25,7 @@ func childConfig(t *testing.T, n int, engineArgs ...string) Config {
 	return Config{
 		Server: ServerOptions{Self: launchtest.Servebench(t), Speedup: 50, EngineArgs: engineArgs, ReadyTimeout: time.Minute},
 		Dir:    t.TempDir(), FailOnErrorRate: -1, ReconcileWait: time.Second,
-		Runs: []RunSpec{{Name: "streaming", Workload: Workload{Mode: ModeSequential, Requests: n},
+		Runs: []RunSpec{{Name: "streaming", Workload: workload.Workload{Mode: workload.ModeSequential, Requests: n},
 			Request: RequestSpec{MaxTokens: 32, ExactLength: true, Stream: true}}},
 	}
 }

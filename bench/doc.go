@@ -1,10 +1,19 @@
 // Package bench runs workloads against an OpenAI-compatible server and turns
 // what it measured into results. It sits in the middle of servebench's
-// pipeline:
+// pipeline, one folder a stage:
 //
-//	Workload -> Runner -> client.Trace -> result.Record -> report
+//	bench/workload -> bench (Runner) -> client.Trace -> result.Record -> report
 //
-// A Workload decides when requests are sent: sequential, closed-loop
+// Imports go down only (TestLayers checks every package of the module):
+//
+//	cmd -> report -> bench/fleet -> bench -> bench/probe -> bench/store
+//	    -> bench/workload -> bench/result, bench/stats -> client, scrape, engine
+//
+// bench/workload is what to send, bench the runner and the session,
+// bench/result the saved outputs' types (results.json, requests.jsonl) and
+// bench/stats the statistics they use.
+//
+// A workload.Workload decides when requests are sent: sequential, closed-loop
 // concurrency, or an open-loop rate whose Pacer (constant, Poisson, gamma)
 // never waits on responses, starting workers as needed up to a bound, so
 // latency is also measured from the intended send time. Prompts fill each

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/servebench/servebench/bench/workload"
 	"math"
 	"os"
 	"path/filepath"
@@ -67,7 +68,7 @@ func seqRuns(n, maxTokens int) []RunSpec {
 		if stream {
 			name = "streaming"
 		}
-		runs = append(runs, RunSpec{Name: name, Workload: Workload{Mode: ModeSequential, Requests: n},
+		runs = append(runs, RunSpec{Name: name, Workload: workload.Workload{Mode: workload.ModeSequential, Requests: n},
 			Request: RequestSpec{MaxTokens: maxTokens, ExactLength: true, Stream: stream}})
 	}
 	return runs
@@ -144,11 +145,11 @@ func TestSeedRelations(t *testing.T) {
 // bookkeeping: records, reconciliation, warm-up exclusion, open-loop figures.
 func TestModes(t *testing.T) {
 	e := startEngine(t, nil)
-	for _, w := range []Workload{
-		{Mode: ModeSequential, Requests: 6, Warmup: 2},
-		{Mode: ModeConcurrent, Concurrency: 3, Requests: 9},
-		{Mode: ModeRate, Rate: 40, Arrival: ArrivalPoisson, Requests: 12, Seed: 1},
-		{Mode: ModeRate, Rate: 40, Arrival: ArrivalGamma, Burstiness: 0.5, Duration: 300 * time.Millisecond},
+	for _, w := range []workload.Workload{
+		{Mode: workload.ModeSequential, Requests: 6, Warmup: 2},
+		{Mode: workload.ModeConcurrent, Concurrency: 3, Requests: 9},
+		{Mode: workload.ModeRate, Rate: 40, Arrival: workload.ArrivalPoisson, Requests: 12, Seed: 1},
+		{Mode: workload.ModeRate, Rate: 40, Arrival: workload.ArrivalGamma, Burstiness: 0.5, Duration: 300 * time.Millisecond},
 	} {
 		t.Run(w.Mode+"/"+w.Arrival, func(t *testing.T) {
 			var runs []RunSpec
@@ -186,7 +187,7 @@ func TestModes(t *testing.T) {
 				if !r.Stream && !near(r.Client.FirstVisibleS.Median, r.Client.E2ES.Median, 0.05) {
 					t.Errorf("%s: non-streaming first visible %.4f vs E2E %.4f", r.Name, r.Client.FirstVisibleS.Median, r.Client.E2ES.Median)
 				}
-				if w.Mode == ModeRate {
+				if w.Mode == workload.ModeRate {
 					if r.Rate == nil || r.Client.E2EFromIntendedS == nil || r.Rate.SendLagS == nil {
 						t.Fatalf("%s: open-loop figures missing: %+v", r.Name, r.Rate)
 					}
@@ -206,9 +207,9 @@ func TestModes(t *testing.T) {
 func TestQueueWaitAboveMaxNumSeqs(t *testing.T) {
 	e := startEngine(t, func(o *sim.Options) { o.MaxNumSeqs = 4 })
 	runs := []RunSpec{
-		{Name: "c=1", Workload: Workload{Mode: ModeConcurrent, Concurrency: 1, Requests: 4},
+		{Name: "c=1", Workload: workload.Workload{Mode: workload.ModeConcurrent, Concurrency: 1, Requests: 4},
 			Request: RequestSpec{MaxTokens: 64, ExactLength: true, Stream: true}},
-		{Name: "c=16", Workload: Workload{Mode: ModeConcurrent, Concurrency: 16, Requests: 32},
+		{Name: "c=16", Workload: workload.Workload{Mode: workload.ModeConcurrent, Concurrency: 16, Requests: 32},
 			Request: RequestSpec{MaxTokens: 64, ExactLength: true, Stream: true}},
 	}
 	res, _, _ := execute(t, e, runs)
@@ -248,7 +249,7 @@ func TestInterruptKeepsRecords(t *testing.T) {
 			cancel()
 		}
 	}
-	spec := RunSpec{Name: "streaming", Workload: Workload{Mode: ModeConcurrent, Concurrency: 4, Requests: 200},
+	spec := RunSpec{Name: "streaming", Workload: workload.Workload{Mode: workload.ModeConcurrent, Concurrency: 4, Requests: 200},
 		Request: RequestSpec{Model: e.ServedModelName(), MaxTokens: 256, ExactLength: true, Stream: true}}
 	start := time.Now()
 	run, recs, err := r.Run(ctx, spec)
@@ -280,7 +281,7 @@ func TestInterruptKeepsRecords(t *testing.T) {
 func TestReconciliation(t *testing.T) {
 	a, b := startEngine(t, nil), startEngine(t, nil)
 	spec := func() []RunSpec {
-		return []RunSpec{{Name: "streaming", Workload: Workload{Mode: ModeSequential, Requests: 4},
+		return []RunSpec{{Name: "streaming", Workload: workload.Workload{Mode: workload.ModeSequential, Requests: 4},
 			Request: RequestSpec{MaxTokens: 16, ExactLength: true, Stream: true}}}
 	}
 	res, _, err := Execute(context.Background(), Config{
@@ -341,7 +342,7 @@ func (f *foreignDoer) Do(ctx context.Context, req *client.Request) client.Trace 
 func TestOpenLoopLateSends(t *testing.T) {
 	e := startEngine(t, nil)
 	res, recs1, _ := execute(t, e, []RunSpec{{Name: "rate=100",
-		Workload: Workload{Mode: ModeRate, Rate: 100, Arrival: ArrivalConstant, Requests: 8, MaxWorkers: 1},
+		Workload: workload.Workload{Mode: workload.ModeRate, Rate: 100, Arrival: workload.ArrivalConstant, Requests: 8, MaxWorkers: 1},
 		Request:  RequestSpec{MaxTokens: 256, ExactLength: true, Stream: true}}})
 	r := res.Runs[0]
 	if r.Rate == nil || r.Rate.LateSends < 5 || r.Rate.AchievedPerS > 50 {
@@ -362,7 +363,7 @@ func TestOpenLoopLateSends(t *testing.T) {
 	// overlap (each takes ~8 gaps). Timing itself is not asserted: on a busy
 	// 2-core machine the pacer may be descheduled, and then says so.
 	_, recs, _ := execute(t, e, []RunSpec{{Name: "rate=100",
-		Workload: Workload{Mode: ModeRate, Rate: 100, Arrival: ArrivalConstant, Requests: 8},
+		Workload: workload.Workload{Mode: workload.ModeRate, Rate: 100, Arrival: workload.ArrivalConstant, Requests: 8},
 		Request:  RequestSpec{MaxTokens: 256, ExactLength: true, Stream: true}}})
 	if n := maxOverlap(recs); n < 2 {
 		t.Errorf("free workers: at most %d request in flight: the sender waited for responses", n)
@@ -428,7 +429,7 @@ func (c *cancelAfter) Do(ctx context.Context, req *client.Request) client.Trace 
 func TestSweepStopsEarly(t *testing.T) {
 	e := startEngine(t, func(o *sim.Options) { o.Faults = []string{"http-error=0.5:500"}; o.Seed = 5 })
 	sw := Sweep{Concurrencies: []int{1, 2, 4}, MaxErrorRate: 10}
-	runs, err := sw.Runs(RunSpec{Workload: Workload{Requests: 8}, Request: RequestSpec{MaxTokens: 8, Stream: true}})
+	runs, err := sw.Runs(RunSpec{Workload: workload.Workload{Requests: 8}, Request: RequestSpec{MaxTokens: 8, Stream: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

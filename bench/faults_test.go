@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"github.com/servebench/servebench/bench/workload"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,7 +25,7 @@ func faultSession(t *testing.T, faults []string, stream bool, n int, mutate func
 	dir := t.TempDir()
 	cfg := Config{
 		Server: ServerOptions{BaseURL: e.BaseURL()}, Dir: dir, FailOnErrorRate: -1, ReconcileWait: time.Second,
-		Runs: []RunSpec{{Name: "r", Workload: Workload{Mode: ModeSequential, Requests: n},
+		Runs: []RunSpec{{Name: "r", Workload: workload.Workload{Mode: workload.ModeSequential, Requests: n},
 			Request: RequestSpec{MaxTokens: 16, ExactLength: true, Stream: stream}}},
 	}
 	if mutate != nil {

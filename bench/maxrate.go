@@ -3,6 +3,7 @@ package bench
 import (
 	"errors"
 	"fmt"
+	"github.com/servebench/servebench/bench/workload"
 	"io"
 	"math"
 	"strconv"
@@ -89,7 +90,7 @@ func (m *MaxRateSearch) spec(rate float64) (RunSpec, error) {
 // (0: none), steps the search's runs.
 func (m *MaxRateSearch) bracket(runs []result.Run) (lo, hi float64, steps int) {
 	for _, r := range runs {
-		if r.Workload.Mode != ModeRate || r.Goodput == nil {
+		if r.Workload.Mode != workload.ModeRate || r.Goodput == nil {
 			continue
 		}
 		steps++
@@ -98,7 +99,7 @@ func (m *MaxRateSearch) bracket(runs []result.Run) (lo, hi float64, steps int) {
 		}
 	}
 	for _, r := range runs {
-		if r.Workload.Mode == ModeRate && r.Goodput != nil && !m.holds(&r) && r.Workload.Rate > lo && (hi == 0 || r.Workload.Rate < hi) {
+		if r.Workload.Mode == workload.ModeRate && r.Goodput != nil && !m.holds(&r) && r.Workload.Rate > lo && (hi == 0 || r.Workload.Rate < hi) {
 			hi = r.Workload.Rate
 		}
 	}
@@ -143,7 +144,7 @@ func (m *MaxRateSearch) Next(runs []result.Run) (RunSpec, bool) {
 	}
 	next = roundRate(next)
 	for _, r := range runs {
-		if r.Workload.Mode == ModeRate && r.Workload.Rate == next {
+		if r.Workload.Mode == workload.ModeRate && r.Workload.Rate == next {
 			return RunSpec{}, false // the bracket is finer than the rates' rounding
 		}
 	}

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"github.com/servebench/servebench/bench/workload"
 	"strings"
 	"testing"
 
@@ -21,11 +22,11 @@ func searchAgainst(t *testing.T, m *MaxRateSearch, attain func(rate float64) flo
 		if !ok {
 			return runs, m.Result(runs)
 		}
-		if spec.Workload.Mode != ModeRate || spec.Name != "rate="+fmtRate(spec.Workload.Rate) || spec.SLO != m.Base.SLO {
+		if spec.Workload.Mode != workload.ModeRate || spec.Name != "rate="+fmtRate(spec.Workload.Rate) || spec.SLO != m.Base.SLO {
 			t.Fatalf("step spec = %s %+v", spec.Name, spec.Workload)
 		}
 		a := attain(spec.Workload.Rate)
-		runs = append(runs, result.Run{Name: spec.Name, Workload: result.Workload{Mode: ModeRate, Rate: spec.Workload.Rate},
+		runs = append(runs, result.Run{Name: spec.Name, Workload: result.Workload{Mode: workload.ModeRate, Rate: spec.Workload.Rate},
 			Goodput: &result.Goodput{Requests: 100, Attained: int(a), Attainment: a}})
 	}
 	t.Fatal("search did not stop")
@@ -128,8 +129,8 @@ func TestMaxRateSearchValidate(t *testing.T) {
 // generated prompts than earlier levels, so a server's prefix cache cannot
 // serve a level from the one before; a file's prompts stay as they are.
 func TestLevelsGetTheirOwnPrompts(t *testing.T) {
-	p, _ := SyntheticPrompts(64, 1)
-	base := RunSpec{Request: RequestSpec{MaxTokens: 4}, Prompts: p, Workload: Workload{Requests: 4}}
+	p, _ := workload.SyntheticPrompts(64, 1)
+	base := RunSpec{Request: RequestSpec{MaxTokens: 4}, Prompts: p, Workload: workload.Workload{Requests: 4}}
 	runs, err := Sweep{Concurrencies: []int{1, 2}}.Runs(base)
 	if err != nil {
 		t.Fatal(err)
@@ -148,13 +149,13 @@ func TestLevelsGetTheirOwnPrompts(t *testing.T) {
 		t.Fatal(err)
 	}
 	s1, _ := m.Next(nil)
-	done := []result.Run{{Workload: result.Workload{Mode: ModeRate, Rate: s1.Workload.Rate}, Goodput: &result.Goodput{Requests: 10, Attained: 10, Attainment: 100}}}
+	done := []result.Run{{Workload: result.Workload{Mode: workload.ModeRate, Rate: s1.Workload.Rate}, Goodput: &result.Goodput{Requests: 10, Attained: 10, Attainment: 100}}}
 	s2, _ := m.Next(done)
 	if first(s1) == first(s2) {
 		t.Errorf("search steps 1 and 2 send the same first prompt")
 	}
-	fixed, _ := FixedPrompt("hello")
-	runs, _ = Sweep{Concurrencies: []int{1, 2}}.Runs(RunSpec{Request: RequestSpec{MaxTokens: 4}, Prompts: fixed, Workload: Workload{Requests: 4}})
+	fixed, _ := workload.FixedPrompt("hello")
+	runs, _ = Sweep{Concurrencies: []int{1, 2}}.Runs(RunSpec{Request: RequestSpec{MaxTokens: 4}, Prompts: fixed, Workload: workload.Workload{Requests: 4}})
 	if first(runs[0]) != "hello" || first(runs[1]) != "hello" {
 		t.Errorf("a fixed prompt changed across levels")
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/servebench/servebench/bench/workload"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -88,7 +89,7 @@ func writeShard(tb testing.TB, dir string, k, n, per int) {
 		tb.Fatal(err)
 	}
 	res := &result.Results{Schema: result.Schema, Runs: []result.Run{{Name: "non-streaming", StartedAt: t0,
-		DurationS: float64(per*n) / 1000, Workload: result.Workload{Mode: ModeConcurrent, Concurrency: 64, Requests: per * n, MaxTokens: 256},
+		DurationS: float64(per*n) / 1000, Workload: result.Workload{Mode: workload.ModeConcurrent, Concurrency: 64, Requests: per * n, MaxTokens: 256},
 		Shard: &result.Shard{Index: k, Count: n}}}, Warnings: []string{}}
 	if err := WriteResults(dir, res); err != nil {
 		tb.Fatal(err)
@@ -215,7 +216,7 @@ func TestMergeStream(t *testing.T) {
 		root := filepath.Join(t.TempDir(), name)
 		dirs := writeShardDirs(t, root, shardRecs, func(_ int, recs []result.Record) { disorder(recs) }, func(k int) []result.Run {
 			return []result.Run{{Name: "r", StartedAt: t0, DurationS: float64(n*per) / 100,
-				Workload: result.Workload{Mode: ModeRate, Rate: 100, Requests: n * per, MaxTokens: 16},
+				Workload: result.Workload{Mode: workload.ModeRate, Rate: 100, Requests: n * per, MaxTokens: 16},
 				Rate:     &result.RateStats{TargetPerS: 100.0 / n}, Shard: &result.Shard{Index: k, Count: n}}}
 		})
 		out := filepath.Join(root, "merged")
@@ -305,7 +306,7 @@ func TestMergeSweep(t *testing.T) {
 			for L, lv := range levels[:runs] {
 				startAt := t0.Add(time.Duration(L) * time.Minute)
 				rs = append(rs, result.Run{Name: lv, StartedAt: startAt, DurationS: 3,
-					Workload: result.Workload{Mode: ModeRate, Rate: float64(20 * (L + 1)), Requests: n * per, MaxTokens: 16},
+					Workload: result.Workload{Mode: workload.ModeRate, Rate: float64(20 * (L + 1)), Requests: n * per, MaxTokens: 16},
 					Rate:     &result.RateStats{TargetPerS: float64(20*(L+1)) / n},
 					Shard:    &result.Shard{Index: k, Count: n, StartAt: &startAt, StartSkewS: float64(k) / 1000}})
 			}

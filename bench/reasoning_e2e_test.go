@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/servebench/servebench/bench/workload"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -127,7 +128,7 @@ func TestReasoningOtherField(t *testing.T) {
 				http.NotFound(w, r)
 			}
 		}))
-		run := RunSpec{Name: "streaming", Workload: Workload{Mode: ModeSequential, Requests: 3},
+		run := RunSpec{Name: "streaming", Workload: workload.Workload{Mode: workload.ModeSequential, Requests: 3},
 			Request: RequestSpec{MaxTokens: 4, Stream: true}}
 		res, recs, err := Execute(context.Background(), Config{Server: ServerOptions{BaseURL: srv.URL}, Runs: []RunSpec{run},
 			Dir: t.TempDir(), Args: []string{"servebench", "test"}, Version: "test", FailOnErrorRate: -1})

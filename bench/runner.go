@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/servebench/servebench/bench/workload"
 	"hash/fnv"
 	"math/rand/v2"
 	"strconv"
@@ -65,12 +66,12 @@ type RequestSpec struct {
 // RunSpec names one run: a workload and the requests it sends.
 type RunSpec struct {
 	Name     string
-	Workload Workload
+	Workload workload.Workload
 	Request  RequestSpec
 	// Source yields the conversations; nil: Prompts (the single-request
 	// prompt sources: fixed, synthetic, file).
-	Source  Source
-	Prompts *Prompts
+	Source  workload.Source
+	Prompts *workload.Prompts
 	SLO     result.SLO // zero: no goodput
 	// Shard is the slice of the run this process sends (zero: all of it).
 	Shard Shard
@@ -99,11 +100,11 @@ func (s *RunSpec) Validate() error {
 	}
 	if s.Source == nil {
 		if s.Prompts == nil {
-			s.Prompts, _ = FixedPrompt(DefaultPrompt)
+			s.Prompts, _ = workload.FixedPrompt(workload.DefaultPrompt)
 		}
 		s.Source = s.Prompts
 	}
-	if s.Workload.Mode == ModeTrace && s.Source.Len() == 0 {
+	if s.Workload.Mode == workload.ModeTrace && s.Source.Len() == 0 {
 		return errors.New("a trace run needs a trace source (--trace)")
 	}
 	return nil
@@ -263,7 +264,7 @@ func (r *Runner) clientFigures(run *result.Run, st *runState) {
 	}
 	run.Throughput = acc.t.throughput(run.DurationS)
 	judged(run, &acc.prompt, acc.goodput, spec.SLO)
-	if m := spec.Workload.Mode; m == ModeRate || m == ModeTrace {
+	if m := spec.Workload.Mode; m == workload.ModeRate || m == workload.ModeTrace {
 		run.Rate = rateStats(st, scheduleRate(spec, run))
 		if w := lateWarning(run.Rate, &run.Workload); w != "" {
 			run.Warnings = append(run.Warnings, w)
@@ -284,7 +285,7 @@ func (r *Runner) clientFigures(run *result.Run, st *runState) {
 // was asked to keep: --rate, or a trace's over its span.
 func scheduleRate(spec *RunSpec, run *result.Run) float64 {
 	target := spec.Workload.Rate
-	if spec.Workload.Mode == ModeTrace && run.Workload.Trace != nil && run.Workload.Trace.SpanS > 0 {
+	if spec.Workload.Mode == workload.ModeTrace && run.Workload.Trace != nil && run.Workload.Trace.SpanS > 0 {
 		target = float64(run.Workload.Trace.Entries-1) / run.Workload.Trace.SpanS
 	}
 	if spec.Shard.sharded() { // this shard's part of the schedule
@@ -361,7 +362,7 @@ func (r *Runner) measure(st *runState, start time.Time) {
 		defer t.Stop()
 	}
 	st.first = start
-	if w.Mode == ModeRate || w.Mode == ModeTrace {
+	if w.Mode == workload.ModeRate || w.Mode == workload.ModeTrace {
 		r.openLoop(st, start)
 		return
 	}
@@ -396,7 +397,7 @@ type job struct {
 	index    int
 	warmup   bool
 	intended time.Time
-	conv     Conversation
+	conv     workload.Conversation
 	req      client.Request
 }
 
@@ -407,7 +408,7 @@ type job struct {
 // still late are counted in RateStats.
 func (r *Runner) openLoop(st *runState, start time.Time) {
 	w := st.spec.Workload
-	pacer := NewPacer(w)
+	pacer := workload.NewPacer(w)
 	pool := &sendPool{r: r, st: st, jobs: make(chan job), max: w.MaxWorkers}
 	defer pool.close()
 	next := start
@@ -416,18 +417,18 @@ func (r *Runner) openLoop(st *runState, start time.Time) {
 	<-timer.C
 	limit, base := openLoopSpan(st)
 	sh := st.spec.Shard
-	for i := 0; (limit == 0 && w.Mode != ModeTrace) || i < limit; i++ {
-		if w.Mode != ModeTrace && i > 0 {
+	for i := 0; (limit == 0 && w.Mode != workload.ModeTrace) || i < limit; i++ {
+		if w.Mode != workload.ModeTrace && i > 0 {
 			next = next.Add(pacer.Next()) // every shard draws the whole schedule
 		}
 		if !sh.mine(i) {
-			if w.Duration > 0 && w.Mode != ModeTrace && next.Sub(start) >= w.Duration {
+			if w.Duration > 0 && w.Mode != workload.ModeTrace && next.Sub(start) >= w.Duration {
 				return
 			}
 			continue
 		}
 		j := r.prepare(st, i, false)
-		if w.Mode == ModeTrace {
+		if w.Mode == workload.ModeTrace {
 			next = start.Add(j.conv.At - base)
 		}
 		if w.Duration > 0 && next.Sub(start) >= w.Duration {
@@ -449,7 +450,7 @@ func (r *Runner) openLoop(st *runState, start time.Time) {
 func openLoopSpan(st *runState) (limit int, base time.Duration) {
 	w := st.spec.Workload
 	limit = w.Requests
-	if w.Mode != ModeTrace {
+	if w.Mode != workload.ModeTrace {
 		return limit, 0
 	}
 	// A trace is sent once: the warm-up took its first entries.
@@ -578,7 +579,7 @@ func (r *Runner) think(st *runState, j *job, k int) bool {
 // request builds turn k of conv. history is the previous turn's messages
 // with its answer (nil for the first turn). Generated text and output
 // lengths are clipped to the server's max_model_len (counted).
-func (st *runState) request(conv *Conversation, k int, history []client.Message) client.Request {
+func (st *runState) request(conv *workload.Conversation, k int, history []client.Message) client.Request {
 	spec := st.spec
 	req := client.Request{
 		Endpoint:    spec.Request.Endpoint,
@@ -599,9 +600,9 @@ func (st *runState) request(conv *Conversation, k int, history []client.Message)
 	}
 	overhead := 0
 	if k == 0 && t.Messages == nil {
-		overhead = promptOverhead(spec.Request.Tokens, conv)
+		overhead = workload.PromptOverhead(spec.Request.Tokens, conv)
 	}
-	text, clipped := t.userText(conv.TextSeed^st.textSalt, inputCap, spec.Request.Tokens, overhead)
+	text, clipped := t.UserText(conv.TextSeed^st.textSalt, inputCap, spec.Request.Tokens, overhead)
 	if t.OutputTokens > 0 {
 		req.MaxTokens = t.OutputTokens
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/servebench/servebench/bench/workload"
 	"io"
 	"net/http"
 	"os"
@@ -254,7 +255,7 @@ func validateRuns(runs []RunSpec, search *MaxRateSearch) (int, error) {
 		}
 		w := runs[i].Workload
 		c := w.Concurrency
-		if w.Mode == ModeRate || w.Mode == ModeTrace {
+		if w.Mode == workload.ModeRate || w.Mode == workload.ModeTrace {
 			c = min(w.MaxWorkers, 4096)
 		}
 		maxConns = max(maxConns, c)
@@ -466,9 +467,9 @@ func calibrateTokens(ctx context.Context, cfg *Config, srv *Server, doer Doer, r
 // (skipped dataset entries), once per source however many runs share it.
 func sourceInputWarnings(runs []RunSpec) []string {
 	var ws []string
-	seen := map[Source]bool{}
+	seen := map[workload.Source]bool{}
 	for _, r := range runs {
-		if w, ok := r.Source.(warner); ok && !seen[r.Source] {
+		if w, ok := r.Source.(workload.Warner); ok && !seen[r.Source] {
 			seen[r.Source] = true
 			ws = append(ws, w.Warnings()...)
 		}

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"github.com/servebench/servebench/bench/workload"
 	"strconv"
 	"strings"
 	"time"
@@ -68,14 +69,14 @@ func (s Shard) workers(c int) int {
 }
 
 // validate checks s against the workload it slices.
-func (s Shard) validate(w *Workload) error {
+func (s Shard) validate(w *workload.Workload) error {
 	if s.Count == 0 {
 		return nil
 	}
 	if s.Index < 0 || s.Index >= s.Count {
 		return fmt.Errorf("--shard %d/%d: expected 0 <= K < N", s.Index, s.Count)
 	}
-	if (w.Mode == ModeSequential || w.Mode == ModeConcurrent) && w.Concurrency < s.Count {
+	if (w.Mode == workload.ModeSequential || w.Mode == workload.ModeConcurrent) && w.Concurrency < s.Count {
 		// A shard without a worker could not send its slice.
 		return fmt.Errorf("--shard %d/%d: closed-loop concurrency %d is split over the shards: expected at least %d (or --rate)",
 			s.Index, s.Count, w.Concurrency, s.Count)

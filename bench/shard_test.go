@@ -2,6 +2,7 @@ package bench
 
 import (
 	"errors"
+	"github.com/servebench/servebench/bench/workload"
 	"strings"
 	"testing"
 	"time"
@@ -33,7 +34,7 @@ func TestShard(t *testing.T) {
 	if whole := (Shard{}); whole.workers(8) != 8 || whole.index(5) != 5 || !whole.mine(5) {
 		t.Error("the zero Shard must be the whole run")
 	}
-	w := Workload{Mode: ModeConcurrent, Concurrency: 2, Requests: 4}
+	w := workload.Workload{Mode: workload.ModeConcurrent, Concurrency: 2, Requests: 4}
 	if err := (Shard{Index: 0, Count: 3}).validate(&w); err == nil || !strings.Contains(err.Error(), "at least 3") {
 		t.Errorf("concurrency 2 over 3 shards: %v, want a refusal", err)
 	}
@@ -47,11 +48,11 @@ func TestShard(t *testing.T) {
 func TestSweepShardPlan(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	const gap = 3 * time.Second
-	base := func(k int, wl Workload) RunSpec {
+	base := func(k int, wl workload.Workload) RunSpec {
 		return RunSpec{Workload: wl, Request: RequestSpec{MaxTokens: 4}, Shard: Shard{Index: k, Count: 3, StartAt: t0}}
 	}
 	sw := Sweep{Rates: []float64{20, 40}, MaxErrorRate: -1, LevelGap: gap}
-	wl := Workload{Requests: 12, Seed: 7, Arrival: ArrivalPoisson, Burstiness: 1}
+	wl := workload.Workload{Requests: 12, Seed: 7, Arrival: workload.ArrivalPoisson, Burstiness: 1}
 	runs0, err := sw.Runs(base(0, wl))
 	if err != nil {
 		t.Fatal(err)
@@ -61,8 +62,8 @@ func TestSweepShardPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The first level's last send, drawn as the runner draws it.
-	first := Workload{Mode: ModeRate, Rate: 20, Arrival: ArrivalPoisson, Burstiness: 1, Requests: 12, Seed: 7}
-	p, span := NewPacer(first), time.Duration(0)
+	first := workload.Workload{Mode: workload.ModeRate, Rate: 20, Arrival: workload.ArrivalPoisson, Burstiness: 1, Requests: 12, Seed: 7}
+	p, span := workload.NewPacer(first), time.Duration(0)
 	for range 11 {
 		span += p.Next()
 	}
@@ -77,7 +78,7 @@ func TestSweepShardPlan(t *testing.T) {
 	}
 	// Duration-based closed loop: exact, whatever the server does.
 	cl := Sweep{Concurrencies: []int{3, 6, 9}, MaxErrorRate: -1, LevelGap: gap}
-	runs, err := cl.Runs(base(1, Workload{Duration: 5 * time.Second}))
+	runs, err := cl.Runs(base(1, workload.Workload{Duration: 5 * time.Second}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,12 +89,12 @@ func TestSweepShardPlan(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		sw   Sweep
-		wl   Workload
+		wl   workload.Workload
 		at   time.Time
 		want string
 	}{
-		{Sweep{Concurrencies: []int{3, 6}, MaxErrorRate: -1, LevelGap: gap}, Workload{Requests: 24}, t0, "needs --duration"},
-		{Sweep{Concurrencies: []int{3, 6}, MaxErrorRate: -1, LevelGap: gap}, Workload{}, t0, "needs --duration"},
+		{Sweep{Concurrencies: []int{3, 6}, MaxErrorRate: -1, LevelGap: gap}, workload.Workload{Requests: 24}, t0, "needs --duration"},
+		{Sweep{Concurrencies: []int{3, 6}, MaxErrorRate: -1, LevelGap: gap}, workload.Workload{}, t0, "needs --duration"},
 		{Sweep{Rates: []float64{5}, MaxErrorRate: 10, LevelGap: gap}, wl, t0, "--max-error-rate"},
 		{Sweep{Rates: []float64{5}, MaxErrorRate: -1, MaxP99E2E: time.Second, LevelGap: gap}, wl, t0, "--max-p99-e2e"},
 		{Sweep{Rates: []float64{5}, MaxErrorRate: -1, LevelGap: gap}, wl, time.Time{}, "--start-at"},

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"github.com/servebench/servebench/bench/workload"
 	"io"
 	"net"
 	"os/exec"
@@ -59,7 +60,7 @@ func TestServerRestartMidSoak(t *testing.T) {
 	res, _, err := Execute(context.Background(), Config{
 		Server: ServerOptions{BaseURL: "http://" + addr}, Dir: t.TempDir(), Args: []string{"servebench", "test"}, Version: "test",
 		FailOnErrorRate: -1, Interval: 500 * time.Millisecond, Bounded: true, ContinueOnServerExit: true, ReconcileWait: time.Second,
-		Runs: []RunSpec{{Name: "streaming", Workload: Workload{Mode: ModeConcurrent, Concurrency: 4, Duration: 4 * time.Second},
+		Runs: []RunSpec{{Name: "streaming", Workload: workload.Workload{Mode: workload.ModeConcurrent, Concurrency: 4, Duration: 4 * time.Second},
 			Request: RequestSpec{MaxTokens: 16, ExactLength: true, Stream: true}}},
 	})
 	if err != nil {
@@ -129,7 +130,7 @@ func TestConnectionsClosedOverHours(t *testing.T) {
 	res, _, err := Execute(context.Background(), Config{
 		Server: ServerOptions{BaseURL: "http://" + proxy}, Dir: t.TempDir(), Args: []string{"servebench", "test"}, Version: "test",
 		FailOnErrorRate: -1, Interval: time.Second, Bounded: true, ReconcileWait: time.Second,
-		Runs: []RunSpec{{Name: "streaming", Workload: Workload{Mode: ModeRate, Rate: 200, Arrival: ArrivalConstant, Duration: 5 * time.Second},
+		Runs: []RunSpec{{Name: "streaming", Workload: workload.Workload{Mode: workload.ModeRate, Rate: 200, Arrival: workload.ArrivalConstant, Duration: 5 * time.Second},
 			Request: RequestSpec{MaxTokens: 16, ExactLength: true, Stream: true}}},
 	})
 	if err != nil {

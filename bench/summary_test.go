@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/servebench/servebench/bench/workload"
 	"math"
 	"strings"
 	"testing"
@@ -168,7 +169,7 @@ func TestValidateSaysWhy(t *testing.T) {
 }
 
 func TestSweepRuns(t *testing.T) {
-	base := RunSpec{Workload: Workload{Requests: 8}, Request: RequestSpec{MaxTokens: 16, Stream: true}}
+	base := RunSpec{Workload: workload.Workload{Requests: 8}, Request: RequestSpec{MaxTokens: 16, Stream: true}}
 	runs, err := Sweep{}.Runs(base)
 	if err != nil {
 		t.Fatal(err)
@@ -177,7 +178,7 @@ func TestSweepRuns(t *testing.T) {
 		t.Fatalf("default sweep = %d runs, first %q last %q", len(runs), runs[0].Name, runs[len(runs)-1].Name)
 	}
 	runs, err = Sweep{Rates: []float64{0.5, 2}}.Runs(base)
-	if err != nil || runs[0].Name != "rate=0.5" || runs[1].Workload.Mode != ModeRate {
+	if err != nil || runs[0].Name != "rate=0.5" || runs[1].Workload.Mode != workload.ModeRate {
 		t.Fatalf("rate sweep = %+v, %v", runs, err)
 	}
 	base.Workload.Requests = 0 // default: 4 x concurrency, at least 32
@@ -261,7 +262,7 @@ func TestProgress(t *testing.T) {
 	var buf bytes.Buffer
 	p := newProgress(&buf)
 	p.phase("health OK", 1500*time.Millisecond)
-	bar := p.start(RunSpec{Name: "streaming", Workload: Workload{Requests: 3}})
+	bar := p.start(RunSpec{Name: "streaming", Workload: workload.Workload{Requests: 3}})
 	for i := 0; i < 3; i++ {
 		bar.add(result.Record{FirstVisibleS: 0.03, E2ES: 3.85})
 	}
@@ -284,7 +285,7 @@ func TestProgress(t *testing.T) {
 // 429/503 retries the bar neither fills early nor counts a failure.
 func TestProgressRetries(t *testing.T) {
 	var buf bytes.Buffer
-	bar := newProgress(&buf).start(RunSpec{Name: "r", Workload: Workload{Requests: 2, Warmup: 1}})
+	bar := newProgress(&buf).start(RunSpec{Name: "r", Workload: workload.Workload{Requests: 2, Warmup: 1}})
 	retried := result.Record{Error: "http_status", Status: 503, Retried: true}
 	for _, rec := range []result.Record{retried, {Warmup: true}, retried, retried, {E2ES: 1}} {
 		bar.add(rec)

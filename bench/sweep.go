@@ -3,6 +3,7 @@ package bench
 import (
 	"errors"
 	"fmt"
+	"github.com/servebench/servebench/bench/workload"
 	"strconv"
 	"time"
 
@@ -60,7 +61,7 @@ func (s Sweep) Runs(base RunSpec) ([]RunSpec, error) {
 		}
 		r := base
 		r.Name = "c=" + strconv.Itoa(c)
-		r.Workload.Mode, r.Workload.Concurrency = ModeConcurrent, c
+		r.Workload.Mode, r.Workload.Concurrency = workload.ModeConcurrent, c
 		if auto {
 			r.Workload.Requests = max(MinSweepRequests, 4*c)
 		}
@@ -72,7 +73,7 @@ func (s Sweep) Runs(base RunSpec) ([]RunSpec, error) {
 		}
 		r := base
 		r.Name = "rate=" + strconv.FormatFloat(rate, 'g', -1, 64)
-		r.Workload.Mode, r.Workload.Rate = ModeRate, rate
+		r.Workload.Mode, r.Workload.Rate = workload.ModeRate, rate
 		if auto {
 			r.Workload.Requests = max(MinSweepRequests, int(10*rate))
 		}
@@ -131,10 +132,10 @@ func (s Sweep) planShards(runs []RunSpec) error {
 
 // plannedSpan is how long a level of workload w sends, known before it
 // runs, or false when only running it tells.
-func plannedSpan(w Workload) (time.Duration, bool) {
-	if w.Mode == ModeRate && w.Requests > 0 {
+func plannedSpan(w workload.Workload) (time.Duration, bool) {
+	if w.Mode == workload.ModeRate && w.Requests > 0 {
 		// The open loop's last send (request 0 goes at the start).
-		p := NewPacer(w)
+		p := workload.NewPacer(w)
 		var span time.Duration
 		for i := 1; i < w.Requests; i++ {
 			if span += p.Next(); w.Duration > 0 && span >= w.Duration {

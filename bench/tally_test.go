@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"github.com/servebench/servebench/bench/workload"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -114,7 +115,7 @@ func TestTallySpillEqualsMemory(t *testing.T) {
 // sends at 4 req/s past 1 ms but none past 1.2 ms, kept its schedule (the
 // gaps are 250 ms); sends 40 ms late at that rate did not.
 func TestLateWarningOnlyWhenItMatters(t *testing.T) {
-	wl := &result.Workload{Mode: ModeRate, Rate: 4, Arrival: ArrivalPoisson, Burstiness: 1}
+	wl := &result.Workload{Mode: workload.ModeRate, Rate: 4, Arrival: workload.ArrivalPoisson, Burstiness: 1}
 	lags := make([]float64, 103)
 	for i := range 20 {
 		lags[i] = 0.0011 + 0.0001*float64(i%2)

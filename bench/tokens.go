@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/servebench/servebench/bench/workload"
 	"io"
 	"math"
 	"net/http"
@@ -29,7 +30,7 @@ import (
 
 // generatingSources are the sources whose prompts servebench generates to
 // a token count (the others send the text they were given).
-var generatingSources = []string{SourceSynthetic, SourceMooncake, SourceAzure}
+var generatingSources = []string{workload.SourceSynthetic, workload.SourceMooncake, workload.SourceAzure}
 
 // generatesText reports whether spec's source generates prompt text.
 func generatesText(spec *RunSpec) bool {
@@ -69,8 +70,8 @@ func CalibrateTokens(ctx context.Context, doer Doer, baseURL, apiKey, model, end
 // and one word each in a system and a user message (completions: joined
 // by a newline, as the runner joins them).
 func calibrate(ctx context.Context, count tokenCounter, model, endpoint string) (*result.TokenCalibration, error) {
-	one := syntheticWords[0]
-	all := strings.Join(syntheticWords, " ")
+	one := workload.SyntheticWords[0]
+	all := strings.Join(workload.SyntheticWords, " ")
 	form := func(system, user string) *client.Request {
 		r := &client.Request{Endpoint: endpoint, Model: model, MaxTokens: 1}
 		if system != "" {
@@ -90,9 +91,9 @@ func calibrate(ctx context.Context, count tokenCounter, model, endpoint string) 
 		}
 		c[i] = n
 	}
-	perWord := float64(c[1]-c[0]) / float64(len(syntheticWords)-1)
+	perWord := float64(c[1]-c[0]) / float64(len(workload.SyntheticWords)-1)
 	if !(perWord > 0) {
-		return nil, fmt.Errorf("counts %d for 1 word and %d for %d words: not a tokenizer's", c[0], c[1], len(syntheticWords))
+		return nil, fmt.Errorf("counts %d for 1 word and %d for %d words: not a tokenizer's", c[0], c[1], len(workload.SyntheticWords))
 	}
 	perWord = math.Round(perWord*1000) / 1000
 	return &result.TokenCalibration{Endpoint: endpoint, PerWord: perWord,
@@ -171,25 +172,6 @@ func usageCounter(doer Doer) tokenCounter {
 		}
 		return tr.PromptTokens, nil
 	}
-}
-
-// promptText appends tokens tokens of generated text, as cal counts them
-// (nil: one word per token), to dst: SyntheticText with the word count
-// the calibration gives.
-func promptText(dst []byte, tokens int, seed, stream uint64, cal *result.TokenCalibration) []byte {
-	return SyntheticText(dst, cal.Words(tokens), seed, stream)
-}
-
-// promptOverhead is what the chat template (or BOS) adds to a generated
-// first-turn prompt of conv under cal.
-func promptOverhead(cal *result.TokenCalibration, conv *Conversation) int {
-	if cal == nil {
-		return 0
-	}
-	if conv.System != "" {
-		return cal.SystemOverhead
-	}
-	return cal.Overhead
 }
 
 // promptTokensWarning compares the prompt tokens requested with those the

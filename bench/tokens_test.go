@@ -3,6 +3,7 @@ package bench
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/servebench/servebench/bench/workload"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -43,8 +44,8 @@ func withoutTokenize(t *testing.T, base string) string {
 // completions form.
 func TestTokenExactPrompts(t *testing.T) {
 	e := startEngine(t, nil)
-	synth := func(t *testing.T, opts SourceOptions) Source {
-		src, _, err := NewSource(opts)
+	synth := func(t *testing.T, opts workload.SourceOptions) workload.Source {
+		src, _, err := workload.NewSource(opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,17 +56,17 @@ func TestTokenExactPrompts(t *testing.T) {
 		base     string
 		from     string
 		endpoint string
-		opts     SourceOptions
+		opts     workload.SourceOptions
 	}{
-		{"tokenize chat lognormal", e.BaseURL(), result.CalibratedByTokenize, EndpointChat, SourceOptions{InputTokens: "lognormal:300,100", Seed: 3}},
-		{"tokenize chat shared prefix", e.BaseURL(), result.CalibratedByTokenize, EndpointChat, SourceOptions{InputTokens: "200", SharedPrefixTokens: 64, PrefixGroups: 2, Seed: 4}},
-		{"tokenize completions", e.BaseURL(), result.CalibratedByTokenize, EndpointCompletions, SourceOptions{PromptTokens: 512, Seed: 5}},
-		{"usage chat", withoutTokenize(t, e.BaseURL()), result.CalibratedByUsage, EndpointChat, SourceOptions{InputTokens: "uniform:50-400", Seed: 6}},
-		{"usage chat shared prefix", withoutTokenize(t, e.BaseURL()), result.CalibratedByUsage, EndpointChat, SourceOptions{InputTokens: "100", SharedPrefixTokens: 32, PrefixGroups: 3, Seed: 7}},
-		{"usage completions", withoutTokenize(t, e.BaseURL()), result.CalibratedByUsage, EndpointCompletions, SourceOptions{PromptTokens: 128, Seed: 8}},
+		{"tokenize chat lognormal", e.BaseURL(), result.CalibratedByTokenize, EndpointChat, workload.SourceOptions{InputTokens: "lognormal:300,100", Seed: 3}},
+		{"tokenize chat shared prefix", e.BaseURL(), result.CalibratedByTokenize, EndpointChat, workload.SourceOptions{InputTokens: "200", SharedPrefixTokens: 64, PrefixGroups: 2, Seed: 4}},
+		{"tokenize completions", e.BaseURL(), result.CalibratedByTokenize, EndpointCompletions, workload.SourceOptions{PromptTokens: 512, Seed: 5}},
+		{"usage chat", withoutTokenize(t, e.BaseURL()), result.CalibratedByUsage, EndpointChat, workload.SourceOptions{InputTokens: "uniform:50-400", Seed: 6}},
+		{"usage chat shared prefix", withoutTokenize(t, e.BaseURL()), result.CalibratedByUsage, EndpointChat, workload.SourceOptions{InputTokens: "100", SharedPrefixTokens: 32, PrefixGroups: 3, Seed: 7}},
+		{"usage completions", withoutTokenize(t, e.BaseURL()), result.CalibratedByUsage, EndpointCompletions, workload.SourceOptions{PromptTokens: 128, Seed: 8}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			run := RunSpec{Name: "exact", Workload: Workload{Mode: ModeConcurrent, Concurrency: 4, Requests: 12},
+			run := RunSpec{Name: "exact", Workload: workload.Workload{Mode: workload.ModeConcurrent, Concurrency: 4, Requests: 12},
 				Request: RequestSpec{Endpoint: tc.endpoint, MaxTokens: 2, Stream: true}, Source: synth(t, tc.opts)}
 			res, recs := executeAt(t, tc.base, []RunSpec{run})
 			cal := res.Server.PromptTokens
@@ -143,11 +144,11 @@ func bytesServer(t *testing.T) string {
 // and the run's mean prompt length lands within 1% of the request (no
 // warning); without calibration it would be ~20% over.
 func TestTokenExactOtherTokenizer(t *testing.T) {
-	src, _, err := NewSource(SourceOptions{InputTokens: "400", Seed: 9})
+	src, _, err := workload.NewSource(workload.SourceOptions{InputTokens: "400", Seed: 9})
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := RunSpec{Name: "bytes", Workload: Workload{Mode: ModeSequential, Requests: 30},
+	run := RunSpec{Name: "bytes", Workload: workload.Workload{Mode: workload.ModeSequential, Requests: 30},
 		Request: RequestSpec{Endpoint: EndpointChat, MaxTokens: 1}, Source: src}
 	res, _ := executeAt(t, bytesServer(t), []RunSpec{run})
 	cal := res.Server.PromptTokens
@@ -194,7 +195,7 @@ func TestSpeculativeChunksITL(t *testing.T) {
 		o.Speedup, o.StartupSpeedup = 5, 1000
 		o.SpeculativeTokens, o.AcceptanceRate, o.Seed = 3, 0.8, 11
 	})
-	run := RunSpec{Name: "spec", Workload: Workload{Mode: ModeSequential, Requests: 6},
+	run := RunSpec{Name: "spec", Workload: workload.Workload{Mode: workload.ModeSequential, Requests: 6},
 		Request: RequestSpec{MaxTokens: 64, ExactLength: true, Stream: true}}
 	res, recs := executeAt(t, e.BaseURL(), []RunSpec{run})
 	multi, events := 0, 0

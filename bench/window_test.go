@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"github.com/servebench/servebench/bench/workload"
 	"math"
 	"os"
 	"path/filepath"
@@ -23,7 +24,7 @@ func TestWindowsAddUp(t *testing.T) {
 	res, recs, err := Execute(context.Background(), Config{
 		Server: ServerOptions{BaseURL: e.BaseURL()}, Dir: dir, Args: []string{"servebench", "test"}, Version: "test",
 		FailOnErrorRate: -1, Interval: 300 * time.Millisecond,
-		Runs: []RunSpec{{Name: "streaming", Workload: Workload{Mode: ModeConcurrent, Concurrency: 4, Duration: 1200 * time.Millisecond, Warmup: 2},
+		Runs: []RunSpec{{Name: "streaming", Workload: workload.Workload{Mode: workload.ModeConcurrent, Concurrency: 4, Duration: 1200 * time.Millisecond, Warmup: 2},
 			Request: RequestSpec{MaxTokens: 16, ExactLength: true, Stream: true}}},
 	})
 	if err != nil {
@@ -89,9 +90,9 @@ func TestBoundedRunExact(t *testing.T) {
 	res, recs, err := Execute(context.Background(), Config{
 		Server: ServerOptions{BaseURL: e.BaseURL()}, Dir: dir, Args: []string{"servebench", "test"}, Version: "test",
 		FailOnErrorRate: -1, Interval: 300 * time.Millisecond, Bounded: true,
-		Runs: []RunSpec{{Name: "streaming", Workload: Workload{Mode: ModeConcurrent, Concurrency: 4, Duration: 700 * time.Millisecond},
+		Runs: []RunSpec{{Name: "streaming", Workload: workload.Workload{Mode: workload.ModeConcurrent, Concurrency: 4, Duration: 700 * time.Millisecond},
 			Request: RequestSpec{MaxTokens: 16, Stream: true}},
-			{Name: "rate", Workload: Workload{Mode: ModeRate, Rate: 200, Arrival: ArrivalPoisson, Seed: 1, Requests: 60},
+			{Name: "rate", Workload: workload.Workload{Mode: workload.ModeRate, Rate: 200, Arrival: workload.ArrivalPoisson, Seed: 1, Requests: 60},
 				Request: RequestSpec{MaxTokens: 4, Stream: true}}},
 	})
 	if err != nil {

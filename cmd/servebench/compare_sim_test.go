@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/bench"
+	"github.com/servebench/servebench/bench/workload"
 	"github.com/servebench/servebench/client"
 	"github.com/servebench/servebench/engine/sim"
 	"github.com/servebench/servebench/engine/sim/simtest"
@@ -31,7 +32,7 @@ func simRuns(maxTokens int, seed int64) []bench.RunSpec {
 		if stream {
 			name = "streaming"
 		}
-		runs = append(runs, bench.RunSpec{Name: name, Workload: bench.Workload{Mode: bench.ModeSequential, Requests: 20, Warmup: 1, Seed: seed},
+		runs = append(runs, bench.RunSpec{Name: name, Workload: workload.Workload{Mode: workload.ModeSequential, Requests: 20, Warmup: 1, Seed: seed},
 			Request: bench.RequestSpec{MaxTokens: maxTokens, ExactLength: true, Stream: stream}})
 	}
 	return runs

@@ -23,6 +23,7 @@ import (
 	"github.com/servebench/servebench/bench"
 	"github.com/servebench/servebench/bench/probe"
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/bench/workload"
 	"github.com/servebench/servebench/engine/launch/launchtest"
 	"github.com/servebench/servebench/engine/sim"
 	"github.com/servebench/servebench/engine/sim/simtest"
@@ -263,11 +264,11 @@ func TestShards(t *testing.T) {
 		return
 	}
 	// The whole run's schedule, as one process would draw it.
-	wl := bench.Workload{Mode: bench.ModeRate, Rate: rate, Arrival: bench.ArrivalPoisson, Requests: requests, Seed: 7}
+	wl := workload.Workload{Mode: workload.ModeRate, Rate: rate, Arrival: workload.ArrivalPoisson, Requests: requests, Seed: 7}
 	if err := wl.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	pacer, offsets := bench.NewPacer(wl), make([]time.Duration, requests)
+	pacer, offsets := workload.NewPacer(wl), make([]time.Duration, requests)
 	for i := 1; i < requests; i++ {
 		offsets[i] = offsets[i-1] + pacer.Next()
 	}

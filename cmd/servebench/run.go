@@ -17,6 +17,7 @@ import (
 
 	"github.com/servebench/servebench/bench"
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/bench/workload"
 	"github.com/servebench/servebench/engine/launch"
 	"github.com/servebench/servebench/report"
 	"github.com/servebench/servebench/report/compare"
@@ -337,25 +338,25 @@ type workloadOptions struct {
 	promptTokens int
 	promptFile   string
 	stream       string
-	src          bench.SourceOptions // the source flags beyond --prompt*, --seed
-	shard        string              // --shard K/N (addShardFlags)
-	startAt      string              // --start-at RFC3339
+	src          workload.SourceOptions // the source flags beyond --prompt*, --seed
+	shard        string                 // --shard K/N (addShardFlags)
+	startAt      string                 // --start-at RFC3339
 }
 
 func (w *workloadOptions) addFlags(fs *pflag.FlagSet, requests int) {
 	fs.IntVar(&w.requests, "requests", requests, "measured requests per run; with --duration the run stops at whichever comes first, and --duration alone (or --requests 0) sends until the duration")
 	fs.DurationVar(&w.duration, "duration", 0, "stop sending after this long, e.g. 30s (default: no limit; with --requests: whichever comes first)")
 	fs.IntVar(&w.warmup, "warmup", 0, "warm-up requests before each run, left out of every statistic")
-	fs.StringVar(&w.arrival, "arrival", bench.ArrivalPoisson, "with --rate: "+strings.Join(bench.Arrivals, ", "))
+	fs.StringVar(&w.arrival, "arrival", workload.ArrivalPoisson, "with --rate: "+strings.Join(workload.Arrivals, ", "))
 	fs.Float64Var(&w.burstiness, "burstiness", 1, "with --arrival gamma: shape (1 = Poisson, < 1 burstier)")
 	fs.Int64Var(&w.seed, "seed", 0, "seed for arrivals and synthetic prompts")
-	fs.StringVar(&w.prompt, "prompt", bench.DefaultPrompt, "fixed prompt text")
+	fs.StringVar(&w.prompt, "prompt", workload.DefaultPrompt, "fixed prompt text")
 	fs.IntVar(&w.promptTokens, "prompt-tokens", 0, "synthetic prompts of N tokens as the server counts them, chat template included (measured by /tokenize or usage before the runs)")
 	fs.StringVar(&w.promptFile, "prompt-file", "", `JSONL file of {"prompt": ...} or {"messages": [...]} lines, used in order`)
-	fs.StringVar(&w.src.InputTokens, "input-tokens", "", "synthetic prompt lengths in tokens as the server counts them (token-exact, template included): "+bench.DistGrammar)
-	fs.StringVar(&w.src.OutputTokens, "output-tokens", "", "output lengths in tokens, requested exactly (overrides --max-tokens and a dataset's): "+bench.DistGrammar)
+	fs.StringVar(&w.src.InputTokens, "input-tokens", "", "synthetic prompt lengths in tokens as the server counts them (token-exact, template included): "+workload.DistGrammar)
+	fs.StringVar(&w.src.OutputTokens, "output-tokens", "", "output lengths in tokens, requested exactly (overrides --max-tokens and a dataset's): "+workload.DistGrammar)
 	fs.StringVar(&w.src.Turns, "turns", "", "turns per session: N (synthetic), or all/N of each --dataset conversation; each turn sends the whole history")
-	fs.StringVar(&w.src.ThinkTime, "think-time", "", "seconds between a reply and the session's next turn: "+bench.DistGrammar)
+	fs.StringVar(&w.src.ThinkTime, "think-time", "", "seconds between a reply and the session's next turn: "+workload.DistGrammar)
 	fs.IntVar(&w.src.SharedPrefixTokens, "shared-prefix-tokens", 0, "a shared system prompt of P tokens before each synthetic prompt")
 	fs.IntVar(&w.src.PrefixGroups, "prefix-groups", 0, "G distinct shared prefixes (default 1 with --shared-prefix-tokens)")
 	fs.StringVar(&w.src.PrefixPick, "prefix-pick", "", "how a request picks its prefix group: uniform (default) or zipf:S")
@@ -365,44 +366,44 @@ func (w *workloadOptions) addFlags(fs *pflag.FlagSet, requests int) {
 // addTraceFlags adds run's trace replay flags (a sweep sets its own load).
 func (w *workloadOptions) addTraceFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&w.src.Trace, "trace", "", "replay a trace's send times and lengths (open loop; the whole trace unless --requests or --duration cut it)")
-	fs.StringVar(&w.src.TraceFormat, "trace-format", "", "trace format: "+strings.Join(bench.TraceFormats, ", ")+" (default: from the extension, .jsonl or .csv)")
+	fs.StringVar(&w.src.TraceFormat, "trace-format", "", "trace format: "+strings.Join(workload.TraceFormats, ", ")+" (default: from the extension, .jsonl or .csv)")
 	fs.Float64Var(&w.src.TraceSpeed, "trace-speed", 1, "replay K times faster than recorded")
 	fs.StringVar(&w.src.TraceWindow, "trace-window", "", "replay only START,DURATION of the trace (e.g. 10m,5m; seconds or Go durations)")
 }
 
 // source builds the workload source from the flags, and the think time.
-func (w *workloadOptions) source(fs *pflag.FlagSet) (bench.Source, bench.Dist, error) {
+func (w *workloadOptions) source(fs *pflag.FlagSet) (workload.Source, workload.Dist, error) {
 	o := w.src
 	o.Seed = w.seed
 	if !fs.Changed("trace-speed") {
 		o.TraceSpeed = 0 // not given: refused without --trace only when given
 	}
 	if fs.Changed("prompt") {
-		if _, err := bench.FixedPrompt(w.prompt); err != nil { // blank
-			return nil, bench.Dist{}, err
+		if _, err := workload.FixedPrompt(w.prompt); err != nil { // blank
+			return nil, workload.Dist{}, err
 		}
 		o.Prompt = w.prompt
 	}
 	if fs.Changed("prompt-tokens") {
-		if _, err := bench.SyntheticPrompts(w.promptTokens, 0); err != nil { // 0 would read as not given
-			return nil, bench.Dist{}, err
+		if _, err := workload.SyntheticPrompts(w.promptTokens, 0); err != nil { // 0 would read as not given
+			return nil, workload.Dist{}, err
 		}
 		o.PromptTokens = w.promptTokens
 	}
 	o.PromptFile = w.promptFile
 	for _, f := range []string{"shared-prefix-tokens", "prefix-groups"} {
 		if v, _ := fs.GetInt(f); fs.Changed(f) && v < 1 {
-			return nil, bench.Dist{}, fmt.Errorf("--%s %d: expected at least 1", f, v)
+			return nil, workload.Dist{}, fmt.Errorf("--%s %d: expected at least 1", f, v)
 		}
 	}
-	src, think, err := bench.NewSource(o)
+	src, think, err := workload.NewSource(o)
 	return src, think, missingOnValidate(fs, err)
 }
 
 // baseWorkload is what run's and sweep's workloads share, before the mode:
 // how many requests, for how long, the warm-up and the seed.
-func (w *workloadOptions) baseWorkload(fs *pflag.FlagSet) (bench.Workload, error) {
-	wl := bench.Workload{Requests: w.requests, Duration: w.duration, Warmup: w.warmup, Seed: w.seed}
+func (w *workloadOptions) baseWorkload(fs *pflag.FlagSet) (workload.Workload, error) {
+	wl := workload.Workload{Requests: w.requests, Duration: w.duration, Warmup: w.warmup, Seed: w.seed}
 	if fs.Changed("duration") && !fs.Changed("requests") {
 		wl.Requests = 0 // --duration alone: until the duration, not run's default count
 	}
@@ -411,7 +412,7 @@ func (w *workloadOptions) baseWorkload(fs *pflag.FlagSet) (bench.Workload, error
 
 // workload builds the workload: --rate makes it open loop, --concurrency
 // above 1 closed loop, otherwise sequential.
-func (w *workloadOptions) workload(fs *pflag.FlagSet) (bench.Workload, error) {
+func (w *workloadOptions) workload(fs *pflag.FlagSet) (workload.Workload, error) {
 	wl, err := w.baseWorkload(fs)
 	if err != nil {
 		return wl, err
@@ -420,20 +421,20 @@ func (w *workloadOptions) workload(fs *pflag.FlagSet) (bench.Workload, error) {
 	case w.src.Trace != "" && (fs.Changed("rate") || fs.Changed("concurrency")):
 		return wl, errors.New("--trace with --rate or --concurrency: a trace sets its own send times")
 	case w.src.Trace != "":
-		wl.Mode = bench.ModeTrace
+		wl.Mode = workload.ModeTrace
 		if !fs.Changed("requests") {
 			wl.Requests = 0 // the whole trace (or window)
 		}
 	case fs.Changed("rate") && fs.Changed("concurrency"):
 		return wl, errors.New("--rate and --concurrency: expected one of them (open or closed loop)")
 	case fs.Changed("rate"):
-		wl.Mode, wl.Rate, wl.Arrival, wl.Burstiness = bench.ModeRate, w.rate, w.arrival, w.burstiness
+		wl.Mode, wl.Rate, wl.Arrival, wl.Burstiness = workload.ModeRate, w.rate, w.arrival, w.burstiness
 	case w.concurrency > 1:
-		wl.Mode, wl.Concurrency = bench.ModeConcurrent, w.concurrency
+		wl.Mode, wl.Concurrency = workload.ModeConcurrent, w.concurrency
 	case w.concurrency < 1:
 		return wl, fmt.Errorf("--concurrency %d: expected at least 1", w.concurrency)
 	default:
-		wl.Mode = bench.ModeSequential
+		wl.Mode = workload.ModeSequential
 	}
 	return wl, wl.Validate()
 }
@@ -442,8 +443,8 @@ func (w *workloadOptions) workload(fs *pflag.FlagSet) (bench.Workload, error) {
 // use them: a typo, or a forgotten --rate, must not silently run another
 // workload.
 func (w *workloadOptions) checkArrival(fs *pflag.FlagSet) error {
-	if !slices.Contains(bench.Arrivals, w.arrival) {
-		return fmt.Errorf("--arrival %q: expected one of %s", w.arrival, strings.Join(bench.Arrivals, ", "))
+	if !slices.Contains(workload.Arrivals, w.arrival) {
+		return fmt.Errorf("--arrival %q: expected one of %s", w.arrival, strings.Join(workload.Arrivals, ", "))
 	}
 	if !(w.burstiness > 0) || math.IsInf(w.burstiness, 0) {
 		return fmt.Errorf("--burstiness %g: expected a gamma shape > 0 (1 = Poisson)", w.burstiness)

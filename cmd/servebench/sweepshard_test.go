@@ -10,6 +10,7 @@ import (
 
 	"github.com/servebench/servebench/bench"
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/bench/workload"
 )
 
 // TestSweepShards: three shard processes (in-process here) of one
@@ -24,14 +25,14 @@ func TestSweepShards(t *testing.T) {
 	f := startFleet(t, 2, 2)
 	const n, requests, gap = 3, 12, 3 * time.Second
 	rates := []float64{20, 40}
-	workload := []string{"--base-url", f.proxy, "--rate", "20,40", "--arrival", "poisson", "--seed", "7",
+	sweepArgs := []string{"--base-url", f.proxy, "--rate", "20,40", "--arrival", "poisson", "--seed", "7",
 		"--requests", fmt.Sprint(requests), "--stream", "on", "--max-tokens", "4", "--quiet",
 		"--metrics-url", f.engines[0] + "/metrics", "--metrics-url", f.engines[1] + "/metrics"}
 	before := f.engineCount(t)
 	startAt := time.Now().Add(3 * time.Second).Truncate(time.Second).Add(time.Second)
 	dirs, stderrs := runShards(t, n, func(k int, dir string) []string {
 		return append([]string{"sweep", "--shard", fmt.Sprintf("%d/%d", k, n), "--start-at", startAt.UTC().Format(time.RFC3339),
-			"--level-gap", gap.String(), "--out", dir}, workload...)
+			"--level-gap", gap.String(), "--out", dir}, sweepArgs...)
 	})
 	if t.Failed() {
 		return
@@ -46,11 +47,11 @@ func TestSweepShards(t *testing.T) {
 	planned := []time.Time{startAt}
 	offsets := make([][]time.Duration, len(rates))
 	for L, rate := range rates {
-		wl := bench.Workload{Mode: bench.ModeRate, Rate: rate, Arrival: bench.ArrivalPoisson, Requests: requests, Seed: 7}
+		wl := workload.Workload{Mode: workload.ModeRate, Rate: rate, Arrival: workload.ArrivalPoisson, Requests: requests, Seed: 7}
 		if err := wl.Validate(); err != nil {
 			t.Fatal(err)
 		}
-		pacer := bench.NewPacer(wl)
+		pacer := workload.NewPacer(wl)
 		offsets[L] = make([]time.Duration, requests)
 		for i := 1; i < requests; i++ {
 			offsets[L][i] = offsets[L][i-1] + pacer.Next()
@@ -130,7 +131,7 @@ func TestSweepShards(t *testing.T) {
 
 	// A one-machine sweep of the same workload has exactly the same keys.
 	single := filepath.Join(t.TempDir(), "single")
-	if code, stdout, stderr := runMain(append([]string{"sweep", "--out", single}, workload...)...); code != 0 {
+	if code, stdout, stderr := runMain(append([]string{"sweep", "--out", single}, sweepArgs...)...); code != 0 {
 		t.Fatalf("single sweep: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	if a, b := jsonKeys(t, filepath.Join(out, "results.json")), jsonKeys(t, filepath.Join(single, "results.json")); !slices.Equal(a, b) {

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/servebench/servebench/bench"
+	"github.com/servebench/servebench/bench/workload"
 )
 
 // tableOptions are `servebench table`'s flags beyond the shared ones.
@@ -49,7 +50,7 @@ takes about 90 s to start and 40 x 3.85 s to run; --speedup 10 divides both by t
 	}
 	o.addFlags(cmd.Flags(), 256)
 	cmd.Flags().IntVar(&o.requests, "requests", 20, "requests per mode: this many streaming, then as many non-streaming (table always runs both)")
-	cmd.Flags().StringVar(&o.prompt, "prompt", bench.DefaultPrompt, "the prompt of every request")
+	cmd.Flags().StringVar(&o.prompt, "prompt", workload.DefaultPrompt, "the prompt of every request")
 	return cmd
 }
 
@@ -58,7 +59,7 @@ func (o *tableOptions) runs() ([]bench.RunSpec, error) {
 	if o.requests < 1 {
 		return nil, fmt.Errorf("--requests %d: expected at least 1", o.requests)
 	}
-	p, err := bench.FixedPrompt(o.prompt)
+	p, err := workload.FixedPrompt(o.prompt)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +67,7 @@ func (o *tableOptions) runs() ([]bench.RunSpec, error) {
 	for _, stream := range []bool{true, false} {
 		spec := bench.RunSpec{
 			Name:     streamName(stream),
-			Workload: bench.Workload{Mode: bench.ModeSequential, Requests: o.requests},
+			Workload: workload.Workload{Mode: workload.ModeSequential, Requests: o.requests},
 			Request:  o.request(stream),
 			Prompts:  p,
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/servebench/servebench/bench"
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/bench/workload"
 	"github.com/servebench/servebench/engine/sim"
 	"github.com/servebench/servebench/engine/sim/simtest"
 )
@@ -57,16 +58,16 @@ func TestRunCommand(t *testing.T) {
 		check func(t *testing.T, r result.Run)
 	}{
 		{"concurrent non-streaming json", []string{"--concurrency", "3", "--requests", "6", "--stream", "off", "--format", "json"},
-			[]string{"non-streaming"}, bench.ModeConcurrent, nil},
+			[]string{"non-streaming"}, workload.ModeConcurrent, nil},
 		{"rate both completions", []string{"--rate", "30", "--requests", "6", "--arrival", "constant", "--endpoint", "completions"},
-			[]string{"streaming", "non-streaming"}, bench.ModeRate, func(t *testing.T, r result.Run) {
+			[]string{"streaming", "non-streaming"}, workload.ModeRate, func(t *testing.T, r result.Run) {
 				if r.Rate == nil || r.Rate.TargetPerS != 30 {
 					t.Errorf("rate stats = %+v", r.Rate)
 				}
 			}},
 		{"sequential synthetic warm-up", []string{"--requests", "3", "--warmup", "1", "--prompt-tokens", "100", "--stream", "on"},
-			[]string{"streaming"}, bench.ModeSequential, func(t *testing.T, r result.Run) {
-				if r.Workload.PromptKind != bench.PromptSynthetic || r.Workload.Warmup != 1 || r.Requests != 3 {
+			[]string{"streaming"}, workload.ModeSequential, func(t *testing.T, r result.Run) {
+				if r.Workload.PromptKind != workload.PromptSynthetic || r.Workload.Warmup != 1 || r.Requests != 3 {
 					t.Errorf("workload = %+v, requests %d", r.Workload, r.Requests)
 				}
 			}},

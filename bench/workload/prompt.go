@@ -1,4 +1,4 @@
-package bench
+package workload
 
 import (
 	"bufio"
@@ -56,12 +56,12 @@ func FixedPrompt(text string) (*Prompts, error) {
 	return &Prompts{Kind: PromptFixed, items: []promptItem{{Prompt: text}}}, nil
 }
 
-// syntheticWords are common English words that the BPE tokenizers of
+// SyntheticWords are common English words that the BPE tokenizers of
 // Llama 3, Qwen 2.5 and GPT-4 each encode as one token when preceded by a
 // space. A synthetic prompt of N tokens is N of them, so its true length is
 // N plus the chat template's few tokens (about 10-20 with chat, 0-1 with
 // completions), within a few percent for other tokenizers.
-var syntheticWords = strings.Fields(`the of and to in is was for on that with as by at from
+var SyntheticWords = strings.Fields(`the of and to in is was for on that with as by at from
 his her they which this be are have not had but were one all their there been has when who
 will more no if out so up said what its about into than them can only other new some time
 could these two may then do first any my now such like our over man me even most made after
@@ -226,7 +226,7 @@ func jsonKind(c byte) string {
 func (p *Prompts) Len() int { return len(p.items) }
 
 // SyntheticText appends to dst a prompt text of tokens tokens and returns
-// it: tokens words of syntheticWords separated by single spaces, drawn by a
+// it: tokens words of SyntheticWords separated by single spaces, drawn by a
 // PCG generator seeded with (seed, stream). It is the one place that turns
 // a token count into text (synthetic prompts, shared prefixes, trace
 // blocks), so making prompts token-exact for a server is a change here.
@@ -235,7 +235,7 @@ func (p *Prompts) Len() int { return len(p.items) }
 func SyntheticText(dst []byte, tokens int, seed, stream uint64) []byte {
 	var pcg rand.PCG
 	pcg.Seed(seed, stream)
-	n := uint64(len(syntheticWords))
+	n := uint64(len(SyntheticWords))
 	for k := 0; k < tokens; {
 		// Four words per 64 random bits: word = 16 bits scaled to the list
 		// (Lemire's multiply-shift; a bias of len/65536 is nothing for
@@ -245,7 +245,7 @@ func SyntheticText(dst []byte, tokens int, seed, stream uint64) []byte {
 			if k > 0 {
 				dst = append(dst, ' ')
 			}
-			dst = append(dst, syntheticWords[(x&0xffff)*n>>16]...)
+			dst = append(dst, SyntheticWords[(x&0xffff)*n>>16]...)
 			x >>= 16
 		}
 	}

@@ -1,4 +1,4 @@
-package bench
+package workload
 
 import (
 	"errors"
@@ -300,7 +300,7 @@ func (o *outputOverride) Describe(w *result.Workload) {
 
 // Warnings passes on the wrapped source's.
 func (o *outputOverride) Warnings() []string {
-	if w, ok := o.Source.(warner); ok {
+	if w, ok := o.Source.(Warner); ok {
 		return w.Warnings()
 	}
 	return nil

@@ -1,96 +1,14 @@
 package bench
 
 import (
-	"math"
+	"github.com/servebench/servebench/bench/workload"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/servebench/servebench/bench/stats"
 	"github.com/servebench/servebench/client"
 )
-
-func TestWorkloadValidate(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		w    Workload
-		want string // substring of the error; "" = valid
-	}{
-		{"sequential default mode", Workload{Requests: 3}, ""},
-		{"unknown mode names it", Workload{Mode: "burst", Requests: 1}, `"burst"`},
-		{"no count and no duration", Workload{Mode: ModeSequential}, "--requests 0"},
-		{"negative requests", Workload{Requests: -1}, "--requests -1"},
-		{"concurrency zero", Workload{Mode: ModeConcurrent, Requests: 1}, "--concurrency 0"},
-		{"rate zero", Workload{Mode: ModeRate, Requests: 1}, "--rate 0"},
-		{"rate infinite", Workload{Mode: ModeRate, Rate: math.Inf(1), Requests: 1}, "--rate +Inf"},
-		{"gamma needs burstiness", Workload{Mode: ModeRate, Rate: 5, Arrival: ArrivalGamma, Requests: 1}, "--burstiness 0"},
-		{"unknown arrival", Workload{Mode: ModeRate, Rate: 5, Arrival: "uniform", Requests: 1}, `--arrival "uniform"`},
-		{"duration only", Workload{Mode: ModeConcurrent, Concurrency: 2, Duration: time.Second}, ""},
-		{"negative warmup", Workload{Requests: 1, Warmup: -2}, "--warmup -2"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			err := tc.w.Validate()
-			switch {
-			case tc.want == "" && err != nil:
-				t.Fatalf("Validate: %v", err)
-			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
-				t.Fatalf("Validate error = %v, want it to contain %q", err, tc.want)
-			}
-		})
-	}
-}
-
-// TestPacerMeanAndSpread checks each arrival process keeps the mean gap at
-// 1/rate and has the spread its shape implies (coefficient of variation
-// 0 for constant, 1 for Poisson, 1/sqrt(k) for gamma with shape k).
-func TestPacerMeanAndSpread(t *testing.T) {
-	for _, tc := range []struct {
-		arrival string
-		shape   float64
-		wantCV  float64
-	}{
-		{ArrivalConstant, 0, 0},
-		{ArrivalPoisson, 0, 1},
-		{ArrivalGamma, 0.25, 2}, // bursty
-		{ArrivalGamma, 4, 0.5},  // smoother than Poisson
-	} {
-		w := Workload{Mode: ModeRate, Rate: 200, Arrival: tc.arrival, Burstiness: tc.shape, Requests: 1, Seed: 7}
-		if err := w.Validate(); err != nil {
-			t.Fatal(err)
-		}
-		p := NewPacer(w)
-		const n = 20000
-		gaps := make([]float64, n)
-		for i := range gaps {
-			gaps[i] = p.Next().Seconds()
-		}
-		s := stats.Summarize(gaps)
-		if math.Abs(s.Mean-1.0/200)/(1.0/200) > 0.05 {
-			t.Errorf("%s k=%v: mean gap %.5f s, want %.5f s ±5%%", tc.arrival, tc.shape, s.Mean, 1.0/200)
-		}
-		var ss float64
-		for _, g := range gaps {
-			ss += (g - s.Mean) * (g - s.Mean)
-		}
-		cv := math.Sqrt(ss/n) / s.Mean
-		if math.Abs(cv-tc.wantCV) > 0.1*math.Max(tc.wantCV, 0.1) {
-			t.Errorf("%s k=%v: coefficient of variation %.3f, want %.3f", tc.arrival, tc.shape, cv, tc.wantCV)
-		}
-	}
-}
-
-func TestPacerSeeded(t *testing.T) {
-	w := Workload{Mode: ModeRate, Rate: 10, Arrival: ArrivalPoisson, Requests: 1, Seed: 3}
-	_ = w.Validate()
-	a, b := NewPacer(w), NewPacer(w)
-	for i := 0; i < 100; i++ {
-		if x, y := a.Next(), b.Next(); x != y {
-			t.Fatalf("gap %d differs for the same seed: %v vs %v", i, x, y)
-		}
-	}
-}
 
 func TestPromptFile(t *testing.T) {
 	dir := t.TempDir()
@@ -99,7 +17,7 @@ func TestPromptFile(t *testing.T) {
 
 {"messages": [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}]}
 `), 0o644)
-	p, err := LoadPromptFile(good)
+	p, err := workload.LoadPromptFile(good)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,25 +55,25 @@ func TestPromptFile(t *testing.T) {
 	} {
 		bad := filepath.Join(dir, "bad.jsonl")
 		os.WriteFile(bad, []byte(tc.body), 0o644)
-		if _, err := LoadPromptFile(bad); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := workload.LoadPromptFile(bad); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("LoadPromptFile(%q) error = %v, want %q", tc.body, err, tc.want)
 		}
 	}
 	// #8: a UTF-8 byte order mark (Windows editors) before the first line.
 	bom := filepath.Join(dir, "bom.jsonl")
 	os.WriteFile(bom, []byte("\uFEFF{\"prompt\": \"hello\"}\n{\"messages\": [{\"role\": \"assistant\", \"content\": null}, {\"role\": \"user\", \"content\": \"x\"}]}\n"), 0o644)
-	if p, err := LoadPromptFile(bom); err != nil || p.Len() != 2 {
+	if p, err := workload.LoadPromptFile(bom); err != nil || p.Len() != 2 {
 		t.Errorf("prompt file with a BOM: %v", err)
 	} else if fill(p, &chat, 0); chat.Messages[0].Content != "hello" {
 		t.Errorf("BOM kept in the prompt: %q", chat.Messages[0].Content)
 	}
-	if _, err := LoadPromptFile(filepath.Join(dir, "missing.jsonl")); err == nil || !strings.Contains(err.Error(), "missing.jsonl") {
+	if _, err := workload.LoadPromptFile(filepath.Join(dir, "missing.jsonl")); err == nil || !strings.Contains(err.Error(), "missing.jsonl") {
 		t.Errorf("missing file error = %v, want the path named", err)
 	}
 }
 
 func TestSyntheticPrompt(t *testing.T) {
-	p, err := SyntheticPrompts(300, 1)
+	p, err := workload.SyntheticPrompts(300, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,16 +91,16 @@ func TestSyntheticPrompt(t *testing.T) {
 	if again.Prompt != a.Prompt {
 		t.Error("synthetic prompt is not deterministic for a seed and index")
 	}
-	if _, err := SyntheticPrompts(0, 1); err == nil || !strings.Contains(err.Error(), "--prompt-tokens 0") {
+	if _, err := workload.SyntheticPrompts(0, 1); err == nil || !strings.Contains(err.Error(), "--prompt-tokens 0") {
 		t.Errorf("SyntheticPrompts(0) error = %v", err)
 	}
-	if _, err := FixedPrompt("  "); err == nil {
+	if _, err := workload.FixedPrompt("  "); err == nil {
 		t.Error("FixedPrompt(blank) accepted")
 	}
 }
 
 // fill sets req's prompt as the runner builds request i's first turn from src.
-func fill(src Source, req *client.Request, i int) {
+func fill(src workload.Source, req *client.Request, i int) {
 	st := &runState{spec: &RunSpec{Request: RequestSpec{Endpoint: req.Endpoint, MaxTokens: 1}, Source: src}}
 	c := src.Conversation(i)
 	*req = st.request(&c, 0, nil)

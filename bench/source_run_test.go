@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"github.com/servebench/servebench/bench/workload"
 	"math/rand/v2"
 	"runtime"
 	"strings"
@@ -9,89 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/client"
 )
-
-// TestSynthSource: conversation i is the same every time, lengths follow
-// the distributions, prefix groups are shared texts, turns make sessions.
-func TestSynthSource(t *testing.T) {
-	src, think, err := NewSource(SourceOptions{InputTokens: "uniform:10-20", OutputTokens: "lognormal:50,20",
-		SharedPrefixTokens: 30, PrefixGroups: 4, PrefixPick: "zipf:1.5", Turns: "3", ThinkTime: "uniform:0-0.5", Seed: 7})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if think.String() != "uniform:0-0.5" {
-		t.Errorf("think time %v", think)
-	}
-	groups := map[int]int{}
-	prefixOf := map[int]string{}
-	for i := range 400 {
-		c := src.Conversation(i)
-		again := src.Conversation(i)
-		if c.Group != again.Group || c.Turns[1].Tokens != again.Turns[1].Tokens || c.Turns[2].OutputTokens != again.Turns[2].OutputTokens {
-			t.Fatalf("conversation %d not reproducible", i)
-		}
-		if len(c.Turns) != 3 || c.Session == "" {
-			t.Fatalf("conversation %d: %d turns, session %q", i, len(c.Turns), c.Session)
-		}
-		if c.Group < 1 || c.Group > 4 || len(strings.Fields(c.System)) != 30 {
-			t.Fatalf("conversation %d: group %d, prefix of %d words", i, c.Group, len(strings.Fields(c.System)))
-		}
-		if p, ok := prefixOf[c.Group]; ok && p != c.System {
-			t.Fatalf("group %d has two prefixes", c.Group)
-		}
-		prefixOf[c.Group] = c.System
-		groups[c.Group]++
-		for _, tu := range c.Turns {
-			if tu.Tokens < 10 || tu.Tokens > 20 || tu.OutputTokens < 1 {
-				t.Fatalf("turn lengths %d in, %d out", tu.Tokens, tu.OutputTokens)
-			}
-		}
-	}
-	if len(prefixOf) != 4 {
-		t.Errorf("%d distinct groups used, want 4", len(prefixOf))
-	}
-	if groups[1] <= groups[4] {
-		t.Errorf("zipf pick: group 1 used %d times, group 4 %d: want group 1 the most", groups[1], groups[4])
-	}
-	var w result.Workload
-	src.Describe(&w)
-	if w.Source != SourceSynthetic || w.InputTokens != "uniform:10-20" || w.OutputTokens != "lognormal:50,20" ||
-		w.Turns != "3" || w.SharedPrefixTokens != 30 || w.PrefixGroups != 4 || w.PrefixPick != "zipf:1.5,4" {
-		t.Errorf("workload block %+v", w)
-	}
-}
-
-func TestNewSourceRefuses(t *testing.T) {
-	for _, tc := range []struct {
-		o    SourceOptions
-		want string
-	}{
-		{SourceOptions{InputTokens: "lognormal:5"}, `--input-tokens "lognormal:5": expected lognormal:MEAN,STD`},
-		{SourceOptions{OutputTokens: "uniform:9-1"}, "--output-tokens"},
-		{SourceOptions{Turns: "0"}, `--turns "0"`},
-		{SourceOptions{Turns: "all"}, "--turns all: expected a dataset"},
-		{SourceOptions{ThinkTime: "2"}, "--think-time: expected sessions"},
-		{SourceOptions{ThinkTime: "x", Turns: "2"}, `--think-time "x"`},
-		{SourceOptions{PrefixGroups: 3}, "--prefix-groups without --shared-prefix-tokens"},
-		{SourceOptions{SharedPrefixTokens: 8, PrefixPick: "zipf:0.5"}, "zipf:S with S > 1"},
-		{SourceOptions{Prompt: "x", InputTokens: "5"}, "--prompt, --input-tokens: expected at most one"},
-		{SourceOptions{Prompt: "x", Turns: "2"}, "--turns with --prompt"},
-		{SourceOptions{PromptFile: "f", SharedPrefixTokens: 2}, "--shared-prefix-tokens with --prompt-file"},
-	} {
-		if _, _, err := NewSource(tc.o); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("NewSource(%+v) error %v, want %q", tc.o, err, tc.want)
-		}
-	}
-	// --prompt-tokens alone keeps its historical source; with --turns it is the length.
-	if src, _, err := NewSource(SourceOptions{PromptTokens: 40}); err != nil || src.(*Prompts).Kind != PromptSynthetic {
-		t.Errorf("--prompt-tokens alone: %T %v", src, err)
-	}
-	if src, _, err := NewSource(SourceOptions{PromptTokens: 40, Turns: "2"}); err != nil || src.Conversation(0).Turns[1].Tokens != 40 {
-		t.Errorf("--prompt-tokens with --turns: %v", err)
-	}
-}
 
 // echoDoer answers every request at once with a text naming its message
 // count, and keeps the requests it saw.
@@ -122,15 +42,15 @@ func (d *echoDoer) Do(_ context.Context, req *client.Request) client.Trace {
 // answers as received; records carry session, turn and prefix group;
 // --requests counts sessions; a failed turn ends its session.
 func TestSessionsRun(t *testing.T) {
-	src, _, err := NewSource(SourceOptions{InputTokens: "8", OutputTokens: "uniform:3-9", Turns: "3",
+	src, _, err := workload.NewSource(workload.SourceOptions{InputTokens: "8", OutputTokens: "uniform:3-9", Turns: "3",
 		SharedPrefixTokens: 5, PrefixGroups: 2, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	d := &echoDoer{}
 	r := &Runner{Client: d}
-	spec := RunSpec{Name: "s", Workload: Workload{Mode: ModeConcurrent, Concurrency: 3, Requests: 5, Seed: 1,
-		ThinkTime: Dist{Kind: DistConst, A: 0.001}}, Request: RequestSpec{MaxTokens: 16, Stream: true}, Source: src}
+	spec := RunSpec{Name: "s", Workload: workload.Workload{Mode: workload.ModeConcurrent, Concurrency: 3, Requests: 5, Seed: 1,
+		ThinkTime: workload.Dist{Kind: workload.DistConst, A: 0.001}}, Request: RequestSpec{MaxTokens: 16, Stream: true}, Source: src}
 	run, recs, err := r.Run(context.Background(), spec)
 	if err != nil {
 		t.Fatal(err)
@@ -179,12 +99,12 @@ func TestSessionsRun(t *testing.T) {
 // TestClipToMaxModelLen: drawn lengths past the server's context are clipped
 // so prompt and output fit, and the run says how many.
 func TestClipToMaxModelLen(t *testing.T) {
-	src, _, err := NewSource(SourceOptions{InputTokens: "uniform:50-150", OutputTokens: "100", Seed: 3})
+	src, _, err := workload.NewSource(workload.SourceOptions{InputTokens: "uniform:50-150", OutputTokens: "100", Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
 	d := &echoDoer{}
-	spec := RunSpec{Name: "c", Workload: Workload{Requests: 40}, Request: RequestSpec{MaxTokens: 16, MaxModelLen: 120}, Source: src}
+	spec := RunSpec{Name: "c", Workload: workload.Workload{Requests: 40}, Request: RequestSpec{MaxTokens: 16, MaxModelLen: 120}, Source: src}
 	run, _, err := (&Runner{Client: d}).Run(context.Background(), spec)
 	if err != nil {
 		t.Fatal(err)
@@ -204,11 +124,11 @@ func TestClipToMaxModelLen(t *testing.T) {
 // asks fewer tokens than the run's max_tokens; a server that returns what
 // it asked keeps ignore_eos, and the exact-length check says nothing.
 func TestExactLengthAgainstWhatWasAsked(t *testing.T) {
-	src, _, err := NewSource(SourceOptions{InputTokens: "uniform:50-150", Seed: 3})
+	src, _, err := workload.NewSource(workload.SourceOptions{InputTokens: "uniform:50-150", Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := RunSpec{Name: "c", Workload: Workload{Requests: 40},
+	spec := RunSpec{Name: "c", Workload: workload.Workload{Requests: 40},
 		Request: RequestSpec{MaxTokens: 64, MaxModelLen: 120, ExactLength: true}, Source: src}
 	run, recs, err := (&Runner{Client: &echoDoer{}}).Run(context.Background(), spec)
 	if err != nil {
@@ -246,10 +166,10 @@ func BenchmarkBuild100k(b *testing.B) {
 	for b.Loop() {
 		t0 := time.Now()
 		rng := rand.New(rand.NewPCG(1, 2))
-		d, _ := ParseDist("lognormal:512,256")
+		d, _ := workload.ParseDist("lognormal:512,256")
 		sink := 0
 		for range 2 * n {
-			sink += d.Int(rng, 1, MaxSyntheticTokens)
+			sink += d.Int(rng, 1, workload.MaxSyntheticTokens)
 		}
 		floorS = time.Since(t0).Seconds()
 
@@ -257,12 +177,12 @@ func BenchmarkBuild100k(b *testing.B) {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
 		t0 = time.Now()
-		src, _, err := NewSource(SourceOptions{InputTokens: "lognormal:512,256", OutputTokens: "lognormal:128,64",
+		src, _, err := workload.NewSource(workload.SourceOptions{InputTokens: "lognormal:512,256", OutputTokens: "lognormal:128,64",
 			SharedPrefixTokens: 512, PrefixGroups: 16, Seed: 1})
 		if err != nil {
 			b.Fatal(err)
 		}
-		convs := make([]Conversation, n)
+		convs := make([]workload.Conversation, n)
 		for i := range convs {
 			convs[i] = src.Conversation(i)
 		}
@@ -290,30 +210,18 @@ func BenchmarkBuild100k(b *testing.B) {
 		"prompt text for all of them (about %.0f M words) generated in %.3f s", buildS, heldMB, floorS, words/1e6, textS)
 }
 
-// BenchmarkSyntheticText generates 1,000-token prompts: the cost per word
-// of the one text generator every generated prompt goes through.
-func BenchmarkSyntheticText(b *testing.B) {
-	buf := make([]byte, 0, 8000)
-	i := uint64(0)
-	for b.Loop() {
-		buf = SyntheticText(buf[:0], 1000, 1, i)
-		i++
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*1000), "ns/word")
-}
-
 // TestRunsGetTheirOwnText: two runs of one source (a sweep's levels,
 // --stream both) send the same lengths with different text, so the second
 // is not served from the prefix cache the first filled; one run name
 // always gives the same text.
 func TestRunsGetTheirOwnText(t *testing.T) {
-	src, _, err := NewSource(SourceOptions{InputTokens: "uniform:20-40", Seed: 2})
+	src, _, err := workload.NewSource(workload.SourceOptions{InputTokens: "uniform:20-40", Seed: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	prompts := func(name string) []string {
 		d := &echoDoer{}
-		spec := RunSpec{Name: name, Workload: Workload{Requests: 3}, Request: RequestSpec{MaxTokens: 1}, Source: src}
+		spec := RunSpec{Name: name, Workload: workload.Workload{Requests: 3}, Request: RequestSpec{MaxTokens: 1}, Source: src}
 		if _, _, err := (&Runner{Client: d}).Run(context.Background(), spec); err != nil {
 			t.Fatal(err)
 		}

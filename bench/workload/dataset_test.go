@@ -1,4 +1,4 @@
-package bench
+package workload
 
 import (
 	"os"
@@ -10,7 +10,7 @@ import (
 	"github.com/servebench/servebench/bench/result"
 )
 
-const fixtures = "../testdata/workload/"
+const fixtures = "../../testdata/workload/"
 
 // TestShareGPT reads the fixture as vLLM does (first human turn, the gpt
 // reply's token count as output length) and as sessions; the three bad

@@ -1,4 +1,4 @@
-package bench
+package workload
 
 import (
 	"math/rand/v2"
@@ -38,9 +38,9 @@ type Source interface {
 	Describe(w *result.Workload)
 }
 
-// warner is a Source with something to say about its input (skipped
+// Warner is a Source with something to say about its input (skipped
 // entries), added to the run's warnings.
-type warner interface{ Warnings() []string }
+type Warner interface{ Warnings() []string }
 
 // Conversation is one unit of work: a single request (one Turn) or a
 // session whose turns are sent one after another, each with the whole
@@ -83,11 +83,11 @@ const BlockTokens = 512
 // the same seed.
 const blockStream = 1 << 62
 
-// userText is the turn's user message; maxTokens (> 0) caps the generated
+// UserText is the turn's user message; maxTokens (> 0) caps the generated
 // part, and clipped reports whether it did. The generated part is
 // t.Tokens - overhead tokens as cal counts them (token-exact prompts: the
 // chat template's tokens come out of the generated text).
-func (t *Turn) userText(seed uint64, maxTokens int, cal *result.TokenCalibration, overhead int) (text string, clipped bool) {
+func (t *Turn) UserText(seed uint64, maxTokens int, cal *result.TokenCalibration, overhead int) (text string, clipped bool) {
 	n := t.Tokens
 	if maxTokens > 0 && n > maxTokens {
 		n, clipped = maxTokens, true
@@ -231,4 +231,23 @@ func (s *Synth) Describe(w *result.Workload) {
 			w.PrefixPick = s.PrefixPick.String()
 		}
 	}
+}
+
+// promptText appends tokens tokens of generated text, as cal counts them
+// (nil: one word per token), to dst: SyntheticText with the word count
+// the calibration gives.
+func promptText(dst []byte, tokens int, seed, stream uint64, cal *result.TokenCalibration) []byte {
+	return SyntheticText(dst, cal.Words(tokens), seed, stream)
+}
+
+// PromptOverhead is what the chat template (or BOS) adds to a generated
+// first-turn prompt of conv under cal.
+func PromptOverhead(cal *result.TokenCalibration, conv *Conversation) int {
+	if cal == nil {
+		return 0
+	}
+	if conv.System != "" {
+		return cal.SystemOverhead
+	}
+	return cal.Overhead
 }

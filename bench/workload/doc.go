@@ -1,0 +1,12 @@
+// Package workload is the first stage of servebench's pipeline, what to
+// send: the Workload (sequential, closed-loop concurrency, an open-loop
+// rate with its Pacer, or a trace's send times) and the Source of each
+// conversation (a fixed or synthetic prompt, a prompt file, ShareGPT or
+// JSONL datasets, Mooncake or Azure traces), built by NewSource from
+// SourceOptions. Everything is decided before the run from seeds and
+// inputs: conversation i is a pure function of i.
+//
+// It sits below the runner (package bench) and may import only
+// bench/result, bench/stats, client and engine packages (the distribution
+// grammar, the tokenizer); bench's TestLayers keeps it so.
+package workload

@@ -1,0 +1,100 @@
+package workload
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/servebench/servebench/bench/result"
+)
+
+// TestSynthSource: conversation i is the same every time, lengths follow
+// the distributions, prefix groups are shared texts, turns make sessions.
+func TestSynthSource(t *testing.T) {
+	src, think, err := NewSource(SourceOptions{InputTokens: "uniform:10-20", OutputTokens: "lognormal:50,20",
+		SharedPrefixTokens: 30, PrefixGroups: 4, PrefixPick: "zipf:1.5", Turns: "3", ThinkTime: "uniform:0-0.5", Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if think.String() != "uniform:0-0.5" {
+		t.Errorf("think time %v", think)
+	}
+	groups := map[int]int{}
+	prefixOf := map[int]string{}
+	for i := range 400 {
+		c := src.Conversation(i)
+		again := src.Conversation(i)
+		if c.Group != again.Group || c.Turns[1].Tokens != again.Turns[1].Tokens || c.Turns[2].OutputTokens != again.Turns[2].OutputTokens {
+			t.Fatalf("conversation %d not reproducible", i)
+		}
+		if len(c.Turns) != 3 || c.Session == "" {
+			t.Fatalf("conversation %d: %d turns, session %q", i, len(c.Turns), c.Session)
+		}
+		if c.Group < 1 || c.Group > 4 || len(strings.Fields(c.System)) != 30 {
+			t.Fatalf("conversation %d: group %d, prefix of %d words", i, c.Group, len(strings.Fields(c.System)))
+		}
+		if p, ok := prefixOf[c.Group]; ok && p != c.System {
+			t.Fatalf("group %d has two prefixes", c.Group)
+		}
+		prefixOf[c.Group] = c.System
+		groups[c.Group]++
+		for _, tu := range c.Turns {
+			if tu.Tokens < 10 || tu.Tokens > 20 || tu.OutputTokens < 1 {
+				t.Fatalf("turn lengths %d in, %d out", tu.Tokens, tu.OutputTokens)
+			}
+		}
+	}
+	if len(prefixOf) != 4 {
+		t.Errorf("%d distinct groups used, want 4", len(prefixOf))
+	}
+	if groups[1] <= groups[4] {
+		t.Errorf("zipf pick: group 1 used %d times, group 4 %d: want group 1 the most", groups[1], groups[4])
+	}
+	var w result.Workload
+	src.Describe(&w)
+	if w.Source != SourceSynthetic || w.InputTokens != "uniform:10-20" || w.OutputTokens != "lognormal:50,20" ||
+		w.Turns != "3" || w.SharedPrefixTokens != 30 || w.PrefixGroups != 4 || w.PrefixPick != "zipf:1.5,4" {
+		t.Errorf("workload block %+v", w)
+	}
+}
+
+func TestNewSourceRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		o    SourceOptions
+		want string
+	}{
+		{SourceOptions{InputTokens: "lognormal:5"}, `--input-tokens "lognormal:5": expected lognormal:MEAN,STD`},
+		{SourceOptions{OutputTokens: "uniform:9-1"}, "--output-tokens"},
+		{SourceOptions{Turns: "0"}, `--turns "0"`},
+		{SourceOptions{Turns: "all"}, "--turns all: expected a dataset"},
+		{SourceOptions{ThinkTime: "2"}, "--think-time: expected sessions"},
+		{SourceOptions{ThinkTime: "x", Turns: "2"}, `--think-time "x"`},
+		{SourceOptions{PrefixGroups: 3}, "--prefix-groups without --shared-prefix-tokens"},
+		{SourceOptions{SharedPrefixTokens: 8, PrefixPick: "zipf:0.5"}, "zipf:S with S > 1"},
+		{SourceOptions{Prompt: "x", InputTokens: "5"}, "--prompt, --input-tokens: expected at most one"},
+		{SourceOptions{Prompt: "x", Turns: "2"}, "--turns with --prompt"},
+		{SourceOptions{PromptFile: "f", SharedPrefixTokens: 2}, "--shared-prefix-tokens with --prompt-file"},
+	} {
+		if _, _, err := NewSource(tc.o); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("NewSource(%+v) error %v, want %q", tc.o, err, tc.want)
+		}
+	}
+	// --prompt-tokens alone keeps its historical source; with --turns it is the length.
+	if src, _, err := NewSource(SourceOptions{PromptTokens: 40}); err != nil || src.(*Prompts).Kind != PromptSynthetic {
+		t.Errorf("--prompt-tokens alone: %T %v", src, err)
+	}
+	if src, _, err := NewSource(SourceOptions{PromptTokens: 40, Turns: "2"}); err != nil || src.Conversation(0).Turns[1].Tokens != 40 {
+		t.Errorf("--prompt-tokens with --turns: %v", err)
+	}
+}
+
+// BenchmarkSyntheticText generates 1,000-token prompts: the cost per word
+// of the one text generator every generated prompt goes through.
+func BenchmarkSyntheticText(b *testing.B) {
+	buf := make([]byte, 0, 8000)
+	i := uint64(0)
+	for b.Loop() {
+		buf = SyntheticText(buf[:0], 1000, 1, i)
+		i++
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*1000), "ns/word")
+}
