@@ -83,67 +83,16 @@ shows the last 40 lines of its log); 2 on bad flags; 4 when interrupted.`,
 
 // spec validates the flags and builds the launch spec (without LogPath).
 func (o *startupOptions) spec() (launch.Spec, error) {
-	var spec launch.Spec
-	switch {
-	case o.repeat < 1:
-		return spec, fmt.Errorf("--repeat %d: expected 1 or more", o.repeat)
-	case !slices.Contains(startupFormats, o.format):
-		return spec, fmt.Errorf("--format %q: expected one of %s", o.format, strings.Join(startupFormats, ", "))
-	case o.pollInterval <= 0:
-		return spec, fmt.Errorf("--poll-interval %v: expected a duration > 0", o.pollInterval)
-	case o.serverCmd != "" && o.preset != "":
-		return spec, errors.New("--server-cmd and --server: expected one of them")
+	if err := o.checkValues(); err != nil {
+		return launch.Spec{}, err
 	}
-	bundledOnly := o.speedup != 0 || o.gpu != "" || len(o.engineArgs) > 0
+	build := o.presetSpec
 	if o.serverCmd != "" {
-		if bundledOnly || o.model != "" {
-			return spec, errors.New("--speedup, --gpu, --model and --engine-arg: not with --server-cmd (put them in the command)")
-		}
-		argv, err := launch.SplitCommand(o.serverCmd)
-		if err != nil {
-			return spec, fmt.Errorf("--server-cmd: %w", err)
-		}
-		if o.baseURL != "" {
-			if _, err := launch.ParseBaseURL(o.baseURL); err != nil {
-				return spec, fmt.Errorf("--base-url: %w", err)
-			}
-		}
-		spec = launch.Spec{Command: argv, BaseURL: cmp.Or(o.baseURL, launch.DefaultBaseURL)}
-	} else {
-		name := cmp.Or(o.preset, "bundled")
-		if name != "bundled" && bundledOnly {
-			return spec, fmt.Errorf("--speedup, --gpu and --engine-arg: only for the bundled engine, not --server %s", name)
-		}
-		if name == "bundled" && o.baseURL != "" {
-			return spec, errors.New("--base-url: the bundled engine picks a free port and names it in its log; use --server-cmd to run it on a fixed one")
-		}
-		self := ""
-		if name == "bundled" {
-			if err := o.checkBundled(); err != nil {
-				return spec, err
-			}
-			var err error
-			if self, err = selfBinary(); err != nil {
-				return spec, err
-			}
-		}
-		po := launch.PresetOptions{Model: o.model, GPU: o.gpu, Speedup: o.speedup, Args: o.engineArgs, Bin: o.serverBin}
-		if name == launch.PresetOllama {
-			so, _ := o.options()
-			so.Model = o.model
-			var err error
-			if po, err = bench.OllamaPresetOptions(po, so); err != nil {
-				return spec, err
-			}
-		}
-		var err error
-		spec, err = launch.PresetSpecFor(name, self, po)
-		if err != nil {
-			return spec, fmt.Errorf("--server: %w", err)
-		}
-		if o.baseURL != "" {
-			spec.BaseURL = o.baseURL
-		}
+		build = o.commandSpec
+	}
+	spec, err := build()
+	if err != nil {
+		return spec, err
 	}
 	if o.healthPath != "" { // else the preset's (Ollama: /api/version)
 		spec.HealthPath = o.healthPath
@@ -151,6 +100,87 @@ func (o *startupOptions) spec() (launch.Spec, error) {
 	spec.Dir = o.serverDir
 	spec.PollInterval, spec.ReadyTimeout = o.pollInterval, o.readyTimeout
 	return spec, spec.Validate()
+}
+
+// checkValues checks the flags that stand alone.
+func (o *startupOptions) checkValues() error {
+	switch {
+	case o.repeat < 1:
+		return fmt.Errorf("--repeat %d: expected 1 or more", o.repeat)
+	case !slices.Contains(startupFormats, o.format):
+		return fmt.Errorf("--format %q: expected one of %s", o.format, strings.Join(startupFormats, ", "))
+	case o.pollInterval <= 0:
+		return fmt.Errorf("--poll-interval %v: expected a duration > 0", o.pollInterval)
+	case o.serverCmd != "" && o.preset != "":
+		return errors.New("--server-cmd and --server: expected one of them")
+	}
+	return nil
+}
+
+// bundledOnly reports whether a flag for the bundled engine alone is given.
+func (o *startupOptions) bundledOnly() bool {
+	return o.speedup != 0 || o.gpu != "" || len(o.engineArgs) > 0
+}
+
+// commandSpec is the spec of --server-cmd.
+func (o *startupOptions) commandSpec() (launch.Spec, error) {
+	if o.bundledOnly() || o.model != "" {
+		return launch.Spec{}, errors.New("--speedup, --gpu, --model and --engine-arg: not with --server-cmd (put them in the command)")
+	}
+	argv, err := launch.SplitCommand(o.serverCmd)
+	if err != nil {
+		return launch.Spec{}, fmt.Errorf("--server-cmd: %w", err)
+	}
+	if o.baseURL != "" {
+		if _, err := launch.ParseBaseURL(o.baseURL); err != nil {
+			return launch.Spec{}, fmt.Errorf("--base-url: %w", err)
+		}
+	}
+	return launch.Spec{Command: argv, BaseURL: cmp.Or(o.baseURL, launch.DefaultBaseURL)}, nil
+}
+
+// presetSpec is the spec of --server's preset, the bundled engine by default.
+func (o *startupOptions) presetSpec() (launch.Spec, error) {
+	name := cmp.Or(o.preset, "bundled")
+	if name != "bundled" && o.bundledOnly() {
+		return launch.Spec{}, fmt.Errorf("--speedup, --gpu and --engine-arg: only for the bundled engine, not --server %s", name)
+	}
+	self := ""
+	if name == "bundled" {
+		var err error
+		if self, err = o.bundledSelf(); err != nil {
+			return launch.Spec{}, err
+		}
+	}
+	po := launch.PresetOptions{Model: o.model, GPU: o.gpu, Speedup: o.speedup, Args: o.engineArgs, Bin: o.serverBin}
+	if name == launch.PresetOllama {
+		so, _ := o.options()
+		so.Model = o.model
+		var err error
+		if po, err = bench.OllamaPresetOptions(po, so); err != nil {
+			return launch.Spec{}, err
+		}
+	}
+	spec, err := launch.PresetSpecFor(name, self, po)
+	if err != nil {
+		return spec, fmt.Errorf("--server: %w", err)
+	}
+	if o.baseURL != "" {
+		spec.BaseURL = o.baseURL
+	}
+	return spec, nil
+}
+
+// bundledSelf checks the bundled engine's flags and finds the binary that
+// runs it.
+func (o *startupOptions) bundledSelf() (string, error) {
+	if o.baseURL != "" {
+		return "", errors.New("--base-url: the bundled engine picks a free port and names it in its log; use --server-cmd to run it on a fixed one")
+	}
+	if err := o.checkBundled(); err != nil {
+		return "", err
+	}
+	return selfBinary()
 }
 
 // checkBundled refuses an unknown --gpu or --model, or a model that does not
