@@ -154,9 +154,11 @@ func (o *startupOptions) presetSpec() (launch.Spec, error) {
 	}
 	po := launch.PresetOptions{Model: o.model, GPU: o.gpu, Speedup: o.speedup, Args: o.engineArgs, Bin: o.serverBin}
 	if name == launch.PresetOllama {
-		so, _ := o.options()
+		so, err := o.options()
+		if err != nil {
+			return launch.Spec{}, err
+		}
 		so.Model = o.model
-		var err error
 		if po, err = bench.OllamaPresetOptions(po, so); err != nil {
 			return launch.Spec{}, err
 		}
