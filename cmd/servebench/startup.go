@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -227,54 +228,77 @@ func runStartup(cmd *cobra.Command, o *startupOptions) error {
 		return usageErr(err)
 	}
 	spec.APIKey = client.APIKeyFromEnv(o.apiKeyEnv)
-	logDir := o.out
-	if logDir == "" {
-		// Kept only when a start fails, so the whole log can be read.
-		if logDir, err = os.MkdirTemp("", "servebench-startup-"); err != nil {
-			return err
-		}
-	} else if err := os.MkdirAll(logDir, 0o755); err != nil {
-		return usageErr(fmt.Errorf("--out %s: %w", logDir, err))
+	logDir, err := o.logDir()
+	if err != nil {
+		return err
 	}
 	if spec.Preset == launch.PresetOllama && o.ollamaModels == "" {
 		spec.Env = append(spec.Env, "OLLAMA_MODELS="+filepath.Join(logDir, "ollama-models"))
 	}
-
 	started := time.Now()
+	runs, runErr := o.coldStarts(cmd.Context(), stderr, spec, logDir)
+	if o.out == "" && runErr == nil {
+		os.RemoveAll(logDir)
+	}
+	if len(runs) > 0 {
+		if werr := o.writeRuns(stdout, spec, runs, started); werr != nil {
+			runErr = errors.Join(runErr, werr)
+		}
+	}
+	return o.startupExit(cmd.Context(), spec, runs, runErr)
+}
+
+// logDir is where the server logs go: --out, or a temporary folder kept
+// only when a start fails, so the whole log can be read.
+func (o *startupOptions) logDir() (string, error) {
+	if o.out == "" {
+		return os.MkdirTemp("", "servebench-startup-")
+	}
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return "", usageErr(fmt.Errorf("--out %s: %w", o.out, err))
+	}
+	return o.out, nil
+}
+
+// coldStarts starts spec's server --repeat times, or until a start fails,
+// each with its own log in logDir.
+func (o *startupOptions) coldStarts(ctx context.Context, stderr io.Writer, spec launch.Spec, logDir string) ([]*launch.Measurement, error) {
 	var runs []*launch.Measurement
-	var runErr error
-	for i := 1; i <= o.repeat && runErr == nil; i++ {
+	for i := 1; i <= o.repeat; i++ {
 		spec.LogPath = filepath.Join(logDir, logName(i))
 		progress := func(phase string, at time.Duration) {
 			if !o.quiet {
 				fmt.Fprintf(stderr, "startup %d/%d: %-14s %7.2f s\n", i, o.repeat, phase, at.Seconds())
 			}
 		}
-		m, err := launch.ColdStart(cmd.Context(), spec, progress)
+		m, err := launch.ColdStart(ctx, spec, progress)
 		if m != nil {
 			runs = append(runs, m)
 		}
-		runErr = err
-	}
-	if o.out == "" && runErr == nil {
-		os.RemoveAll(logDir)
-	}
-	if len(runs) > 0 {
-		if err := writeStartup(stdout, o.format, runs); err != nil {
-			runErr = errors.Join(runErr, err)
-		}
-		if o.out != "" {
-			if err := writeStartupResults(o.out, spec, o, runs, started); err != nil {
-				runErr = errors.Join(runErr, err)
-			}
+		if err != nil {
+			return runs, err
 		}
 	}
+	return runs, nil
+}
+
+// writeRuns prints the runs and, with --out, writes results.json.
+func (o *startupOptions) writeRuns(stdout io.Writer, spec launch.Spec, runs []*launch.Measurement, started time.Time) error {
+	err := writeStartup(stdout, o.format, runs)
+	if o.out != "" {
+		err = errors.Join(err, writeStartupResults(o.out, spec, o, runs, started))
+	}
+	return err
+}
+
+// startupExit maps the starts' error to the exit status.
+func (o *startupOptions) startupExit(ctx context.Context, spec launch.Spec, runs []*launch.Measurement, runErr error) error {
 	switch {
 	case runErr == nil:
 		return nil
 	case spec.Preset == "bundled" && len(runs) == 0 && engineRefusedFlags(runErr):
 		return engineRefusal(runErr)
-	case cmd.Context().Err() != nil:
+	case ctx.Err() != nil:
 		return withExit(exitInterrupted, fmt.Errorf("interrupted after %d of %d start(s): %w", len(runs), o.repeat, runErr))
 	}
 	return withExit(exitInvalidRun, fmt.Errorf("start %d of %d: %w", len(runs)+1, o.repeat, runErr))
