@@ -92,26 +92,8 @@ func (o *sessionOptions) addFlags(fs *pflag.FlagSet, maxTokens int) {
 // errors. A flag given explicitly is checked even where its zero value would
 // mean "default".
 func (o *sessionOptions) check(fs *pflag.FlagSet) error {
-	if !slices.Contains(report.Formats, o.format) {
-		return fmt.Errorf("--format %q: expected one of %s", o.format, strings.Join(report.Formats, ", "))
-	}
-	if fs.Changed("fail-on-error-rate") && !(o.failOnErrorRate >= 0 && o.failOnErrorRate <= 100) {
-		return fmt.Errorf("--fail-on-error-rate %g: expected a percentage from 0 to 100", o.failOnErrorRate)
-	}
-	if o.retries < 0 || o.retries > 100 {
-		return fmt.Errorf("--retries %d: expected 0-100", o.retries)
-	}
-	if o.continueOnExit && (o.baseURL == "" || o.serverCmd != "" || o.preset != "") {
-		return errors.New("--continue-on-server-exit: only for a server servebench did not start (--base-url without --server-cmd or --server); one it starts ends the run when it exits")
-	}
-	if o.gaugeEvery < 0 {
-		return fmt.Errorf("--gauge-interval %v: expected a duration >= 0 (0: not sampled)", o.gaugeEvery)
-	}
-	if o.interval < 0 {
-		return fmt.Errorf("--interval %v: expected a duration >= 0 (0: no windows)", o.interval)
-	}
-	if o.requestTimeout < 0 || o.stallTimeout < 0 {
-		return fmt.Errorf("--request-timeout %v / --stall-timeout %v: expected durations >= 0", o.requestTimeout, o.stallTimeout)
+	if err := o.checkValues(fs); err != nil {
+		return err
 	}
 	if err := o.serverFlags.check(fs); err != nil {
 		return err
@@ -132,6 +114,39 @@ func (o *sessionOptions) check(fs *pflag.FlagSet) error {
 			return fmt.Errorf("--slo %q: %w", o.sloText, err)
 		}
 	}
+	return o.checkGate(fs)
+}
+
+// checkValues checks the flags that stand alone, in the order listed: the
+// first one wrong is the error.
+func (o *sessionOptions) checkValues(fs *pflag.FlagSet) error {
+	checks := []struct {
+		bad bool
+		err error
+	}{
+		{!slices.Contains(report.Formats, o.format),
+			fmt.Errorf("--format %q: expected one of %s", o.format, strings.Join(report.Formats, ", "))},
+		{fs.Changed("fail-on-error-rate") && !(o.failOnErrorRate >= 0 && o.failOnErrorRate <= 100),
+			fmt.Errorf("--fail-on-error-rate %g: expected a percentage from 0 to 100", o.failOnErrorRate)},
+		{o.retries < 0 || o.retries > 100, fmt.Errorf("--retries %d: expected 0-100", o.retries)},
+		{o.continueOnExit && (o.baseURL == "" || o.serverCmd != "" || o.preset != ""),
+			errors.New("--continue-on-server-exit: only for a server servebench did not start (--base-url without --server-cmd or --server); one it starts ends the run when it exits")},
+		{o.gaugeEvery < 0, fmt.Errorf("--gauge-interval %v: expected a duration >= 0 (0: not sampled)", o.gaugeEvery)},
+		{o.interval < 0, fmt.Errorf("--interval %v: expected a duration >= 0 (0: no windows)", o.interval)},
+		{o.requestTimeout < 0 || o.stallTimeout < 0,
+			fmt.Errorf("--request-timeout %v / --stall-timeout %v: expected durations >= 0", o.requestTimeout, o.stallTimeout)},
+	}
+	for _, c := range checks {
+		if c.bad {
+			return c.err
+		}
+	}
+	return nil
+}
+
+// checkGate parses --max-regression and loads --baseline, so that a typo
+// fails before the run and not after it.
+func (o *sessionOptions) checkGate(fs *pflag.FlagSet) error {
 	if len(o.maxRegression) > 0 && o.baseline == "" {
 		return errors.New("--max-regression without --baseline: expected a baseline to compare with")
 	}
@@ -144,16 +159,17 @@ func (o *sessionOptions) check(fs *pflag.FlagSet) error {
 		o.thresholds = append(o.thresholds, th)
 	}
 	o.base = nil
-	if o.baseline != "" { // a typo must not cost the whole run
-		if _, err := os.Stat(o.baseline); missingOnValidate(fs, err) == nil && err != nil {
-			return nil // --validate: the reader's baseline, not this machine's
-		}
-		base, err := compare.Load(o.baseline)
-		if err != nil {
-			return fmt.Errorf("--baseline %q: %w", o.baseline, err)
-		}
-		o.base = base
+	if o.baseline == "" {
+		return nil
 	}
+	if _, err := os.Stat(o.baseline); missingOnValidate(fs, err) == nil && err != nil {
+		return nil // --validate: the reader's baseline, not this machine's
+	}
+	base, err := compare.Load(o.baseline)
+	if err != nil {
+		return fmt.Errorf("--baseline %q: %w", o.baseline, err)
+	}
+	o.base = base
 	return nil
 }
 
