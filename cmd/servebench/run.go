@@ -192,7 +192,25 @@ func (o *sessionOptions) session(cmd *cobra.Command, runs []bench.RunSpec, stopA
 	if validating(cmd.Flags()) {
 		return nil
 	}
-	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	cfg, err := o.config(cmd, runs, stopAfter)
+	if err != nil {
+		return err
+	}
+	res, recs, err := execute(cmd.Context(), cfg)
+	if res == nil {
+		return mapBenchErr(err, o.bundled())
+	}
+	recs, err = o.results(cmd, cfg, res, recs, err)
+	if err != nil { // no runs: the server did not start (what it measured is saved)
+		return mapBenchErr(err, o.bundled() && len(res.Runs) == 0)
+	}
+	return o.gate(cmd.OutOrStdout(), cfg.Dir, res, recs)
+}
+
+// config is the session's bench.Config: the checked flags, with the SLO on
+// every run.
+func (o *sessionOptions) config(cmd *cobra.Command, runs []bench.RunSpec, stopAfter func(*result.Run) string) (bench.Config, error) {
+	stderr := cmd.ErrOrStderr()
 	for i := range runs {
 		runs[i].SLO = o.slo
 	}
@@ -208,7 +226,7 @@ func (o *sessionOptions) session(cmd *cobra.Command, runs []bench.RunSpec, stopA
 	}
 	server, err := o.options()
 	if err != nil {
-		return err
+		return bench.Config{}, err
 	}
 	server.MetricsURLs, server.Model = o.metricsURLs, o.model
 	cfg := bench.Config{
@@ -230,10 +248,16 @@ func (o *sessionOptions) session(cmd *cobra.Command, runs []bench.RunSpec, stopA
 	if !o.quiet && isTerminal(stderr) {
 		cfg.Progress = stderr
 	}
-	res, recs, err := execute(cmd.Context(), cfg)
-	if res == nil {
-		return mapBenchErr(err, o.bundled())
-	}
+	return cfg, nil
+}
+
+// results shows and saves what the session measured, also after a failed
+// run: the table and the max-rate answer on stdout, report.md, report.html
+// and the charts, where the results are, the push and the log block. It
+// returns the records (read back for the charts when the run kept none)
+// and err with any failure of its own joined.
+func (o *sessionOptions) results(cmd *cobra.Command, cfg bench.Config, res *result.Results, recs []result.Record, err error) ([]result.Record, error) {
+	stdout, stderr, dir := cmd.OutOrStdout(), cmd.ErrOrStderr(), cfg.Dir
 	// No table when the server did not start: no runs, the error says why.
 	if len(res.Runs) > 0 || err == nil {
 		if terr := report.Table(stdout, res, o.format); terr != nil {
@@ -263,11 +287,7 @@ func (o *sessionOptions) session(cmd *cobra.Command, runs []bench.RunSpec, stopA
 			err = errors.Join(err, fmt.Errorf("--results-to-log: %w", lerr))
 		}
 	}
-
-	if err != nil { // no runs: the server did not start (what it measured is saved)
-		return mapBenchErr(err, o.bundled() && len(res.Runs) == 0)
-	}
-	return o.gate(stdout, dir, res, recs)
+	return recs, err
 }
 
 // execute runs the session (a variable so that tests can see the Config
