@@ -91,9 +91,9 @@ func (e *Engine) streamChoices(w http.ResponseWriter, hr *http.Request, rs []*re
 	if flusher != nil {
 		flusher.Flush()
 	}
-	cs := &choiceStreams{e: e, rs: rs, c: c, continuous: continuous, ss: make([]*sseStream, len(rs))}
+	cs := &choiceStreams{e: e, rs: rs, c: c, ss: make([]*sseStream, len(rs))}
 	for i, r := range rs {
-		cs.ss[i] = &sseStream{e: e, hr: hr, r: r, c: c.withIndex(i), lp: lp}
+		cs.ss[i] = &sseStream{e: e, hr: hr, r: r, c: c.withIndex(i), lp: lp, continuous: continuous}
 	}
 	for {
 		if !cs.wait(hr) {
@@ -126,13 +126,12 @@ func (e *Engine) streamChoices(w http.ResponseWriter, hr *http.Request, rs []*re
 // per choice, writing into one shared buffer, sent once per wake-up. Owned
 // by its handler goroutine.
 type choiceStreams struct {
-	e          *Engine
-	rs         []*request
-	ss         []*sseStream
-	c          *chunker
-	buf        []byte
-	started    bool // the role chunks are out
-	continuous bool
+	e       *Engine
+	rs      []*request
+	ss      []*sseStream
+	c       *chunker
+	buf     []byte
+	started bool // the role chunks are out
 }
 
 // wait waits for the next step's tokens; false when the handler is to
@@ -165,10 +164,9 @@ func (cs *choiceStreams) appendRoles() {
 		return
 	}
 	for _, s := range cs.ss {
-		cs.buf = append(cs.buf, s.c.role...)
-		if cs.continuous {
-			cs.buf = appendContinuousUsage(cs.buf, s.r.prompt, 0)
-		}
+		s.buf = cs.buf
+		s.appendRole()
+		cs.buf = s.buf
 	}
 	cs.started = true
 }
@@ -181,12 +179,7 @@ func (cs *choiceStreams) appendTokens() (done bool, completion int) {
 	for _, s := range cs.ss {
 		s.buf = cs.buf
 		for n := int(s.r.emitted.Load()); s.written < n; {
-			size := s.r.chunkLen(s.written)
-			wrote := s.appendChunk(s.written, size)
-			s.written += size
-			if cs.continuous && wrote {
-				s.buf = appendContinuousUsage(s.buf, s.r.prompt, s.written)
-			}
+			s.appendNext(s.r.chunkLen(s.written))
 		}
 		cs.buf = s.buf
 		done = done && s.written == s.r.target

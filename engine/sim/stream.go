@@ -149,46 +149,20 @@ func (e *Engine) stream(w http.ResponseWriter, hr *http.Request, r *request, c *
 	if s.flusher != nil {
 		s.flusher.Flush() // headers now, as Starlette's StreamingResponse does
 	}
-	for {
-		select {
-		case <-r.notify:
-		case <-hr.Context().Done():
-			e.clientGone(r, s.written)
-			return
-		case <-e.stopping:
-			e.sched.abort(r, "abort")
-			return
-		}
+	for s.wait() {
 		n := int(r.emitted.Load())
 		if n > s.written && s.written == 0 && c.role != nil {
-			s.buf = append(s.buf, c.role...) // vLLM sends it with the first token
-			if s.continuous {
-				s.buf = appendContinuousUsage(s.buf, r.prompt, 0)
-			}
+			s.appendRole()
 		}
 		for s.written < n {
 			size := r.chunkLen(s.written)
-			// Faults due inside a multi-token chunk come before it.
-			for i := s.written; i < s.written+size; i++ {
-				if !s.faultAt(i) {
-					return
-				}
+			if !s.faultsIn(size) {
+				return
 			}
-			wrote := s.appendChunk(s.written, size)
-			s.written += size
-			if s.continuous && wrote {
-				s.buf = appendContinuousUsage(s.buf, r.prompt, s.written)
-			}
+			s.appendNext(size)
 		}
 		if s.written == r.target {
-			if usage {
-				s.buf = c.appendUsage(s.buf, r.usagePrompt, r.target, e.promptDetails(r))
-				s.buf = appendCompletionDetails(s.buf, e.completionDetails([]*request{r}))
-			}
-			s.buf = append(s.buf, sseDone...)
-			s.flush()
-			e.logRequestEnd(r, false)
-			e.requestFinished(s.hr)
+			s.finish(usage)
 			return
 		}
 		if b := e.faults.bufferEvery; b > 0 && s.written-s.flushedTo < b {
@@ -199,6 +173,62 @@ func (e *Engine) stream(w http.ResponseWriter, hr *http.Request, r *request, c *
 			return
 		}
 	}
+}
+
+// wait waits for the engine loop's next wake-up; false when the handler is
+// to return: the client left or the engine is stopping.
+func (s *sseStream) wait() bool {
+	select {
+	case <-s.r.notify:
+		return true
+	case <-s.hr.Context().Done():
+		s.e.clientGone(s.r, s.written)
+	case <-s.e.stopping:
+		s.e.sched.abort(s.r, "abort")
+	}
+	return false
+}
+
+// appendRole appends the chat role chunk: vLLM sends it with the first token.
+func (s *sseStream) appendRole() {
+	s.buf = append(s.buf, s.c.role...)
+	if s.continuous {
+		s.buf = appendContinuousUsage(s.buf, s.r.prompt, 0)
+	}
+}
+
+// faultsIn fires the faults due inside the next chunk of size tokens,
+// before it; false when one ended the stream.
+func (s *sseStream) faultsIn(size int) bool {
+	for i := s.written; i < s.written+size; i++ {
+		if !s.faultAt(i) {
+			return false
+		}
+	}
+	return true
+}
+
+// appendNext appends the chunk of the next size tokens (with the usage so
+// far when continuous).
+func (s *sseStream) appendNext(size int) {
+	wrote := s.appendChunk(s.written, size)
+	s.written += size
+	if s.continuous && wrote {
+		s.buf = appendContinuousUsage(s.buf, s.r.prompt, s.written)
+	}
+}
+
+// finish sends the last chunks: the usage (with include_usage) and [DONE].
+func (s *sseStream) finish(usage bool) {
+	e, r := s.e, s.r
+	if usage {
+		s.buf = s.c.appendUsage(s.buf, r.usagePrompt, r.target, e.promptDetails(r))
+		s.buf = appendCompletionDetails(s.buf, e.completionDetails([]*request{r}))
+	}
+	s.buf = append(s.buf, sseDone...)
+	s.flush()
+	e.logRequestEnd(r, false)
+	e.requestFinished(s.hr)
 }
 
 // appendChunk appends the chunk of output tokens [i, i+n); the last one
