@@ -122,58 +122,89 @@ func secs(d time.Duration) *float64 {
 // one passes. It reports whether all phases have passed; an error is final.
 func (w *waiter) step(ctx context.Context) (bool, error) {
 	w.checkWeights()
-	if w.base == nil {
-		raw := w.s.BaseURL()
-		if raw == "" {
-			w.last = "the server has not named its URL in the log yet"
-			return false, nil
-		}
-		u, err := ParseBaseURL(raw)
-		if err != nil {
-			return false, fmt.Errorf("%w: %v", ErrNotReady, err)
-		}
-		w.base = u
+	phases := []func(context.Context) (bool, error){
+		w.stepBaseURL, w.stepPortOpen, w.stepHealth, w.stepPrepare, w.stepModels, w.stepFirstToken,
 	}
-	if w.st.PortOpenS == nil {
-		if !w.portOpen(ctx) {
-			return false, nil
-		}
-		at := w.since()
-		w.st.PortOpenS = secs(at)
-		w.report(PhasePortOpen, at)
-	}
-	if w.st.HealthOKS == nil {
-		ok, err := w.health(ctx)
-		if !ok || err != nil {
+	for _, phase := range phases {
+		if ok, err := phase(ctx); !ok || err != nil {
 			return false, err
 		}
-		at := w.since()
-		w.st.HealthOKS = secs(at)
-		w.report(PhaseHealthOK, at)
 	}
+	return true, nil
+}
+
+// The step functions each probe one phase, in order: true when it has
+// passed (now or at an earlier poll); an error is final.
+
+func (w *waiter) stepBaseURL(context.Context) (bool, error) {
+	if w.base != nil {
+		return true, nil
+	}
+	raw := w.s.BaseURL()
+	if raw == "" {
+		w.last = "the server has not named its URL in the log yet"
+		return false, nil
+	}
+	u, err := ParseBaseURL(raw)
+	if err != nil {
+		return false, fmt.Errorf("%w: %v", ErrNotReady, err)
+	}
+	w.base = u
+	return true, nil
+}
+
+func (w *waiter) stepPortOpen(ctx context.Context) (bool, error) {
+	if w.st.PortOpenS != nil {
+		return true, nil
+	}
+	if !w.portOpen(ctx) {
+		return false, nil
+	}
+	w.passed(&w.st.PortOpenS, PhasePortOpen)
+	return true, nil
+}
+
+func (w *waiter) stepHealth(ctx context.Context) (bool, error) {
+	if w.st.HealthOKS != nil {
+		return true, nil
+	}
+	if ok, err := w.health(ctx); !ok || err != nil {
+		return false, err
+	}
+	w.passed(&w.st.HealthOKS, PhaseHealthOK)
+	return true, nil
+}
+
+// stepPrepare runs Spec.Prepare once (no phase of its own).
+func (w *waiter) stepPrepare(ctx context.Context) (bool, error) {
 	if p := w.s.spec.Prepare; p != nil && !w.prepared {
 		if err := p(ctx, w.base.String()); err != nil {
 			return false, fmt.Errorf("%w: %v", ErrNotReady, err)
 		}
 		w.prepared = true
 	}
-	if w.st.ModelListedS == nil && !w.noModels {
-		ok, err := w.models(ctx)
-		if !ok || err != nil {
-			return false, err
-		}
-		if !w.noModels {
-			at := w.since()
-			w.st.ModelListedS = secs(at)
-			w.report(PhaseModelListed, at)
-		}
+	return true, nil
+}
+
+func (w *waiter) stepModels(ctx context.Context) (bool, error) {
+	if w.st.ModelListedS != nil || w.noModels {
+		return true, nil
 	}
+	if ok, err := w.models(ctx); !ok || err != nil {
+		return false, err
+	}
+	if !w.noModels {
+		w.passed(&w.st.ModelListedS, PhaseModelListed)
+	}
+	return true, nil
+}
+
+func (w *waiter) stepFirstToken(ctx context.Context) (bool, error) {
 	complete := w.complete
 	if w.s.spec.Preset == PresetOllama {
 		complete = w.ollamaFirstToken
 	}
-	ok, err := complete(ctx)
-	if !ok || err != nil {
+	if ok, err := complete(ctx); !ok || err != nil {
 		return false, err
 	}
 	at := w.since()
@@ -181,6 +212,13 @@ func (w *waiter) step(ctx context.Context) (bool, error) {
 	w.st.FirstTokenS = secs(at)
 	w.report(PhaseFirstToken, at)
 	return true, nil
+}
+
+// passed records phase as passed now, in *field, and reports it.
+func (w *waiter) passed(field **float64, phase string) {
+	at := w.since()
+	*field = secs(at)
+	w.report(phase, at)
 }
 
 // checkWeights reports the weights phase once its log line has been read.
