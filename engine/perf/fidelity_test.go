@@ -182,9 +182,12 @@ func TestFidelityFails(t *testing.T) {
 
 // memoryLines sets each KV-cache figure beside the model's memory profile:
 // the reserve vLLM kept out of the KV cache, implied by its log (budget -
-// weights - KV cache), against the model's reserve and its parts (the
-// profile's activations over --max-num-batched-tokens, the sampler's fp32
-// logits over --max-num-seqs, the non-torch allowance).
+// weights - KV cache), against the model's reserve and its parts
+// (MemoryProfile: the forward's peak over --max-num-batched-tokens, the
+// sampler's logits over min(batched tokens, --max-num-seqs) rows, the
+// non-torch memory as the figure's vLLM counts it). A MEMFIT line gives the
+// one fitted memory constant, NonTorchDeviceGiB, from the seed's KV cache,
+// and the test fails if the stored value strays from it by more than 0.01.
 func memoryLines(t *testing.T) []string {
 	var out []string
 	for _, f := range FidelityFigures {
@@ -195,18 +198,35 @@ func memoryLines(t *testing.T) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		kvReal := f.Real
-		if f.Quantity == fitQuantityKVTokens {
-			kvReal = f.Real * float64(p.KVBytesPerTokenPerGPU()) / gib
+		implied := impliedReserveGiB(p, f)
+		cfg, mp := p.Config(), p.MemoryProfile()
+		counted := "device-wide"
+		if cfg.NonTorchIncrease {
+			counted = "increase"
 		}
-		cfg, m := p.Config(), p.Model()
-		sampler := float64(cfg.MaxNumSeqs) * float64(m.Vocab) * 4 / gib
-		implied := p.budget()/gib - p.WeightsGiB() - kvReal
-		out = append(out, fmt.Sprintf("MEMORY gpu=%s model=%s %s budget=%.2fGiB weights=%.2fGiB kv-real=%.2fGiB "+
-			"reserve-implied=%.2fGiB reserve-model=%.2fGiB (activations=%.2f sampler=%.2f non-torch=%.2f; batched-tokens=%d seqs=%d) residual=%+.2fGiB",
-			f.GPU, f.Model, f.Config, p.budget()/gib, p.WeightsGiB(), kvReal, implied, p.ReserveGiB(),
-			p.ReserveGiB()-sampler-NonTorchReserveGiB, sampler, NonTorchReserveGiB, cfg.MaxNumBatchedTokens, cfg.MaxNumSeqs,
+		out = append(out, fmt.Sprintf("MEMORY gpu=%s model=%s %s vllm=%q budget=%.2fGiB weights=%.2fGiB kv-real=%.2fGiB "+
+			"reserve-implied=%.2fGiB reserve-model=%.2fGiB (forward=%.2f sampler=%.2f non-torch=%.2f %s; batched-tokens=%d seqs=%d tp=%d) residual=%+.2fGiB",
+			f.GPU, f.Model, f.Config, f.VLLM, p.budget()/gib, p.WeightsGiB(), p.budget()/gib-p.WeightsGiB()-implied, implied, p.ReserveGiB(),
+			mp.Forward, mp.Sampler, mp.NonTorch, counted, cfg.MaxNumBatchedTokens, cfg.MaxNumSeqs, cfg.TensorParallelSize,
 			p.ReserveGiB()-implied))
+		if f.GPU == DefaultGPU && f.Model == DefaultModel {
+			fitted := implied - mp.Activations()
+			out = append(out, fmt.Sprintf("MEMFIT non-torch-device=%.3fGiB stored=%.3fGiB inputs=[seed kv-tokens %s=%s: reserve-implied %.3fGiB - forward %.3f - sampler %.3f]",
+				fitted, NonTorchDeviceGiB, f.Config, formatValue(f.Real, f.Unit), implied, mp.Forward, mp.Sampler))
+			if math.Abs(fitted-NonTorchDeviceGiB) > 0.01 {
+				t.Errorf("NonTorchDeviceGiB %.2f, the seed's KV cache implies %.3f: update memory.go", NonTorchDeviceGiB, fitted)
+			}
+		}
 	}
 	return out
+}
+
+// impliedReserveGiB is what a KV-cache figure leaves beside the model's
+// weights in the figure's budget: the reserve the real vLLM kept.
+func impliedReserveGiB(p *Perf, f CitedFigure) float64 {
+	kvReal := f.Real
+	if f.Quantity == fitQuantityKVTokens {
+		kvReal = f.Real * float64(p.KVBytesPerTokenPerGPU()) / gib
+	}
+	return p.budget()/gib - p.WeightsGiB() - kvReal
 }

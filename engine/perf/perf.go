@@ -54,6 +54,11 @@ type Config struct {
 	MaxNumBatchedTokens  int     // --max-num-batched-tokens (0: 2048, or 8192 on H100-class GPUs)
 	TensorParallelSize   int     // --tensor-parallel-size: GPUs of the node the model is split over (0: 1); parallel.go
 	PipelineParallelSize int     // --pipeline-parallel-size: stages of consecutive layers, each on TensorParallelSize GPUs (0: 1); parallel.go
+	// NonTorchIncrease selects how vLLM counts non-torch memory in its
+	// memory profile (memory.go): false, the seed's V1 (device-wide, as
+	// before vllm-project/vllm#19312); true, later releases (only the
+	// increase while profiling).
+	NonTorchIncrease bool
 }
 
 // DefaultConfig is the seed's `vllm serve` configuration: --max-model-len

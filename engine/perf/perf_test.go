@@ -231,7 +231,7 @@ func TestWriteProfiles(t *testing.T) {
 			t.Errorf("listing lacks model %s", m.Name)
 		}
 	}
-	for _, w := range []string{"77,696", "no (needs"} {
+	for _, w := range []string{"77,744", "no (needs"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("listing lacks %q:\n%s", w, out)
 		}

@@ -23,8 +23,9 @@ import (
 //	        FLOP / (25.5 TFLOP/s x 0.60) = 39.2 ms + the same 14.0 ms.
 //	        Means: streaming (1 full + 19 repeats) 28.9 ms (seed: 28.4),
 //	        non-streaming (20 repeats) 27.6 ms (seed: 28.1), each within 2%.
-//	KV:     0.9 x 11.76 GiB - 5.19 GiB weights - 1.25 GiB reserve
-//	        = 4.15 GiB / 56 KiB per token = 77,696 tokens (seed: 77,744)
+//	KV:     0.9 x 11.76 GiB - 5.19 GiB weights - 1.24 GiB reserve
+//	        (memory.go) = 4.15 GiB / 56 KiB per token = 77,744 tokens
+//	        (seed: 77,744)
 //
 // The split of decode time between bandwidth and fixed latency is pinned by
 // a second fact: a 7-8B bf16 model decodes at 6-7 ms/token on an H100,
@@ -92,12 +93,6 @@ const (
 	// 28-32-layer target, a 0.5-1B draft model about a tenth of a 7-8B
 	// target's bytes; both come to ~0.1 of its memory-bound decode step.
 	DraftCostFraction = 0.10
-
-	// NonTorchReserveGiB is the memory vLLM's profiling run sees outside
-	// the weights and the activations it models: cuBLAS and Marlin
-	// workspaces, NCCL buffers, allocator fragmentation. vLLM logs
-	// 0.13-0.55 GiB for it on H100 (llm-d-benchmark's empirical table).
-	NonTorchReserveGiB = 0.25
 )
 
 // RequestOverhead is the fixed per-request time between arrival and
@@ -228,25 +223,6 @@ func (p *Perf) attentionFLOPs(s Step) float64 {
 	}
 	return 4 * float64(m.Layers*m.Heads*m.HeadDim) * pairs
 }
-
-// reserveBytes is the non-KV, non-weight memory that vLLM's profiling run
-// measures and keeps out of the KV cache. The profiling forward pass runs
-// MaxNumBatchedTokens tokens; its peak holds, per token, the MLP's gate/up
-// and activation outputs plus a few hidden-size buffers (bf16) and a row of
-// bf16 logits (the dummy run computes logits for every token), then the
-// sampler's fp32 logits for MaxNumSeqs rows; plus the non-torch part.
-// CUDA graphs are captured after the KV cache is allocated and come out of
-// the (1 - utilization) headroom, as in vLLM.
-func (p *Perf) reserveBytes() float64 {
-	m := p.model
-	tp := float64(p.cfg.TensorParallelSize)
-	perToken := 2*(3*float64(m.mlpWidth())/tp+float64(4*m.Hidden)) + 2*float64(m.Vocab)
-	sampler := float64(p.cfg.MaxNumSeqs) * float64(m.Vocab) * 4
-	return float64(p.cfg.MaxNumBatchedTokens)*perToken + sampler + NonTorchReserveGiB*gib
-}
-
-// ReserveGiB is the activation and runtime reserve kept out of the KV cache.
-func (p *Perf) ReserveGiB() float64 { return p.reserveBytes() / gib }
 
 func seconds(s float64) time.Duration {
 	if s <= 0 || math.IsNaN(s) {

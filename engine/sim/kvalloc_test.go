@@ -91,9 +91,9 @@ func runKVTraffic(t *testing.T, allocation string, clients, perClient int) kvRun
 }
 
 // TestKVAllocationSeed reproduces the seed's "out of KV at ~20 concurrent
-// while compute sits at 30%": Llama-3.1-8B on an A100-40GB (158,960 KV
+// while compute sits at 30%": Llama-3.1-8B on an A100-40GB (158,336 KV
 // tokens), max_tokens 8192, answers near 600 tokens, 48 clients. Reserving
-// prompt + 8192 tokens at admission (contiguous) fits 19 requests, fills
+// prompt + 8192 tokens at admission (contiguous) fits 18 requests, fills
 // the KV cache with reservations and queues the rest; paged allocation on
 // the same traffic runs all 48 in a fraction of the cache. Printed: running
 // sequences, KV usage, queue wait, and the share of a decode step the
