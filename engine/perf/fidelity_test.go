@@ -209,7 +209,7 @@ func memoryLines(t *testing.T) []string {
 			f.GPU, f.Model, f.Config, f.VLLM, p.budget()/gib, p.WeightsGiB(), p.budget()/gib-p.WeightsGiB()-implied, implied, p.ReserveGiB(),
 			mp.Forward, mp.Sampler, mp.NonTorch, counted, cfg.MaxNumBatchedTokens, cfg.MaxNumSeqs, cfg.TensorParallelSize,
 			p.ReserveGiB()-implied))
-		if f.GPU == DefaultGPU && f.Model == DefaultModel {
+		if f.GPU == DefaultGPU && f.Model == DefaultModel && !f.HeldOut && f.Why == "" {
 			fitted := implied - mp.Activations()
 			out = append(out, fmt.Sprintf("MEMFIT non-torch-device=%.3fGiB stored=%.3fGiB inputs=[seed kv-tokens %s=%s: reserve-implied %.3fGiB - forward %.3f - sampler %.3f]",
 				fitted, NonTorchDeviceGiB, f.Config, formatValue(f.Real, f.Unit), implied, mp.Forward, mp.Sampler))
