@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/servebench/servebench/bench/store"
 	"github.com/servebench/servebench/bench/workload"
 	"io"
 	"net"
@@ -74,7 +75,7 @@ func BenchmarkRunnerOverhead(b *testing.B) {
 	}
 	for _, c := range []int{1, 16} {
 		b.Run(fmt.Sprintf("c=%d", c), func(b *testing.B) {
-			rw, err := CreateRecordFile(filepath.Join(b.TempDir(), "requests.jsonl"))
+			rw, err := store.CreateRecordFile(filepath.Join(b.TempDir(), "requests.jsonl"))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -139,7 +140,7 @@ func BenchmarkRateVsHey(b *testing.B) {
 				e1 := processCPU(b, enginePID)
 				// As `servebench run` does: a request timeout, and a requests.jsonl line per request.
 				cl := client.New(client.Options{BaseURL: srv.BaseURL, MaxConns: c, RequestTimeout: 10 * time.Minute})
-				rw, err := CreateRecordFile(filepath.Join(b.TempDir(), "requests.jsonl"))
+				rw, err := store.CreateRecordFile(filepath.Join(b.TempDir(), "requests.jsonl"))
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -10,8 +10,9 @@
 //	    -> bench/workload -> bench/result, bench/stats -> client, scrape, engine
 //
 // bench/workload is what to send, bench the runner and the session,
-// bench/result the saved outputs' types (results.json, requests.jsonl) and
-// bench/stats the statistics they use.
+// bench/store the records and figures a run keeps and writes (requests.jsonl,
+// spilled tallies, results.json, checkpoints, recovery), bench/result the
+// saved outputs' types and bench/stats the statistics they use.
 //
 // A workload.Workload decides when requests are sent: sequential, closed-loop
 // concurrency, or an open-loop rate whose Pacer (constant, Poisson, gamma)
@@ -21,7 +22,7 @@
 // The Runner sends them with a client.Client, scrapes /metrics before and
 // after each run (scrape), waits (bounded) until the engine has counted the
 // requests the client saw succeed, appends one result.Record per request to
-// requests.jsonl as each completes (RecordWriter), and summarises client
+// requests.jsonl as each completes (store.RecordWriter), and summarises client
 // figures (bench/stats) and engine figures (histogram deltas) into a
 // result.Run with its reconciliation and warnings.
 //

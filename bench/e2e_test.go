@@ -1,9 +1,11 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/servebench/servebench/bench/store"
 	"github.com/servebench/servebench/bench/workload"
 	"math"
 	"os"
@@ -231,7 +233,7 @@ func TestQueueWaitAboveMaxNumSeqs(t *testing.T) {
 func TestInterruptKeepsRecords(t *testing.T) {
 	e := startEngine(t, nil)
 	path := filepath.Join(t.TempDir(), result.RequestsFile)
-	rw, err := CreateRecordFile(path)
+	rw, err := store.CreateRecordFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -516,4 +518,14 @@ func TestRecordsMatchEngineTruth(t *testing.T) {
 	if n != 6 || len(truth) != 6 {
 		t.Errorf("%d measured records, %d engine records; want 6 and 6", n, len(truth))
 	}
+}
+
+// readRecords parses a requests.jsonl, failing on any invalid line.
+func readRecords(t testing.TB, b []byte) []result.Record {
+	t.Helper()
+	recs, warns, err := result.ReadRecords(result.RequestsFile, bytes.NewReader(b))
+	if err != nil || len(warns) > 0 {
+		t.Fatalf("requests.jsonl invalid: %v %v", err, warns)
+	}
+	return recs
 }

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"github.com/servebench/servebench/bench/store"
 	"net/http"
 	"time"
 
@@ -86,7 +87,7 @@ func (m *Metrics) figures(run *result.Run, rec *result.Reconciliation, before, a
 	if reconcileNote(run, rec, m.Filter.Model, counted, m.Passes) {
 		return // run.Engine holds only the reconciliation
 	}
-	run.Engine = EngineSummary(delta)
+	run.Engine = store.EngineSummary(delta)
 	if run.Engine.PrefixCacheHitRate == nil {
 		if v, ok := after.Gauge(m.Dialect, m.Filter, scrape.EnginePrefixCacheHitRate); ok {
 			run.Engine.PrefixCacheHitRate = &v
@@ -178,16 +179,16 @@ func rateStats(st *runState, target float64) *result.RateStats {
 // phase's start and the last send. Spilled lags are read in passes; when
 // they cannot be read back the figures are absent (the run warns:
 // lags.err).
-func rateStatsOf(lags *column, first, last time.Time, target float64) *result.RateStats {
+func rateStatsOf(lags *store.Column, first, last time.Time, target float64) *result.RateStats {
 	rs := &result.RateStats{TargetPerS: target}
-	n := lags.n
+	n := lags.N
 	if n == 0 {
 		return rs
 	}
 	if span := last.Sub(first).Seconds(); n > 1 && span > 0 {
 		rs.AchievedPerS = float64(n-1) / span
 	}
-	if err := lags.each(func(l float64) {
+	if err := lags.Each(func(l float64) {
 		if l > 0.001 {
 			rs.LateSends++
 		}
@@ -195,7 +196,7 @@ func rateStatsOf(lags *column, first, last time.Time, target float64) *result.Ra
 		return &result.RateStats{TargetPerS: target}
 	}
 	var sel stats.Selector
-	rs.SendLagS = lags.summary(&sel)
+	rs.SendLagS = lags.Summary(&sel)
 	return rs
 }
 

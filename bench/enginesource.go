@@ -53,7 +53,7 @@ func (r *Runner) engineSource(spec *RunSpec) engineSource {
 // reconciliation starts the run's account of requests sent, succeeded and
 // answered, against which a source sets the engine's count.
 func reconciliation(run *result.Run, st *runState) *result.Reconciliation {
-	return &result.Reconciliation{Sent: int(st.sent.Load()), OK: run.OK, Completed: st.acc.completed}
+	return &result.Reconciliation{Sent: int(st.sent.Load()), OK: run.OK, Completed: st.acc.Completed}
 }
 
 // noEngine is a run without engine figures; why, when set, is its warning.
@@ -197,6 +197,6 @@ func (s *promSource) windows(ctx context.Context, run *result.Run, w *windower) 
 type ollamaSource struct{ engineSource }
 
 func (ollamaSource) after(_ context.Context, run *result.Run, st *runState) *scrape.Snapshot {
-	st.acc.engine.fill(run, reconciliation(run, st))
+	st.acc.Engine.Fill(run, reconciliation(run, st))
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/servebench/servebench/bench/store"
 	"io"
 	"os"
 	"path/filepath"
@@ -99,7 +100,7 @@ func Merge(ctx context.Context, o MergeOptions) (*result.Results, error) {
 	if o.Log != nil {
 		logSkews(o.Log, shards)
 	}
-	return res, WriteResults(o.Out, res)
+	return res, store.WriteResults(o.Out, res)
 }
 
 // logSkews writes each run's start skew per shard: how late each started
@@ -558,9 +559,9 @@ func writeLines(path string, each func(emit func(r *result.Record, raw []byte) e
 // lags of the schedule's first attempts.
 type mergeAcc struct {
 	spec RunSpec // what runAcc reads: SLO, exact length
-	acc  runAcc
+	acc  store.RunAcc
 	rate bool
-	lags column
+	lags store.Column
 	last time.Time // the latest first-attempt send
 }
 
@@ -577,9 +578,9 @@ func newMergeAcc(ref *result.Run) *mergeAcc {
 func (m *mergeAcc) reset() { *m = mergeAcc{spec: m.spec, rate: m.rate} }
 
 func (m *mergeAcc) add(r *result.Record) {
-	m.acc.add(r, &m.spec)
+	m.acc.Add(r, m.spec.ExactTokens(), m.spec.SLO)
 	if m.rate && !r.Warmup && r.Attempt <= 1 && r.Turn <= 1 {
-		m.lags.add(r.IntendedLagS)
+		m.lags.Add(r.IntendedLagS)
 		if r.Start.After(m.last) {
 			m.last = r.Start
 		}
@@ -604,13 +605,13 @@ func mergeRun(shards []*shardDir, i int, m *mergeAcc) *result.Run {
 	}
 	run.DurationS = end.Sub(run.StartedAt).Seconds()
 	acc := &m.acc
-	run.Requests, run.OK, run.Errors = acc.t.requests, acc.t.ok, acc.t.errorsMap()
-	run.Client = acc.t.client()
-	if w := acc.t.reasoningWarning(); w != "" {
+	run.Requests, run.OK, run.Errors = acc.Tally.Requests, acc.Tally.OK, acc.Tally.ErrorsMap()
+	run.Client = acc.Tally.Client()
+	if w := acc.Tally.ReasoningWarning(); w != "" {
 		run.Warnings = append(run.Warnings, w)
 	}
-	run.Throughput = acc.t.throughput(run.DurationS)
-	judged(run, &acc.prompt, acc.goodput, m.spec.SLO)
+	run.Throughput = acc.Tally.Throughput(run.DurationS)
+	store.Judged(run, &acc.Prompt, acc.Goodput, m.spec.SLO)
 	if ref.Rate != nil {
 		last := run.StartedAt
 		if m.last.After(last) {
@@ -622,7 +623,7 @@ func mergeRun(shards []*shardDir, i int, m *mergeAcc) *result.Run {
 		}
 	}
 	if run.Workload.ExactLength {
-		if w := acc.exact.warning(run.Workload.MaxTokens); w != "" {
+		if w := acc.Exact.Warning(run.Workload.MaxTokens); w != "" {
 			run.Warnings = append(run.Warnings, w)
 		}
 	}
@@ -632,7 +633,7 @@ func mergeRun(shards []*shardDir, i int, m *mergeAcc) *result.Run {
 // mergeEngine fills the merged i'th run's engine figures and reconciliation.
 func mergeEngine(ctx context.Context, shards []*shardDir, i int, run *result.Run, ma *mergeAcc) {
 	// Every measured attempt sent has its record.
-	rec := &result.Reconciliation{OK: run.OK, Sent: ma.acc.t.requests + ma.acc.t.retried, Completed: ma.acc.completed}
+	rec := &result.Reconciliation{OK: run.OK, Sent: ma.acc.Tally.Requests + ma.acc.Tally.Retried, Completed: ma.acc.Completed}
 	run.Engine.Reconciliation = rec
 	ref := shards[0]
 	dl, _ := scrape.Lookup(ref.res.Server.Dialect)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/servebench/servebench/bench/store"
 	"github.com/servebench/servebench/bench/workload"
 	"math/rand/v2"
 	"os"
@@ -91,7 +92,7 @@ func writeShard(tb testing.TB, dir string, k, n, per int) {
 	res := &result.Results{Schema: result.Schema, Runs: []result.Run{{Name: "non-streaming", StartedAt: t0,
 		DurationS: float64(per*n) / 1000, Workload: result.Workload{Mode: workload.ModeConcurrent, Concurrency: 64, Requests: per * n, MaxTokens: 256},
 		Shard: &result.Shard{Index: k, Count: n}}}, Warnings: []string{}}
-	if err := WriteResults(dir, res); err != nil {
+	if err := store.WriteResults(dir, res); err != nil {
 		tb.Fatal(err)
 	}
 }
@@ -112,7 +113,7 @@ func writeShardDirs(t *testing.T, root string, shardRecs [][]result.Record, edit
 		if err := writeRecords(filepath.Join(dir, result.RequestsFile), recs); err != nil {
 			t.Fatal(err)
 		}
-		if err := WriteResults(dir, &result.Results{Schema: result.Schema, Runs: runs(k), Warnings: []string{}}); err != nil {
+		if err := store.WriteResults(dir, &result.Results{Schema: result.Schema, Runs: runs(k), Warnings: []string{}}); err != nil {
 			t.Fatal(err)
 		}
 		dirs = append(dirs, dir)
@@ -262,7 +263,7 @@ func TestMergeStream(t *testing.T) {
 	if !reflect.DeepEqual(run, far) {
 		t.Errorf("run differs between the streaming and the in-memory merge:\n%+v\n%+v", run, far)
 	}
-	want := ClientSummary(union)
+	want := store.ClientSummary(union)
 	if g, w := run.Client.E2ES, want.E2ES; g == nil || g.N != w.N || g.Median != w.Median || g.P99 != w.P99 || run.Requests != n*per ||
 		run.OK != n*per-n*per/50 || run.Errors["http 503"] != n*per/50 {
 		t.Errorf("merged run %d requests %d ok %v errors, E2E %+v: want the union's %+v", run.Requests, run.OK, run.Errors, g, w)
@@ -336,7 +337,7 @@ func TestMergeSweep(t *testing.T) {
 		}
 	}
 	for L, run := range res.Runs {
-		want := ClientSummary(unions[L])
+		want := store.ClientSummary(unions[L])
 		if g, w := run.Client.E2ES, want.E2ES; run.Name != levels[L] || run.Shard != nil || run.Requests != n*per || g == nil ||
 			g.N != w.N || g.Median != w.Median || g.P99 != w.P99 || run.Rate == nil || run.Rate.TargetPerS != float64(20*(L+1)) {
 			t.Errorf("merged level %s: %d requests, E2E %+v, rate %+v: want the union's %+v at %d req/s", run.Name, run.Requests, g, run.Rate, w, 20*(L+1))
@@ -377,7 +378,7 @@ func TestMergeSweep(t *testing.T) {
 	}
 	later := res1.Runs[1].Shard.StartAt.Add(time.Second)
 	res1.Runs[1].Shard.StartAt = &later
-	if err := WriteResults(apart[1], res1); err != nil {
+	if err := store.WriteResults(apart[1], res1); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, _, err := merge(apart); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "run rate=40: different starts") {

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"github.com/servebench/servebench/bench/store"
 	"strings"
 	"time"
 
@@ -44,7 +45,7 @@ func (m *Metrics) promFigures(ctx context.Context, run *result.Run, rec *result.
 		run.Engine.Source = src
 		return w
 	}
-	run.Engine = EngineSummary(w.Total)
+	run.Engine = store.EngineSummary(w.Total)
 	run.Engine.Reconciliation = rec
 	run.Engine.Source = src
 	run.Engine.Replicas = promReplicas(w)
@@ -88,7 +89,7 @@ func promWindows(ctx context.Context, run *result.Run, win *windower, all *promq
 // gauges are means over the window (summed over the replicas; KV usage
 // averaged), not values at its end as with /metrics.
 func promWindowEngine(w *promql.Window) *result.WindowEngine {
-	we := &result.WindowEngine{EngineStats: EngineSummary(w.Total)}
+	we := &result.WindowEngine{EngineStats: store.EngineSummary(w.Total)}
 	if w.Resets > 0 {
 		we.CounterReset = true
 	}

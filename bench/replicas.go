@@ -2,6 +2,8 @@ package bench
 
 import (
 	"fmt"
+	"github.com/servebench/servebench/bench/stats"
+	"github.com/servebench/servebench/bench/store"
 	"strconv"
 	"strings"
 
@@ -14,7 +16,7 @@ import (
 // replicaFigures is one replica's engine figures from its own delta, with
 // its KV-cache usage over the window when the source has it (Prometheus).
 func replicaFigures(name string, d *scrape.Delta, kv *result.Gauge) result.Replica {
-	es := EngineSummary(d)
+	es := store.EngineSummary(d)
 	r := result.Replica{Name: name, TTFTS: es.TTFTS, E2ES: es.E2ES, QueueS: es.QueueS,
 		PrefillS: es.PrefillS, DecodeS: es.DecodeS, ITLS: es.ITLS, KVUsage: kv, PrefixCacheHitRate: es.PrefixCacheHitRate}
 	for _, c := range []struct {
@@ -53,7 +55,7 @@ func promReplicas(w *promql.Window) []result.Replica {
 	for i, r := range w.Replicas {
 		var kv *result.Gauge
 		if g, ok := r.Gauges[scrape.EngineKVUsage]; ok {
-			kv = &result.Gauge{Mean: finite(g.Mean), Max: finite(g.Max)}
+			kv = &result.Gauge{Mean: stats.Finite(g.Mean), Max: stats.Finite(g.Max)}
 		}
 		out[i] = replicaFigures(r.Name, r.Delta, kv)
 	}

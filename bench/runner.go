@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/servebench/servebench/bench/store"
 	"github.com/servebench/servebench/bench/workload"
 	"hash/fnv"
 	"math/rand/v2"
@@ -118,7 +119,7 @@ type Runner struct {
 	// NoMetrics, with Metrics nil, says why, as a warning of each run that
 	// has no other engine source.
 	NoMetrics    string
-	Records      *RecordWriter // requests.jsonl; nil: records only returned
+	Records      *store.RecordWriter // requests.jsonl; nil: records only returned
 	OnRecord     func(result.Record)
 	ServerExited <-chan struct{} // closed when a server servebench started exits
 	Retries      int             // retry 429/503 up to this many times per request
@@ -163,7 +164,7 @@ type runState struct {
 	recs    []result.Record
 	sent    atomic.Int64 // measured attempts sent
 	retries atomic.Int64
-	lags    column // open loop: start - intended, seconds (spilled with acc)
+	lags    store.Column // open loop: start - intended, seconds (spilled with acc)
 	first   time.Time
 	last    time.Time // latest send
 	// textSalt gives each run its own generated text (same lengths): a
@@ -173,7 +174,16 @@ type runState struct {
 	clipped  atomic.Int64 // requests whose drawn lengths were clipped to max_model_len
 	cut      atomic.Int64 // sessions that stopped at a failed turn
 	win      *windower
-	acc      runAcc // the run's figures, fed by keep
+	acc      store.RunAcc // the run's figures, fed by keep
+}
+
+// ExactTokens is the output length every request must reach: max_tokens
+// with --exact-length, else 0.
+func (s *RunSpec) ExactTokens() int {
+	if s.Request.ExactLength {
+		return s.Request.MaxTokens
+	}
+	return 0
 }
 
 // Run executes spec: warm-up, a /metrics snapshot, the measured requests,
@@ -201,7 +211,7 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 	src := r.engineSource(&spec)
 	src.before(sendCtx, run, func() int {
 		r.warmup(st)
-		return st.acc.warmOK
+		return st.acc.WarmOK
 	})
 	lateErr := spec.Shard.waitStart(sendCtx)
 	run.StartedAt = time.Now().UTC()
@@ -213,8 +223,8 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 	st.win.begin()
 	if r.Bounded {
 		r.spill(st, run)
-		defer st.acc.t.close()
-		defer st.lags.close()
+		defer st.acc.Tally.Close()
+		defer st.lags.Close()
 	}
 	if sendCtx.Err() == nil && lateErr == nil {
 		r.measure(st, start)
@@ -240,9 +250,9 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 func (r *Runner) spill(st *runState, run *result.Run) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if err := st.acc.t.spill(r.SpillDir); err != nil {
+	if err := st.acc.Tally.Spill(r.SpillDir); err != nil {
 		run.Warnings = append(run.Warnings, err.Error())
-	} else if err := st.lags.spill(r.SpillDir); err != nil {
+	} else if err := st.lags.Spill(r.SpillDir); err != nil {
 		run.Warnings = append(run.Warnings, fmt.Sprintf("send lags: %v (kept in memory)", err))
 	}
 }
@@ -252,30 +262,30 @@ func (r *Runner) spill(st *runState, run *result.Run) {
 // goodput, the schedule kept (open loop), and the warnings about them.
 func (r *Runner) clientFigures(run *result.Run, st *runState) {
 	spec, acc := st.spec, &st.acc
-	run.Requests, run.OK, run.Errors = acc.t.requests, acc.t.ok, acc.t.errorsMap()
+	run.Requests, run.OK, run.Errors = acc.Tally.Requests, acc.Tally.OK, acc.Tally.ErrorsMap()
 	if r.commonErr == nil {
 		r.commonErr = map[string]string{}
 	}
-	r.commonErr[spec.Name] = acc.fails.commonest()
+	r.commonErr[spec.Name] = acc.Fails.Commonest()
 	run.Retries = int(st.retries.Load())
-	run.Client = acc.t.client()
-	if w := acc.t.reasoningWarning(); w != "" {
+	run.Client = acc.Tally.Client()
+	if w := acc.Tally.ReasoningWarning(); w != "" {
 		run.Warnings = append(run.Warnings, w)
 	}
-	run.Throughput = acc.t.throughput(run.DurationS)
-	judged(run, &acc.prompt, acc.goodput, spec.SLO)
+	run.Throughput = acc.Tally.Throughput(run.DurationS)
+	store.Judged(run, &acc.Prompt, acc.Goodput, spec.SLO)
 	if m := spec.Workload.Mode; m == workload.ModeRate || m == workload.ModeTrace {
 		run.Rate = rateStats(st, scheduleRate(spec, run))
 		if w := lateWarning(run.Rate, &run.Workload); w != "" {
 			run.Warnings = append(run.Warnings, w)
 		}
 	}
-	if err := errors.Join(acc.t.spillErr(), st.lags.err); err != nil {
+	if err := errors.Join(acc.Tally.SpillErr(), st.lags.Err); err != nil {
 		run.Warnings = append(run.Warnings, fmt.Sprintf("figures missing: %v", err))
 	}
 	run.Warnings = append(run.Warnings, sourceWarnings(st)...)
 	if spec.Request.ExactLength {
-		if w := acc.exact.warning(spec.Request.MaxTokens); w != "" {
+		if w := acc.Exact.Warning(spec.Request.MaxTokens); w != "" {
 			run.Warnings = append(run.Warnings, w)
 		}
 	}
@@ -696,7 +706,7 @@ func (r *Runner) do(st *runState, j *job, k int, req *client.Request) client.Tra
 // and what the workload asked of it.
 func attemptRecord(st *runState, j *job, k int, req *client.Request, tr *client.Trace, lag time.Duration) result.Record {
 	t := &j.conv.Turns[k]
-	rec := NewRecord(st.spec.Name, j.index, j.warmup, tr, lag)
+	rec := store.NewRecord(st.spec.Name, j.index, j.warmup, tr, lag)
 	rec.RequestID = req.ID
 	rec.PrefixGroup = j.conv.Group
 	if j.conv.Session != "" {
@@ -733,12 +743,12 @@ func (r *Runner) keep(st *runState, rec result.Record, firstOpenLoop bool, lag t
 	_ = r.Records.Write(&rec) // a write error is reported once by the session (RecordWriter.Err)
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	st.acc.add(&rec, st.spec)
+	st.acc.Add(&rec, st.spec.ExactTokens(), st.spec.SLO)
 	if !r.Bounded {
 		st.recs = append(st.recs, rec)
 	}
 	if firstOpenLoop {
-		st.lags.add(lag.Seconds())
+		st.lags.Add(lag.Seconds())
 		if s := rec.Start; s.After(st.last) {
 			st.last = s
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/servebench/servebench/bench/store"
 	"github.com/servebench/servebench/bench/workload"
 	"io"
 	"net/http"
@@ -103,7 +104,7 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 	}
 	prog.printf("server ready: %s, model %s\n", srv.Info.BaseURL, srv.Model)
 
-	rw, err := CreateRecordFile(filepath.Join(cfg.Dir, result.RequestsFile))
+	rw, err := store.CreateRecordFile(filepath.Join(cfg.Dir, result.RequestsFile))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -150,10 +151,10 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 	if err := rw.Err(); err != nil {
 		res.Warnings = append(res.Warnings, err.Error())
 	}
-	if err := WriteResults(cfg.Dir, res); err != nil {
+	if err := store.WriteResults(cfg.Dir, res); err != nil {
 		return res, recs, errors.Join(runErr, err)
 	}
-	_ = removeCheckpoint(cfg.Dir) // results.json is newer: report would not read it
+	_ = store.RemoveCheckpoint(cfg.Dir) // results.json is newer: report would not read it
 	if runErr != nil {
 		return res, recs, runErr
 	}
@@ -229,7 +230,7 @@ func startFailed(dir string, res *result.Results, srv *Server, err error) (*resu
 	}
 	res.Server = srv.Info
 	res.Warnings = append(res.Warnings, "the server did not become ready: "+err.Error())
-	if werr := WriteResults(dir, res); werr != nil {
+	if werr := store.WriteResults(dir, res); werr != nil {
 		return nil, nil, errors.Join(err, werr)
 	}
 	return res, nil, err
@@ -403,12 +404,6 @@ func validate(res *result.Results, why map[string]string, failOnErrorRate float6
 		return nil
 	}
 	return fmt.Errorf("%w: %w", ErrInvalidRun, errors.Join(errs...))
-}
-
-// WriteResults writes dir/results.json atomically (temp file and rename), so
-// a reader never sees half a file.
-func WriteResults(dir string, res *result.Results) error {
-	return writeJSON(dir, result.ResultsFile, res)
 }
 
 // NewManifest describes this servebench and host; args are redacted.

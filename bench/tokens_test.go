@@ -163,27 +163,6 @@ func TestTokenExactOtherTokenizer(t *testing.T) {
 		cal.PerWord, cal.Overhead, ps.CountedMean, ps.Exact, ps.N)
 }
 
-func TestPromptTokensWarning(t *testing.T) {
-	recs := []result.Record{
-		{PromptTokensRequested: 100, PromptTokens: 100},
-		{PromptTokensRequested: 100, PromptTokens: 104},
-		{PromptTokensRequested: 100, PromptTokens: 999, Error: "timeout"}, // failed: left out
-		{PromptTokensRequested: 100, PromptTokens: 500, Warmup: true},     // warm-up: left out
-		{PromptTokens: 50}, // not generated: left out
-	}
-	ps, w := promptTokensWarning(recs)
-	if ps == nil || ps.N != 2 || ps.Exact != 1 || ps.CountedMean != 102 || !strings.Contains(w, "+2.0%") {
-		t.Errorf("2%% over: %+v, %q; want a warning", ps, w)
-	}
-	recs[1].PromptTokens = 101
-	if _, w := promptTokensWarning(recs); w != "" {
-		t.Errorf("0.5%% over: warned %q", w)
-	}
-	if ps, _ := promptTokensWarning(recs[4:]); ps != nil {
-		t.Errorf("no generated prompts: %+v", ps)
-	}
-}
-
 // TestSpeculativeChunksITL: the bundled engine with speculative decoding
 // streams 1 to K+1 tokens per chunk. The client counts each chunk's tokens
 // (its text, scaled to the final usage), so the events sum to the output

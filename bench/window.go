@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"github.com/servebench/servebench/bench/store"
 	"sync"
 	"time"
 
@@ -34,7 +35,7 @@ type windower struct {
 
 	mu      sync.Mutex
 	index   int // the open window, 1-based
-	cur     tally
+	cur     store.Tally
 	from    time.Time       // the open window's start
 	windows []result.Window // closed
 	cuts    []time.Time     // the boundaries closing windows[:len(cuts)]
@@ -116,14 +117,14 @@ func (w *windower) assign(rec *result.Record) {
 		return
 	}
 	rec.Window = w.index
-	w.cur.add(rec)
+	w.cur.Add(rec)
 }
 
 // close ends the open window at end: its client figures, and its engine
 // deltas from snap (nil: scrape now). open says whether a next window
 // starts.
 func (w *windower) close(end time.Time, snap *scrape.Snapshot, open bool) {
-	var next tally
+	var next store.Tally
 	if open {
 		next = w.newTally(w.index + 1)
 	}
@@ -137,11 +138,11 @@ func (w *windower) close(end time.Time, snap *scrape.Snapshot, open bool) {
 	w.mu.Unlock()
 
 	win := result.Window{Index: idx, StartS: from.Sub(w.start).Seconds(), EndS: end.Sub(w.start).Seconds()}
-	setWindowClient(&win, &t)
-	if err := t.spillErr(); err != nil && w.spillErr == nil {
+	store.SetWindowClient(&win, &t)
+	if err := t.SpillErr(); err != nil && w.spillErr == nil {
 		w.spillErr = fmt.Errorf("window %d: figures missing: %w", idx, err)
 	}
-	t.close()
+	t.Close()
 	if w.prev != nil {
 		if snap == nil {
 			if s := w.r.Metrics.snapshot(context.Background()); s.err == nil {
@@ -210,12 +211,12 @@ func (w *windower) promLoop(ctx context.Context) {
 
 // newTally is an empty tally for window idx: spilled in a bounded run (on
 // failure kept in memory, and the run warns).
-func (w *windower) newTally(idx int) tally {
-	var t tally
+func (w *windower) newTally(idx int) store.Tally {
+	var t store.Tally
 	if !w.r.Bounded {
 		return t
 	}
-	if err := t.spill(w.r.SpillDir); err != nil && w.spillErr == nil {
+	if err := t.Spill(w.r.SpillDir); err != nil && w.spillErr == nil {
 		w.spillErr = fmt.Errorf("window %d: %w", idx, err)
 	}
 	return t
@@ -309,7 +310,7 @@ func windowEngine(m *Metrics, before, after *scrape.Snapshot) *result.WindowEngi
 		we.CounterReset, we.Warnings = true, ws
 		d = scrape.Diff(nil, after, m.Dialect, m.Filter)
 	}
-	we.EngineStats = EngineSummary(d)
+	we.EngineStats = store.EngineSummary(d)
 	counter := func(q scrape.Quantity) *float64 {
 		if v, ok := d.Counter(q); ok {
 			return &v

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"github.com/servebench/servebench/bench/store"
 	"github.com/servebench/servebench/bench/workload"
 	"math"
 	"os"
@@ -111,7 +112,7 @@ func TestBoundedRunExact(t *testing.T) {
 			lags = append(lags, r.IntendedLagS)
 		}
 	}
-	got, want := res.Runs[0].Client, ClientSummary(measuredOf(onDisk, "streaming"))
+	got, want := res.Runs[0].Client, store.ClientSummary(measuredOf(onDisk, "streaming"))
 	pairs := []struct {
 		name      string
 		got, want *stats.Summary

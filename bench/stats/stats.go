@@ -82,3 +82,12 @@ func Median(xs []float64) float64 {
 	m, _ := mstats.Float64Data(xs).Median()
 	return m
 }
+
+// Finite is v, or 0 when v is NaN or infinite (an empty histogram's mean,
+// a rate over no time): JSON has no NaN.
+func Finite(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	return v
+}

@@ -20,9 +20,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/servebench/servebench/bench"
 	"github.com/servebench/servebench/bench/probe"
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/bench/store"
 	"github.com/servebench/servebench/bench/workload"
 	"github.com/servebench/servebench/engine/launch/launchtest"
 	"github.com/servebench/servebench/engine/sim"
@@ -365,7 +365,7 @@ func checkMerge(t *testing.T, f fleet, dirs []string, requests int) {
 			break
 		}
 	}
-	want := bench.ClientSummary(union)
+	want := store.ClientSummary(union)
 	if g, w := run.Client.E2ES, want.E2ES; g == nil || g.N != w.N || g.Median != w.Median || g.P99 != w.P99 {
 		t.Errorf("merged E2E %+v, want the statistics of the union %+v", g, w)
 	}

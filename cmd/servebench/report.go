@@ -9,8 +9,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/servebench/servebench/bench"
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/bench/store"
 	"github.com/servebench/servebench/report"
 	"github.com/spf13/cobra"
 )
@@ -65,16 +65,16 @@ median request exact.`,
 
 // loadOrRecover loads dir (report.LoadDir), or rebuilds its results.json
 // from checkpoint.json and requests.jsonl when servebench stopped mid-run
-// (bench.Recover, which streams the records); the records then come as a
+// (store.Recover, which streams the records); the records then come as a
 // bounded run's report gets them (report.ChartRecords), so memory stays
 // bounded whatever the file's size.
 func loadOrRecover(cmd *cobra.Command, dir string) (*result.Results, []result.Record, *report.Sample, []string, error) {
-	if !bench.NeedsRecovery(dir) {
+	if !store.NeedsRecovery(dir) {
 		return report.LoadDir(dir)
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s: no results.json newer than %s: servebench stopped mid-run; rebuilding %s from it and %s (marked incomplete)\n",
 		dir, result.CheckpointFile, result.ResultsFile, result.RequestsFile)
-	res, warns, err := bench.Recover(dir)
+	res, warns, err := store.Recover(dir)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/servebench/servebench/bench"
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/bench/store"
 	"github.com/servebench/servebench/bench/workload"
 )
 
@@ -113,7 +113,7 @@ func TestSweepShards(t *testing.T) {
 			_, rs := loadSaved(t, d)
 			union = append(union, slices.DeleteFunc(rs, func(r result.Record) bool { return r.Run != run.Name })...)
 		}
-		want := bench.ClientSummary(union)
+		want := store.ClientSummary(union)
 		if g, w := run.Client.E2ES, want.E2ES; run.Shard != nil || run.Requests != requests || run.OK != requests || g == nil ||
 			g.N != w.N || g.Median != w.Median || g.P99 != w.P99 {
 			t.Errorf("merged level %s: %d requests %d ok, shard %+v, E2E %+v: want the union's %+v, no shard block", run.Name, run.Requests, run.OK, run.Shard, g, w)

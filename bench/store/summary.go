@@ -1,8 +1,8 @@
-package bench
+package store
 
 import (
 	"fmt"
-	"math"
+	"github.com/servebench/servebench/bench/stats"
 	"sort"
 
 	"github.com/servebench/servebench/bench/result"
@@ -18,41 +18,41 @@ import (
 // per request (result.Record.TPOT). The *FromIntended figures add each request's
 // send lag (open loop), so a server that falls behind cannot hide it.
 func ClientSummary(recs []result.Record) result.ClientStats {
-	var t tally
+	var t Tally
 	for i := range recs {
-		t.add(&recs[i])
+		t.Add(&recs[i])
 	}
-	return t.client()
+	return t.Client()
 }
 
 // countOutcomes fills run.Requests, OK and Errors from the measured records.
 // A request retried after a 429/503 appears once per attempt; only its last
 // attempt counts as the request's outcome, the earlier ones in Run.Retries.
 func countOutcomes(run *result.Run, recs []result.Record) {
-	var t tally
+	var t Tally
 	for i := range recs {
-		t.add(&recs[i])
+		t.Add(&recs[i])
 	}
-	run.Requests, run.OK, run.Errors = t.requests, t.ok, t.errorsMap()
+	run.Requests, run.OK, run.Errors = t.Requests, t.OK, t.ErrorsMap()
 }
 
 // exactLengthWarning says when a server ignored ignore_eos/min_tokens: a
 // successful request whose output token count differs from max_tokens.
 func exactLengthWarning(recs []result.Record, maxTokens int) string {
-	var a exactAcc
+	var a ExactAcc
 	for i := range recs {
-		a.add(&recs[i], maxTokens)
+		a.Add(&recs[i], maxTokens)
 	}
-	return a.warning(maxTokens)
+	return a.Warning(maxTokens)
 }
 
-// exactAcc gathers exactLengthWarning's counts one record at a time.
-type exactAcc struct {
+// ExactAcc gathers exactLengthWarning's counts one record at a time.
+type ExactAcc struct {
 	off, n int
 	seen   map[int]int // output token counts that differed (bounded by max_tokens)
 }
 
-func (a *exactAcc) add(r *result.Record, maxTokens int) {
+func (a *ExactAcc) Add(r *result.Record, maxTokens int) {
 	if r.Warmup || r.Error != "" {
 		return
 	}
@@ -70,7 +70,7 @@ func (a *exactAcc) add(r *result.Record, maxTokens int) {
 	}
 }
 
-func (a *exactAcc) warning(maxTokens int) string {
+func (a *ExactAcc) Warning(maxTokens int) string {
 	if a.off == 0 {
 		return ""
 	}
@@ -114,11 +114,11 @@ func EngineSummary(d *scrape.Delta) result.EngineStats {
 			continue
 		}
 		eq.set(&es, &result.Hist{
-			Mean:   finite(h.Mean()),
+			Mean:   stats.Finite(h.Mean()),
 			Count:  h.Count,
-			P50Est: finite(h.Quantile(0.50)),
-			P90Est: finite(h.Quantile(0.90)),
-			P99Est: finite(h.Quantile(0.99)),
+			P50Est: stats.Finite(h.Quantile(0.50)),
+			P90Est: stats.Finite(h.Quantile(0.90)),
+			P99Est: stats.Finite(h.Quantile(0.99)),
 		})
 	}
 	zeroQueue(d, &es)
@@ -157,13 +157,4 @@ func zeroQueue(d *scrape.Delta, es *result.EngineStats) {
 	if n > 0 {
 		es.QueueS = &result.Hist{Count: n}
 	}
-}
-
-// finite maps NaN and ±Inf (an estimate past the last finite bucket) to 0,
-// which encoding/json can write; Count says how much the figure rests on.
-func finite(v float64) float64 {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0
-	}
-	return v
 }

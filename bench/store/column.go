@@ -1,4 +1,4 @@
-package bench
+package store
 
 import (
 	"bufio"
@@ -11,27 +11,27 @@ import (
 	"github.com/servebench/servebench/bench/stats"
 )
 
-// column is one quantity's per-request samples: in memory, or, for a
+// Column is one quantity's per-request samples: in memory, or, for a
 // bounded run (spill), appended through a buffer to a temporary file of
 // little-endian float64s, so that the run's memory does not grow with its
 // length. Its summary reads the file in passes (stats.Selector), never
 // whole, so it stays exact in memory that does not grow with the samples.
-type column struct {
+type Column struct {
 	xs  []float64
 	f   *os.File // nil: in memory
 	w   *bufio.Writer
-	n   int
-	err error // the first write or read error: the summary is then absent
+	N   int
+	Err error // the first write or read error: the summary is then absent
 	// named: the file could not be unlinked while open (Windows), so
 	// close removes it by name.
 	named bool
 }
 
-// spill makes c write its samples to a new file in dir ("": the system's
+// Spill makes c write its samples to a new file in dir ("": the system's
 // temporary directory), unlinked at once where the system allows it (the
 // open file stays readable), so that no kill leaves it behind. On failure
 // c stays in memory.
-func (c *column) spill(dir string) error {
+func (c *Column) Spill(dir string) error {
 	f, err := os.CreateTemp(dir, ".servebench-samples-*")
 	if err != nil {
 		return err
@@ -41,37 +41,37 @@ func (c *column) spill(dir string) error {
 	return nil
 }
 
-func (c *column) add(x float64) {
-	c.n++
+func (c *Column) Add(x float64) {
+	c.N++
 	if c.f == nil {
 		c.xs = append(c.xs, x)
 		return
 	}
 	var b [8]byte
 	binary.LittleEndian.PutUint64(b[:], math.Float64bits(x))
-	if _, err := c.w.Write(b[:]); err != nil && c.err == nil {
-		c.err = err
+	if _, err := c.w.Write(b[:]); err != nil && c.Err == nil {
+		c.Err = err
 	}
 }
 
-// addPos adds x when it is positive (an absent timing is 0).
-func (c *column) addPos(x float64) {
+// AddPos adds x when it is positive (an absent timing is 0).
+func (c *Column) AddPos(x float64) {
 	if x > 0 {
-		c.add(x)
+		c.Add(x)
 	}
 }
 
-// summary is stats.Summarize of the samples; nil without any (or when the
+// Summary is stats.Summarize of the samples; nil without any (or when the
 // file could not be written or read back: c.err says why). Spilled
 // samples are read in passes by sel, whose buffers the columns of one
 // tally share.
-func (c *column) summary(sel *stats.Selector) *stats.Summary {
+func (c *Column) Summary(sel *stats.Selector) *stats.Summary {
 	if c.f == nil {
 		return stats.Summarize(c.xs)
 	}
-	s, err := sel.Summarize(c.n, c.each)
-	if err != nil && c.err == nil {
-		c.err = err
+	s, err := sel.Summarize(c.N, c.Each)
+	if err != nil && c.Err == nil {
+		c.Err = err
 	}
 	if err != nil {
 		return nil
@@ -79,24 +79,24 @@ func (c *column) summary(sel *stats.Selector) *stats.Summary {
 	return s
 }
 
-// each calls fn with every sample in the order added (a stats.Pass):
+// Each calls fn with every sample in the order added (a stats.Pass):
 // from memory, or reading the file from its start; later samples append.
 // An error is also kept in c.err.
-func (c *column) each(fn func(float64)) error {
+func (c *Column) Each(fn func(float64)) error {
 	if c.f == nil {
 		for _, x := range c.xs {
 			fn(x)
 		}
 		return nil
 	}
-	if c.err == nil {
-		c.err = c.read(fn)
+	if c.Err == nil {
+		c.Err = c.read(fn)
 	}
-	return c.err
+	return c.Err
 }
 
 // read is each over the file.
-func (c *column) read(fn func(float64)) error {
+func (c *Column) read(fn func(float64)) error {
 	if err := c.w.Flush(); err != nil {
 		return err
 	}
@@ -105,9 +105,9 @@ func (c *column) read(fn func(float64)) error {
 	}
 	r := bufio.NewReaderSize(c.f, 32<<10)
 	var b [8]byte
-	for i := range c.n {
+	for i := range c.N {
 		if _, err := io.ReadFull(r, b[:]); err != nil {
-			return fmt.Errorf("%s: sample %d of %d: %w", c.f.Name(), i+1, c.n, err)
+			return fmt.Errorf("%s: sample %d of %d: %w", c.f.Name(), i+1, c.N, err)
 		}
 		fn(math.Float64frombits(binary.LittleEndian.Uint64(b[:])))
 	}
@@ -115,8 +115,8 @@ func (c *column) read(fn func(float64)) error {
 	return err
 }
 
-// close closes c's file, if any, and removes it if it still has a name.
-func (c *column) close() {
+// Close closes c's file, if any, and removes it if it still has a name.
+func (c *Column) Close() {
 	if c.f != nil {
 		c.f.Close()
 		if c.named {

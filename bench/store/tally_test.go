@@ -1,17 +1,14 @@
-package bench
+package store
 
 import (
-	"github.com/servebench/servebench/bench/workload"
 	"math"
 	"math/rand/v2"
 	"os"
 	"reflect"
 	"runtime"
-	"strings"
 	"testing"
 
 	"github.com/servebench/servebench/bench/result"
-	"github.com/servebench/servebench/bench/stats"
 )
 
 // TestTallyLateSends: figures from the intended send time appear once a
@@ -24,30 +21,15 @@ func TestTallyLateSends(t *testing.T) {
 		{Run: "r", FirstVisibleS: 0.3, E2ES: 3, IntendedLagS: 0.5},
 		{Run: "r", FirstVisibleS: 0.4, E2ES: 4},
 	}
-	var onTime tally
-	onTime.add(&recs[0])
-	if cs := onTime.client(); cs.FirstVisibleFromIntendedS != nil || onTime.fvI.n != 0 {
+	var onTime Tally
+	onTime.Add(&recs[0])
+	if cs := onTime.Client(); cs.FirstVisibleFromIntendedS != nil || onTime.fvI.N != 0 {
 		t.Errorf("no late send, yet figures from the intended send time: %+v", cs.FirstVisibleFromIntendedS)
 	}
 	cs := ClientSummary(recs)
 	fv, e2e := cs.FirstVisibleFromIntendedS, cs.E2EFromIntendedS
 	if fv == nil || e2e == nil || fv.N != 4 || e2e.N != 4 || math.Abs(fv.Mean-(1.0+0.5)/4) > 1e-12 || math.Abs(e2e.Mean-(10+0.5)/4) > 1e-12 || e2e.Max != 4 {
 		t.Errorf("from intended: first visible %+v, e2e %+v; want 4 samples each, the late one 0.5 s longer", fv, e2e)
-	}
-}
-
-// TestAppendRecent: the progress bar keeps between barRecent and
-// 2*barRecent of the latest values, newest last.
-func TestAppendRecent(t *testing.T) {
-	var xs []float64
-	for i := range 5 * barRecent {
-		xs = appendRecent(xs, float64(i))
-		if len(xs) > 2*barRecent || xs[len(xs)-1] != float64(i) || (i >= barRecent && len(xs) < barRecent) {
-			t.Fatalf("after %d appends: %d kept, last %v", i+1, len(xs), xs[len(xs)-1])
-		}
-	}
-	if xs[0] != float64(5*barRecent-len(xs)) {
-		t.Errorf("kept values are not the latest: first %v of %d", xs[0], len(xs))
 	}
 }
 
@@ -77,9 +59,9 @@ func TestTallySpillEqualsMemory(t *testing.T) {
 	}
 	for _, limit := range []int{0, 100} {
 		dir := t.TempDir()
-		var mem tally
-		disk := tally{selectLimit: limit}
-		if err := disk.spill(dir); err != nil {
+		var mem Tally
+		disk := Tally{selectLimit: limit}
+		if err := disk.Spill(dir); err != nil {
 			t.Fatal(err)
 		}
 		for _, c := range disk.columns() {
@@ -91,44 +73,22 @@ func TestTallySpillEqualsMemory(t *testing.T) {
 			t.Errorf("%d sample files named in %s, want them unlinked once created", len(files), dir)
 		}
 		for i := range recs {
-			mem.add(&recs[i])
-			disk.add(&recs[i])
+			mem.Add(&recs[i])
+			disk.Add(&recs[i])
 		}
-		want, got := mem.client(), disk.client()
-		if err := disk.spillErr(); err != nil {
+		want, got := mem.Client(), disk.Client()
+		if err := disk.SpillErr(); err != nil {
 			t.Fatal(err)
 		}
-		if got.FirstVisibleFromIntendedS == nil || got.TPOTS == nil || got.TTFBS == nil || got.E2ES.N != mem.ok {
+		if got.FirstVisibleFromIntendedS == nil || got.TPOTS == nil || got.TTFBS == nil || got.E2ES.N != mem.OK {
 			t.Fatalf("limit %d: spilled figures incomplete: %+v", limit, got)
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("limit %d: spilled samples give\n%+v\nin memory\n%+v", limit, got, want)
 		}
-		disk.close()
+		disk.Close()
 		if files, _ := os.ReadDir(dir); len(files) != 0 {
 			t.Errorf("%d sample files left after close", len(files))
 		}
-	}
-}
-
-// TestLateWarningOnlyWhenItMatters: issue 20's run, 20 of 103 Poisson
-// sends at 4 req/s past 1 ms but none past 1.2 ms, kept its schedule (the
-// gaps are 250 ms); sends 40 ms late at that rate did not.
-func TestLateWarningOnlyWhenItMatters(t *testing.T) {
-	wl := &result.Workload{Mode: workload.ModeRate, Rate: 4, Arrival: workload.ArrivalPoisson, Burstiness: 1}
-	lags := make([]float64, 103)
-	for i := range 20 {
-		lags[i] = 0.0011 + 0.0001*float64(i%2)
-	}
-	rs := &result.RateStats{TargetPerS: 4, AchievedPerS: 3.4, LateSends: 20, SendLagS: stats.Summarize(lags)}
-	if w := lateWarning(rs, wl); w != "" {
-		t.Errorf("1.2 ms lags at 250 ms gaps: %q", w)
-	}
-	for i := range lags {
-		lags[i] = 0.04
-	}
-	rs = &result.RateStats{TargetPerS: 4, AchievedPerS: 3.72, LateSends: 103, SendLagS: stats.Summarize(lags)}
-	if w := lateWarning(rs, wl); !strings.Contains(w, "schedule was not kept") || !strings.Contains(w, "within the arrival process's own variation") {
-		t.Errorf("40 ms lags: %q", w)
 	}
 }

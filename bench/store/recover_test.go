@@ -1,4 +1,4 @@
-package bench
+package store
 
 import (
 	"bytes"
@@ -82,7 +82,7 @@ func writeKilledSoak(t *testing.T, dir string) int {
 		}
 		cp.Runs[1].Windows = append(cp.Runs[1].Windows, w)
 	}
-	if err := writeJSON(dir, result.CheckpointFile, cp); err != nil {
+	if err := WriteJSON(dir, result.CheckpointFile, cp); err != nil {
 		t.Fatal(err)
 	}
 	rw, err := CreateRecordFile(filepath.Join(dir, result.RequestsFile))
@@ -188,8 +188,8 @@ func recoverInMemory(t *testing.T, dir string) []byte {
 
 // rebuildInMemory is the rebuild of one run as it was (see recoverInMemory).
 func rebuildInMemory(run *result.Run, recs []result.Record) {
-	var all tally
-	wins := make([]tally, len(run.Windows)+1)
+	var all Tally
+	wins := make([]Tally, len(run.Windows)+1)
 	nwin := len(run.Windows)
 	end := run.StartedAt.Add(time.Duration(run.DurationS * float64(time.Second)))
 	for i := range recs {
@@ -197,27 +197,27 @@ func rebuildInMemory(run *result.Run, recs []result.Record) {
 		if r.Run != run.Name || r.Warmup {
 			continue
 		}
-		all.add(r)
+		all.Add(r)
 		if r.Window > 0 {
-			wins[min(r.Window, nwin+1)-1].add(r)
+			wins[min(r.Window, nwin+1)-1].Add(r)
 		}
 		if e := r.Start.Add(time.Duration(r.E2ES * float64(time.Second))); e.After(end) {
 			end = e
 		}
 	}
-	run.Requests, run.OK, run.Errors, run.Retries = all.requests, all.ok, all.errorsMap(), all.retried
-	run.Client = all.client()
+	run.Requests, run.OK, run.Errors, run.Retries = all.Requests, all.OK, all.ErrorsMap(), all.Retried
+	run.Client = all.Client()
 	run.DurationS = end.Sub(run.StartedAt).Seconds()
-	run.Throughput = all.throughput(run.DurationS)
+	run.Throughput = all.Throughput(run.DurationS)
 	for k := range run.Windows {
-		setWindowClient(&run.Windows[k], &wins[k])
+		SetWindowClient(&run.Windows[k], &wins[k])
 	}
-	if rest := &wins[nwin]; rest.requests+rest.retried > 0 {
+	if rest := &wins[nwin]; rest.Requests+rest.Retried > 0 {
 		w := result.Window{Index: nwin + 1, EndS: run.DurationS, Incomplete: true}
 		if nwin > 0 {
 			w.StartS = run.Windows[nwin-1].EndS
 		}
-		setWindowClient(&w, rest)
+		SetWindowClient(&w, rest)
 		run.Windows = append(run.Windows, w)
 	}
 	run.Engine = combineWindows(run.Windows)

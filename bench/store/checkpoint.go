@@ -1,4 +1,4 @@
-package bench
+package store
 
 import (
 	"bufio"
@@ -11,53 +11,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/servebench/servebench/bench/result"
 )
 
-// checkpointer keeps DIR/checkpoint.json current during a session: at each
-// run's start and at every window boundary it writes what results.json
-// would hold so far (the finished runs and the one in progress, marked
-// Incomplete), by atomic rename, so kill -9 leaves a file `servebench
-// report` can rebuild results.json from (Recover). Execute removes it once
-// results.json is written.
-type checkpointer struct {
-	dir string
-	res *result.Results // read only while a run is in progress
-	bar *runBar         // the run's progress line, shown the last window
-
-	mu  sync.Mutex
-	err error // the first failed write, reported once as a warning
-}
-
-// window is Runner.OnWindow: the progress line and the checkpoint.
-func (c *checkpointer) window(partial *result.Run) {
-	c.bar.window(partial)
-	cp := *c.res
-	cp.Runs = append(slices.Clip(c.res.Runs), *partial)
-	cp.Incomplete = true
-	err := writeJSON(c.dir, result.CheckpointFile, &cp)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err != nil && c.err == nil {
-		c.err = err
-	}
-}
-
-// warning is the first failed write as a results.json warning, or "".
-func (c *checkpointer) warning() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.err == nil {
-		return ""
-	}
-	return fmt.Sprintf("checkpoint: %v (a crash would have left no %s to rebuild from)", c.err, result.CheckpointFile)
-}
-
-// removeCheckpoint deletes dir's checkpoint once results.json holds the
+// RemoveCheckpoint deletes dir's checkpoint once results.json holds the
 // whole session.
-func removeCheckpoint(dir string) error {
+func RemoveCheckpoint(dir string) error {
 	err := os.Remove(filepath.Join(dir, result.CheckpointFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -65,13 +25,13 @@ func removeCheckpoint(dir string) error {
 	return err
 }
 
-// writeJSON writes res as indented JSON to dir/name atomically (a
+// WriteJSON writes res as indented JSON to dir/name atomically (a
 // temporary file renamed over it), so a reader, or a crash, never sees half
 // a file. The runs' windows are encoded one at a time straight into the
 // file (encodeResults): a soak's checkpoint, rewritten at every boundary,
 // holds every window so far, and encoding it whole in memory made peak RSS
 // grow with the run's length (about 20 KB per window, measured).
-func writeJSON(dir, name string, res *result.Results) error {
+func WriteJSON(dir, name string, res *result.Results) error {
 	tmp := filepath.Join(dir, "."+name+".tmp")
 	f, err := os.Create(tmp)
 	if err != nil {
@@ -159,4 +119,10 @@ func encodeResults(w *bufio.Writer, res *result.Results) (whole bool, err error)
 	w.Write(b[from:])
 	w.WriteByte('\n')
 	return false, nil
+}
+
+// WriteResults writes dir/results.json atomically (temp file and rename), so
+// a reader never sees half a file.
+func WriteResults(dir string, res *result.Results) error {
+	return WriteJSON(dir, result.ResultsFile, res)
 }

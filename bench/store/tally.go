@@ -1,4 +1,4 @@
-package bench
+package store
 
 import (
 	"fmt"
@@ -9,21 +9,21 @@ import (
 	"github.com/servebench/servebench/bench/stats"
 )
 
-// tally accumulates a run's (or one window's) figures one record at a time,
+// Tally accumulates a run's (or one window's) figures one record at a time,
 // keeping compact samples (8 bytes per request and quantity, so
 // request-level figures are exact; on disk after spill) and, for the gaps
 // between tokens, a bounded histogram (stats.Hist: quantiles within 0.1%)
 // instead of the records themselves. ClientSummary, the run's
 // counts and every --interval window are computed by it, so they agree.
 // It is not safe for concurrent use.
-type tally struct {
-	requests, ok, retried, tokens int
+type Tally struct {
+	Requests, OK, Retried, tokens int
 	errors                        map[string]int
 	// Client-clock samples of successful measured requests.
-	fv, ft, e2e, ttfb, tpot, out, fvI, e2eI column
+	fv, ft, e2e, ttfb, tpot, out, fvI, e2eI Column
 	// Reasoning requests' first reasoning token, thinking time, reasoning
 	// and answer tokens, answer TPOT (empty when nothing reasoned).
-	fr, think, rtok, atok, atpot column
+	fr, think, rtok, atok, atpot Column
 	otherReasoning               []string // fields that looked like reasoning, uncounted (a few)
 	anyLag                       bool
 	spilled                      bool
@@ -34,14 +34,14 @@ type tally struct {
 	selectLimit int
 }
 
-// spill sends t's samples to files in dir ("": the system's temporary
+// Spill sends t's samples to files in dir ("": the system's temporary
 // directory) as they come, for a run of any length (Runner.Bounded);
 // close releases them. t must be empty. On failure t keeps its samples in
 // memory and the error says why.
-func (t *tally) spill(dir string) error {
+func (t *Tally) Spill(dir string) error {
 	for _, c := range t.columns() {
-		if err := c.spill(dir); err != nil {
-			t.close()
+		if err := c.Spill(dir); err != nil {
+			t.Close()
 			return fmt.Errorf("request samples: %w (kept in memory)", err)
 		}
 	}
@@ -49,29 +49,29 @@ func (t *tally) spill(dir string) error {
 	return nil
 }
 
-// close closes (and, where they kept a name, removes) t's sample files.
-func (t *tally) close() {
+// Close closes (and, where they kept a name, removes) t's sample files.
+func (t *Tally) Close() {
 	for _, c := range t.columns() {
-		c.close()
+		c.Close()
 	}
 }
 
-func (t *tally) columns() []*column {
-	return []*column{&t.fv, &t.ft, &t.e2e, &t.ttfb, &t.tpot, &t.out, &t.fvI, &t.e2eI,
+func (t *Tally) columns() []*Column {
+	return []*Column{&t.fv, &t.ft, &t.e2e, &t.ttfb, &t.tpot, &t.out, &t.fvI, &t.e2eI,
 		&t.fr, &t.think, &t.rtok, &t.atok, &t.atpot}
 }
 
-// add counts r: a warm-up request not at all; a retried attempt only in
+// Add counts r: a warm-up request not at all; a retried attempt only in
 // retried; every other record as a request's outcome.
-func (t *tally) add(r *result.Record) {
+func (t *Tally) Add(r *result.Record) {
 	if r.Warmup {
 		return
 	}
 	if r.Retried {
-		t.retried++
+		t.Retried++
 		return
 	}
-	t.requests++
+	t.Requests++
 	if r.Error != "" {
 		if t.errors == nil {
 			t.errors = map[string]int{}
@@ -79,14 +79,14 @@ func (t *tally) add(r *result.Record) {
 		t.errors[r.Error]++
 		return
 	}
-	t.ok++
+	t.OK++
 	t.tokens += r.OutputTokens
-	nfv, ne2e := t.fv.n, t.e2e.n // before this record
-	t.fv.addPos(r.FirstVisibleS)
-	t.ft.addPos(r.FirstTokenS)
-	t.e2e.addPos(r.E2ES)
-	t.ttfb.addPos(r.TTFBS)
-	t.out.add(float64(r.OutputTokens))
+	nfv, ne2e := t.fv.N, t.e2e.N // before this record
+	t.fv.AddPos(r.FirstVisibleS)
+	t.ft.AddPos(r.FirstTokenS)
+	t.e2e.AddPos(r.E2ES)
+	t.ttfb.AddPos(r.TTFBS)
+	t.out.Add(float64(r.OutputTokens))
 	if r.IntendedLagS != 0 && !t.anyLag {
 		// The first late send: the requests before it were on time, so
 		// their figures from the intended send time are the plain ones.
@@ -95,15 +95,15 @@ func (t *tally) add(r *result.Record) {
 		t.anyLag = true
 		if !t.spilled {
 			t.fvI.xs, t.e2eI.xs = slices.Clone(t.fv.xs[:nfv]), slices.Clone(t.e2e.xs[:ne2e])
-			t.fvI.n, t.e2eI.n = nfv, ne2e
+			t.fvI.N, t.e2eI.N = nfv, ne2e
 		}
 	}
 	if t.anyLag || t.spilled {
-		t.fvI.addPos(r.FirstVisibleS + r.IntendedLagS)
-		t.e2eI.addPos(r.E2ES + r.IntendedLagS)
+		t.fvI.AddPos(r.FirstVisibleS + r.IntendedLagS)
+		t.e2eI.AddPos(r.E2ES + r.IntendedLagS)
 	}
 	if tpot, ok := r.TPOT(); ok {
-		t.tpot.add(tpot)
+		t.tpot.Add(tpot)
 	}
 	t.addReasoning(r)
 	r.TokenGaps(func(g float64, k int) {
@@ -113,27 +113,27 @@ func (t *tally) add(r *result.Record) {
 }
 
 // addReasoning adds a successful request's reasoning figures, if it reasoned.
-func (t *tally) addReasoning(r *result.Record) {
+func (t *Tally) addReasoning(r *result.Record) {
 	if f := r.OtherReasoning; f != "" && len(t.otherReasoning) < 4 && !slices.Contains(t.otherReasoning, f) {
 		t.otherReasoning = append(t.otherReasoning, f)
 	}
 	if !r.Reasoned() {
 		return
 	}
-	t.fr.addPos(r.FirstReasoningS)
+	t.fr.AddPos(r.FirstReasoningS)
 	if th, ok := r.Thinking(); ok {
-		t.think.add(th)
+		t.think.Add(th)
 	}
-	t.rtok.add(float64(r.ReasoningTokens))
-	t.atok.add(float64(r.AnswerTokens))
+	t.rtok.Add(float64(r.ReasoningTokens))
+	t.atok.Add(float64(r.AnswerTokens))
 	if v, ok := r.AnswerTPOT(); ok {
-		t.atpot.add(v)
+		t.atpot.Add(v)
 	}
 }
 
-// reasoningWarning names, once per run, the fields that looked like
+// ReasoningWarning names, once per run, the fields that looked like
 // reasoning but are not counted as such ("" when none).
-func (t *tally) reasoningWarning() string {
+func (t *Tally) ReasoningWarning() string {
 	if len(t.otherReasoning) == 0 {
 		return ""
 	}
@@ -141,56 +141,56 @@ func (t *tally) reasoningWarning() string {
 		"its tokens count as answer tokens and its text is not output the client times", strings.Join(t.otherReasoning, ", "))
 }
 
-// client summarises the samples (see ClientSummary). Spilled samples are
+// Client summarises the samples (see ClientSummary). Spilled samples are
 // read back in passes, one column at a time, through one Selector.
-func (t *tally) client() result.ClientStats {
+func (t *Tally) Client() result.ClientStats {
 	sel := stats.Selector{Limit: t.selectLimit}
 	cs := result.ClientStats{
-		FirstVisibleS: t.fv.summary(&sel),
-		FirstTokenS:   t.ft.summary(&sel),
-		E2ES:          t.e2e.summary(&sel),
-		TTFBS:         t.ttfb.summary(&sel),
+		FirstVisibleS: t.fv.Summary(&sel),
+		FirstTokenS:   t.ft.Summary(&sel),
+		E2ES:          t.e2e.Summary(&sel),
+		TTFBS:         t.ttfb.Summary(&sel),
 		ITLS:          t.itl.Summary(),
 		ITLEventS:     t.itlEv.Summary(),
-		TPOTS:         t.tpot.summary(&sel),
-		OutputTokens:  t.out.summary(&sel),
+		TPOTS:         t.tpot.Summary(&sel),
+		OutputTokens:  t.out.Summary(&sel),
 	}
-	cs.FirstReasoningS, cs.ThinkingS = t.fr.summary(&sel), t.think.summary(&sel)
-	cs.ReasoningTokens, cs.AnswerTokens, cs.AnswerTPOTS = t.rtok.summary(&sel), t.atok.summary(&sel), t.atpot.summary(&sel)
+	cs.FirstReasoningS, cs.ThinkingS = t.fr.Summary(&sel), t.think.Summary(&sel)
+	cs.ReasoningTokens, cs.AnswerTokens, cs.AnswerTPOTS = t.rtok.Summary(&sel), t.atok.Summary(&sel), t.atpot.Summary(&sel)
 	if cs.ITLS != nil || cs.ITLEventS != nil {
 		cs.ITLRelativeError = stats.HistRelativeError
 	}
 	if t.anyLag {
-		cs.FirstVisibleFromIntendedS = t.fvI.summary(&sel)
-		cs.E2EFromIntendedS = t.e2eI.summary(&sel)
+		cs.FirstVisibleFromIntendedS = t.fvI.Summary(&sel)
+		cs.E2EFromIntendedS = t.e2eI.Summary(&sel)
 	}
 	return cs
 }
 
-// spillErr is the first error writing or reading back spilled samples:
+// SpillErr is the first error writing or reading back spilled samples:
 // the figures it concerns are absent.
-func (t *tally) spillErr() error {
+func (t *Tally) SpillErr() error {
 	for _, c := range t.columns() {
-		if c.err != nil {
-			return c.err
+		if c.Err != nil {
+			return c.Err
 		}
 	}
 	return nil
 }
 
-// errorsMap is the error counts by class, never nil (results.json writes {}).
-func (t *tally) errorsMap() map[string]int {
+// ErrorsMap is the error counts by class, never nil (results.json writes {}).
+func (t *Tally) ErrorsMap() map[string]int {
 	if t.errors == nil {
 		return map[string]int{}
 	}
 	return t.errors
 }
 
-// throughput is the successful requests' and output tokens' rates over d
+// Throughput is the successful requests' and output tokens' rates over d
 // seconds; zero when d is not positive.
-func (t *tally) throughput(d float64) result.Throughput {
+func (t *Tally) Throughput(d float64) result.Throughput {
 	if d <= 0 {
 		return result.Throughput{}
 	}
-	return result.Throughput{RequestsPerS: float64(t.ok) / d, OutputTokensPerS: float64(t.tokens) / d}
+	return result.Throughput{RequestsPerS: float64(t.OK) / d, OutputTokensPerS: float64(t.tokens) / d}
 }

@@ -1,4 +1,4 @@
-package bench
+package store
 
 import (
 	"fmt"
@@ -7,13 +7,13 @@ import (
 	"github.com/servebench/servebench/bench/stats"
 )
 
-// engineAcc gathers the engine's per-request timings (Record.Engine) of a
+// EngineAcc gathers the engine's per-request timings (Record.Engine) of a
 // run's successful requests: five float64 per request.
-type engineAcc struct {
+type EngineAcc struct {
 	ttft, e2e, queue, prefill, decode []float64
 }
 
-func (a *engineAcc) add(rec *result.Record) {
+func (a *EngineAcc) Add(rec *result.Record) {
 	e := rec.Engine
 	if e == nil || rec.Error != "" {
 		return
@@ -35,12 +35,12 @@ func exactHist(xs []float64) *result.Hist {
 	return &result.Hist{Mean: s.Mean, Count: float64(s.N), P50Est: s.Median, P90Est: s.P90, P99Est: s.P99}
 }
 
-// fill sets run.Engine from the per-request timings (source "ollama"):
+// Fill sets run.Engine from the per-request timings (source "ollama"):
 // TTFT = load + prompt eval, E2E = total, prefill = prompt eval, decode =
 // eval, queue = the rest of total. The reconciliation counts the requests
 // that came with timings against those that succeeded (rec, from
 // reconciliation).
-func (a *engineAcc) fill(run *result.Run, rec *result.Reconciliation) {
+func (a *EngineAcc) Fill(run *result.Run, rec *result.Reconciliation) {
 	rec.EngineCount = float64(len(a.e2e))
 	run.Engine = result.EngineStats{Reconciliation: rec, Source: &result.EngineSource{Kind: result.SourceOllama}}
 	if len(a.e2e) < run.OK {

@@ -1,4 +1,4 @@
-package bench
+package store
 
 import (
 	"errors"
@@ -157,11 +157,11 @@ type runRebuild struct {
 	run  *result.Run
 	dir  string
 	lim  rebuildLimits
-	all  tally
+	all  Tally
 	nwin int
 	end  time.Time
 
-	open    map[int]*tally
+	open    map[int]*Tally
 	closed  []bool         // by slot
 	late    []bool         // by slot: closed, then a record of it came
 	restWin *result.Window // slot nwin's window, once closed
@@ -171,7 +171,7 @@ type runRebuild struct {
 
 func newRunRebuild(run *result.Run, dir string, lim rebuildLimits) *runRebuild {
 	nwin := len(run.Windows)
-	rb := &runRebuild{run: run, dir: dir, lim: lim, nwin: nwin, open: map[int]*tally{},
+	rb := &runRebuild{run: run, dir: dir, lim: lim, nwin: nwin, open: map[int]*Tally{},
 		closed: make([]bool, nwin+1), late: make([]bool, nwin+1),
 		end: run.StartedAt.Add(time.Duration(run.DurationS * float64(time.Second)))}
 	rb.all = rb.newTally("the run")
@@ -180,9 +180,9 @@ func newRunRebuild(run *result.Run, dir string, lim rebuildLimits) *runRebuild {
 
 // newTally is an empty tally, its samples spilled to files in dir (on
 // failure kept in memory, with a warning: the figures are the same).
-func (rb *runRebuild) newTally(what string) tally {
-	t := tally{selectLimit: rb.lim.selectLimit}
-	if err := t.spill(rb.dir); err != nil {
+func (rb *runRebuild) newTally(what string) Tally {
+	t := Tally{selectLimit: rb.lim.selectLimit}
+	if err := t.Spill(rb.dir); err != nil {
 		rb.spillWarns = append(rb.spillWarns, fmt.Sprintf("rebuilding %s, %s: %v", rb.run.Name, what, err))
 	}
 	return t
@@ -193,7 +193,7 @@ func (rb *runRebuild) add(r *result.Record) {
 	if r.Run != rb.run.Name || r.Warmup {
 		return
 	}
-	rb.all.add(r)
+	rb.all.Add(r)
 	if e := r.Start.Add(time.Duration(r.E2ES * float64(time.Second))); e.After(rb.end) {
 		rb.end = e
 	}
@@ -218,7 +218,7 @@ func (rb *runRebuild) add(r *result.Record) {
 		t = &nt
 		rb.open[s] = t
 	}
-	t.add(r)
+	t.Add(r)
 }
 
 // addToWindow counts r in its slot when that slot is open (a late pass).
@@ -227,7 +227,7 @@ func (rb *runRebuild) addToWindow(r *result.Record) {
 		return
 	}
 	if t := rb.open[min(r.Window, rb.nwin+1)-1]; t != nil {
-		t.add(r)
+		t.Add(r)
 	}
 }
 
@@ -251,21 +251,21 @@ func (rb *runRebuild) closeSlot(s int) {
 	delete(rb.open, s)
 	rb.closed[s] = true
 	if s < rb.nwin {
-		setWindowClient(&rb.run.Windows[s], t)
-	} else if t.requests+t.retried > 0 {
+		SetWindowClient(&rb.run.Windows[s], t)
+	} else if t.Requests+t.Retried > 0 {
 		// The last slot closes after the first pass (it is the highest, so
 		// never the lowest open one), when the run's end is known.
 		w := result.Window{Index: rb.nwin + 1, EndS: rb.end.Sub(rb.run.StartedAt).Seconds(), Incomplete: true}
 		if rb.nwin > 0 {
 			w.StartS = rb.run.Windows[rb.nwin-1].EndS
 		}
-		setWindowClient(&w, t)
+		SetWindowClient(&w, t)
 		rb.restWin = &w
 	}
-	if err := t.spillErr(); err != nil {
+	if err := t.SpillErr(); err != nil {
 		rb.run.Warnings = append(rb.run.Warnings, fmt.Sprintf("figures missing: window slot %d: %v", s+1, err))
 	}
-	t.close()
+	t.Close()
 }
 
 // closeAll closes every open slot, lowest first.
@@ -280,19 +280,19 @@ func (rb *runRebuild) closeAll() {
 func (rb *runRebuild) finish() {
 	run := rb.run
 	t := &rb.all
-	run.Requests, run.OK, run.Errors, run.Retries = t.requests, t.ok, t.errorsMap(), t.retried
-	run.Client = t.client()
-	if w := t.reasoningWarning(); w != "" {
+	run.Requests, run.OK, run.Errors, run.Retries = t.Requests, t.OK, t.ErrorsMap(), t.Retried
+	run.Client = t.Client()
+	if w := t.ReasoningWarning(); w != "" {
 		run.Warnings = append(run.Warnings, w)
 	}
-	if err := t.spillErr(); err != nil {
+	if err := t.SpillErr(); err != nil {
 		run.Warnings = append(run.Warnings, fmt.Sprintf("figures missing: %v", err))
 	}
 	run.DurationS = rb.end.Sub(run.StartedAt).Seconds()
-	run.Throughput = t.throughput(run.DurationS)
+	run.Throughput = t.Throughput(run.DurationS)
 	for s := range rb.nwin {
 		if !rb.closed[s] {
-			setWindowClient(&run.Windows[s], &tally{})
+			SetWindowClient(&run.Windows[s], &Tally{})
 		}
 	}
 	if w := rb.restWin; w != nil {
@@ -308,16 +308,16 @@ func (rb *runRebuild) finish() {
 
 // close releases every tally's files.
 func (rb *runRebuild) close() {
-	rb.all.close()
+	rb.all.Close()
 	for _, t := range rb.open {
-		t.close()
+		t.Close()
 	}
 }
 
-// setWindowClient sets w's counts and client figures from t.
-func setWindowClient(w *result.Window, t *tally) {
-	w.Requests, w.OK, w.Errors, w.Client = t.requests, t.ok, t.errorsMap(), t.client()
-	w.Throughput = t.throughput(w.EndS - w.StartS)
+// SetWindowClient sets w's counts and client figures from t.
+func SetWindowClient(w *result.Window, t *Tally) {
+	w.Requests, w.OK, w.Errors, w.Client = t.Requests, t.OK, t.ErrorsMap(), t.Client()
+	w.Throughput = t.Throughput(w.EndS - w.StartS)
 }
 
 // checkpointedS is the end of the last window with engine figures.

@@ -1,4 +1,4 @@
-package bench
+package store
 
 import (
 	"bufio"
@@ -43,7 +43,7 @@ func TestWriteJSONStreamsWindows(t *testing.T) {
 	}
 	for _, rs := range []*result.Results{res, {Schema: "servebench/v1"}} {
 		dir := t.TempDir()
-		if err := writeJSON(dir, result.CheckpointFile, rs); err != nil {
+		if err := WriteJSON(dir, result.CheckpointFile, rs); err != nil {
 			t.Fatal(err)
 		}
 		got, err := os.ReadFile(filepath.Join(dir, result.CheckpointFile))

@@ -1,0 +1,140 @@
+package bench
+
+import (
+	"bytes"
+	"errors"
+	"github.com/servebench/servebench/bench/store"
+	"github.com/servebench/servebench/bench/workload"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/servebench/servebench/bench/result"
+)
+
+func TestValidateResults(t *testing.T) {
+	res := &result.Results{Runs: []result.Run{{Name: "a", Requests: 10, OK: 8, Errors: map[string]int{"http_status": 2}}}}
+	if err := validate(res, nil, -1); err != nil {
+		t.Errorf("no limit: %v", err)
+	}
+	if err := validate(res, nil, 20); err != nil {
+		t.Errorf("20%% failed with a 20%% limit: %v", err)
+	}
+	if err := validate(res, nil, 10); !errors.Is(err, ErrInvalidRun) || !strings.Contains(err.Error(), "2 of 10") {
+		t.Errorf("over the limit: %v", err)
+	}
+	res.Runs[0].OK = 0
+	if err := validate(res, nil, -1); !errors.Is(err, ErrInvalidRun) || !strings.Contains(err.Error(), "every request failed") {
+		t.Errorf("all failed: %v", err)
+	}
+}
+
+// TestValidateSaysWhy: when every request failed, the error gives the
+// commonest error text (the server's reason) and the classes without a Go map.
+func TestValidateSaysWhy(t *testing.T) {
+	res := &result.Results{Runs: []result.Run{{Name: "a", Requests: 3, Errors: map[string]int{"http_status": 2, "timeout": 1}}}}
+	recs := []result.Record{
+		{Run: "a", Error: "http_status", ErrorText: "HTTP 404: model `nope` does not exist"},
+		{Run: "a", Error: "timeout"},
+		{Run: "a", Error: "http_status", ErrorText: "HTTP 404: model `nope` does not exist"},
+		{Run: "b", Error: "http_status", ErrorText: "other run"},
+	}
+	var f store.Failures
+	for i := range recs {
+		if recs[i].Run == "a" {
+			f.Add(&recs[i])
+		}
+	}
+	err := validate(res, map[string]string{"a": f.Commonest()}, -1)
+	if err == nil {
+		t.Fatal("every request failed, yet valid")
+	}
+	msg := err.Error()
+	for _, want := range []string{"every request failed (3 of 3; http_status: 2, timeout: 1)", "http_status: HTTP 404: model `nope` does not exist (2 of 3 failures)"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error lacks %q: %s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "map[") || strings.Contains(msg, "other run") {
+		t.Errorf("error shows a Go map or another run's error: %s", msg)
+	}
+}
+
+func TestSweepRuns(t *testing.T) {
+	base := RunSpec{Workload: workload.Workload{Requests: 8}, Request: RequestSpec{MaxTokens: 16, Stream: true}}
+	runs, err := Sweep{}.Runs(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 7 || runs[0].Name != "c=1" || runs[6].Name != "c=64" || runs[6].Workload.Concurrency != 64 {
+		t.Fatalf("default sweep = %d runs, first %q last %q", len(runs), runs[0].Name, runs[len(runs)-1].Name)
+	}
+	runs, err = Sweep{Rates: []float64{0.5, 2}}.Runs(base)
+	if err != nil || runs[0].Name != "rate=0.5" || runs[1].Workload.Mode != workload.ModeRate {
+		t.Fatalf("rate sweep = %+v, %v", runs, err)
+	}
+	base.Workload.Requests = 0 // default: 4 x concurrency, at least 32
+	runs, _ = Sweep{Concurrencies: []int{2, 16}}.Runs(base)
+	if runs[0].Workload.Requests != 32 || runs[1].Workload.Requests != 64 {
+		t.Errorf("default requests per level %d, %d; want 32, 64", runs[0].Workload.Requests, runs[1].Workload.Requests)
+	}
+	if _, err := (Sweep{Concurrencies: []int{0}}).Runs(base); err == nil || !strings.Contains(err.Error(), "--concurrency 0") {
+		t.Errorf("level 0 error = %v", err)
+	}
+	stop := Sweep{MaxErrorRate: 5, MaxP99E2E: time.Second}.StopAfter()
+	if why := stop(&result.Run{Requests: 10, OK: 10}); why != "" {
+		t.Errorf("healthy level stopped: %s", why)
+	}
+	if why := stop(&result.Run{Requests: 10, OK: 9}); !strings.Contains(why, "error rate 10.0%") {
+		t.Errorf("error stop = %q", why)
+	}
+	slow := &result.Run{Requests: 10, OK: 10}
+	slow.Client = store.ClientSummary([]result.Record{{E2ES: 2}})
+	if why := stop(slow); !strings.Contains(why, "p99 E2E") {
+		t.Errorf("latency stop = %q", why)
+	}
+}
+
+func TestProgress(t *testing.T) {
+	var buf bytes.Buffer
+	p := newProgress(&buf)
+	p.phase("health OK", 1500*time.Millisecond)
+	bar := p.start(RunSpec{Name: "streaming", Workload: workload.Workload{Requests: 3}})
+	for i := 0; i < 3; i++ {
+		bar.add(result.Record{FirstVisibleS: 0.03, E2ES: 3.85})
+	}
+	bar.finish()
+	out := buf.String()
+	for _, want := range []string{"health OK", "1.50 s", "streaming", "first visible p50 0.030s", "e2e p50 3.850s", "(3/3)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("progress lacks %q:\n%q", want, out)
+		}
+	}
+	// Quiet: a nil writer writes nothing and never fails.
+	q := newProgress(nil)
+	q.phase("x", 0)
+	qb := q.start(RunSpec{Name: "r"})
+	qb.add(result.Record{})
+	qb.finish()
+}
+
+// TestProgressRetries: a retried attempt finishes no request, so under
+// 429/503 retries the bar neither fills early nor counts a failure.
+func TestProgressRetries(t *testing.T) {
+	var buf bytes.Buffer
+	bar := newProgress(&buf).start(RunSpec{Name: "r", Workload: workload.Workload{Requests: 2, Warmup: 1}})
+	retried := result.Record{Error: "http_status", Status: 503, Retried: true}
+	for _, rec := range []result.Record{retried, {Warmup: true}, retried, retried, {E2ES: 1}} {
+		bar.add(rec)
+		if bar.bar.IsFinished() {
+			t.Fatalf("bar full after %d of 3 requests finished:\n%q", bar.n, buf.String())
+		}
+	}
+	bar.add(result.Record{E2ES: 1})
+	if !bar.bar.IsFinished() {
+		t.Errorf("bar not full after its 3 requests finished:\n%q", buf.String())
+	}
+	if out := buf.String(); strings.Contains(out, "failed") || !strings.Contains(out, "(3/3)") {
+		t.Errorf("want 3/3 done and no failure shown:\n%q", out)
+	}
+}
