@@ -2,7 +2,6 @@ package perf
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 )
@@ -148,12 +147,7 @@ func medianTPOT(p *Perf, prompts, outputs []int) time.Duration {
 			tpots = append(tpots, float64(sum[i])/float64(o-1))
 		}
 	}
-	sort.Float64s(tpots)
-	m := len(tpots) / 2
-	if len(tpots)%2 == 0 {
-		return time.Duration((tpots[m-1] + tpots[m]) / 2)
-	}
-	return time.Duration(tpots[m])
+	return time.Duration(median(tpots))
 }
 
 // ttMoESource is the only MoE TTFT found that is a prefill rather than
@@ -175,7 +169,8 @@ const ttUnknownSetup = "setup not stated and not one A100 without a prefix cache
 	"its 4,096 one at +98%"
 
 // moeFigures are rows of that sweep: TTFT at 2,048 and 4,096 prompt
-// tokens and TPOT at 2,048, all exempt (ttUnknownSetup).
+// tokens and TPOT at 2,048, all exempt (ttUnknownSetup); then gpt-oss-20b's
+// judged ones (fidelity_moe.go).
 func moeFigures() []CitedFigure {
 	base := CitedFigure{
 		GPU: "a100-80gb", Model: "qwen3-30b-a3b-instruct-2507", Unit: "ms", HeldOut: true, Why: ttUnknownSetup,
@@ -198,5 +193,6 @@ func moeFigures() []CitedFigure {
 	tpot := base
 	tpot.Quantity, tpot.Real, tpot.Config = fitQuantityDecode, 9.9, "batch=1,context=2048..2176,mean-TPOT"
 	tpot.Eval = func(p *Perf) float64 { return millis(decodeStep(p, 1, 2048+64)) }
-	return append(figs, tpot)
+	figs = append(figs, tpot)
+	return append(figs, moeBurstFigures()...)
 }

@@ -98,6 +98,21 @@ var largeModels = []Model{
 		Vocab: 32000, MaxContext: 32768,
 		Experts: 8, ExpertsPerToken: 2, MoEIntermediate: 14336,
 	},
+	{
+		// openai/gpt-oss-20b: 24 layers, hidden 2880, 64 heads and 8 KV
+		// heads of head_dim 64, 32 experts (num_local_experts) of
+		// intermediate 2880, 4 per token, vocab 201088, 131072 positions,
+		// biases on every attention projection, the router and the experts,
+		// a sink per head, layer_types alternating sliding_attention (window
+		// 128) and full_attention, untied; experts MXFP4, the rest bf16:
+		// 20,914,757,184 parameters, 3.6B active (gptoss.go).
+		Name: "gpt-oss-20b", ServedName: "openai/gpt-oss-20b",
+		ParamsB: 20.914757184, BytesPerWeight: 2, ExpertBytesPerWeight: 4.25 / 8, Quantization: "mxfp4",
+		Layers: 24, Hidden: 2880, Intermediate: 2880, Heads: 64, KVHeads: 8, HeadDim: 64,
+		Vocab: 201088, MaxContext: 131072, QKVBias: true, AttnOutBias: true, AttentionSinks: true,
+		Experts: 32, ExpertsPerToken: 4, MoEIntermediate: 2880, MoEBias: true,
+		SlidingWindow: 128, SlidingLayers: 12,
+	},
 }
 
 func init() { models = append(models, largeModels...) }

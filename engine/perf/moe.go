@@ -36,7 +36,7 @@ func (m Model) mlpParams() float64 {
 	if !m.IsMoE() {
 		return 3 * float64(m.Hidden) * float64(m.Intermediate)
 	}
-	return float64(m.Experts)*m.expertParams() + float64(m.Hidden)*float64(m.Experts)
+	return float64(m.Experts)*m.expertParams() + float64(m.Hidden)*float64(m.Experts) + m.moeBiasParams()
 }
 
 // mlpWidth is the MLP's intermediate width one token passes through (its
@@ -83,5 +83,5 @@ func (m Model) readBytes(tokens int) float64 {
 		return m.DecodeReadBytes()
 	}
 	untouched := (float64(m.Experts) - m.ExpectedExperts(tokens)) * float64(m.Layers) * m.expertParams()
-	return m.DecodeReadBytes() - untouched*m.BytesPerWeight
+	return m.DecodeReadBytes() - untouched*m.expertBytesPerWeight()
 }

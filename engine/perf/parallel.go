@@ -210,9 +210,9 @@ func (p *Perf) KVBytesPerTokenPerGPU() int { return p.kvBytesPerTokenOver(p.stag
 func (p *Perf) kvBytesPerTokenAllStages() int { return p.kvBytesPerTokenOver(p.model.Layers) }
 
 // kvBytesPerTokenOver is one token's K and V on one tensor-parallel rank
-// over layers layers.
+// over layers layers (their full-attention share; gptoss.go).
 func (p *Perf) kvBytesPerTokenOver(layers int) int {
-	return 2 * layers * p.KVHeadsPerGPU() * p.model.HeadDim * kvBytes
+	return 2 * p.model.fullAttentionLayers(layers) * p.KVHeadsPerGPU() * p.model.HeadDim * kvBytes
 }
 
 // stageLayers is the layers of the largest pipeline stage (all of them

@@ -160,3 +160,30 @@ func TestPipelineParallel(t *testing.T) {
 		t.Errorf("81 stages of 80 layers: %v", err)
 	}
 }
+
+// TestGptOss: gpt-oss-20b's MXFP4 experts put its weights at the
+// checkpoint's ~12.8 GiB (13.8 GB of safetensors), not the 39 GiB of bf16;
+// only its 12 full-attention layers hold KV per token (24 KiB), and a
+// long prefill's attention costs less than if all 24 layers attended over
+// the whole prompt.
+func TestGptOss(t *testing.T) {
+	p := mustNew(t, "h100-80gb", "gpt-oss-20b", Config{GPUMemoryUtilization: 0.9})
+	if w := p.WeightsGiB(); w < 12.5 || w > 13.1 {
+		t.Errorf("weights %.2f GiB, want ~12.8", w)
+	}
+	if kv := p.Model().KVBytesPerToken(); kv != 2*12*8*64*2 {
+		t.Errorf("KV %d B/token, want %d (12 full-attention layers)", kv, 2*12*8*64*2)
+	}
+	full := p.Model()
+	full.SlidingLayers, full.SlidingWindow = 0, 0
+	q, err := New(p.GPU(), full, p.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := Step{PrefillTokens: 8192, PrefillSeqs: 1, ContextTokens: 24576}
+	if a, b := p.Breakdown(long).Attention, q.Breakdown(long).Attention; a >= b {
+		t.Errorf("8K chunk at 24K context: attention %v with sliding layers, %v without; want less", a, b)
+	}
+	t.Logf("gpt-oss-20b on H100: %.2f GiB, %d KV tokens, 8K chunk at 24K: %v (all layers full: %v)",
+		p.WeightsGiB(), p.KVCacheTokens(), p.StepTime(long), q.StepTime(long))
+}

@@ -41,6 +41,14 @@ type Model struct {
 	ExpertsPerToken int  // num_experts_per_tok
 	MoEIntermediate int  // moe_intermediate_size (Mixtral: intermediate_size)
 	QKNorm          bool // per-head RMSNorm on q and k (Qwen3)
+
+	// gpt-oss's extras (gptoss.go); zero for every other profile.
+	ExpertBytesPerWeight float64 // the experts' bytes per weight when quantized apart (MXFP4: 4.25 bits); 0: BytesPerWeight
+	AttnOutBias          bool    // o_proj has a bias too (attention_bias on every projection)
+	AttentionSinks       bool    // one learned sink logit per query head per layer
+	MoEBias              bool    // the router and every expert projection have biases
+	SlidingWindow        int     // sliding_window of the layers that use one
+	SlidingLayers        int     // layers whose attention is sliding_attention (layer_types)
 }
 
 // Config is the engine's serving configuration (vLLM flag names). Zero

@@ -157,6 +157,7 @@ func (m Model) ArchParams() float64 {
 	if m.QKNorm {
 		attn += 2 * float64(m.HeadDim)
 	}
+	attn += m.extraAttnParams()
 	mlp := m.mlpParams()
 	perLayer := attn + mlp + 2*h // two RMSNorms
 	return float64(m.Layers)*perLayer + h + m.EmbeddingParams()
@@ -166,23 +167,24 @@ func (m Model) ArchParams() float64 {
 // at BytesPerWeight, embeddings and lm_head at 2 bytes (AWQ leaves them in
 // fp16, which is why a 7B AWQ model holds ~5.2 GiB, not 7.6e9*0.5).
 func (m Model) WeightBytes() float64 {
-	return m.LinearParams()*m.BytesPerWeight + m.EmbeddingParams()*2
+	return m.linearBytes() + m.EmbeddingParams()*2
 }
 
 // DecodeReadBytes is the weight bytes a forward pass streams from memory:
 // every linear layer and the lm_head, but only the gathered rows of the
 // input embedding, so an untied embedding table is not read.
 func (m Model) DecodeReadBytes() float64 {
-	read := m.LinearParams() * m.BytesPerWeight
+	read := m.linearBytes()
 	lmHead := float64(m.Vocab) * float64(m.Hidden)
 	return read + lmHead*2
 }
 
 // KVBytesPerToken is the KV cache size of one token in all layers:
 // K and V, each KVHeads x HeadDim, at 2 bytes (the fp16/bf16 KV cache
-// vLLM uses by default).
+// vLLM uses by default). Sliding-window layers hold at most SlidingWindow
+// tokens a sequence and are left out (gptoss.go).
 func (m Model) KVBytesPerToken() int {
-	return 2 * m.Layers * m.KVHeads * m.HeadDim * kvBytes
+	return 2 * m.fullAttentionLayers(m.Layers) * m.KVHeads * m.HeadDim * kvBytes
 }
 
 // kvBytes is the KV cache element size (auto = model dtype, 2 bytes).

@@ -183,11 +183,11 @@ func (p *Perf) Breakdown(s Step) Breakdown {
 	logitRows := min(s.PrefillSeqs+s.DecodeSeqs+s.SpecTokens, tokens)
 	linFLOPs := (2*m.ActiveLinearParams()*float64(tokens) + 2*float64(m.Vocab)*float64(m.Hidden)*float64(logitRows)) / tp
 	kv := float64(p.kvBytesPerTokenAllStages())
-	kvBytes := float64(s.ContextTokens+tokens) * kv // reads, plus this step's writes
+	kvBytes := float64(s.ContextTokens+tokens)*kv + p.slidingKVBytes(s) // reads, plus this step's writes
 	attFLOPs := p.attentionFLOPs(s) / tp
 	weightBytes := m.readBytes(tokens) / tp
 	b := Breakdown{
-		Weights:   max(seconds(linFLOPs/flopRate), seconds(weightBytes/byteRate)),
+		Weights:   max(seconds(p.gemmSeconds(linFLOPs, tokens, flopRate)), seconds(weightBytes/byteRate)),
 		Attention: max(seconds(attFLOPs/flopRate), seconds(kvBytes/byteRate)),
 		Overhead:  StepOverhead + time.Duration(m.Layers)*LayerOverhead + time.Duration(prefillSeqs)*PrefillSeqOverhead,
 		AllReduce: p.allReduceTime(tokens) + p.stageHandoffTime(tokens),
@@ -220,6 +220,9 @@ func (p *Perf) attentionFLOPs(s Step) float64 {
 	if s.PrefillTokens > 0 {
 		seqs := float64(max(s.PrefillSeqs, 1))
 		pairs += float64(s.PrefillTokens) * float64(s.PrefillTokens) / (2 * seqs)
+	}
+	if m.SlidingLayers > 0 {
+		return p.slidingAttentionFLOPs(s, pairs)
 	}
 	return 4 * float64(m.Layers*m.Heads*m.HeadDim) * pairs
 }
