@@ -59,6 +59,15 @@ func gapGPUFigures() []CitedFigure {
 			Eval: func(p *Perf) float64 { return millis(decodeStep(p, 1, l4Context)) },
 		},
 		{
+			// A mid-size batch from the same sweep: 8 streams, before the
+			// per-sequence host work of batch 32 (below) dominates.
+			GPU: "l4-24gb", Model: "qwen2.5-0.5b-instruct", Quantity: fitQuantityDecode,
+			Config: "batch=8,context~320,ITL-p50", Real: 5.5, Unit: "ms",
+			Source: wmxSource + " (concurrency 8: ITL p50)", VLLM: "0.23.0", Measured: wmxMeasured,
+			HeldOut: true, Cfg: l4,
+			Eval: func(p *Perf) float64 { return millis(decodeStep(p, 8, l4Context)) },
+		},
+		{
 			GPU: "l4-24gb", Model: "qwen2.5-0.5b-instruct", Quantity: fitQuantityDecode,
 			Config: "batch=32,context~320,ITL-p50", Real: 7.1, Unit: "ms",
 			Source: wmxSource + " (concurrency 32: ITL p50)", VLLM: "0.23.0", Measured: wmxMeasured,
