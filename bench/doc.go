@@ -11,8 +11,11 @@
 //
 // bench/workload is what to send, bench the runner and the session,
 // bench/store the records and figures a run keeps and writes (requests.jsonl,
-// spilled tallies, results.json, checkpoints, recovery), bench/result the
-// saved outputs' types and bench/stats the statistics they use.
+// spilled tallies, results.json, checkpoints, recovery), bench/fleet the
+// shards' merge (with fleet/logblock, a results directory through a log,
+// and fleet/k8s, the Kubernetes Job), bench/probe the server's behaviour
+// checks, bench/result the saved outputs' types and bench/stats the
+// statistics they use.
 //
 // A workload.Workload decides when requests are sent: sequential, closed-loop
 // concurrency, or an open-loop rate whose Pacer (constant, Poisson, gamma)

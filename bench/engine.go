@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/bench/result"
-	"github.com/servebench/servebench/bench/stats"
 	"github.com/servebench/servebench/scrape"
 	"github.com/servebench/servebench/scrape/promql"
 )
@@ -66,11 +65,11 @@ func (m *Metrics) fetch(ctx context.Context) (*scrape.Snapshot, error) {
 // engine's finished-request count catches up.
 const reconcilePoll = 50 * time.Millisecond
 
-// figures fills run.Engine from the delta between two snapshots (with the
+// Figures fills run.Engine from the delta between two snapshots (with the
 // reconciliation rec), or leaves them out with warnings when the counters
 // cannot be trusted. A run and a merge of shards (from their saved
 // snapshots) share it.
-func (m *Metrics) figures(run *result.Run, rec *result.Reconciliation, before, after *scrape.Snapshot) {
+func (m *Metrics) Figures(run *result.Run, rec *result.Reconciliation, before, after *scrape.Snapshot) {
 	delta := scrape.Diff(before, after, m.Dialect, m.Filter)
 	n, counted := delta.Counter(scrape.EngineRequests) // false: the dialect exports no finished-request counter
 	if counted {
@@ -172,45 +171,5 @@ func (r *Runner) settle(ctx context.Context, base *scrape.Snapshot, target int) 
 // send rate over the send phase and the sends that started more than 1 ms
 // after their intended time.
 func rateStats(st *runState, target float64) *result.RateStats {
-	return rateStatsOf(&st.lags, st.first, st.last, target)
-}
-
-// rateStatsOf is rateStats from the sends' lags (seconds late), the send
-// phase's start and the last send. Spilled lags are read in passes; when
-// they cannot be read back the figures are absent (the run warns:
-// lags.err).
-func rateStatsOf(lags *store.Column, first, last time.Time, target float64) *result.RateStats {
-	rs := &result.RateStats{TargetPerS: target}
-	n := lags.N
-	if n == 0 {
-		return rs
-	}
-	if span := last.Sub(first).Seconds(); n > 1 && span > 0 {
-		rs.AchievedPerS = float64(n-1) / span
-	}
-	if err := lags.Each(func(l float64) {
-		if l > 0.001 {
-			rs.LateSends++
-		}
-	}); err != nil {
-		return &result.RateStats{TargetPerS: target}
-	}
-	var sel stats.Selector
-	rs.SendLagS = lags.Summary(&sel)
-	return rs
-}
-
-// lateWarning says when an open-loop run missed its schedule by enough to
-// matter (result.RateStats.LateMatters: p99 send lag over the larger of
-// 1 ms and a tenth of the mean gap between sends). Latency from the
-// intended send time includes the lag.
-func lateWarning(rs *result.RateStats, wl *result.Workload) string {
-	if !rs.LateMatters() {
-		return ""
-	}
-	return fmt.Sprintf("%d of %d sends started more than 1 ms late (median lag %.1f ms, p99 %.1f ms, max %.1f ms; "+
-		"the p99 is over %.1f ms, a tenth of the mean gap between sends or 1 ms; %s): "+
-		"the schedule was not kept; *_from_intended_s figures include the lag",
-		rs.LateSends, rs.SendLagS.N, 1000*rs.SendLagS.Median, 1000*rs.SendLagS.P99, 1000*rs.SendLagS.Max,
-		1000*rs.LateLimitS(), rs.AchievedText(wl.Arrival, wl.Burstiness))
+	return store.RateStatsOf(&st.lags, st.first, st.last, target)
 }

@@ -143,7 +143,7 @@ func (s *scrapeSource) after(ctx context.Context, run *result.Run, st *runState)
 		return after.snap
 	}
 	rec.WaitedS = time.Since(start).Seconds()
-	m.figures(run, rec, s.base.snap, after.snap)
+	m.Figures(run, rec, s.base.snap, after.snap)
 	s.gauges.fill(run.Engine.Replicas, after.snap)
 	return after.snap
 }
@@ -181,7 +181,7 @@ func (s *promSource) start(_ context.Context, run *result.Run, w *windower) func
 func (s *promSource) after(ctx context.Context, run *result.Run, st *runState) *scrape.Snapshot {
 	rec := reconciliation(run, st)
 	run.Engine.Reconciliation = rec
-	s.win = s.m.promFigures(ctx, run, rec)
+	s.win = s.m.PromFigures(ctx, run, rec)
 	return nil
 }
 

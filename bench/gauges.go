@@ -113,31 +113,3 @@ func (g *gaugeSampler) fill(reps []result.Replica, after *scrape.Snapshot) {
 		}
 	}
 }
-
-// mergeGauges sets each merged replica's KV usage in the shards' i'th run
-// from the shards' own: every shard sampled the same replica over (nearly)
-// the same window, so the merged mean is the shards' means weighted by
-// their samples, the maximum theirs.
-func mergeGauges(shards []*shardDir, i int, reps []result.Replica) {
-	for r := range reps {
-		var sum, mx float64
-		n := 0
-		for _, s := range shards {
-			for _, sr := range s.res.Runs[i].Engine.Replicas {
-				g := sr.KVUsage
-				if sr.Name != reps[r].Name || g == nil {
-					continue
-				}
-				k := max(g.Samples, 1) // a source that does not count its samples
-				if n == 0 || g.Max > mx {
-					mx = g.Max
-				}
-				sum += g.Mean * float64(k)
-				n += k
-			}
-		}
-		if n > 0 {
-			reps[r].KVUsage = &result.Gauge{Mean: sum / float64(n), Max: mx, Samples: n}
-		}
-	}
-}

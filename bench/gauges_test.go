@@ -88,20 +88,3 @@ func TestGaugeSampler(t *testing.T) {
 		t.Error("a sampler without a before-run snapshot, or for one URL (no replicas)")
 	}
 }
-
-// TestMergeGauges: a merged replica's KV usage is its shards' samples
-// together: the means weighted by their scrapes, the larger maximum.
-func TestMergeGauges(t *testing.T) {
-	shard := func(g *result.Gauge) *shardDir {
-		return &shardDir{res: &result.Results{Runs: []result.Run{{Engine: result.EngineStats{Replicas: []result.Replica{{Name: "a", KVUsage: g}, {Name: "b"}}}}}}}
-	}
-	shards := []*shardDir{shard(&result.Gauge{Mean: 0.2, Max: 0.5, Samples: 10}), shard(&result.Gauge{Mean: 0.4, Max: 0.3, Samples: 30})}
-	reps := []result.Replica{{Name: "a"}, {Name: "b"}}
-	mergeGauges(shards, 0, reps)
-	if g := reps[0].KVUsage; g == nil || math.Abs(g.Mean-0.35) > 1e-12 || g.Max != 0.5 || g.Samples != 40 {
-		t.Errorf("merged a: %+v, want mean 0.35 (0.2x10 + 0.4x30 over 40), max 0.5, 40 samples", g)
-	}
-	if reps[1].KVUsage != nil {
-		t.Errorf("merged b: %+v, want none (no shard had it)", reps[1].KVUsage)
-	}
-}

@@ -25,8 +25,6 @@ var layers = []struct {
 	{"bench/fleet", 60, false},
 	{"bench", 50, true},
 	{"bench/probe", 45, false},
-	{"bench/k8s", 60, false},      // moves under bench/fleet
-	{"bench/logblock", 50, false}, // moves under bench/fleet
 	{"bench/store", 40, false},
 	{"bench/workload", 30, false},
 	{"bench/result", 20, false},

@@ -13,12 +13,12 @@ import (
 	"github.com/servebench/servebench/scrape/promql"
 )
 
-// promFigures fills run.Engine from Prometheus (Metrics.Prom) over the
+// PromFigures fills run.Engine from Prometheus (Metrics.Prom) over the
 // run's window: from its start to the end of its last response, read once
 // Prometheus has scraped every replica after that end (bounded by the
 // source's wait; see scrape/promql). Nothing here runs during the run. It
 // returns the run's window (nil: not read), which promWindows splits.
-func (m *Metrics) promFigures(ctx context.Context, run *result.Run, rec *result.Reconciliation) *promql.Window {
+func (m *Metrics) PromFigures(ctx context.Context, run *result.Run, rec *result.Reconciliation) *promql.Window {
 	from := run.StartedAt
 	to := from.Add(time.Duration(run.DurationS * float64(time.Second)))
 	// As with /metrics, Ctrl-C must not lose the figures of what was measured.

@@ -276,7 +276,7 @@ func (r *Runner) clientFigures(run *result.Run, st *runState) {
 	store.Judged(run, &acc.Prompt, acc.Goodput, spec.SLO)
 	if m := spec.Workload.Mode; m == workload.ModeRate || m == workload.ModeTrace {
 		run.Rate = rateStats(st, scheduleRate(spec, run))
-		if w := lateWarning(run.Rate, &run.Workload); w != "" {
+		if w := store.LateWarning(run.Rate, &run.Workload); w != "" {
 			run.Warnings = append(run.Warnings, w)
 		}
 	}

@@ -31,22 +31,22 @@ import (
 	"github.com/servebench/servebench/scrape/promql/promtest"
 )
 
-// fleet is bundled engines behind a round-robin proxy on loopback: the
+// engineFleet is bundled engines behind a round-robin proxy on loopback: the
 // replicas behind one endpoint that --metrics-url and --prometheus-url
 // tell apart.
-type fleet struct {
+type engineFleet struct {
 	engines []string // base URLs
 	proxy   string   // base URL sending request i to engine i mod len(behind)
 }
 
 // startFleet starts n engines; the first behind of them sit behind the proxy,
 // the others receive no traffic.
-func startFleet(t *testing.T, n, behind int) fleet {
+func startFleet(t *testing.T, n, behind int) engineFleet {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts bundled engines")
 	}
-	var f fleet
+	var f engineFleet
 	var targets []*url.URL
 	for i := range n {
 		e := simtest.Start(t, func(o *sim.Options) { o.ServedModelName = "fleet-model" })
@@ -74,7 +74,7 @@ func startFleet(t *testing.T, n, behind int) fleet {
 }
 
 // engineCount is the engines' finished requests so far, summed.
-func (f fleet) engineCount(t *testing.T) float64 {
+func (f engineFleet) engineCount(t *testing.T) float64 {
 	t.Helper()
 	total := 0.0
 	for _, e := range f.engines {
@@ -341,7 +341,7 @@ func runShards(t *testing.T, n int, args func(k int, dir string) []string) (dirs
 // the union of their records, the engines' count, and the keys of a
 // one-machine run of the same workload; then that merge refuses a missing
 // or doubled shard.
-func checkMerge(t *testing.T, f fleet, dirs []string, requests int) {
+func checkMerge(t *testing.T, f engineFleet, dirs []string, requests int) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "merged")
 	code, stdout, stderr := runMain(append(append([]string{"merge"}, dirs...), "--out", out)...)

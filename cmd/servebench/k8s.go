@@ -14,7 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/servebench/servebench/bench/k8s"
+	"github.com/servebench/servebench/bench/fleet/k8s"
 	"github.com/servebench/servebench/client"
 )
 

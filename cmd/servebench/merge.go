@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/servebench/servebench/bench"
+	"github.com/servebench/servebench/bench/fleet"
 	"github.com/servebench/servebench/report"
 )
 
@@ -41,7 +41,7 @@ table, report.md and the charts are written as 'run' writes them.`,
 			if !slices.Contains(report.Formats, format) {
 				return usageErr(fmt.Errorf("--format %q: expected one of %s", format, strings.Join(report.Formats, ", ")))
 			}
-			res, err := bench.Merge(cmd.Context(), bench.MergeOptions{Dirs: shards, Out: out, Version: version, Args: os.Args,
+			res, err := fleet.Merge(cmd.Context(), fleet.MergeOptions{Dirs: shards, Out: out, Version: version, Args: os.Args,
 				Log: cmd.ErrOrStderr()})
 			if res == nil {
 				return mapBenchErr(err, false)

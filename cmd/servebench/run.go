@@ -16,6 +16,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/servebench/servebench/bench"
+	"github.com/servebench/servebench/bench/fleet"
 	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/bench/workload"
 	"github.com/servebench/servebench/engine/launch"
@@ -283,7 +284,7 @@ func (o *sessionOptions) results(cmd *cobra.Command, cfg bench.Config, res *resu
 	fmt.Fprintf(stderr, "results: %s\n", dir)
 	o.push(cmd.Context(), stderr, res)
 	if o.resultsToLog {
-		if lerr := bench.WriteLogBlock(stdout, dir); lerr != nil {
+		if lerr := fleet.WriteLogBlock(stdout, dir); lerr != nil {
 			err = errors.Join(err, fmt.Errorf("--results-to-log: %w", lerr))
 		}
 	}

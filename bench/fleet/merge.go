@@ -1,4 +1,4 @@
-package bench
+package fleet
 
 import (
 	"bufio"
@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/servebench/servebench/bench"
 	"github.com/servebench/servebench/bench/store"
 	"io"
 	"os"
@@ -62,20 +63,20 @@ func (s *shardDir) shard() *result.Shard { return s.res.Runs[0].Shard }
 func Merge(ctx context.Context, o MergeOptions) (*result.Results, error) {
 	for _, d := range o.Dirs {
 		if filepath.Clean(d) == filepath.Clean(o.Out) {
-			return nil, fmt.Errorf("%w: --out %s is one of the shards: expected a new directory", ErrUsage, o.Out)
+			return nil, fmt.Errorf("%w: --out %s is one of the shards: expected a new directory", bench.ErrUsage, o.Out)
 		}
 	}
 	inputs, cleanup, err := shardInputs(o.Dirs)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+		return nil, fmt.Errorf("%w: %w", bench.ErrUsage, err)
 	}
 	defer cleanup()
 	shards, err := loadShards(inputs)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+		return nil, fmt.Errorf("%w: %w", bench.ErrUsage, err)
 	}
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
-		return nil, fmt.Errorf("%w: results directory (--out): %w", ErrUsage, err)
+		return nil, fmt.Errorf("%w: results directory (--out): %w", bench.ErrUsage, err)
 	}
 	first := shards[0]
 	accs := make([]*mergeAcc, len(first.res.Runs))
@@ -83,11 +84,11 @@ func Merge(ctx context.Context, o MergeOptions) (*result.Results, error) {
 		accs[i] = newMergeAcc(&first.res.Runs[i])
 	}
 	if err := mergeStream(shards, filepath.Join(o.Out, result.RequestsFile), accs); errors.Is(err, result.ErrInput) {
-		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+		return nil, fmt.Errorf("%w: %w", bench.ErrUsage, err)
 	} else if err != nil {
 		return nil, err
 	}
-	res := &result.Results{Schema: result.Schema, Manifest: NewManifest(o.Version, o.Args), Server: first.res.Server,
+	res := &result.Results{Schema: result.Schema, Manifest: bench.NewManifest(o.Version, o.Args), Server: first.res.Server,
 		Runs: []result.Run{}, Warnings: []string{}}
 	for i, acc := range accs {
 		run := mergeRun(shards, i, acc)
@@ -558,7 +559,7 @@ func writeLines(path string, each func(emit func(r *result.Record, raw []byte) e
 // a run's accumulator (compact samples, never the records) and the send
 // lags of the schedule's first attempts.
 type mergeAcc struct {
-	spec RunSpec // what runAcc reads: SLO, exact length
+	spec bench.RunSpec // what RunAcc.Add reads: SLO, exact length
 	acc  store.RunAcc
 	rate bool
 	lags store.Column
@@ -617,8 +618,8 @@ func mergeRun(shards []*shardDir, i int, m *mergeAcc) *result.Run {
 		if m.last.After(last) {
 			last = m.last
 		}
-		run.Rate = rateStatsOf(&m.lags, run.StartedAt, last, ref.Rate.TargetPerS*float64(ref.Shard.Count))
-		if w := lateWarning(run.Rate, &run.Workload); w != "" {
+		run.Rate = store.RateStatsOf(&m.lags, run.StartedAt, last, ref.Rate.TargetPerS*float64(ref.Shard.Count))
+		if w := store.LateWarning(run.Rate, &run.Workload); w != "" {
 			run.Warnings = append(run.Warnings, w)
 		}
 	}
@@ -638,7 +639,7 @@ func mergeEngine(ctx context.Context, shards []*shardDir, i int, run *result.Run
 	ref := shards[0]
 	dl, _ := scrape.Lookup(ref.res.Server.Dialect)
 	// No model filter: results.json does not say whether the shards had one.
-	m := &Metrics{URLs: ref.res.Server.MetricsURL, Dialect: dl}
+	m := &bench.Metrics{URLs: ref.res.Server.MetricsURL, Dialect: dl}
 	if u := ref.res.Server.PrometheusURL; u != "" {
 		var selector string // from a shard whose window was read
 		for _, s := range shards {
@@ -654,7 +655,7 @@ func mergeEngine(ctx context.Context, shards []*shardDir, i int, run *result.Run
 			run.Warnings = append(run.Warnings, "engine figures absent: the shards' Prometheus source: "+err.Error())
 			return
 		}
-		m.promFigures(ctx, run, rec)
+		m.PromFigures(ctx, run, rec)
 		return
 	}
 	before, after, err := mergeSnapshots(shards, i)
@@ -666,7 +667,7 @@ func mergeEngine(ctx context.Context, shards []*shardDir, i int, run *result.Run
 		run.Warnings = append(run.Warnings, "engine figures absent: the shards' /metrics had no metric family servebench knows")
 		return
 	}
-	m.figures(run, rec, before, after)
+	m.Figures(run, rec, before, after)
 	mergeGauges(shards, i, run.Engine.Replicas)
 }
 
@@ -682,8 +683,8 @@ func mergeSnapshots(shards []*shardDir, i int) (before, after *scrape.Snapshot, 
 	name := shards[0].res.Runs[i].Name
 	var befores []*scrape.Snapshot
 	for _, s := range shards {
-		b, berr := scrape.ParseFile(filepath.Join(s.dir, SnapshotFile(name+".before")))
-		a, aerr := scrape.ParseFile(filepath.Join(s.dir, SnapshotFile(name+".after")))
+		b, berr := scrape.ParseFile(filepath.Join(s.dir, bench.SnapshotFile(name+".before")))
+		a, aerr := scrape.ParseFile(filepath.Join(s.dir, bench.SnapshotFile(name+".after")))
 		if err := errors.Join(berr, aerr); err != nil {
 			return nil, nil, fmt.Errorf("shard %s: its saved /metrics snapshots: %w", s.name, err)
 		}
@@ -700,4 +701,32 @@ func mergeSnapshots(shards []*shardDir, i int) (before, after *scrape.Snapshot, 
 		}
 	}
 	return slices.MinFunc(befores, byAt), after, nil
+}
+
+// mergeGauges sets each merged replica's KV usage in the shards' i'th run
+// from the shards' own: every shard sampled the same replica over (nearly)
+// the same window, so the merged mean is the shards' means weighted by
+// their samples, the maximum theirs.
+func mergeGauges(shards []*shardDir, i int, reps []result.Replica) {
+	for r := range reps {
+		var sum, mx float64
+		n := 0
+		for _, s := range shards {
+			for _, sr := range s.res.Runs[i].Engine.Replicas {
+				g := sr.KVUsage
+				if sr.Name != reps[r].Name || g == nil {
+					continue
+				}
+				k := max(g.Samples, 1) // a source that does not count its samples
+				if n == 0 || g.Max > mx {
+					mx = g.Max
+				}
+				sum += g.Mean * float64(k)
+				n += k
+			}
+		}
+		if n > 0 {
+			reps[r].KVUsage = &result.Gauge{Mean: sum / float64(n), Max: mx, Samples: n}
+		}
+	}
 }

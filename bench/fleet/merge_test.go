@@ -1,12 +1,14 @@
-package bench
+package fleet
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/servebench/servebench/bench"
 	"github.com/servebench/servebench/bench/store"
 	"github.com/servebench/servebench/bench/workload"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -367,7 +369,7 @@ func TestMergeSweep(t *testing.T) {
 	}
 	short := write("short", 2, func(int, []result.Record) {})
 	shortOne := write("one", 1, func(int, []result.Record) {})
-	if _, _, _, err := merge([]string{short[0], short[1], shortOne[2]}); !errors.Is(err, ErrUsage) ||
+	if _, _, _, err := merge([]string{short[0], short[1], shortOne[2]}); !errors.Is(err, bench.ErrUsage) ||
 		!strings.Contains(err.Error(), `ran "rate=20", `) || !strings.Contains(err.Error(), `ran "rate=20, rate=40": not the same run`) {
 		t.Errorf("a shard that ran one level of two: %v, want a usage error naming its levels", err)
 	}
@@ -381,7 +383,7 @@ func TestMergeSweep(t *testing.T) {
 	if err := store.WriteResults(apart[1], res1); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, _, err := merge(apart); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "run rate=40: different starts") {
+	if _, _, _, err := merge(apart); !errors.Is(err, bench.ErrUsage) || !strings.Contains(err.Error(), "run rate=40: different starts") {
 		t.Errorf("a shard that planned level 2 a second later: %v, want a usage error naming the level", err)
 	}
 	stray := write("stray", 2, func(k int, recs []result.Record) {
@@ -389,7 +391,24 @@ func TestMergeSweep(t *testing.T) {
 			recs[5].Run = "rate=80"
 		}
 	})
-	if _, _, _, err := merge(stray); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), `:6: a record of run "rate=80"`) {
+	if _, _, _, err := merge(stray); !errors.Is(err, bench.ErrUsage) || !strings.Contains(err.Error(), `:6: a record of run "rate=80"`) {
 		t.Errorf("a record of an unlisted run: %v, want a usage error naming its line", err)
+	}
+}
+
+// TestMergeGauges: a merged replica's KV usage is its shards' samples
+// together: the means weighted by their scrapes, the larger maximum.
+func TestMergeGauges(t *testing.T) {
+	shard := func(g *result.Gauge) *shardDir {
+		return &shardDir{res: &result.Results{Runs: []result.Run{{Engine: result.EngineStats{Replicas: []result.Replica{{Name: "a", KVUsage: g}, {Name: "b"}}}}}}}
+	}
+	shards := []*shardDir{shard(&result.Gauge{Mean: 0.2, Max: 0.5, Samples: 10}), shard(&result.Gauge{Mean: 0.4, Max: 0.3, Samples: 30})}
+	reps := []result.Replica{{Name: "a"}, {Name: "b"}}
+	mergeGauges(shards, 0, reps)
+	if g := reps[0].KVUsage; g == nil || math.Abs(g.Mean-0.35) > 1e-12 || g.Max != 0.5 || g.Samples != 40 {
+		t.Errorf("merged a: %+v, want mean 0.35 (0.2x10 + 0.4x30 over 40), max 0.5, 40 samples", g)
+	}
+	if reps[1].KVUsage != nil {
+		t.Errorf("merged b: %+v, want none (no shard had it)", reps[1].KVUsage)
 	}
 }

@@ -1,13 +1,14 @@
-package bench
+package fleet
 
 import (
 	"errors"
 	"fmt"
+	"github.com/servebench/servebench/bench"
 	"io"
 	"os"
 	"path/filepath"
 
-	"github.com/servebench/servebench/bench/logblock"
+	"github.com/servebench/servebench/bench/fleet/logblock"
 	"github.com/servebench/servebench/bench/result"
 )
 
@@ -21,7 +22,7 @@ func ShardFiles(dir string) ([]string, error) {
 	}
 	files := []string{result.ResultsFile, result.RequestsFile}
 	for _, e := range entries {
-		if ok, _ := filepath.Match(SnapshotFile("*"), e.Name()); ok && e.Type().IsRegular() {
+		if ok, _ := filepath.Match(bench.SnapshotFile("*"), e.Name()); ok && e.Type().IsRegular() {
 			files = append(files, e.Name())
 		}
 	}
