@@ -173,7 +173,9 @@ func CheckServer(opts ServerOptions) error {
 }
 
 // serverSpec builds the launch spec; started is false for an already
-// running server (BaseURL alone).
+// running server (BaseURL alone). The server comes from a --server-cmd
+// (commandSpec), a preset or the bundled engine (presetSpec), or a
+// --base-url alone (checkBaseURL).
 func serverSpec(opts ServerOptions) (launch.Spec, bool, error) {
 	var spec launch.Spec
 	var err error
@@ -181,47 +183,14 @@ func serverSpec(opts ServerOptions) (launch.Spec, bool, error) {
 	case opts.ServerCmd != "" && opts.Preset != "":
 		return spec, false, errors.New("--server-cmd and --server: expected one of them")
 	case opts.ServerCmd != "":
-		argv, err := launch.SplitCommand(opts.ServerCmd)
-		if err != nil {
-			return spec, false, fmt.Errorf("--server-cmd %q: %w", opts.ServerCmd, err)
-		}
-		spec = launch.Spec{Command: argv, BaseURL: opts.BaseURL}
-		if spec.BaseURL == "" {
-			spec.BaseURL = DefaultServerCmdURL
-		}
+		spec, err = commandSpec(opts)
 	case opts.Preset != "" || opts.BaseURL == "":
-		name := opts.Preset
-		if name == "" {
-			name = PresetBundled
-		}
-		if name != PresetBundled && (opts.Speedup != 0 || len(opts.EngineArgs) > 0) {
-			return spec, false, errors.New("--speedup and --engine-arg: only for the bundled engine (no --server-cmd, --server or --base-url)")
-		}
-		po := launch.PresetOptions{Speedup: opts.Speedup, Args: opts.EngineArgs, Bin: opts.ServerBin}
-		if name == launch.PresetOllama {
-			if po, err = OllamaPresetOptions(po, opts); err != nil {
-				return spec, false, err
-			}
-		} else if opts.GGUF != "" || opts.OllamaModels != "" {
-			return spec, false, fmt.Errorf("--gguf and --ollama-models: only with --server ollama")
-		}
-		if spec, err = launch.PresetSpecFor(name, opts.Self, po); err != nil {
-			return spec, false, fmt.Errorf("--server %q: %w", name, err)
-		}
-		if opts.BaseURL != "" {
-			spec.BaseURL = opts.BaseURL
-		}
+		spec, err = presetSpec(opts)
 	default:
-		if _, err := launch.ParseBaseURL(opts.BaseURL); err != nil {
-			return spec, false, fmt.Errorf("--base-url: %w", err)
-		}
-		if opts.Speedup != 0 || len(opts.EngineArgs) > 0 {
-			return spec, false, errors.New("--speedup and --engine-arg: only for the bundled engine, not with --base-url")
-		}
-		return spec, false, nil
+		return spec, false, checkBaseURL(opts)
 	}
-	if opts.ServerCmd != "" && (opts.Speedup != 0 || len(opts.EngineArgs) > 0) {
-		return spec, false, errors.New("--speedup and --engine-arg: only for the bundled engine, not with --server-cmd")
+	if err != nil {
+		return spec, false, err
 	}
 	spec.Dir = opts.ServerDir
 	if opts.Dir != "" {
@@ -235,6 +204,63 @@ func serverSpec(opts ServerOptions) (launch.Spec, bool, error) {
 	}
 	spec.APIKey = opts.APIKey
 	return spec, true, spec.Validate()
+}
+
+// commandSpec is the spec of a --server-cmd.
+func commandSpec(opts ServerOptions) (launch.Spec, error) {
+	argv, err := launch.SplitCommand(opts.ServerCmd)
+	if err != nil {
+		return launch.Spec{}, fmt.Errorf("--server-cmd %q: %w", opts.ServerCmd, err)
+	}
+	spec := launch.Spec{Command: argv, BaseURL: opts.BaseURL}
+	if spec.BaseURL == "" {
+		spec.BaseURL = DefaultServerCmdURL
+	}
+	if opts.Speedup != 0 || len(opts.EngineArgs) > 0 {
+		return spec, errors.New("--speedup and --engine-arg: only for the bundled engine, not with --server-cmd")
+	}
+	return spec, nil
+}
+
+// presetSpec is the spec of a --server preset, the bundled engine when
+// neither --server nor --base-url is given.
+func presetSpec(opts ServerOptions) (launch.Spec, error) {
+	name := opts.Preset
+	if name == "" {
+		name = PresetBundled
+	}
+	if name != PresetBundled && (opts.Speedup != 0 || len(opts.EngineArgs) > 0) {
+		return launch.Spec{}, errors.New("--speedup and --engine-arg: only for the bundled engine (no --server-cmd, --server or --base-url)")
+	}
+	po := launch.PresetOptions{Speedup: opts.Speedup, Args: opts.EngineArgs, Bin: opts.ServerBin}
+	var err error
+	if name == launch.PresetOllama {
+		if po, err = OllamaPresetOptions(po, opts); err != nil {
+			return launch.Spec{}, err
+		}
+	} else if opts.GGUF != "" || opts.OllamaModels != "" {
+		return launch.Spec{}, fmt.Errorf("--gguf and --ollama-models: only with --server ollama")
+	}
+	spec, err := launch.PresetSpecFor(name, opts.Self, po)
+	if err != nil {
+		return spec, fmt.Errorf("--server %q: %w", name, err)
+	}
+	if opts.BaseURL != "" {
+		spec.BaseURL = opts.BaseURL
+	}
+	return spec, nil
+}
+
+// checkBaseURL checks the options of an already running server (--base-url
+// alone).
+func checkBaseURL(opts ServerOptions) error {
+	if _, err := launch.ParseBaseURL(opts.BaseURL); err != nil {
+		return fmt.Errorf("--base-url: %w", err)
+	}
+	if opts.Speedup != 0 || len(opts.EngineArgs) > 0 {
+		return errors.New("--speedup and --engine-arg: only for the bundled engine, not with --base-url")
+	}
+	return nil
 }
 
 // OllamaPresetOptions adds opts' Ollama settings to po: it finds the ollama

@@ -121,64 +121,92 @@ func logSkews(w io.Writer, shards []*shardDir) {
 }
 
 // loadShards reads every input's directory and checks that they are the N
-// shards of one run or sweep.
+// shards of one run or sweep: each one shard (readShard), all of the same
+// run as the first (sameRun), every index once (complete).
 func loadShards(inputs []shardDir) ([]*shardDir, error) {
 	if len(inputs) == 0 {
 		return nil, errors.New("merge: expected the shards' results directories")
 	}
 	var shards []*shardDir
 	for _, in := range inputs {
-		d := in.dir
-		path := filepath.Join(d, result.ResultsFile)
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return nil, &result.InputError{Path: path, Err: errors.New("missing: not a finished shard (killed before writing it?)")}
-		}
-		res, err := result.ParseResults(path, data)
+		s, err := readShard(in)
 		if err != nil {
 			return nil, err
 		}
-		if len(res.Runs) == 0 || slices.ContainsFunc(res.Runs, func(r result.Run) bool { return r.Shard == nil }) {
-			return nil, fmt.Errorf("%s: not one shard of a run (expected runs with a shard block: servebench run or sweep --shard K/N)", in.name)
-		}
-		sh := res.Runs[0].Shard
-		for _, r := range res.Runs[1:] {
-			if r.Shard.Index != sh.Index || r.Shard.Count != sh.Count {
-				return nil, fmt.Errorf("%s: runs of shard %d/%d and %d/%d: not one shard", in.name, sh.Index, sh.Count, r.Shard.Index, r.Shard.Count)
-			}
-		}
-		shards = append(shards, &shardDir{dir: d, name: in.name, res: res})
+		shards = append(shards, s)
 	}
 	slices.SortStableFunc(shards, func(a, b *shardDir) int { return cmp.Compare(a.shard().Index, b.shard().Index) })
-	ref := shards[0]
-	n := ref.shard().Count
 	for _, s := range shards[1:] {
-		switch sh := s.shard(); {
-		case sh.Count != n:
-			return nil, fmt.Errorf("%s is shard %d/%d but %s is %d/%d: not the same run", s.name, sh.Index, sh.Count, ref.name, ref.shard().Index, n)
-		case !slices.Equal(runNames(s), runNames(ref)):
-			// A sweep's shard that stopped early (late for a level, killed
-			// between levels) ran fewer levels than the others.
-			return nil, fmt.Errorf("%s ran %q, %s ran %q: not the same run", s.name, strings.Join(runNames(s), ", "), ref.name, strings.Join(runNames(ref), ", "))
-		case s.res.Server.BaseURL != ref.res.Server.BaseURL:
-			return nil, fmt.Errorf("%s loaded %s, %s loaded %s: not the same server", s.name, s.res.Server.BaseURL, ref.name, ref.res.Server.BaseURL)
-		}
-		for i := range s.res.Runs {
-			a, b := s.res.Runs[i].Workload, ref.res.Runs[i].Workload
-			if !reflect.DeepEqual(a, b) {
-				return nil, fmt.Errorf("%s and %s have different workloads (%s%s): not the same run", s.name, ref.name, runLabel(s, i), workloadDiff(a, b))
-			}
-			if x, y := s.res.Runs[i].Shard.StartAt, ref.res.Runs[i].Shard.StartAt; (x == nil) != (y == nil) || (x != nil && !x.Equal(*y)) {
-				return nil, fmt.Errorf("%s and %s planned %sdifferent starts (%s vs %s): not started together (the same --start-at and --level-gap?)",
-					s.name, ref.name, runLabel(s, i), startText(x), startText(y))
-			}
+		if err := sameRun(s, shards[0]); err != nil {
+			return nil, err
 		}
 	}
+	if err := complete(shards); err != nil {
+		return nil, err
+	}
+	return shards, nil
+}
+
+// readShard reads in's results.json and checks that its runs are of one
+// shard.
+func readShard(in shardDir) (*shardDir, error) {
+	path := filepath.Join(in.dir, result.ResultsFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &result.InputError{Path: path, Err: errors.New("missing: not a finished shard (killed before writing it?)")}
+	}
+	res, err := result.ParseResults(path, data)
+	if err != nil {
+		return nil, err
+	}
+	if len(res.Runs) == 0 || slices.ContainsFunc(res.Runs, func(r result.Run) bool { return r.Shard == nil }) {
+		return nil, fmt.Errorf("%s: not one shard of a run (expected runs with a shard block: servebench run or sweep --shard K/N)", in.name)
+	}
+	sh := res.Runs[0].Shard
+	for _, r := range res.Runs[1:] {
+		if r.Shard.Index != sh.Index || r.Shard.Count != sh.Count {
+			return nil, fmt.Errorf("%s: runs of shard %d/%d and %d/%d: not one shard", in.name, sh.Index, sh.Count, r.Shard.Index, r.Shard.Count)
+		}
+	}
+	return &shardDir{dir: in.dir, name: in.name, res: res}, nil
+}
+
+// sameRun checks that shard s is of the run ref is: the same shard count,
+// runs, server, workloads and planned starts.
+func sameRun(s, ref *shardDir) error {
+	n := ref.shard().Count
+	switch sh := s.shard(); {
+	case sh.Count != n:
+		return fmt.Errorf("%s is shard %d/%d but %s is %d/%d: not the same run", s.name, sh.Index, sh.Count, ref.name, ref.shard().Index, n)
+	case !slices.Equal(runNames(s), runNames(ref)):
+		// A sweep's shard that stopped early (late for a level, killed
+		// between levels) ran fewer levels than the others.
+		return fmt.Errorf("%s ran %q, %s ran %q: not the same run", s.name, strings.Join(runNames(s), ", "), ref.name, strings.Join(runNames(ref), ", "))
+	case s.res.Server.BaseURL != ref.res.Server.BaseURL:
+		return fmt.Errorf("%s loaded %s, %s loaded %s: not the same server", s.name, s.res.Server.BaseURL, ref.name, ref.res.Server.BaseURL)
+	}
+	for i := range s.res.Runs {
+		a, b := s.res.Runs[i].Workload, ref.res.Runs[i].Workload
+		if !reflect.DeepEqual(a, b) {
+			return fmt.Errorf("%s and %s have different workloads (%s%s): not the same run", s.name, ref.name, runLabel(s, i), workloadDiff(a, b))
+		}
+		if x, y := s.res.Runs[i].Shard.StartAt, ref.res.Runs[i].Shard.StartAt; (x == nil) != (y == nil) || (x != nil && !x.Equal(*y)) {
+			return fmt.Errorf("%s and %s planned %sdifferent starts (%s vs %s): not started together (the same --start-at and --level-gap?)",
+				s.name, ref.name, runLabel(s, i), startText(x), startText(y))
+		}
+	}
+	return nil
+}
+
+// complete checks that shards (of one run, sorted by index) hold every
+// index of the run once.
+func complete(shards []*shardDir) error {
+	n := shards[0].shard().Count
 	have := map[int]string{}
 	for _, s := range shards {
 		k := s.shard().Index
 		if prev, dup := have[k]; dup {
-			return nil, fmt.Errorf("shard %d/%d given twice: %s and %s", k, n, prev, s.name)
+			return fmt.Errorf("shard %d/%d given twice: %s and %s", k, n, prev, s.name)
 		}
 		have[k] = s.name
 	}
@@ -189,9 +217,9 @@ func loadShards(inputs []shardDir) ([]*shardDir, error) {
 		}
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("shard %s missing: a merge needs every shard of the run (got %d of %d)", strings.Join(missing, ", "), len(shards), n)
+		return fmt.Errorf("shard %s missing: a merge needs every shard of the run (got %d of %d)", strings.Join(missing, ", "), len(shards), n)
 	}
-	return shards, nil
+	return nil
 }
 
 // runNames lists the shard's runs in order.
