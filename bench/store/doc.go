@@ -8,7 +8,8 @@
 // Recover rebuilds results.json from a killed session's checkpoint and
 // requests.jsonl.
 //
-// It sits below the runner (package bench, which feeds it) and imports
-// only bench/result, bench/stats, client and scrape; bench's TestLayers
-// keeps it so.
+// It sits below the runner (package bench, which feeds it) and above
+// bench/workload: it may import bench/workload, bench/result, bench/stats,
+// client, scrape and engine packages (it uses result, stats, client and
+// scrape), never the runner or fleet; bench's TestLayers keeps it so.
 package store

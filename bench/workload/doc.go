@@ -6,7 +6,8 @@
 // SourceOptions. Everything is decided before the run from seeds and
 // inputs: conversation i is a pure function of i.
 //
-// It sits below the runner (package bench) and may import only
-// bench/result, bench/stats, client and engine packages (the distribution
-// grammar, the tokenizer); bench's TestLayers keeps it so.
+// It sits below the runner (package bench) and bench/store: it may import
+// bench/result, bench/stats, client, scrape and engine packages (it uses the
+// distribution grammar and the tokenizer), never store, the runner or
+// fleet; bench's TestLayers keeps it so.
 package workload

@@ -2,9 +2,10 @@
 // has no shared volume (a Kubernetes pod, `servebench run
 // --results-to-log`) writes its results files to stdout as one framed,
 // checksummed text block, and `servebench merge` reads the shards back
-// from the saved `kubectl logs`. It sits after the run in the pipeline
-// (bench writes the directory, logblock moves it) and knows nothing of what
-// the files hold.
+// from the saved `kubectl logs`. It sits after the run in the pipeline,
+// under bench/fleet (fleet.WriteLogBlock writes a shard's directory,
+// fleet.ShardFiles reads it back), and knows nothing of what the files
+// hold: it imports nothing of servebench's but bench/result's file names.
 //
 // A block is the base64 (76 characters a line) of a gzip'd tar of the
 // files, framed as
