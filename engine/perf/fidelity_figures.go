@@ -46,6 +46,7 @@ var fidelityModels = []Model{
 		Layers: 24, Hidden: 896, Intermediate: 4864, Heads: 14, KVHeads: 2, HeadDim: 64,
 		Vocab: 151936, MaxContext: 32768, QKVBias: true, TiedEmbeddings: true,
 	},
+	llama2_70B, // fidelity_lengths.go
 }
 
 const (
@@ -128,6 +129,7 @@ func buildFidelityFigures() []CitedFigure {
 	figs = append(figs, moeFigures()...)
 	figs = append(figs, gapGPUFigures()...)
 	figs = append(figs, h200Figures()...)
+	figs = append(figs, lengthFigures()...)
 	figs = append(figs, CitedFigure{
 		GPU: "a100-40gb", Model: "llama-3.1-8b-instruct", Quantity: fitQuantityDecode,
 		Config: "batch=1,prompt=1024,output=128,default-flags", Real: 1000.0 / 75, Unit: "ms",
