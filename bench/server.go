@@ -282,10 +282,15 @@ func OllamaPresetOptions(po launch.PresetOptions, opts ServerOptions) (launch.Pr
 	}
 	po.Ollama = launch.OllamaOptions{GGUF: opts.GGUF, Models: opts.OllamaModels}
 	if po.Ollama.Models == "" && opts.Dir != "" {
-		po.Ollama.Models = filepath.Join(opts.Dir, "ollama-models")
+		po.Ollama.Models = OllamaModelsDir(opts.Dir)
 	}
 	return po, nil
 }
+
+// OllamaModelsDir is where an Ollama servebench starts keeps its models
+// when --ollama-models is not given: ollama-models in dir, the results
+// directory, so that a run leaves ~/.ollama alone.
+func OllamaModelsDir(dir string) string { return filepath.Join(dir, "ollama-models") }
 
 // bundledArgs is the bundled engine's arguments: what follows "engine" on
 // its command line. What they amount to (profiles, speedup, seed) is read

@@ -233,7 +233,7 @@ func runStartup(cmd *cobra.Command, o *startupOptions) error {
 		return err
 	}
 	if spec.Preset == launch.PresetOllama && o.ollamaModels == "" {
-		spec.Env = append(spec.Env, "OLLAMA_MODELS="+filepath.Join(logDir, "ollama-models"))
+		spec.Env = append(spec.Env, "OLLAMA_MODELS="+bench.OllamaModelsDir(logDir))
 	}
 	started := time.Now()
 	runs, runErr := o.coldStarts(cmd.Context(), stderr, spec, logDir)
