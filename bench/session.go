@@ -161,10 +161,37 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 	return res, recs, validate(res, runner.commonErr, cfg.FailOnErrorRate)
 }
 
+// MaxRetries bounds Config.Retries (--retries).
+const MaxRetries = 100
+
+// CheckLimits checks the session's own bounds, each error naming the flag
+// that sets it: the retries, the window and gauge intervals, the timeouts,
+// and ContinueOnServerExit, which is only for a server servebench did not
+// start. Commands call it before anything starts; Execute checks them too.
+func (cfg Config) CheckLimits() error {
+	so := cfg.Server
+	switch {
+	case cfg.Retries < 0 || cfg.Retries > MaxRetries:
+		return fmt.Errorf("--retries %d: expected 0-%d", cfg.Retries, MaxRetries)
+	case cfg.ContinueOnServerExit && (so.BaseURL == "" || so.ServerCmd != "" || so.Preset != ""):
+		return errors.New("--continue-on-server-exit: only for a server servebench did not start (--base-url without --server-cmd or --server); one it starts ends the run when it exits")
+	case cfg.GaugeEvery < 0:
+		return fmt.Errorf("--gauge-interval %v: expected a duration >= 0 (0: not sampled)", cfg.GaugeEvery)
+	case cfg.Interval < 0:
+		return fmt.Errorf("--interval %v: expected a duration >= 0 (0: no windows)", cfg.Interval)
+	case cfg.RequestTimeout < 0 || cfg.StallTimeout < 0:
+		return fmt.Errorf("--request-timeout %v / --stall-timeout %v: expected durations >= 0", cfg.RequestTimeout, cfg.StallTimeout)
+	}
+	return nil
+}
+
 // checkConfig checks what can be checked before a server starts: the
-// runs (and the most requests any keeps in flight), the server options,
-// the Prometheus source and the results directory.
+// session's limits, the runs (and the most requests any keeps in flight),
+// the server options, the Prometheus source and the results directory.
 func checkConfig(cfg Config) (maxConns int, prom *promql.Source, err error) {
+	if err := cfg.CheckLimits(); err != nil {
+		return 0, nil, err
+	}
 	if maxConns, err = validateRuns(cfg.Runs, cfg.Search); err != nil {
 		return 0, nil, err
 	}

@@ -138,3 +138,37 @@ func TestProgressRetries(t *testing.T) {
 		t.Errorf("want 3/3 done and no failure shown:\n%q", out)
 	}
 }
+
+// TestCheckLimits: each bound names its flag; Execute refuses a bad one as
+// a usage error before starting anything.
+func TestCheckLimits(t *testing.T) {
+	running := ServerOptions{BaseURL: "http://127.0.0.1:1"}
+	cases := []struct {
+		name string
+		cfg  Config
+		want string // "" = accepted
+	}{
+		{"defaults", Config{}, ""},
+		{"continuing over a running server's exit", Config{Server: running, ContinueOnServerExit: true, Retries: MaxRetries}, ""},
+		{"negative retries", Config{Retries: -1}, "--retries -1: expected 0-100"},
+		{"too many retries", Config{Retries: MaxRetries + 1}, "--retries 101"},
+		{"continuing over a started server's exit", Config{ContinueOnServerExit: true}, "--continue-on-server-exit: only for a server servebench did not start"},
+		{"continuing over a preset's exit", Config{Server: ServerOptions{BaseURL: running.BaseURL, Preset: "vllm"}, ContinueOnServerExit: true}, "--continue-on-server-exit"},
+		{"negative gauge interval", Config{GaugeEvery: -time.Second}, "--gauge-interval -1s"},
+		{"negative window", Config{Interval: -time.Second}, "--interval -1s"},
+		{"negative stall timeout", Config{StallTimeout: -time.Second}, "--stall-timeout -1s: expected durations >= 0"},
+	}
+	for _, tc := range cases {
+		err := tc.cfg.CheckLimits()
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: got %v, want an error with %q", tc.name, err, tc.want)
+		}
+	}
+	_, _, err := Execute(t.Context(), Config{Server: running, Dir: t.TempDir(), Interval: -time.Second})
+	if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "--interval -1s") {
+		t.Errorf("Execute with --interval -1s: %v, want a usage error naming it", err)
+	}
+}

@@ -118,31 +118,28 @@ func (o *sessionOptions) check(fs *pflag.FlagSet) error {
 	return o.checkGate(fs)
 }
 
-// checkValues checks the flags that stand alone, in the order listed: the
-// first one wrong is the error.
+// checkValues checks the flags that stand alone, in this order: --format,
+// --fail-on-error-rate (when given), then the session's limits (bench's
+// CheckLimits). The first one wrong is the error.
 func (o *sessionOptions) checkValues(fs *pflag.FlagSet) error {
-	checks := []struct {
-		bad bool
-		err error
-	}{
-		{!slices.Contains(report.Formats, o.format),
-			fmt.Errorf("--format %q: expected one of %s", o.format, strings.Join(report.Formats, ", "))},
-		{fs.Changed("fail-on-error-rate") && !(o.failOnErrorRate >= 0 && o.failOnErrorRate <= 100),
-			fmt.Errorf("--fail-on-error-rate %g: expected a percentage from 0 to 100", o.failOnErrorRate)},
-		{o.retries < 0 || o.retries > 100, fmt.Errorf("--retries %d: expected 0-100", o.retries)},
-		{o.continueOnExit && (o.baseURL == "" || o.serverCmd != "" || o.preset != ""),
-			errors.New("--continue-on-server-exit: only for a server servebench did not start (--base-url without --server-cmd or --server); one it starts ends the run when it exits")},
-		{o.gaugeEvery < 0, fmt.Errorf("--gauge-interval %v: expected a duration >= 0 (0: not sampled)", o.gaugeEvery)},
-		{o.interval < 0, fmt.Errorf("--interval %v: expected a duration >= 0 (0: no windows)", o.interval)},
-		{o.requestTimeout < 0 || o.stallTimeout < 0,
-			fmt.Errorf("--request-timeout %v / --stall-timeout %v: expected durations >= 0", o.requestTimeout, o.stallTimeout)},
+	if !slices.Contains(report.Formats, o.format) {
+		return fmt.Errorf("--format %q: expected one of %s", o.format, strings.Join(report.Formats, ", "))
 	}
-	for _, c := range checks {
-		if c.bad {
-			return c.err
-		}
+	if fs.Changed("fail-on-error-rate") && !(o.failOnErrorRate >= 0 && o.failOnErrorRate <= 100) {
+		return fmt.Errorf("--fail-on-error-rate %g: expected a percentage from 0 to 100", o.failOnErrorRate)
 	}
-	return nil
+	return o.limits().CheckLimits()
+}
+
+// limits is the bench.Config of the flags that bound the session (retries,
+// timeouts, intervals, --continue-on-server-exit with the server flags it
+// depends on); config completes it.
+func (o *sessionOptions) limits() bench.Config {
+	return bench.Config{
+		Server:         bench.ServerOptions{BaseURL: o.baseURL, ServerCmd: o.serverCmd, Preset: o.preset},
+		RequestTimeout: o.requestTimeout, StallTimeout: o.stallTimeout, Retries: o.retries,
+		Interval: o.interval, GaugeEvery: o.gaugeEvery, ContinueOnServerExit: o.continueOnExit,
+	}
 }
 
 // checkGate parses --max-regression and loads --baseline, so that a typo
@@ -230,19 +227,18 @@ func (o *sessionOptions) config(cmd *cobra.Command, runs []bench.RunSpec, stopAf
 		return bench.Config{}, err
 	}
 	server.MetricsURLs, server.Model = o.metricsURLs, o.model
-	cfg := bench.Config{
-		Server: server, Runs: runs, Dir: dir, Args: os.Args, Version: version,
-		RequestTimeout: o.requestTimeout, StallTimeout: o.stallTimeout, Retries: o.retries,
-		FailOnErrorRate: -1, StopAfter: stopAfter, Prometheus: o.promOpts, RequestIDs: o.requestID, Search: o.search,
-	}
+	cfg := o.limits()
+	cfg.Server, cfg.Runs, cfg.Dir = server, runs, dir
+	cfg.Args, cfg.Version = os.Args, version
+	cfg.StopAfter, cfg.Search = stopAfter, o.search
+	cfg.Prometheus, cfg.RequestIDs = o.promOpts, o.requestID
+	cfg.FailOnErrorRate = -1
 	if cmd.Flags().Changed("fail-on-error-rate") {
 		cfg.FailOnErrorRate = o.failOnErrorRate
 	}
-	cfg.Interval, cfg.GaugeEvery = o.interval, o.gaugeEvery
 	if !cmd.Flags().Changed("interval") {
 		cfg.Interval = bench.DefaultInterval(runs)
 	}
-	cfg.ContinueOnServerExit = o.continueOnExit
 	// Every run, windows or not: memory bounded, records on disk only (the
 	// samples spilled, the charts read back from requests.jsonl).
 	cfg.Bounded = !o.recordsInMemory
