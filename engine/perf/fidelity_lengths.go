@@ -23,10 +23,13 @@ import "fmt"
 //     vLLM branch" (vllm-project/vllm#2472, 2024-01; the code came as PR
 //     #2809), but nothing public says these profiles came from it. So the
 //     rows say the engine is not stated, and none is fitted to.
-//   - The data predate January 2024 (the repository's first commit holds
-//     them). Its decode is as slow on 8 GPUs as on 4 (splitwiseTPWhy), which
-//     a step bound by launching kernels from the host shows, not vLLM 0.6's
-//     or later CUDA-graph decode that the model's TP costs are fitted to.
+//   - The file came with the repository's first commit (2024-03-29); the
+//     paper (arXiv 2311.18677, first posted November 2023) characterizes
+//     the same two models (BLOOM-176B, Llama2-70B) on DGX-A100 and DGX-H100
+//     machines but prints no table of these runs. The data's decode is
+//     as slow on 8 GPUs as on 4 (splitwiseTPWhy), which a step bound by
+//     launching kernels from the host shows, not vLLM 0.6's or later
+//     CUDA-graph decode that the model's TP costs are fitted to.
 //
 // Llama-2-70B against the llama-3.1-70b-instruct profile: the same hidden
 // size (8,192), layers (80), query and KV heads (64, 8; head dim 128) and
@@ -62,7 +65,7 @@ const splitwiseSource = "github.com/Mutinifni/splitwise-sim data/perf_model.csv 
 	"(rows model=llama2-70b, batch_size=1, token_size=128; columns hardware, tensor_parallel, prompt_size, %s; median of its 5 runs)"
 
 const (
-	splitwiseVLLM = "engine not stated (see fidelity_lengths.go; profiled before 2024-01)"
+	splitwiseVLLM = "engine not stated (see fidelity_lengths.go; file committed 2024-03-29)"
 	// splitwiseNodes names the hardware column's machines.
 	splitwiseA100 = "DGX-A100 (A100-80GB SXM, NVSwitch)"
 	splitwiseH100 = "DGX-H100 (H100-80GB SXM, NVSwitch)"
