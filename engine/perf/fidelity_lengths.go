@@ -21,15 +21,15 @@ import "fmt"
 //     2025-01) asks which framework collected the data and has no answer.
 //   - The Splitwise authors built their prototype "on top of an internal
 //     vLLM branch" (vllm-project/vllm#2472, 2024-01; the code came as PR
-//     #2809), but nothing public says these profiles came from it. So the
+//     #2809), but no source found says these profiles came from it. So the
 //     rows say the engine is not stated, and none is fitted to.
 //   - The file came with the repository's first commit (2024-03-29); the
 //     paper (arXiv 2311.18677, first posted November 2023) characterizes
 //     the same two models (BLOOM-176B, Llama2-70B) on DGX-A100 and DGX-H100
-//     machines but prints no table of these runs. The data's decode is
-//     as slow on 8 GPUs as on 4 (splitwiseTPWhy), which a step bound by
-//     launching kernels from the host shows, not vLLM 0.6's or later
-//     CUDA-graph decode that the model's TP costs are fitted to.
+//     machines; its setup section could not be read here in full. The
+//     data's decode is as slow on 8 GPUs as on 4 (splitwiseTPWhy), which a
+//     step bound by launching kernels from the host shows, not vLLM 0.6's
+//     or later CUDA-graph decode that the model's TP costs are fitted to.
 //
 // Llama-2-70B against the llama-3.1-70b-instruct profile: the same hidden
 // size (8,192), layers (80), query and KV heads (64, 8; head dim 128) and
