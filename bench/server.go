@@ -289,8 +289,16 @@ func OllamaPresetOptions(po launch.PresetOptions, opts ServerOptions) (launch.Pr
 
 // OllamaModelsDir is where an Ollama servebench starts keeps its models
 // when --ollama-models is not given: ollama-models in dir, the results
-// directory, so that a run leaves ~/.ollama alone.
-func OllamaModelsDir(dir string) string { return filepath.Join(dir, "ollama-models") }
+// directory, so that a run leaves ~/.ollama alone. The path is absolute:
+// Ollama runs in --server-dir, where a relative results directory would
+// name another folder.
+func OllamaModelsDir(dir string) string {
+	p := filepath.Join(dir, "ollama-models")
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
+}
 
 // bundledArgs is the bundled engine's arguments: what follows "engine" on
 // its command line. What they amount to (profiles, speedup, seed) is read

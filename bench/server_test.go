@@ -3,6 +3,8 @@ package bench
 import (
 	"context"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -45,5 +47,19 @@ func TestLearnAPIKeyHint(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), "API key") {
 		t.Errorf("connection refused got an API key hint: %v", err)
+	}
+}
+
+// A started Ollama runs in --server-dir: its default models folder must not
+// be relative to the folder servebench was started in.
+func TestOllamaModelsDirAbsolute(t *testing.T) {
+	t.Chdir(t.TempDir())
+	got := OllamaModelsDir("results/run1")
+	if !filepath.IsAbs(got) {
+		t.Fatalf("OllamaModelsDir(%q) = %q, want an absolute path", "results/run1", got)
+	}
+	wd, _ := os.Getwd()
+	if want := filepath.Join(wd, "results", "run1", "ollama-models"); got != want {
+		t.Fatalf("OllamaModelsDir = %q, want %q", got, want)
 	}
 }
