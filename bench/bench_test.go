@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"github.com/servebench/servebench/bench/store"
-	"github.com/servebench/servebench/bench/workload"
 	"io"
 	"net"
 	"net/http"
@@ -20,6 +18,8 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/bench/stats"
+	"github.com/servebench/servebench/bench/store"
+	"github.com/servebench/servebench/bench/workload"
 	"github.com/servebench/servebench/client"
 	"github.com/servebench/servebench/engine/launch/launchtest"
 	"github.com/servebench/servebench/engine/sim"

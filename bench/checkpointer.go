@@ -2,11 +2,11 @@ package bench
 
 import (
 	"fmt"
-	"github.com/servebench/servebench/bench/store"
 	"slices"
 	"sync"
 
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/bench/store"
 )
 
 // checkpointer keeps DIR/checkpoint.json current during a session: at each

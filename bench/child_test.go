@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/servebench/servebench/bench/workload"
 	"net"
 	"net/url"
 	"os"
@@ -14,6 +13,8 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/bench/result/resulttest"
+	"github.com/servebench/servebench/bench/workload"
 	"github.com/servebench/servebench/engine/launch/launchtest"
 )
 
@@ -84,7 +85,7 @@ func TestServerDiesMidRun(t *testing.T) {
 	if rerr != nil {
 		t.Fatal(rerr)
 	}
-	if file := readRecords(t, b); len(file) != len(recs) || len(recs) != run.Requests {
+	if file := resulttest.Records(t, b); len(file) != len(recs) || len(recs) != run.Requests {
 		t.Errorf("requests.jsonl %d lines, records %d, requests %d", len(file), len(recs), run.Requests)
 	}
 	if _, serr := os.Stat(filepath.Join(cfg.Dir, result.ResultsFile)); serr != nil {

@@ -1,12 +1,9 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/servebench/servebench/bench/store"
-	"github.com/servebench/servebench/bench/workload"
 	"math"
 	"os"
 	"path/filepath"
@@ -17,6 +14,9 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/bench/result/resulttest"
+	"github.com/servebench/servebench/bench/store"
+	"github.com/servebench/servebench/bench/workload"
 	"github.com/servebench/servebench/client"
 	"github.com/servebench/servebench/engine/sim"
 	"github.com/servebench/servebench/engine/sim/simtest"
@@ -54,7 +54,7 @@ func execute(t *testing.T, e *sim.Engine, runs []RunSpec) (*result.Results, []re
 	if err != nil {
 		t.Fatal(err)
 	}
-	if file := readRecords(t, b); len(file) != len(recs) {
+	if file := resulttest.Records(t, b); len(file) != len(recs) {
 		t.Fatalf("requests.jsonl has %d lines, Execute returned %d records", len(file), len(recs))
 	}
 	if _, err := os.Stat(filepath.Join(dir, result.ResultsFile)); err != nil {
@@ -262,7 +262,7 @@ func TestInterruptKeepsRecords(t *testing.T) {
 		t.Errorf("interrupted run took %v to return", took)
 	}
 	b, _ := os.ReadFile(path)
-	file := readRecords(t, b)
+	file := resulttest.Records(t, b)
 	if len(file) != len(recs) || len(recs) < 6 || len(recs) > 12 {
 		t.Fatalf("file %d records, returned %d: want the same, 6 plus at most the 4 in flight", len(file), len(recs))
 	}
@@ -518,14 +518,4 @@ func TestRecordsMatchEngineTruth(t *testing.T) {
 	if n != 6 || len(truth) != 6 {
 		t.Errorf("%d measured records, %d engine records; want 6 and 6", n, len(truth))
 	}
-}
-
-// readRecords parses a requests.jsonl, failing on any invalid line.
-func readRecords(t testing.TB, b []byte) []result.Record {
-	t.Helper()
-	recs, warns, err := result.ReadRecords(result.RequestsFile, bytes.NewReader(b))
-	if err != nil || len(warns) > 0 {
-		t.Fatalf("requests.jsonl invalid: %v %v", err, warns)
-	}
-	return recs
 }

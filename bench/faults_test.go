@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"errors"
-	"github.com/servebench/servebench/bench/workload"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +10,8 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/bench/result/resulttest"
+	"github.com/servebench/servebench/bench/workload"
 	"github.com/servebench/servebench/engine/sim"
 )
 
@@ -39,7 +40,7 @@ func faultSession(t *testing.T, faults []string, stream bool, n int, mutate func
 	if rerr != nil {
 		t.Fatal(rerr)
 	}
-	file := readRecords(t, b)
+	file := resulttest.Records(t, b)
 	run := &res.Runs[0]
 	if len(file) != len(recs) || run.Requests+run.Retries != len(file) {
 		t.Errorf("requests.jsonl %d lines, %d records returned, %d requests + %d retries", len(file), len(recs), run.Requests, run.Retries)

@@ -3,13 +3,13 @@ package bench
 import (
 	"errors"
 	"fmt"
-	"github.com/servebench/servebench/bench/workload"
 	"io"
 	"math"
 	"strconv"
 	"strings"
 
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/bench/workload"
 )
 
 // Defaults of MaxRateSearch.

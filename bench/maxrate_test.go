@@ -2,11 +2,11 @@ package bench
 
 import (
 	"bytes"
-	"github.com/servebench/servebench/bench/workload"
 	"strings"
 	"testing"
 
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/bench/workload"
 )
 
 // searchAgainst drives m as Execute does, against a server whose attainment

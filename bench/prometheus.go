@@ -3,11 +3,11 @@ package bench
 import (
 	"context"
 	"fmt"
-	"github.com/servebench/servebench/bench/store"
 	"strings"
 	"time"
 
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/bench/store"
 	"github.com/servebench/servebench/engine/launch"
 	"github.com/servebench/servebench/scrape"
 	"github.com/servebench/servebench/scrape/promql"

@@ -1,12 +1,12 @@
 package bench
 
 import (
-	"github.com/servebench/servebench/bench/workload"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/servebench/servebench/bench/workload"
 	"github.com/servebench/servebench/client"
 )
 

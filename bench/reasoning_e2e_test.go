@@ -4,13 +4,13 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"github.com/servebench/servebench/bench/workload"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/servebench/servebench/bench/workload"
 	"github.com/servebench/servebench/engine/sim"
 )
 

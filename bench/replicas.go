@@ -2,12 +2,12 @@ package bench
 
 import (
 	"fmt"
-	"github.com/servebench/servebench/bench/stats"
-	"github.com/servebench/servebench/bench/store"
 	"strconv"
 	"strings"
 
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/bench/stats"
+	"github.com/servebench/servebench/bench/store"
 	"github.com/servebench/servebench/engine/launch"
 	"github.com/servebench/servebench/scrape"
 	"github.com/servebench/servebench/scrape/promql"

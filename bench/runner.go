@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/servebench/servebench/bench/store"
-	"github.com/servebench/servebench/bench/workload"
 	"hash/fnv"
 	"math/rand/v2"
 	"strconv"
@@ -15,6 +13,8 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/bench/store"
+	"github.com/servebench/servebench/bench/workload"
 	"github.com/servebench/servebench/client"
 	"github.com/servebench/servebench/scrape"
 )

@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/servebench/servebench/bench/store"
-	"github.com/servebench/servebench/bench/workload"
 	"io"
 	"net/http"
 	"os"
@@ -17,6 +15,8 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/bench/store"
+	"github.com/servebench/servebench/bench/workload"
 	"github.com/servebench/servebench/client"
 	"github.com/servebench/servebench/engine/launch"
 	"github.com/servebench/servebench/scrape"

@@ -3,13 +3,13 @@ package bench
 import (
 	"bytes"
 	"errors"
-	"github.com/servebench/servebench/bench/store"
-	"github.com/servebench/servebench/bench/workload"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/bench/store"
+	"github.com/servebench/servebench/bench/workload"
 )
 
 func TestValidateResults(t *testing.T) {

@@ -3,12 +3,12 @@ package bench
 import (
 	"context"
 	"fmt"
-	"github.com/servebench/servebench/bench/workload"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/bench/workload"
 )
 
 // MaxStartLate is how far past Shard.StartAt a shard may still start: any

@@ -2,10 +2,11 @@ package bench
 
 import (
 	"errors"
-	"github.com/servebench/servebench/bench/workload"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/servebench/servebench/bench/workload"
 )
 
 // TestShard: K/N parsing, the slice each shard sends, and closed-loop

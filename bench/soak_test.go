@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"github.com/servebench/servebench/bench/workload"
 	"io"
 	"net"
 	"os/exec"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/servebench/servebench/bench/workload"
 	"github.com/servebench/servebench/engine/launch/launchtest"
 	"github.com/servebench/servebench/scrape/promql/promtest"
 )

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"github.com/servebench/servebench/bench/workload"
 	"math/rand/v2"
 	"runtime"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/servebench/servebench/bench/workload"
 	"github.com/servebench/servebench/client"
 )
 

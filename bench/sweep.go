@@ -3,11 +3,11 @@ package bench
 import (
 	"errors"
 	"fmt"
-	"github.com/servebench/servebench/bench/workload"
 	"strconv"
 	"time"
 
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/bench/workload"
 )
 
 // DefaultSweepConcurrencies are the load levels of a sweep without

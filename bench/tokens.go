@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/servebench/servebench/bench/workload"
 	"io"
 	"math"
 	"net/http"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/bench/workload"
 	"github.com/servebench/servebench/client"
 )
 

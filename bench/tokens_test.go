@@ -3,7 +3,6 @@ package bench
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/servebench/servebench/bench/workload"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -12,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/bench/workload"
 	"github.com/servebench/servebench/engine/sim"
 )
 

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"github.com/servebench/servebench/bench/workload"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/servebench/servebench/bench/workload"
 	"github.com/servebench/servebench/client"
 )
 

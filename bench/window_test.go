@@ -2,8 +2,6 @@ package bench
 
 import (
 	"context"
-	"github.com/servebench/servebench/bench/store"
-	"github.com/servebench/servebench/bench/workload"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,6 +10,8 @@ import (
 
 	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/bench/stats"
+	"github.com/servebench/servebench/bench/store"
+	"github.com/servebench/servebench/bench/workload"
 	"github.com/servebench/servebench/engine/sim"
 )
 

@@ -3,11 +3,11 @@ package fleet
 import (
 	"errors"
 	"fmt"
-	"github.com/servebench/servebench/bench"
 	"io"
 	"os"
 	"path/filepath"
 
+	"github.com/servebench/servebench/bench"
 	"github.com/servebench/servebench/bench/fleet/logblock"
 	"github.com/servebench/servebench/bench/result"
 )

@@ -9,8 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/servebench/servebench/bench"
-	"github.com/servebench/servebench/bench/store"
 	"io"
 	"os"
 	"path/filepath"
@@ -19,7 +17,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/servebench/servebench/bench"
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/bench/store"
 	"github.com/servebench/servebench/scrape"
 	"github.com/servebench/servebench/scrape/promql"
 )

@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/servebench/servebench/bench"
-	"github.com/servebench/servebench/bench/store"
-	"github.com/servebench/servebench/bench/workload"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -20,7 +17,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/servebench/servebench/bench"
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/bench/store"
+	"github.com/servebench/servebench/bench/workload"
 )
 
 // TestMergeRecords: records of several shards, each in its own completion

@@ -1,12 +1,12 @@
 package store
 
 import (
-	"github.com/servebench/servebench/bench/workload"
 	"strings"
 	"testing"
 
 	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/bench/stats"
+	"github.com/servebench/servebench/bench/workload"
 )
 
 // TestLateWarningOnlyWhenItMatters: issue 20's run, 20 of 103 Poisson

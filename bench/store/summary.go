@@ -2,10 +2,10 @@ package store
 
 import (
 	"fmt"
-	"github.com/servebench/servebench/bench/stats"
 	"sort"
 
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/bench/stats"
 	"github.com/servebench/servebench/scrape"
 )
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/bench/result/resulttest"
 	"github.com/servebench/servebench/client"
 	"github.com/servebench/servebench/scrape"
 )
@@ -76,7 +77,7 @@ func TestRecordWriterKeepsFirstError(t *testing.T) {
 	if err := rw.Write(&rec); err == nil {
 		t.Error("a write after the failure was accepted")
 	}
-	if n := len(readRecords(t, fw.written.Bytes())); n != 1 {
+	if n := len(resulttest.Records(t, fw.written.Bytes())); n != 1 {
 		t.Fatalf("%d records written, want 1", n)
 	}
 }
@@ -119,16 +120,6 @@ func TestExactLengthWarning(t *testing.T) {
 	}
 }
 
-// readRecords parses a requests.jsonl, failing on any invalid line.
-func readRecords(t testing.TB, b []byte) []result.Record {
-	t.Helper()
-	recs, warns, err := result.ReadRecords(result.RequestsFile, bytes.NewReader(b))
-	if err != nil || len(warns) > 0 {
-		t.Fatalf("requests.jsonl invalid: %v %v", err, warns)
-	}
-	return recs
-}
-
 // slowWriter is a file that takes a while per write, so concurrent records
 // pile up and get group-committed.
 type slowWriter struct {
@@ -165,7 +156,7 @@ func TestRecordWriterConcurrent(t *testing.T) {
 	if err := rw.Close(); err != nil {
 		t.Fatal(err)
 	}
-	recs := readRecords(t, sw.Bytes())
+	recs := resulttest.Records(t, sw.Bytes())
 	if len(recs) != workers*each {
 		t.Fatalf("%d lines, want %d", len(recs), workers*each)
 	}
@@ -184,7 +175,7 @@ func TestRecordWriterBatches(t *testing.T) {
 	if err := rw.Write(&rec); err != nil {
 		t.Fatal(err)
 	}
-	if err := rw.Err(); err != nil || sw.writes != 1 || len(readRecords(t, sw.Bytes())) != 1 {
+	if err := rw.Err(); err != nil || sw.writes != 1 || len(resulttest.Records(t, sw.Bytes())) != 1 {
 		t.Fatalf("a lone record: err %v, %d writes, %q", err, sw.writes, sw.String())
 	}
 	// Requests completing 0.1 ms apart, as at thousands per second.
@@ -196,8 +187,8 @@ func TestRecordWriterBatches(t *testing.T) {
 		}
 		time.Sleep(100 * time.Microsecond)
 	}
-	if err := rw.Err(); err != nil || len(readRecords(t, sw.Bytes())) != n+1 {
-		t.Fatalf("err %v, %d lines, want %d", err, len(readRecords(t, sw.Bytes())), n+1)
+	if err := rw.Err(); err != nil || len(resulttest.Records(t, sw.Bytes())) != n+1 {
+		t.Fatalf("err %v, %d lines, want %d", err, len(resulttest.Records(t, sw.Bytes())), n+1)
 	}
 	if w := sw.writes - 1; w > 8 {
 		t.Errorf("%d records 0.1 ms apart took %d writes; want them batched (at most 8)", n, w)
