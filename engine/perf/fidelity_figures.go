@@ -46,6 +46,18 @@ var fidelityModels = []Model{
 		Layers: 24, Hidden: 896, Intermediate: 4864, Heads: 14, KVHeads: 2, HeadDim: 64,
 		Vocab: 151936, MaxContext: 32768, QKVBias: true, TiedEmbeddings: true,
 	},
+	{
+		// TinyLlama/TinyLlama-1.1B-Chat-v1.0/config.json: 22 layers,
+		// hidden 2,048, MLP 5,632, 32 heads, 4 KV heads (head 64),
+		// vocabulary 32,000, 2,048 positions, lm_head untied; 1,100,048,384
+		// parameters. realtreetune/rho-1b-sft-GSM8K (kvLogFigures) is this
+		// architecture: its H200 log's 122.71 GiB over 365,549 blocks of 16
+		// is 22,528 bytes a token, 22 x 4 x 64 x 2 (K, V) x 2 bytes.
+		Name: "tinyllama-1.1b", ServedName: "TinyLlama/TinyLlama-1.1B-Chat-v1.0",
+		ParamsB: 1.100048384, BytesPerWeight: 2,
+		Layers: 22, Hidden: 2048, Intermediate: 5632, Heads: 32, KVHeads: 4, HeadDim: 64,
+		Vocab: 32000, MaxContext: 2048,
+	},
 	llama2_70B, // fidelity_lengths.go
 }
 
@@ -401,7 +413,37 @@ func sum(xs []int) int {
 // tokens and the split.
 func kvLogFigures() []CitedFigure {
 	kvTokens := func(p *Perf) float64 { return float64(p.KVCacheTokens()) }
+	// vLLM 0.6.4.post1's offline LLM class on one H200 (139.80 GiB):
+	// chunked prefill off, so the profile ran max(max_model_len, 2048) =
+	// 2,048 tokens over 256 sequences; before the memory_profiling
+	// utility its non-torch count was device-wide (0.73 GiB here, the
+	// seed's is 0.755), so NonTorchIncrease stays off.
+	h200 := Config{MaxModelLen: 2048, GPUMemoryUtilization: 0.9, MaxNumBatchedTokens: 2048, MaxNumSeqs: 256}
+	const (
+		h200Source = "suesie/grpocredit experiment_report_0427.md @3ab3f688 (terminal paste of scripts/run_oracle.sh on " +
+			"host h200-066-044, four identical start-ups): \"Memory profiling results: " +
+			"total_gpu_memory=139.80GiB ... peak_torch_memory=2.38GiB ... non_torch_memory=0.73GiB kv_cache_size=122.71GiB " +
+			"gpu_memory_utilization=0.90\", \"# GPU blocks: 365549\", \"Graph capturing finished in 8 secs, took 0.16 GiB\""
+		h200Measured = "realtreetune/rho-1b-sft-GSM8K bf16 (TinyLlama-1.1B architecture, 2.0512 GB of weights), 1x H200, " +
+			"offline LLM class, max_seq_len 2048, prefix caching on"
+	)
 	return []CitedFigure{
+		{
+			GPU: "h200-141gb", Model: "tinyllama-1.1b", Quantity: fitQuantityKVTokens,
+			Config: "util=0.9,max-model-len=2048,LLM-class", Real: 365549 * 16, Unit: "tokens",
+			Source: h200Source, VLLM: "0.6.4.post1", Measured: h200Measured,
+			HeldOut: true, Cfg: h200, Eval: kvTokens,
+		},
+		{
+			GPU: "h200-141gb", Model: "tinyllama-1.1b", Quantity: "graph-gib",
+			Config: "V0-decode-capture-sizes(1..256),22-layers", Real: 0.16, Unit: "GiB",
+			Source: h200Source, VLLM: "0.6.4.post1", Measured: h200Measured,
+			HeldOut: true, Cfg: h200,
+			Why: "version-dependent capture list: V0 (0.6.4) captured decode graphs for batch sizes 1, 2, 4, 8..256 " +
+				"(35, up to max_num_seqs), the engine V1's 1, 2, 4, 8..512 (67, up to 2 x max_num_seqs); at 35 sizes " +
+				"its per-size pool gives 0.19 GiB, +17%",
+			Eval: func(p *Perf) float64 { return p.Startup().GraphGiB },
+		},
 		{
 			// An OCI A10 (GA102, 24 GB GDDR6): the A10G's board with the
 			// same memory, which torch sizes at 22.07 GiB where the
