@@ -445,6 +445,29 @@ func kvLogFigures() []CitedFigure {
 			Eval: func(p *Perf) float64 { return p.Startup().GraphGiB },
 		},
 		{
+			// LMCache's FAQ table of the KV cache vLLM keeps beside the
+			// weights: 32.06 GiB on each of four H100s, 420,208 tokens at
+			// this model's 80 KiB per token per rank, the model's full
+			// 131,072-token context. The flags beyond tensor parallel 4
+			// are not stated, so vLLM's defaults are assumed (utilization
+			// 0.9, the H100's 8,192 batched tokens and 1,024 sequences).
+			// The model keeps 4.2 GiB less per rank out of the cache
+			// (+13%): the same shortfall as on llm-d's H100 table, whose
+			// vLLM 0.11 profile peaks at 4.8 GiB of activations for a
+			// 70B model at tensor parallel 2; the engine holds 1.6 here
+			// (see the activation-gib row in memoryFigures).
+			GPU: "h100-80gb", Model: "llama-3.1-70b-instruct", Quantity: fitQuantityKVTokens,
+			Config: "util=0.9(default),max-model-len=131072,tp=4", Real: 420208, Unit: "tokens",
+			Source: "LMCache/LMCache docs/source/community/faq.rst (\"KV Cache Sizes for Popular Models\", added by " +
+				"LMCache#1769, 2025-10-10: meta-llama/Llama-3.1-70B (tp=4 on H100), spare GPU RAM for KV cache " +
+				"\"32.06 GB x 4 (or 420,208 tokens)\", context 131,072 tokens, 3.21x)",
+			VLLM:     "not stated (a V1 release of 2025: the table's tokens are V1's \"GPU KV cache size\")",
+			Measured: "meta-llama/Llama-3.1-70B bf16 (the llama-3.1-70b-instruct architecture), 4x H100, tensor parallel 4",
+			HeldOut:  true,
+			Cfg:      Config{MaxModelLen: 131072, GPUMemoryUtilization: 0.9, TensorParallelSize: 4, NonTorchIncrease: true},
+			Eval:     kvTokens,
+		},
+		{
 			// An OCI A10 (GA102, 24 GB GDDR6): the A10G's board with the
 			// same memory, which torch sizes at 22.07 GiB where the
 			// a10g-24gb profile has 22.19, so the model's budget is 0.11
