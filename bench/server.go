@@ -351,16 +351,23 @@ func (s *Server) learn(ctx context.Context, opts ServerOptions) error {
 	s.Info.Model = s.Model
 	v := serverVersion(ctx, s.BaseURL)
 	s.Info.Version = v.Version
-	if bv := v.Servebench; bv != nil {
-		// The engine's own word on what it runs, after every --engine-arg;
-		// an engine reached by --base-url is named the same way.
-		if s.Info.Bundled == nil {
-			s.Info.Bundled = &result.Bundled{}
-		}
-		b := s.Info.Bundled
-		b.GPU, b.Model, b.Speedup, b.Seed = bv.GPU, bv.Model, bv.Speedup, bv.Seed
-	}
+	recordBundled(&s.Info, v.Servebench)
 	return nil
+}
+
+// recordBundled writes the bundled engine's own word on what it runs (its
+// /version, after every --engine-arg) into info; an engine reached by
+// --base-url is named the same way. Nothing without one (bv nil).
+func recordBundled(info *result.Server, bv *sim.BundledVersion) {
+	if bv == nil {
+		return
+	}
+	if info.Bundled == nil {
+		info.Bundled = &result.Bundled{}
+	}
+	b := info.Bundled
+	b.GPU, b.Model, b.Speedup, b.Seed = bv.GPU, bv.Model, bv.Speedup, bv.Seed
+	b.TensorParallelSize, b.PipelineParallelSize, b.KVRole = bv.TensorParallelSize, bv.PipelineParallelSize, bv.KVRole
 }
 
 // CheckMaxTokens refuses a run whose output alone fills the model's

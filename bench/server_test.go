@@ -1,7 +1,9 @@
 package bench
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"net"
 	"os"
 	"path/filepath"
@@ -9,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/engine/sim"
 )
 
@@ -61,5 +64,46 @@ func TestOllamaModelsDirAbsolute(t *testing.T) {
 	wd, _ := os.Getwd()
 	if want := filepath.Join(wd, "results", "run1", "ollama-models"); got != want {
 		t.Fatalf("OllamaModelsDir = %q, want %q", got, want)
+	}
+}
+
+// TestResultsRecordParallel: results.json's server.bundled says what the
+// engine ran with, from its /version: the parallel sizes and the KV role
+// when set (a decode instance on 2 x 2 GPUs here), none of them for an
+// engine on one GPU.
+func TestResultsRecordParallel(t *testing.T) {
+	for _, c := range []struct {
+		mutate func(*sim.Options)
+		want   string
+	}{
+		{func(o *sim.Options) {
+			o.GPU, o.Model = "a100-80gb", "qwen2.5-7b-instruct"
+			o.TensorParallelSize, o.PipelineParallelSize, o.KVRole = 2, 2, sim.KVRoleConsumer
+		}, `"tensor_parallel_size":2,"pipeline_parallel_size":2,"kv_role":"consumer"`},
+		{nil, ""},
+	} {
+		e := startEngine(t, c.mutate)
+		_, _, dir := execute(t, e, seqRuns(1, 4)[:1])
+		b, err := os.ReadFile(filepath.Join(dir, result.ResultsFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res struct {
+			Server struct{ Bundled json.RawMessage }
+		}
+		if err := json.Unmarshal(b, &res); err != nil {
+			t.Fatal(err)
+		}
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, res.Server.Bundled); err != nil {
+			t.Fatal(err)
+		}
+		got := compact.String()
+		if c.want != "" && !strings.Contains(got, c.want) {
+			t.Errorf("server.bundled = %s, want %s", got, c.want)
+		}
+		if c.want == "" && (strings.Contains(got, "parallel") || strings.Contains(got, "kv_role")) {
+			t.Errorf("one-GPU server.bundled = %s, want no parallel sizes or KV role", got)
+		}
 	}
 }

@@ -74,12 +74,19 @@ type Server struct {
 }
 
 // Bundled describes a bundled-engine server: what it emulates and how fast.
+//
+// The parallel sizes and the KV role are the engine's own (its /version),
+// present only when set: more than one GPU or stage, a prefill
+// ("producer") or decode ("consumer") instance.
 type Bundled struct {
-	GPU     string   `json:"gpu"`
-	Model   string   `json:"model"`
-	Speedup float64  `json:"speedup"`
-	Seed    int64    `json:"seed"`
-	Args    []string `json:"args,omitempty"`
+	GPU                  string   `json:"gpu"`
+	Model                string   `json:"model"`
+	Speedup              float64  `json:"speedup"`
+	Seed                 int64    `json:"seed"`
+	TensorParallelSize   int      `json:"tensor_parallel_size,omitempty"`
+	PipelineParallelSize int      `json:"pipeline_parallel_size,omitempty"`
+	KVRole               string   `json:"kv_role,omitempty"`
+	Args                 []string `json:"args,omitempty"`
 }
 
 // Startup is the start-up measurement (issue 4). Times are seconds since the
