@@ -81,6 +81,11 @@ func TestServerDiesMidRun(t *testing.T) {
 	if run.OK == 0 || run.OK == 10 {
 		t.Errorf("ok %d of %d: want those before the crash, not all", run.OK, run.Requests)
 	}
+	// The after-run scrape found no server: the figures are left out for
+	// that reason, not reported as metrics the server does not export.
+	if rc := run.Engine.Reconciliation; rc == nil || !rc.EngineAbsent || !strings.Contains(rc.Note, "/metrics after the run") {
+		t.Errorf("reconciliation %+v: want the engine figures marked absent, the failed scrape in its note", rc)
+	}
 	b, rerr := os.ReadFile(filepath.Join(cfg.Dir, result.RequestsFile))
 	if rerr != nil {
 		t.Fatal(rerr)

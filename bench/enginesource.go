@@ -123,7 +123,7 @@ func (s *scrapeSource) after(ctx context.Context, run *result.Run, st *runState)
 		if s.base.err != nil {
 			why = s.base.err.Error()
 		}
-		run.Warnings = append(run.Warnings, "engine figures absent: /metrics before the run: "+why)
+		scrapeFailed(run, rec, "/metrics before the run: "+why)
 		return nil
 	}
 	// Ctrl-C must not stop the after-run scrape: the delta is part of what
@@ -135,7 +135,7 @@ func (s *scrapeSource) after(ctx context.Context, run *result.Run, st *runState)
 		r.SaveSnapshot(run.Name+".after", after.snap)
 	}
 	if after.err != nil {
-		run.Warnings = append(run.Warnings, "engine figures absent: /metrics after the run: "+after.err.Error())
+		scrapeFailed(run, rec, "/metrics after the run: "+after.err.Error())
 		return after.snap
 	}
 	if m.Dialect == nil {
@@ -146,6 +146,15 @@ func (s *scrapeSource) after(ctx context.Context, run *result.Run, st *runState)
 	m.Figures(run, rec, s.base.snap, after.snap)
 	s.gauges.fill(run.Engine.Replicas, after.snap)
 	return after.snap
+}
+
+// scrapeFailed leaves the engine figures out because a scrape failed (a
+// server that died mid-run), and says so in the reconciliation too, so the
+// reports give that reason rather than "the server does not export" them.
+func scrapeFailed(run *result.Run, rec *result.Reconciliation, why string) {
+	run.Warnings = append(run.Warnings, "engine figures absent: "+why)
+	rec.Note = why
+	rec.EngineAbsent = true
 }
 
 // windows: each window's engine delta came from its boundary's scrape.

@@ -338,7 +338,8 @@ type Reconciliation struct {
 	IdleReplicas []string `json:"idle_replicas,omitempty"`
 	Note         string   `json:"note,omitempty"`
 	// EngineAbsent: the engine figures were left out because the counts
-	// cannot be trusted (a counter reset); Note says why.
+	// cannot be trusted (a counter reset) or could not be read (a failed
+	// scrape: the server died); Note says why.
 	EngineAbsent bool `json:"engine_figures_absent,omitempty"`
 }
 
