@@ -143,6 +143,7 @@ func buildFidelityFigures() []CitedFigure {
 	figs = append(figs, h200Figures()...)
 	figs = append(figs, lengthFigures()...)
 	figs = append(figs, kvLogFigures()...)
+	figs = append(figs, a10gBatchFigures()...)
 	figs = append(figs, CitedFigure{
 		GPU: "a100-40gb", Model: "llama-3.1-8b-instruct", Quantity: fitQuantityDecode,
 		Config: "batch=1,prompt=1024,output=128,default-flags", Real: 1000.0 / 75, Unit: "ms",
@@ -545,4 +546,39 @@ func kvLogFigures() []CitedFigure {
 			Eval: func(p *Perf) float64 { return p.KVCacheGiB() },
 		},
 	}
+}
+
+// a10gBatchFigures are the A10G benchmark's (a10gSource) vLLM rows at 4
+// and 16 concurrent users, its larger-batch decode. llmperf's "inter
+// token latency" is a request's E2E over its output tokens (150 by its
+// Llama-2 tokenizer), so besides the request's own TTFT and 149 decode
+// steps it holds the prefills of the other users' next requests: in a
+// closed loop of b users each of the b - 1 others starts about one
+// request in a request's lifetime, and vLLM 0.4.3 (chunked prefill off)
+// runs each 550-token prefill as a step of its own while decodes wait.
+// The model prices the same sum (its one-user row, gapGPUFigures, is
+// held against the bare decode step instead).
+func a10gBatchFigures() []CitedFigure {
+	const prompt, output = 550, 150
+	itl := func(batch int) func(*Perf) float64 {
+		return func(p *Perf) float64 {
+			others := p.StepTime(Step{PrefillTokens: prompt, PrefillSeqs: 1})
+			e2e := millis(requestTTFT(p, prompt, 0)) + float64(batch-1)*millis(others) +
+				(output-1)*millis(decodeStep(p, batch, prompt+output/2))
+			return e2e / output
+		}
+	}
+	fig := func(batch int, real float64, heldOut bool) CitedFigure {
+		return CitedFigure{
+			GPU: "a10g-24gb", Model: "llama-3.1-8b-instruct", Quantity: fitQuantityDecode,
+			Config: fmt.Sprintf("concurrency=%d,prompt~550,output~150,llmperf-ITL(E2E/tokens)", batch),
+			Real:   real, Unit: "ms",
+			Source: fmt.Sprintf("%s (\"Concurrency User %d\" table, vLLM column: Inter Token Latency %.8g ms/token)",
+				a10gSource, batch, real),
+			VLLM: "0.4.3", Measured: a10gMeasured, HeldOut: heldOut,
+			Cfg:  Config{GPUMemoryUtilization: 0.9, MaxModelLen: 8192},
+			Eval: itl(batch),
+		}
+	}
+	return []CitedFigure{fig(4, 33.88657168, true), fig(16, 42.66842311, true)}
 }
