@@ -503,8 +503,10 @@ func kvLogFigures() []CitedFigure {
 			// a10g-24gb profile has 22.19, so the model's budget is 0.11
 			// GiB (2.4% of this KV cache) larger than the log's. The
 			// context of 131,072 switched V0's chunked prefill on, whose
-			// default budget is 2,048 tokens over 256 sequences; the log
-			// keeps 0.22 GiB for activations and 0.05 non-torch. That
+			// default budget is 2,048 tokens over 256 sequences (vllm
+			// SchedulerConfig); the log keeps 0.22 GiB for activations
+			// where the model's profile of that budget holds 0.41, and
+			// 0.05 non-torch where it holds 0.13: the -2.8%. That
 			// start-up stopped at this line (one 131,072-token request
 			// does not fit), so the model is built at a context that
 			// fits, 32,768: with the batch budget fixed the KV cache does
