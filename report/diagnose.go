@@ -130,6 +130,8 @@ func DiagnoseOn(run result.Run, b Basis) Diagnosis {
 		why := "The engine does not export TTFT"
 		if rc := run.Engine.Reconciliation; rc != nil && rc.EngineAbsent {
 			why = "Engine figures were left out (" + rc.Note + ")"
+		} else if run.Incomplete {
+			why = "There is no engine TTFT (" + noAfterScrape + ")"
 		}
 		add(CauseUnknown, why+", so the client's first visible output (mean %s) "+
 			"cannot be split into engine time and time lost on the way.", secs(fv))

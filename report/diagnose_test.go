@@ -52,6 +52,12 @@ func TestDiagnose(t *testing.T) {
 			r.Engine = result.EngineStats{Reconciliation: &result.Reconciliation{OK: 20, EngineCount: 3, EngineAbsent: true, Note: "counters were reset"}}
 			return r
 		}(), CauseUnknown, []Cause{CauseHealthy, CauseBetween}, []string{"Engine figures were left out (counters were reset)"}},
+		// Rebuilt after servebench was killed: no after-run scrape, say so.
+		{"incomplete run", func() result.Run {
+			r := runOf("vllm", seed[0])
+			r.Incomplete, r.Engine = true, result.EngineStats{}
+			return r
+		}(), CauseUnknown, []Cause{CauseHealthy, CauseBetween}, []string{"stopped mid-run, before the after-run /metrics scrape"}},
 		// Every request failed.
 		{"no requests", result.Run{Name: "streaming", Stream: true}, CauseUnknown, []Cause{CauseHealthy},
 			[]string{"No successful requests"}},

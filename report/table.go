@@ -237,6 +237,10 @@ func clientMedian(s *stats.Summary) (float64, bool, string) {
 	return s.Median, true, ""
 }
 
+// noAfterScrape: why a run rebuilt from its checkpoint (servebench killed)
+// without windows' engine deltas has no engine figures.
+const noAfterScrape = "servebench stopped mid-run, before the after-run /metrics scrape: no engine delta"
+
 func engineMean(res *result.Results, run *result.Run, h *result.Hist, what string) (float64, bool, string) {
 	if h != nil && h.Count > 0 && !math.IsNaN(h.Mean) {
 		return h.Mean, true, ""
@@ -247,6 +251,8 @@ func engineMean(res *result.Results, run *result.Run, h *result.Hist, what strin
 		return 0, false, "no engine /metrics were scraped (no known dialect), so engine figures are unavailable"
 	case rec != nil && rec.EngineAbsent:
 		return 0, false, "engine figures left out: " + rec.Note
+	case run.Incomplete && h == nil:
+		return 0, false, noAfterScrape
 	case rec != nil && rec.OK == 0 && rec.EngineCount == 0:
 		// An empty delta, not a missing metric (e.g. every request got a 401).
 		return 0, false, fmt.Sprintf("the engine finished none of this run's %d requests, so it has no %s to report", rec.Sent, what)

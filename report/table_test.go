@@ -124,6 +124,21 @@ func TestTableEngineLeftOut(t *testing.T) {
 	}
 }
 
+// TestTableIncompleteRun: a run rebuilt after servebench was killed has no
+// after-run scrape, so no engine delta: the note says so, not "does not
+// export" (the server, vLLM, exports them).
+func TestTableIncompleteRun(t *testing.T) {
+	res, _ := reporttest.Seed()
+	res.Incomplete = true
+	run := &res.Runs[0]
+	run.Incomplete = true
+	run.Engine = result.EngineStats{}
+	m := NewTableModel(res)
+	if len(m.Notes) != 1 || strings.Contains(m.Notes[0], "does not export") || !strings.Contains(m.Notes[0], "stopped mid-run") {
+		t.Errorf("notes = %q", m.Notes)
+	}
+}
+
 // TestTableNoMetrics: no dialect at all (no /metrics) says so once for all
 // three engine columns.
 func TestTableNoMetrics(t *testing.T) {
