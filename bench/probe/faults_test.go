@@ -153,6 +153,7 @@ type matrixRow struct {
 	wantCode int
 	wantMsg  string   // in the error message ("" = none expected)
 	classes  []string // error classes that must appear (and no others)
+	mayClass []string // error classes that may appear, where a race decides
 	wantWarn string   // in results.json warnings
 	check    func(*testing.T, *observed)
 	did      string // what the harness did, for the matrix
@@ -163,8 +164,11 @@ var matrix = []matrixRow{
 		did: "gave up at --ready-timeout, stopped the server, exit 3; nothing sent"},
 	{fault: "exit-during-load", wantCode: 3, wantMsg: "exited",
 		did: "saw the process exit before ready, exit 3 with the log tail; nothing sent"},
+	// Whether a request goes out to the dead port (a connect error) or the
+	// runner sees the exit first and sends nothing more is a race between
+	// the next send and the process watcher; either way nothing sent is lost.
 	{fault: "crash-after=3", extra: []string{"--requests", "6", "--stream", "on"}, wantCode: 3,
-		wantMsg: "server exited during the run", classes: []string{"connect"}, wantWarn: "server exited during the run",
+		wantMsg: "server exited during the run", mayClass: []string{"connect"}, wantWarn: "server exited during the run",
 		check: func(t *testing.T, o *observed) {
 			// The launcher's readiness check (a 1-token completion) is the
 			// first of the 3 responses the engine serves.
@@ -172,7 +176,7 @@ var matrix = []matrixRow{
 				t.Errorf("want one run with 2 successful requests before the crash, got %+v", o.res)
 			}
 		},
-		did: "recorded in-flight/later requests as connect errors, stopped the run, saved partial results, exit 3"},
+		did: "recorded in-flight/later requests as connect errors (none when it saw the exit before the next send), stopped the run, saved partial results, exit 3"},
 	{fault: "http-error=0.3:500", extra: []string{"--requests", "12", "--stream", "off"}, wantCode: 0,
 		classes: []string{"http_status"},
 		check: func(t *testing.T, o *observed) {
@@ -344,7 +348,7 @@ func TestFaultMatrix(t *testing.T) {
 				}
 			}
 			for c := range got {
-				if !slices.Contains(row.classes, c) {
+				if !slices.Contains(row.classes, c) && !slices.Contains(row.mayClass, c) {
 					t.Errorf("unexpected error class %s (%d records): want only %v", c, got[c], row.classes)
 				}
 			}
