@@ -142,6 +142,7 @@ func buildFidelityFigures() []CitedFigure {
 	figs = append(figs, gapGPUFigures()...)
 	figs = append(figs, h200Figures()...)
 	figs = append(figs, lengthFigures()...)
+	figs = append(figs, lengthFigures7B()...)
 	figs = append(figs, kvLogFigures()...)
 	figs = append(figs, a10gBatchFigures()...)
 	figs = append(figs, CitedFigure{
