@@ -80,7 +80,10 @@ func TestOllamaTable(t *testing.T) {
 		}
 	}
 	stream := res.Runs[0].Client
-	if fv, e2e := stream.FirstVisibleS.Median, stream.E2ES.Median; fv > e2e/10 {
+	// A buffered stream would put first visible output near E2E; a quarter
+	// leaves room for a loaded CI machine's prompt eval (CI at 23:52 UTC:
+	// 0.017 s of 0.165 s, over the tenth this asked before).
+	if fv, e2e := stream.FirstVisibleS.Median, stream.E2ES.Median; fv > e2e/4 {
 		t.Errorf("streaming: first visible %.3f s is not well below E2E %.3f s", fv, e2e)
 	}
 	var worst float64
