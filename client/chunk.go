@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Chunk holds the fields the client reads from one streaming chunk, or from
@@ -121,6 +122,11 @@ func (m *msgParts) noteOther(key []byte) {
 		m.other = key
 	}
 }
+
+// ReasoningKeys are the message fields the client counts as reasoning
+// (msgKeys past content), in the order it prefers them; a copy, for the
+// warning that names them beside a field it did not count.
+func ReasoningKeys() []string { return slices.Clone(msgKeys[1:]) }
 
 // otherReasoningKey reports whether key looks like a reasoning field
 // ("reason" or "think", any case) without being one the client reads

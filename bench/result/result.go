@@ -396,8 +396,8 @@ type Record struct {
 	AnswerTokens    int `json:"answer_tokens,omitempty"`
 	// OtherReasoning names a field the server put its answer's reasoning
 	// in, by the look of its name, that servebench does not count as
-	// reasoning (it knows reasoning_content and reasoning: vLLM's,
-	// SGLang's and OpenAI-compatible servers' names).
+	// reasoning (it knows client.ReasoningKeys: reasoning_content and
+	// reasoning, vLLM's, SGLang's and OpenAI-compatible servers' names).
 	OtherReasoning string `json:"other_reasoning_field,omitempty"`
 	TokensFrom     string `json:"tokens_from,omitempty"`
 	FinishReason   string `json:"finish_reason,omitempty"`

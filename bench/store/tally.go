@@ -7,6 +7,7 @@ import (
 
 	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/bench/stats"
+	"github.com/servebench/servebench/client"
 )
 
 // Tally accumulates a run's (or one window's) figures one record at a time,
@@ -137,8 +138,9 @@ func (t *Tally) ReasoningWarning() string {
 	if len(t.otherReasoning) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("the server sent a field servebench does not count as reasoning: %s (known: reasoning_content, reasoning); "+
-		"its tokens count as answer tokens and its text is not output the client times", strings.Join(t.otherReasoning, ", "))
+	return fmt.Sprintf("the server sent a field servebench does not count as reasoning: %s (known: %s); "+
+		"its tokens count as answer tokens and its text is not output the client times",
+		strings.Join(t.otherReasoning, ", "), strings.Join(client.ReasoningKeys(), ", "))
 }
 
 // Client summarises the samples (see ClientSummary). Spilled samples are

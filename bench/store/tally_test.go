@@ -6,9 +6,12 @@ import (
 	"os"
 	"reflect"
 	"runtime"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/client"
 )
 
 // TestTallyLateSends: figures from the intended send time appear once a
@@ -90,5 +93,26 @@ func TestTallySpillEqualsMemory(t *testing.T) {
 		if files, _ := os.ReadDir(dir); len(files) != 0 {
 			t.Errorf("%d sample files left after close", len(files))
 		}
+	}
+}
+
+// TestReasoningWarningNamesClientKeys: the warning about an uncounted
+// reasoning-like field lists as known exactly the fields the client
+// counts as reasoning (client.ReasoningKeys), so the two cannot drift.
+func TestReasoningWarningNamesClientKeys(t *testing.T) {
+	var tl Tally
+	if w := tl.ReasoningWarning(); w != "" {
+		t.Fatalf("no other field seen, yet a warning: %q", w)
+	}
+	tl.Add(&result.Record{Run: "r", E2ES: 1, OtherReasoning: "reasoning_text"})
+	w := tl.ReasoningWarning()
+	_, rest, ok := strings.Cut(w, "(known: ")
+	known, _, ok2 := strings.Cut(rest, ")")
+	if !ok || !ok2 || !strings.Contains(w, "reasoning_text") {
+		t.Fatalf("warning %q: want the field seen and a (known: ...) list", w)
+	}
+	want := client.ReasoningKeys()
+	if got := strings.Split(known, ", "); len(want) == 0 || !slices.Equal(got, want) {
+		t.Errorf("warning names %q as known, the client counts %q", got, want)
 	}
 }
