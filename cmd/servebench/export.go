@@ -1,15 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/spf13/cobra"
 
@@ -84,25 +80,24 @@ func runExport(cmd *cobra.Command, o *exportOptions) error {
 		return usageErr(fmt.Errorf("%s: no benchmark runs to export (a start-up only result set)", o.dir))
 	}
 	if o.run != "" {
-		if res, err = onlyRun(res, o.run); err != nil {
-			return usageErr(err)
+		if res, err = export.OnlyRun(res, o.run); err != nil {
+			return exportErr(err)
 		}
 	}
 	for _, w := range warns {
 		fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", w)
 	}
-	if o.to == "vllm-bench" && (o.out != "" || o.appendTo != "") {
-		return o.writeVLLM(res, recs, opts)
-	}
-	var b bytes.Buffer
-	if err := export.Write(&b, o.to, res, recs, opts); err != nil {
+	dest := export.Dest{Out: o.out, Append: o.appendTo, Stdout: cmd.OutOrStdout(), From: o.dir}
+	return exportErr(export.Save(o.to, res, recs, opts, dest))
+}
+
+// exportErr maps export's errors to exit codes: bad usage or input 2, a
+// failure while writing 3.
+func exportErr(err error) error {
+	if errors.Is(err, export.ErrUsage) {
 		return usageErr(err)
 	}
-	if o.out == "" {
-		_, err := cmd.OutOrStdout().Write(b.Bytes())
-		return err
-	}
-	return writeOut("--out", o.out, b.Bytes())
+	return err
 }
 
 // check validates the flags alone, before anything is read.
@@ -125,119 +120,4 @@ func (o *exportOptions) check() (export.Options, error) {
 		opts.Percentiles = append(opts.Percentiles, p)
 	}
 	return opts, nil
-}
-
-// onlyRun is res with just the run named name.
-func onlyRun(res *result.Results, name string) (*result.Results, error) {
-	var names []string
-	for _, r := range res.Runs {
-		if r.Name == name {
-			one := *res
-			one.Runs = []result.Run{r}
-			return &one, nil
-		}
-		names = append(names, r.Name)
-	}
-	return nil, fmt.Errorf("--run %q: no such run (the results hold %s)", name, strings.Join(names, ", "))
-}
-
-// writeVLLM writes one vLLM result object per run to --out or --append
-// (stdout goes through export.Write, one object per line): vLLM's
-// files and its readers (e.g. .buildkite/performance-benchmarks/scripts/
-// convert-results-json-to-markdown.py, which json.loads each file and
-// updates it as a dict) hold one object per file, or one per line when
-// appended.
-func (o *exportOptions) writeVLLM(res *result.Results, recs []result.Record, opts export.Options) error {
-	runs, err := export.VLLMRuns(res, recs, opts)
-	if err != nil {
-		return usageErr(err)
-	}
-	switch {
-	case o.appendTo != "":
-		return appendVLLM(o.appendTo, runs)
-	case outIsDir(o.out):
-		seen := map[string]string{}
-		for _, r := range runs {
-			name := fileSafe(r.Name) + ".json"
-			if prev, ok := seen[name]; ok {
-				return usageErr(fmt.Errorf("--out %s: runs %q and %q would both be written to %s: export them one at a time with --run NAME --out FILE", o.out, prev, r.Name, name))
-			}
-			seen[name] = r.Name
-			if err := writeOut("--out", filepath.Join(o.out, name), r.JSON); err != nil {
-				return err
-			}
-		}
-		return nil
-	case len(runs) > 1:
-		names := make([]string, len(runs))
-		for i, r := range runs {
-			names[i] = r.Name
-		}
-		return usageErr(fmt.Errorf("--out %s: %s holds %d runs (%s) and a vLLM result file holds one: give --out DIR for one <run>.json each, --run NAME for one of them, or --append FILE for one object per line",
-			o.out, o.dir, len(runs), strings.Join(names, ", ")))
-	default:
-		// As vLLM's --save-result: the object, no newline after it.
-		return writeOut("--out", o.out, runs[0].JSON)
-	}
-}
-
-// outIsDir reports whether --out names a directory: an existing one, a
-// path ending in a separator, or one without a .json/.jsonl extension
-// that is not an existing file.
-func outIsDir(p string) bool {
-	if fi, err := os.Stat(p); err == nil {
-		return fi.IsDir()
-	}
-	if strings.HasSuffix(p, "/") || strings.HasSuffix(p, string(filepath.Separator)) {
-		return true
-	}
-	ext := strings.ToLower(filepath.Ext(p))
-	return ext != ".json" && ext != ".jsonl"
-}
-
-// fileSafe keeps a run name's letters, digits and . _ = + -, and turns
-// anything else (a / of a path, a space) into _.
-func fileSafe(name string) string {
-	return strings.Map(func(r rune) rune {
-		if r < 128 && (unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("._=+-", r)) {
-			return r
-		}
-		return '_'
-	}, name)
-}
-
-// writeOut writes a file, creating its folder; errors name the flag.
-func writeOut(flag, path string, b []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return usageErr(fmt.Errorf("%s: %w", flag, err))
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		return usageErr(fmt.Errorf("%s: %w", flag, err))
-	}
-	return nil
-}
-
-// appendVLLM appends runs to path as vLLM's --append-result does,
-// creating the file and its folder.
-func appendVLLM(path string, runs []export.VLLMRun) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return usageErr(fmt.Errorf("--append: %w", err))
-	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		return usageErr(fmt.Errorf("--append: %w", err))
-	}
-	var tail []byte
-	if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
-		tail = make([]byte, 1)
-		if _, err := f.ReadAt(tail, fi.Size()-1); err != nil {
-			f.Close()
-			return fmt.Errorf("--append %s: %w", path, err)
-		}
-	}
-	if _, err := f.Write(export.Appended(tail, runs)); err != nil {
-		f.Close()
-		return fmt.Errorf("--append %s: %w", path, err)
-	}
-	return f.Close()
 }

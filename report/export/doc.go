@@ -7,5 +7,6 @@
 //
 //	result.Load(dir) -> Write(w, format, res, recs, Options)
 //
-// Nothing here touches the process: output goes to the io.Writer given.
+// Write touches nothing but the io.Writer given; Save is `servebench
+// export`'s destinations on top of it (stdout, --out FILE or DIR, --append).
 package export
