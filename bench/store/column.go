@@ -47,9 +47,16 @@ func (c *Column) Add(x float64) {
 		c.xs = append(c.xs, x)
 		return
 	}
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], math.Float64bits(x))
-	if _, err := c.w.Write(b[:]); err != nil && c.Err == nil {
+	// Encoded in the buffer's free space, flushed first when full: an
+	// [8]byte here escapes through Write, 8 bytes of garbage per sample.
+	var err error
+	if c.w.Available() < 8 {
+		err = c.w.Flush()
+	}
+	if err == nil {
+		_, err = c.w.Write(binary.LittleEndian.AppendUint64(c.w.AvailableBuffer(), math.Float64bits(x)))
+	}
+	if err != nil && c.Err == nil {
 		c.Err = err
 	}
 }
@@ -124,4 +131,36 @@ func (c *Column) Close() {
 		}
 		c.f, c.w = nil, nil
 	}
+}
+
+// columns are the columns of one accumulator (Tally, EngineAcc): spilled,
+// closed and checked together.
+type columns []*Column
+
+// spill spills every column to dir; on failure it closes those already
+// spilled, so that all stay in memory.
+func (cs columns) spill(dir string) error {
+	for _, c := range cs {
+		if err := c.Spill(dir); err != nil {
+			cs.close()
+			return err
+		}
+	}
+	return nil
+}
+
+func (cs columns) close() {
+	for _, c := range cs {
+		c.Close()
+	}
+}
+
+// err is the first column's error (see Column.Err).
+func (cs columns) err() error {
+	for _, c := range cs {
+		if c.Err != nil {
+			return c.Err
+		}
+	}
+	return nil
 }

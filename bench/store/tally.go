@@ -40,25 +40,18 @@ type Tally struct {
 // close releases them. t must be empty. On failure t keeps its samples in
 // memory and the error says why.
 func (t *Tally) Spill(dir string) error {
-	for _, c := range t.columns() {
-		if err := c.Spill(dir); err != nil {
-			t.Close()
-			return fmt.Errorf("request samples: %w (kept in memory)", err)
-		}
+	if err := t.columns().spill(dir); err != nil {
+		return fmt.Errorf("request samples: %w (kept in memory)", err)
 	}
 	t.spilled = true
 	return nil
 }
 
 // Close closes (and, where they kept a name, removes) t's sample files.
-func (t *Tally) Close() {
-	for _, c := range t.columns() {
-		c.Close()
-	}
-}
+func (t *Tally) Close() { t.columns().close() }
 
-func (t *Tally) columns() []*Column {
-	return []*Column{&t.fv, &t.ft, &t.e2e, &t.ttfb, &t.tpot, &t.out, &t.fvI, &t.e2eI,
+func (t *Tally) columns() columns {
+	return columns{&t.fv, &t.ft, &t.e2e, &t.ttfb, &t.tpot, &t.out, &t.fvI, &t.e2eI,
 		&t.fr, &t.think, &t.rtok, &t.atok, &t.atpot}
 }
 
@@ -171,14 +164,7 @@ func (t *Tally) Client() result.ClientStats {
 
 // SpillErr is the first error writing or reading back spilled samples:
 // the figures it concerns are absent.
-func (t *Tally) SpillErr() error {
-	for _, c := range t.columns() {
-		if c.Err != nil {
-			return c.Err
-		}
-	}
-	return nil
-}
+func (t *Tally) SpillErr() error { return t.columns().err() }
 
 // ErrorsMap is the error counts by class, never nil (results.json writes {}).
 func (t *Tally) ErrorsMap() map[string]int {
