@@ -225,6 +225,7 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 		r.spill(st, run)
 		defer st.acc.Tally.Close()
 		defer st.lags.Close()
+		defer st.acc.Engine.Close()
 	}
 	if sendCtx.Err() == nil && lateErr == nil {
 		r.measure(st, start)
@@ -246,14 +247,23 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 	return run, st.recs, runErr(ctx, sendCtx)
 }
 
-// spill sends a bounded run's samples and send lags to temporary files.
+// spill sends a bounded run's samples, send lags and, where the answers
+// carry them (ollama-chat), the engine's timings to temporary files.
 func (r *Runner) spill(st *runState, run *result.Run) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if err := st.acc.Tally.Spill(r.SpillDir); err != nil {
 		run.Warnings = append(run.Warnings, err.Error())
-	} else if err := st.lags.Spill(r.SpillDir); err != nil {
+		return
+	}
+	if err := st.lags.Spill(r.SpillDir); err != nil {
 		run.Warnings = append(run.Warnings, fmt.Sprintf("send lags: %v (kept in memory)", err))
+		return
+	}
+	if st.spec.Request.Endpoint == EndpointOllamaChat {
+		if err := st.acc.Engine.Spill(r.SpillDir); err != nil {
+			run.Warnings = append(run.Warnings, err.Error())
+		}
 	}
 }
 

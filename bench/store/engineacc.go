@@ -8,27 +8,51 @@ import (
 )
 
 // EngineAcc gathers the engine's per-request timings (Record.Engine) of a
-// run's successful requests: five float64 per request.
+// run's successful requests as five columns: 8 bytes per request each in
+// memory, or, spilled for a bounded run (Spill), on disk like the client's
+// samples (Tally), so that an Ollama run's memory does not grow with its
+// length either.
 type EngineAcc struct {
-	ttft, e2e, queue, prefill, decode []float64
+	ttft, e2e, queue, prefill, decode Column
+	selectLimit                       int // the summaries' stats.Selector.Limit (tests)
 }
+
+func (a *EngineAcc) columns() columns {
+	return columns{&a.ttft, &a.e2e, &a.queue, &a.prefill, &a.decode}
+}
+
+// Spill sends a's timings to files in dir ("": the system's temporary
+// directory) as they come; Close releases them. a must be empty. On
+// failure a keeps them in memory and the error says why.
+func (a *EngineAcc) Spill(dir string) error {
+	if err := a.columns().spill(dir); err != nil {
+		return fmt.Errorf("engine timings: %w (kept in memory)", err)
+	}
+	return nil
+}
+
+// Close closes (and, where they kept a name, removes) a's sample files.
+func (a *EngineAcc) Close() { a.columns().close() }
+
+// SpillErr is the first error writing or reading back spilled timings.
+func (a *EngineAcc) SpillErr() error { return a.columns().err() }
 
 func (a *EngineAcc) Add(rec *result.Record) {
 	e := rec.Engine
 	if e == nil || rec.Error != "" {
 		return
 	}
-	a.ttft = append(a.ttft, e.TTFTS())
-	a.e2e = append(a.e2e, e.TotalS)
-	a.queue = append(a.queue, e.QueueS())
-	a.prefill = append(a.prefill, e.PromptEvalS)
-	a.decode = append(a.decode, e.EvalS)
+	a.ttft.Add(e.TTFTS())
+	a.e2e.Add(e.TotalS)
+	a.queue.Add(e.QueueS())
+	a.prefill.Add(e.PromptEvalS)
+	a.decode.Add(e.EvalS)
 }
 
-// exactHist is a Hist of samples: mean and quantiles are the samples' own
-// (the _est names are kept for the shape /metrics fills).
-func exactHist(xs []float64) *result.Hist {
-	s := stats.Summarize(xs)
+// exactHist is a Hist of a column's samples: mean and quantiles are the
+// samples' own (the _est names are kept for the shape /metrics fills).
+func exactHist(c *Column, sel *stats.Selector) *result.Hist {
+	s := c.Summary(sel)
 	if s == nil {
 		return nil
 	}
@@ -41,15 +65,20 @@ func exactHist(xs []float64) *result.Hist {
 // that came with timings against those that succeeded (rec, from
 // reconciliation).
 func (a *EngineAcc) Fill(run *result.Run, rec *result.Reconciliation) {
-	rec.EngineCount = float64(len(a.e2e))
+	n := a.e2e.N
+	rec.EngineCount = float64(n)
 	run.Engine = result.EngineStats{Reconciliation: rec, Source: &result.EngineSource{Kind: result.SourceOllama}}
-	if len(a.e2e) < run.OK {
-		rec.Note = fmt.Sprintf("%d of %d successful requests came without the engine's timings", run.OK-len(a.e2e), run.OK)
+	if n < run.OK {
+		rec.Note = fmt.Sprintf("%d of %d successful requests came without the engine's timings", run.OK-n, run.OK)
 	}
-	if len(a.e2e) == 0 {
+	if n == 0 {
 		run.Warnings = append(run.Warnings, "engine figures absent: no answer carried Ollama's timings")
 		return
 	}
-	run.Engine.TTFTS, run.Engine.E2ES, run.Engine.QueueS = exactHist(a.ttft), exactHist(a.e2e), exactHist(a.queue)
-	run.Engine.PrefillS, run.Engine.DecodeS = exactHist(a.prefill), exactHist(a.decode)
+	sel := stats.Selector{Limit: a.selectLimit}
+	run.Engine.TTFTS, run.Engine.E2ES, run.Engine.QueueS = exactHist(&a.ttft, &sel), exactHist(&a.e2e, &sel), exactHist(&a.queue, &sel)
+	run.Engine.PrefillS, run.Engine.DecodeS = exactHist(&a.prefill, &sel), exactHist(&a.decode, &sel)
+	if err := a.SpillErr(); err != nil {
+		run.Warnings = append(run.Warnings, fmt.Sprintf("engine figures missing: %v", err))
+	}
 }
