@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,6 +23,12 @@ import (
 // PresetBundled is engine/launch's preset for servebench's bundled engine.
 const PresetBundled = "bundled"
 
+// PresetPD is the bundled engine as a disaggregated prefill/decode
+// deployment (engine/pd): ServerOptions.Prefill and Decode instances behind
+// servebench's own router. results.json records it as the bundled engine,
+// its command holding --pd-prefill and --pd-decode.
+const PresetPD = "pd"
+
 // DefaultServerCmdURL is where a --server-cmd server is reached without
 // --base-url: vLLM's default port, which the bundled engine also uses.
 const DefaultServerCmdURL = "http://127.0.0.1:8000"
@@ -33,7 +40,7 @@ type ServerOptions struct {
 	BaseURL     string   // already running server, or where ServerCmd's server listens
 	ServerCmd   string   // shell command line that starts a server
 	ServerDir   string   // working directory of a server servebench starts ("" = servebench's)
-	Preset      string   // engine/launch preset: vllm, sglang, tgi, llamacpp, bundled
+	Preset      string   // engine/launch preset: vllm, sglang, tgi, llamacpp, bundled; or pd (PresetPD)
 	Self        string   // path of the servebench binary, for the bundled preset
 	EngineArgs  []string // extra arguments for the bundled engine (e.g. --speedup 10)
 	Speedup     float64  // bundled engine --speedup (0: the engine's default, 1)
@@ -51,14 +58,24 @@ type ServerOptions struct {
 	// the server keeps its models (--ollama-models; default: ollama-models
 	// in the results directory, so a run leaves ~/.ollama alone).
 	GGUF, OllamaModels string
+	// PresetPD: the instances of each pool, at least one each.
+	Prefill, Decode int
 	// Phase is told each start-up phase as it passes (progress); may be nil.
 	Phase func(phase string, at time.Duration)
 }
 
 // Bundled reports whether the server is the bundled engine: --server
-// bundled, or no source given at all.
+// bundled or pd, or no source given at all.
 func (o ServerOptions) Bundled() bool {
-	return o.ServerCmd == "" && (o.Preset == PresetBundled || o.Preset == "" && o.BaseURL == "")
+	return o.ServerCmd == "" && (o.Preset == PresetBundled || o.Preset == PresetPD || o.Preset == "" && o.BaseURL == "")
+}
+
+// CheckPD checks a P/D deployment's pool sizes (--prefill, --decode).
+func CheckPD(prefill, decode int) error {
+	if prefill < 1 || decode < 1 {
+		return fmt.Errorf("--prefill %d --decode %d: want at least one instance of each", prefill, decode)
+	}
+	return nil
 }
 
 // Server is the server under test, started by servebench or not.
@@ -223,16 +240,24 @@ func commandSpec(opts ServerOptions) (launch.Spec, error) {
 }
 
 // presetSpec is the spec of a --server preset, the bundled engine when
-// neither --server nor --base-url is given.
+// neither --server nor --base-url is given. PresetPD is the bundled engine
+// with --pd-prefill and --pd-decode before the other engine arguments.
 func presetSpec(opts ServerOptions) (launch.Spec, error) {
-	name := opts.Preset
-	if name == "" {
+	name, args := opts.Preset, opts.EngineArgs
+	switch name {
+	case "":
 		name = PresetBundled
+	case PresetPD:
+		if err := CheckPD(opts.Prefill, opts.Decode); err != nil {
+			return launch.Spec{}, err
+		}
+		name = PresetBundled
+		args = append([]string{"--pd-prefill", strconv.Itoa(opts.Prefill), "--pd-decode", strconv.Itoa(opts.Decode)}, args...)
 	}
 	if name != PresetBundled && (opts.Speedup != 0 || len(opts.EngineArgs) > 0) {
 		return launch.Spec{}, errors.New("--speedup and --engine-arg: only for the bundled engine (no --server-cmd, --server or --base-url)")
 	}
-	po := launch.PresetOptions{Speedup: opts.Speedup, Args: opts.EngineArgs, Bin: opts.ServerBin}
+	po := launch.PresetOptions{Speedup: opts.Speedup, Args: args, Bin: opts.ServerBin}
 	var err error
 	if name == launch.PresetOllama {
 		if po, err = OllamaPresetOptions(po, opts); err != nil {

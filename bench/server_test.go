@@ -107,3 +107,35 @@ func TestResultsRecordParallel(t *testing.T) {
 		}
 	}
 }
+
+// TestPresetPD: --server pd is the bundled engine started with
+// --pd-prefill and --pd-decode before the other engine arguments, so its
+// command (results.json's server.command) is what --server bundled with
+// those arguments gives; pools under one instance are refused.
+func TestPresetPD(t *testing.T) {
+	pd := ServerOptions{Preset: PresetPD, Self: "/x/servebench", Prefill: 2, Decode: 3, Speedup: 10, EngineArgs: []string{"--max-num-seqs=4"}}
+	got, started, err := serverSpec(pd)
+	if err != nil || !started {
+		t.Fatalf("serverSpec(pd): started %v, %v", started, err)
+	}
+	bundled := pd
+	bundled.Preset, bundled.Prefill, bundled.Decode = PresetBundled, 0, 0
+	bundled.EngineArgs = []string{"--pd-prefill", "2", "--pd-decode", "3", "--max-num-seqs=4"}
+	want, _, err := serverSpec(bundled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, w := strings.Join(got.Command, " "), strings.Join(want.Command, " "); g != w || !strings.Contains(g, "--pd-prefill 2 --pd-decode 3") {
+		t.Errorf("pd command %q, want %q", g, w)
+	}
+	if got.Preset != PresetBundled || !pd.Bundled() {
+		t.Errorf("pd: launch preset %q, Bundled %v; want the bundled engine", got.Preset, pd.Bundled())
+	}
+	if cmdPD := (ServerOptions{Preset: PresetPD, ServerCmd: "vllm serve m"}); cmdPD.Bundled() {
+		t.Error("--server pd with --server-cmd counted as the bundled engine")
+	}
+	pd.Decode = 0
+	if err := CheckServer(pd); err == nil || err.Error() != "--prefill 2 --decode 0: want at least one instance of each" {
+		t.Errorf("no decode instance: %v", err)
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -29,16 +28,11 @@ type serverFlags struct {
 	prefill, decode                       int // --server pd: instances of each pool
 }
 
-// presetPD is --server pd: the bundled engine as a disaggregated
-// prefill/decode deployment (engine/pd), --prefill N and --decode M
-// instances behind servebench's own router.
-const presetPD = "pd"
-
 func (s *serverFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&s.baseURL, "base-url", "", "an already running server (with --server-cmd: where it listens; default "+bench.DefaultServerCmdURL+")")
 	fs.StringVar(&s.serverCmd, "server-cmd", "", `start this server command (e.g. "vllm serve MODEL --port 8000") and stop it at the end`)
 	fs.StringVar(&s.serverDir, "server-dir", "", "working directory of the server servebench starts (default: the current one)")
-	fs.StringVar(&s.preset, "server", "", "start a preset server: "+strings.Join(launch.Presets, ", ")+", or "+presetPD+
+	fs.StringVar(&s.preset, "server", "", "start a preset server: "+strings.Join(launch.Presets, ", ")+", or "+bench.PresetPD+
 		" (bundled prefill and decode instances behind servebench's router, an emulation: --prefill N --decode M) (default: the bundled engine)")
 	fs.IntVar(&s.prefill, "prefill", 1, "with --server pd: prefill instances (bundled engines with --kv-role producer)")
 	fs.IntVar(&s.decode, "decode", 1, "with --server pd: decode instances (bundled engines with --kv-role consumer)")
@@ -57,18 +51,20 @@ func (s *serverFlags) check(fs *pflag.FlagSet) error {
 	if s.readyTimeout <= 0 {
 		return fmt.Errorf("--ready-timeout %v: expected a duration > 0", s.readyTimeout)
 	}
-	if s.preset != presetPD && (fs.Changed("prefill") || fs.Changed("decode")) {
+	if s.preset != bench.PresetPD && (fs.Changed("prefill") || fs.Changed("decode")) {
 		return errors.New("--prefill and --decode: only with --server pd")
 	}
-	if s.preset == presetPD && (s.prefill < 1 || s.decode < 1) {
-		return fmt.Errorf("--prefill %d --decode %d: want at least one instance of each", s.prefill, s.decode)
+	if s.preset == bench.PresetPD {
+		if err := bench.CheckPD(s.prefill, s.decode); err != nil {
+			return err
+		}
 	}
 	return checkSpeedup(s.speedup, fs.Changed("speedup"))
 }
 
 // bundled reports whether the server is the bundled engine.
 func (s *serverFlags) bundled() bool {
-	return s.preset == presetPD || bench.ServerOptions{BaseURL: s.baseURL, ServerCmd: s.serverCmd, Preset: s.preset}.Bundled()
+	return bench.ServerOptions{BaseURL: s.baseURL, ServerCmd: s.serverCmd, Preset: s.preset}.Bundled()
 }
 
 // options are the flags as bench's ServerOptions; the caller adds the
@@ -76,11 +72,8 @@ func (s *serverFlags) bundled() bool {
 func (s *serverFlags) options() (bench.ServerOptions, error) {
 	so := bench.ServerOptions{BaseURL: s.baseURL, ServerCmd: s.serverCmd, ServerDir: s.serverDir, Preset: s.preset,
 		Speedup: s.speedup, EngineArgs: s.engineArgs, APIKey: client.APIKeyFromEnv(s.apiKeyEnv), APIKeyEnv: s.apiKeyEnv,
-		ReadyTimeout: s.readyTimeout, ServerBin: s.serverBin, GGUF: s.gguf, OllamaModels: s.ollamaModels}
-	if s.preset == presetPD {
-		so.Preset = bench.PresetBundled
-		so.EngineArgs = append([]string{"--pd-prefill", strconv.Itoa(s.prefill), "--pd-decode", strconv.Itoa(s.decode)}, s.engineArgs...)
-	}
+		ReadyTimeout: s.readyTimeout, ServerBin: s.serverBin, GGUF: s.gguf, OllamaModels: s.ollamaModels,
+		Prefill: s.prefill, Decode: s.decode}
 	if s.bundled() {
 		var err error
 		if so.Self, err = selfBinary(); err != nil {
