@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +18,7 @@ import (
 	"github.com/servebench/servebench/client"
 	"github.com/servebench/servebench/engine/gguf"
 	"github.com/servebench/servebench/engine/launch"
+	"github.com/servebench/servebench/engine/perf"
 	"github.com/servebench/servebench/engine/sim"
 )
 
@@ -60,6 +62,11 @@ type ServerOptions struct {
 	GGUF, OllamaModels string
 	// PresetPD: the instances of each pool, at least one each.
 	Prefill, Decode int
+	// What a started server serves (servebench startup's --gpu and
+	// --model): the bundled engine's GPU and model profiles, or for
+	// another preset ServeModel replaces the model in its command. Model
+	// is the one asked for, not this.
+	GPU, ServeModel string
 	// Phase is told each start-up phase as it passes (progress); may be nil.
 	Phase func(phase string, at time.Duration)
 }
@@ -189,6 +196,17 @@ func CheckServer(opts ServerOptions) error {
 	return err
 }
 
+// LaunchSpec is the launch spec of the server opts has servebench start
+// (servebench startup measures its cold starts); an already running server
+// (BaseURL alone) has none.
+func LaunchSpec(opts ServerOptions) (launch.Spec, error) {
+	spec, started, err := serverSpec(opts)
+	if err == nil && !started {
+		err = errors.New("--base-url alone names a running server: expected a server to start (--server or --server-cmd)")
+	}
+	return spec, err
+}
+
 // serverSpec builds the launch spec; started is false for an already
 // running server (BaseURL alone). The server comes from a --server-cmd
 // (commandSpec), a preset or the bundled engine (presetSpec), or a
@@ -257,8 +275,13 @@ func presetSpec(opts ServerOptions) (launch.Spec, error) {
 	if name != PresetBundled && (opts.Speedup != 0 || len(opts.EngineArgs) > 0) {
 		return launch.Spec{}, errors.New("--speedup and --engine-arg: only for the bundled engine (no --server-cmd, --server or --base-url)")
 	}
-	po := launch.PresetOptions{Speedup: opts.Speedup, Args: args, Bin: opts.ServerBin}
+	po := launch.PresetOptions{Model: opts.ServeModel, GPU: opts.GPU, Speedup: opts.Speedup, Args: args, Bin: opts.ServerBin}
 	var err error
+	if name == PresetBundled {
+		if err := checkProfiles(opts); err != nil {
+			return launch.Spec{}, err
+		}
+	}
 	if name == launch.PresetOllama {
 		if po, err = OllamaPresetOptions(po, opts); err != nil {
 			return launch.Spec{}, err
@@ -274,6 +297,39 @@ func presetSpec(opts ServerOptions) (launch.Spec, error) {
 		spec.BaseURL = opts.BaseURL
 	}
 	return spec, nil
+}
+
+// checkProfiles refuses an unknown GPU or ServeModel profile for the
+// bundled engine, or a model that does not fit, before anything is spawned:
+// the engine would exit 2 at once and the start would read as a failed
+// server. EngineArgs are the engine's to check; they may change what fits
+// (--gpu-memory-utilization, --max-model-len).
+func checkProfiles(opts ServerOptions) error {
+	if opts.GPU == "" && opts.ServeModel == "" {
+		return nil // the engine's defaults, which fit
+	}
+	if opts.GPU != "" {
+		if _, err := perf.LookupGPU(opts.GPU); err != nil {
+			return fmt.Errorf("--gpu: %w", err)
+		}
+	}
+	if opts.ServeModel != "" {
+		if _, err := perf.LookupModel(opts.ServeModel); err != nil {
+			return fmt.Errorf("--model: %w", err)
+		}
+	}
+	if len(opts.EngineArgs) > 0 {
+		return nil
+	}
+	so := sim.DefaultOptions()
+	so.GPU, so.Model = cmp.Or(opts.GPU, so.GPU), cmp.Or(opts.ServeModel, so.Model)
+	if opts.Speedup > 0 {
+		so.Speedup = opts.Speedup
+	}
+	if _, err := sim.New(so); err != nil { // validates only; starts nothing
+		return fmt.Errorf("--gpu %s --model %s: %w", so.GPU, so.Model, err)
+	}
+	return nil
 }
 
 // checkBaseURL checks the options of an already running server (--base-url
@@ -295,8 +351,8 @@ func OllamaPresetOptions(po launch.PresetOptions, opts ServerOptions) (launch.Pr
 	if err != nil {
 		return po, err
 	}
-	po.Bin, po.Model = bin, opts.Model
-	if opts.GGUF == "" && opts.Model == "" {
+	po.Bin, po.Model = bin, cmp.Or(opts.Model, opts.ServeModel)
+	if opts.GGUF == "" && po.Model == "" {
 		// Waiting would not make a model appear: Ollama lists only what it holds.
 		return po, errors.New("--server ollama: expected --gguf FILE (a model to create, e.g. from servebench model tiny) or --model NAME (one --ollama-models holds)")
 	}

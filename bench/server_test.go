@@ -139,3 +139,40 @@ func TestPresetPD(t *testing.T) {
 		t.Errorf("no decode instance: %v", err)
 	}
 }
+
+// TestLaunchSpecProfiles: startup's --gpu and --model (GPU, ServeModel)
+// reach the bundled engine's command, pd's too, and replace another
+// preset's model; an unknown profile or a model that does not fit is
+// refused before anything starts, and --base-url alone has no spec.
+func TestLaunchSpecProfiles(t *testing.T) {
+	for _, preset := range []string{PresetBundled, PresetPD} {
+		o := ServerOptions{Preset: preset, Self: "/x/servebench", Prefill: 1, Decode: 1, GPU: "h100-80gb", ServeModel: "llama-3.1-8b-instruct"}
+		spec, err := LaunchSpec(o)
+		if err != nil {
+			t.Fatalf("%s: %v", preset, err)
+		}
+		if c := strings.Join(spec.Command, " "); !strings.Contains(c, "--model llama-3.1-8b-instruct --gpu h100-80gb") {
+			t.Errorf("%s: command %q lacks the profiles", preset, c)
+		}
+		if spec.Model != "" {
+			t.Errorf("%s: spec.Model %q: the profile name is not the model to ask for", preset, spec.Model)
+		}
+	}
+	spec, err := LaunchSpec(ServerOptions{Preset: "vllm", ServeModel: "org/other"})
+	if err != nil || spec.Command[2] != "org/other" {
+		t.Errorf("vllm with ServeModel: %q, %v", spec.Command, err)
+	}
+	for _, c := range []struct {
+		o    ServerOptions
+		want string
+	}{
+		{ServerOptions{Self: "/x/servebench", GPU: "nope"}, `--gpu: `},
+		{ServerOptions{Self: "/x/servebench", ServeModel: "nope"}, `--model: `},
+		{ServerOptions{Self: "/x/servebench", GPU: "rtx3060-12gb", ServeModel: "llama-3.1-70b-instruct"}, "--gpu rtx3060-12gb --model llama-3.1-70b-instruct: "},
+		{ServerOptions{BaseURL: "http://127.0.0.1:1"}, "--base-url alone"},
+	} {
+		if _, err := LaunchSpec(c.o); err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("LaunchSpec(%+v): %v, want an error starting %q", c.o, err, c.want)
+		}
+	}
+}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,7 +21,6 @@ import (
 	"github.com/servebench/servebench/client"
 	"github.com/servebench/servebench/engine/launch"
 	"github.com/servebench/servebench/engine/perf"
-	"github.com/servebench/servebench/engine/sim"
 )
 
 // startupFormats are --format's values for startup.
@@ -59,6 +57,7 @@ shows the last 40 lines of its log); 2 on bad flags; 4 when interrupted.`,
 		Example: `  servebench startup                          # bundled engine, default profile (~90 s)
   servebench startup --speedup 10 --repeat 3
   servebench startup --server vllm --out results/vllm-startup
+  servebench startup --server pd --prefill 1 --decode 2 --speedup 10
   servebench startup --server-cmd "llama-server -m q.gguf --port 8080" --base-url http://127.0.0.1:8080
   servebench startup --from-log server.log`,
 		Args: cobra.NoArgs,
@@ -82,24 +81,28 @@ shows the last 40 lines of its log); 2 on bad flags; 4 when interrupted.`,
 	return cmd
 }
 
-// spec validates the flags and builds the launch spec (without LogPath).
+// spec validates the flags and builds the launch spec (without LogPath)
+// through bench, as run does.
 func (o *startupOptions) spec() (launch.Spec, error) {
 	if err := o.checkValues(); err != nil {
 		return launch.Spec{}, err
 	}
-	build := o.presetSpec
-	if o.serverCmd != "" {
-		build = o.commandSpec
+	if err := o.checkSource(); err != nil {
+		return launch.Spec{}, err
 	}
-	spec, err := build()
+	so, err := o.options()
+	if err != nil {
+		return launch.Spec{}, err
+	}
+	so.GPU, so.ServeModel = o.gpu, o.model
+	spec, err := bench.LaunchSpec(so)
 	if err != nil {
 		return spec, err
 	}
 	if o.healthPath != "" { // else the preset's (Ollama: /api/version)
 		spec.HealthPath = o.healthPath
 	}
-	spec.Dir = o.serverDir
-	spec.PollInterval, spec.ReadyTimeout = o.pollInterval, o.readyTimeout
+	spec.PollInterval = o.pollInterval
 	return spec, spec.Validate()
 }
 
@@ -118,99 +121,25 @@ func (o *startupOptions) checkValues() error {
 	return nil
 }
 
-// bundledOnly reports whether a flag for the bundled engine alone is given.
-func (o *startupOptions) bundledOnly() bool {
-	return o.speedup != 0 || o.gpu != "" || len(o.engineArgs) > 0
-}
-
-// commandSpec is the spec of --server-cmd.
-func (o *startupOptions) commandSpec() (launch.Spec, error) {
-	if o.bundledOnly() || o.model != "" {
-		return launch.Spec{}, errors.New("--speedup, --gpu, --model and --engine-arg: not with --server-cmd (put them in the command)")
-	}
-	argv, err := launch.SplitCommand(o.serverCmd)
-	if err != nil {
-		return launch.Spec{}, fmt.Errorf("--server-cmd: %w", err)
-	}
-	if o.baseURL != "" {
-		if _, err := launch.ParseBaseURL(o.baseURL); err != nil {
-			return launch.Spec{}, fmt.Errorf("--base-url: %w", err)
+// checkSource refuses, in startup's words, the flags that do not go with
+// the server's source: startup starts every server it measures, and its
+// --gpu and --model join the bundled engine's flags.
+func (o *startupOptions) checkSource() error {
+	bundledOnly := o.speedup != 0 || o.gpu != "" || len(o.engineArgs) > 0
+	if o.serverCmd != "" {
+		if bundledOnly || o.model != "" {
+			return errors.New("--speedup, --gpu, --model and --engine-arg: not with --server-cmd (put them in the command)")
 		}
-	}
-	return launch.Spec{Command: argv, BaseURL: cmp.Or(o.baseURL, launch.DefaultBaseURL)}, nil
-}
-
-// presetSpec is the spec of --server's preset, the bundled engine by default.
-func (o *startupOptions) presetSpec() (launch.Spec, error) {
-	name := cmp.Or(o.preset, "bundled")
-	if name != "bundled" && o.bundledOnly() {
-		return launch.Spec{}, fmt.Errorf("--speedup, --gpu and --engine-arg: only for the bundled engine, not --server %s", name)
-	}
-	self := ""
-	if name == "bundled" {
-		var err error
-		if self, err = o.bundledSelf(); err != nil {
-			return launch.Spec{}, err
+		if _, err := launch.ParseBaseURL(o.baseURL); o.baseURL != "" && err != nil {
+			return fmt.Errorf("--base-url: %w", err)
 		}
+		return nil
 	}
-	po := launch.PresetOptions{Model: o.model, GPU: o.gpu, Speedup: o.speedup, Args: o.engineArgs, Bin: o.serverBin}
-	if name == launch.PresetOllama {
-		so, err := o.options()
-		if err != nil {
-			return launch.Spec{}, err
-		}
-		so.Model = o.model
-		if po, err = bench.OllamaPresetOptions(po, so); err != nil {
-			return launch.Spec{}, err
-		}
-	}
-	spec, err := launch.PresetSpecFor(name, self, po)
-	if err != nil {
-		return spec, fmt.Errorf("--server: %w", err)
-	}
-	if o.baseURL != "" {
-		spec.BaseURL = o.baseURL
-	}
-	return spec, nil
-}
-
-// bundledSelf checks the bundled engine's flags and finds the binary that
-// runs it.
-func (o *startupOptions) bundledSelf() (string, error) {
-	if o.baseURL != "" {
-		return "", errors.New("--base-url: the bundled engine picks a free port and names it in its log; use --server-cmd to run it on a fixed one")
-	}
-	if err := o.checkBundled(); err != nil {
-		return "", err
-	}
-	return selfBinary()
-}
-
-// checkBundled refuses an unknown --gpu or --model, or a model that does not
-// fit, before anything is spawned: the engine would exit 2 at once and the
-// start would read as a failed server (exit 3). --engine-arg values are the
-// engine's to check (their exit status 2 is mapped in runStartup).
-func (o *startupOptions) checkBundled() error {
-	if o.gpu != "" {
-		if _, err := perf.LookupGPU(o.gpu); err != nil {
-			return fmt.Errorf("--gpu: %w", err)
-		}
-	}
-	if o.model != "" {
-		if _, err := perf.LookupModel(o.model); err != nil {
-			return fmt.Errorf("--model: %w", err)
-		}
-	}
-	if len(o.engineArgs) > 0 {
-		return nil // they may change what fits (--gpu-memory-utilization, --max-model-len)
-	}
-	opts := sim.DefaultOptions()
-	opts.GPU, opts.Model = cmp.Or(o.gpu, opts.GPU), cmp.Or(o.model, opts.Model)
-	if o.speedup > 0 {
-		opts.Speedup = o.speedup
-	}
-	if _, err := sim.New(opts); err != nil { // validates only; starts nothing
-		return fmt.Errorf("--gpu %s --model %s: %w", opts.GPU, opts.Model, err)
+	switch {
+	case !o.bundled() && o.preset != "" && bundledOnly:
+		return fmt.Errorf("--speedup, --gpu and --engine-arg: only for the bundled engine, not --server %s", o.preset)
+	case o.baseURL != "" && (o.preset == "" || o.bundled()):
+		return errors.New("--base-url: the bundled engine picks a free port and names it in its log; use --server-cmd to run it on a fixed one")
 	}
 	return nil
 }

@@ -251,3 +251,40 @@ func TestStartupInterruptedLeavesNoChild(t *testing.T) {
 		})
 	}
 }
+
+// TestStartupPD: startup --server pd measures the deployment's cold start
+// as run starts it (bench's spec): the router answers health only once
+// every instance has loaded, so health OK follows the logged weights load,
+// and the log holds both instances' start-up.
+func TestStartupPD(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := runMain("startup", "--server", "pd", "--prefill", "1", "--decode", "1", "--speedup", "50",
+		"--engine-arg=--startup-speedup=1000", "--poll-interval", "20ms", "--format", "json", "--quiet", "--out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	var st result.Startup
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		t.Fatalf("stdout: %v\n%s", err, out)
+	}
+	if st.HealthOKS == nil || st.FirstTokenS == nil || st.WeightsLoadedAtS == nil || st.KVCacheTokens == nil ||
+		*st.HealthOKS < *st.WeightsLoadedAtS || *st.FirstTokenS < *st.HealthOKS {
+		t.Errorf("startup %s: want weights loaded <= health OK <= first token, with the KV cache size", out)
+	}
+	res, _ := loadSaved(t, dir)
+	if res.Server.Preset != "bundled" || !strings.Contains(res.Server.Command, "--pd-prefill 1 --pd-decode 1") {
+		t.Errorf("server: preset %q, command %q; want the bundled engine with --pd-prefill 1 --pd-decode 1", res.Server.Preset, res.Server.Command)
+	}
+	log, err := os.ReadFile(filepath.Join(dir, result.ServerLog))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if router := "Starting vLLM API server 0 on " + res.Server.BaseURL + " (servebench P/D router"; !strings.Contains(string(log), router) {
+		t.Errorf("server.base_url %s is not the router's", res.Server.BaseURL)
+	}
+	for _, inst := range []string{"[prefill-0]", "[decode-0]"} {
+		if !strings.Contains(string(log), inst+" ") {
+			t.Errorf("server.log has no %s lines", inst)
+		}
+	}
+}
