@@ -31,6 +31,10 @@ const PresetBundled = "bundled"
 // its command holding --pd-prefill and --pd-decode.
 const PresetPD = "pd"
 
+// Presets lists the --server names bench knows: engine/launch's presets and
+// PresetPD.
+func Presets() []string { return append(slices.Clone(launch.Presets), PresetPD) }
+
 // DefaultServerCmdURL is where a --server-cmd server is reached without
 // --base-url: vLLM's default port, which the bundled engine also uses.
 const DefaultServerCmdURL = "http://127.0.0.1:8000"
@@ -262,6 +266,9 @@ func commandSpec(opts ServerOptions) (launch.Spec, error) {
 // with --pd-prefill and --pd-decode before the other engine arguments.
 func presetSpec(opts ServerOptions) (launch.Spec, error) {
 	name, args := opts.Preset, opts.EngineArgs
+	if name != "" && !slices.Contains(Presets(), name) {
+		return launch.Spec{}, fmt.Errorf("--server %q: expected one of %s", name, strings.Join(Presets(), ", "))
+	}
 	switch name {
 	case "":
 		name = PresetBundled
@@ -291,7 +298,7 @@ func presetSpec(opts ServerOptions) (launch.Spec, error) {
 	}
 	spec, err := launch.PresetSpecFor(name, opts.Self, po)
 	if err != nil {
-		return spec, fmt.Errorf("--server %q: %w", name, err)
+		return spec, fmt.Errorf("--server %q: %w", cmp.Or(opts.Preset, name), err)
 	}
 	if opts.BaseURL != "" {
 		spec.BaseURL = opts.BaseURL

@@ -176,3 +176,18 @@ func TestLaunchSpecProfiles(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownPresetListsPD: an unknown --server names every preset bench
+// takes, pd included (engine/launch's own list does not know pd), and an
+// error about a pd deployment names pd, not the bundled engine it becomes.
+func TestUnknownPresetListsPD(t *testing.T) {
+	_, _, err := serverSpec(ServerOptions{Preset: "bogus", Self: "/x/servebench"})
+	want := `--server "bogus": expected one of bundled, vllm, sglang, tgi, llamacpp, ollama, pd`
+	if err == nil || err.Error() != want {
+		t.Errorf("unknown preset: %v, want %q", err, want)
+	}
+	_, _, err = serverSpec(ServerOptions{Preset: PresetPD, Prefill: 1, Decode: 1, ServerBin: "/x/vllm"})
+	if err == nil || !strings.HasPrefix(err.Error(), `--server "pd": `) {
+		t.Errorf("pd with --server-bin: %v, want it to name --server \"pd\"", err)
+	}
+}

@@ -32,7 +32,7 @@ func (s *serverFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&s.baseURL, "base-url", "", "an already running server (with --server-cmd: where it listens; default "+bench.DefaultServerCmdURL+")")
 	fs.StringVar(&s.serverCmd, "server-cmd", "", `start this server command (e.g. "vllm serve MODEL --port 8000") and stop it at the end`)
 	fs.StringVar(&s.serverDir, "server-dir", "", "working directory of the server servebench starts (default: the current one)")
-	fs.StringVar(&s.preset, "server", "", "start a preset server: "+strings.Join(launch.Presets, ", ")+", or "+bench.PresetPD+
+	fs.StringVar(&s.preset, "server", "", "start a preset server: "+strings.Join(bench.Presets(), ", ")+
 		" (bundled prefill and decode instances behind servebench's router, an emulation: --prefill N --decode M) (default: the bundled engine)")
 	fs.IntVar(&s.prefill, "prefill", 1, "with --server pd: prefill instances (bundled engines with --kv-role producer)")
 	fs.IntVar(&s.decode, "decode", 1, "with --server pd: decode instances (bundled engines with --kv-role consumer)")
