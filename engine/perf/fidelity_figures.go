@@ -114,7 +114,7 @@ var FidelityFigures = buildFidelityFigures()
 // (start-up logs, `vllm bench serve` output), LambdaLabsML/vllm-benchmark
 // (A100/H100 only), llm-d-benchmark (H100 only), gpustack's performance
 // lab (H200 pages are MoE models without a profile), sariekr/gpu_conc
-// (H200 runs are gpt-oss-20b, an MXFP4 MoE without a profile), Azure's ND
+// (H200 runs are gpt-oss-20b, used since it has a profile: fidelity_h200.go), Azure's ND
 // H200 v5 results (TensorRT-LLM, not vLLM), a Llama-3.1-8B harness on an
 // H200 NVL MIG slice (ssaketh-ch/llama31b-benchmark: a 71 GB slice, not
 // the whole GPU), vendor and benchmark pages.
@@ -141,6 +141,7 @@ func buildFidelityFigures() []CitedFigure {
 	figs = append(figs, moeFigures()...)
 	figs = append(figs, gapGPUFigures()...)
 	figs = append(figs, h200Figures()...)
+	figs = append(figs, h200GptOSSFigures()...)
 	figs = append(figs, lengthFigures()...)
 	figs = append(figs, lengthFigures7B()...)
 	figs = append(figs, kvLogFigures()...)
