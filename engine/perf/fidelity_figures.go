@@ -144,6 +144,7 @@ func buildFidelityFigures() []CitedFigure {
 	figs = append(figs, h200GptOSSFigures()...)
 	figs = append(figs, lengthFigures()...)
 	figs = append(figs, lengthFigures7B()...)
+	figs = append(figs, a100v2Figures()...)
 	figs = append(figs, kvLogFigures()...)
 	figs = append(figs, a10gBatchFigures()...)
 	figs = append(figs, CitedFigure{

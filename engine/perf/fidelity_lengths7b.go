@@ -152,3 +152,50 @@ func lengthFigures7B() []CitedFigure {
 	}
 	return []CitedFigure{short, cold, warm, decode}
 }
+
+// a100v2Source is the same repository's later sweep on an A100 40GB: the
+// same client (bench_lib.py @e15c947, its short regime: the workload's
+// short chat prompts, 128 tokens out at temperature 0, 100 requests in a
+// closed loop at 1, 16 or 64 in flight after a warm-up), against
+// vllm/vllm-openai:v0.20.1 serving Qwen/Qwen2.5-7B-Instruct with
+// VLLM_V2_SERVER_ARGS (--max-num-seqs 64 --dtype auto
+// --gpu-memory-utilization 0.90). Only the run's medians are committed.
+// Every answer is 128 tokens and every request takes the same time, so
+// the 16 or 64 in flight start and finish together: a request's TPOT
+// ((E2E - TTFT) / 127) is a decode step at that batch, its first token
+// already out of the shared prefill.
+const a100v2Source = "github.com/ree2raz/inference-bench @e15c9478 results/v2_a100_vllm_fp16.jsonl " +
+	"(engine vllm_v2_a100, regime short, tpot_p50 and ttft_p50; client bench_lib.py @e15c947)"
+
+func a100v2Figures() []CitedFigure {
+	base := CitedFigure{
+		GPU: "a100-40gb", Model: "qwen2.5-7b-instruct", Unit: "ms", HeldOut: true,
+		Source: a100v2Source, VLLM: "0.20.1",
+		Measured: "Qwen/Qwen2.5-7B-Instruct bf16 (--dtype auto), 1x A100 40GB (Modal), vllm/vllm-openai:v0.20.1, " +
+			"--max-num-seqs 64 --gpu-memory-utilization 0.90, client TTFT over localhost",
+		Cfg: Config{MaxModelLen: 32768, GPUMemoryUtilization: 0.9, MaxNumSeqs: 64},
+	}
+	ttft := base
+	ttft.Quantity, ttft.Real = fitQuantityTTFT, 25.1
+	ttft.Config = "prompt=37..46,cached=16,concurrency=1,client-side,median-of-100"
+	ttft.Eval = func(p *Perf) float64 {
+		var sum float64
+		for _, n := range vllmLenShortTokens {
+			sum += millis(requestTTFT(p, n, 16))
+		}
+		return sum / float64(len(vllmLenShortTokens))
+	}
+	figs := []CitedFigure{ttft}
+	for _, r := range []struct {
+		batch int
+		tpot  float64
+	}{{1, 12.4}, {16, 12.6}, {64, 15.2}} {
+		d := base
+		batch := r.batch
+		d.Quantity, d.Real = fitQuantityDecode, r.tpot
+		d.Config = fmt.Sprintf("batch=%d,context~42+0..127,(E2E-TTFT)/127,median-of-100", batch)
+		d.Eval = func(p *Perf) float64 { return millis(decodeStep(p, batch, 42+64)) }
+		figs = append(figs, d)
+	}
+	return figs
+}
