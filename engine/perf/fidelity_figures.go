@@ -58,6 +58,21 @@ var fidelityModels = []Model{
 		Layers: 22, Hidden: 2048, Intermediate: 5632, Heads: 32, KVHeads: 4, HeadDim: 64,
 		Vocab: 32000, MaxContext: 2048,
 	},
+	{
+		// Qwen/Qwen3-8B: 36 layers, hidden 4,096, MLP 12,288, 32 heads,
+		// 8 KV heads (head 128), vocabulary 151,936, 40,960 positions,
+		// lm_head untied, no QKV bias (config.json; the Base model's,
+		// github.com/Chen-Oliver/qwen3-8b-base config.json, differs only in
+		// its 32,768 positions); 8,190,735,360 parameters by those shapes
+		// (36 x 192,946,432 per layer with its norms, two 622 M
+		// embeddings, the final norm). Its bf16 KV cache is 144 KiB a token:
+		// 40,960 tokens are 5.62 GiB, the figure vLLM's error names
+		// (kvL4Figures).
+		Name: "qwen3-8b", ServedName: "Qwen/Qwen3-8B",
+		ParamsB: 8.19073536, BytesPerWeight: 2,
+		Layers: 36, Hidden: 4096, Intermediate: 12288, Heads: 32, KVHeads: 8, HeadDim: 128,
+		Vocab: 151936, MaxContext: 40960,
+	},
 	llama2_70B, // fidelity_lengths.go
 }
 
@@ -145,6 +160,7 @@ func buildFidelityFigures() []CitedFigure {
 	figs = append(figs, lengthFigures()...)
 	figs = append(figs, lengthFigures7B()...)
 	figs = append(figs, a100v2Figures()...)
+	figs = append(figs, kvL4Figures()...)
 	figs = append(figs, kvLogFigures()...)
 	figs = append(figs, a10gBatchFigures()...)
 	figs = append(figs, CitedFigure{

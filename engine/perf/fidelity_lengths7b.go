@@ -199,3 +199,31 @@ func a100v2Figures() []CitedFigure {
 	}
 	return figs
 }
+
+// kvL4Figures: the L4's only KV-cache figure found, from the same
+// repository's notes on its Qwen3-8B runs (context.md @82ef480, "Key
+// Technical Decisions" 7): QWEN3_VLLM_SERVER_ARGS in bench_lib.py
+// (`python3 -m vllm.entrypoints.openai.api_server --model Qwen/Qwen3-8B
+// --max-num-seqs 32 --dtype auto --gpu-memory-utilization 0.90
+// --enable-reasoning --reasoning-parser deepseek_r1`) on vLLM 0.8.5
+// (make_vllm_image) and one L4 first failed at the model's 40,960-token
+// default context because 5.62 GiB of KV cache was needed and 3.83 GiB
+// was available: the two numbers of vLLM V1's start-up error, quoted by
+// the author, not the log. That memory is set by the profile over
+// --max-num-batched-tokens (0.8.5's server default, 2,048), not by the
+// context, so the run that followed at --max-model-len 16384 had the same
+// (the figure is evaluated there). At 40,960 the engine refuses as vLLM
+// did, with the same 5.62 GiB needed and its own 3.59 available.
+func kvL4Figures() []CitedFigure {
+	return []CitedFigure{{
+		GPU: "l4-24gb", Model: "qwen3-8b", Quantity: fitQuantityKVGiB,
+		Config: "util=0.9,max-num-seqs=32,default-max-model-len(40960)", Real: 3.83, Unit: "GiB",
+		Source: "github.com/ree2raz/inference-bench @82ef480 context.md (\"40K needs 5.62 GiB KV cache, only 3.83 GiB " +
+			"available on L4 for FP16 model\"; server args: bench_lib.py QWEN3_VLLM_SERVER_ARGS, image vllm/vllm-openai:v0.8.5)",
+		VLLM:     "0.8.5",
+		Measured: "Qwen/Qwen3-8B bf16 (--dtype auto), 1x L4 24GB (Modal), --max-num-seqs 32 --gpu-memory-utilization 0.90",
+		HeldOut:  true,
+		Cfg:      Config{MaxModelLen: 16384, MaxNumSeqs: 32, GPUMemoryUtilization: 0.9},
+		Eval:     func(p *Perf) float64 { return p.KVCacheGiB() },
+	}}
+}
