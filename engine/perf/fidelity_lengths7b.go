@@ -93,6 +93,16 @@ func fullBlocksCached(n int) int {
 	return c
 }
 
+// meanTTFT is the model's mean one-request TTFT over prompts of these
+// lengths, cached(n) of each found in the prefix cache.
+func meanTTFT(p *Perf, lengths []int, cached func(int) int) float64 {
+	var sum float64
+	for _, n := range lengths {
+		sum += millis(requestTTFT(p, n, cached(n)))
+	}
+	return sum / float64(len(lengths))
+}
+
 // lengthFigures7B are the rows.
 func lengthFigures7B() []CitedFigure {
 	cfg := Config{MaxModelLen: 32768, GPUMemoryUtilization: 0.9, MaxNumSeqs: 64}
@@ -103,13 +113,6 @@ func lengthFigures7B() []CitedFigure {
 	var coldReal float64
 	for _, c := range vllmLenCold {
 		coldReal += c[1] * 1000 / float64(len(vllmLenCold))
-	}
-	meanTTFT := func(p *Perf, lengths []int, cached func(int) int) float64 {
-		var sum float64
-		for _, n := range lengths {
-			sum += millis(requestTTFT(p, n, cached(n)))
-		}
-		return sum / float64(len(lengths))
 	}
 	cold, short, warm := base, base, base
 	cold.Config = "prompt=1437..1497(mean-1460),cached=32,concurrency=1,client-side,mean-of-8"
@@ -179,11 +182,7 @@ func a100v2Figures() []CitedFigure {
 	ttft.Quantity, ttft.Real = fitQuantityTTFT, 25.1
 	ttft.Config = "prompt=37..46,cached=16,concurrency=1,client-side,median-of-100"
 	ttft.Eval = func(p *Perf) float64 {
-		var sum float64
-		for _, n := range vllmLenShortTokens {
-			sum += millis(requestTTFT(p, n, 16))
-		}
-		return sum / float64(len(vllmLenShortTokens))
+		return meanTTFT(p, vllmLenShortTokens, func(int) int { return 16 })
 	}
 	figs := []CitedFigure{ttft}
 	for _, r := range []struct {
