@@ -307,12 +307,35 @@ func (p *Perf) vllmMaxLenError() string {
 		p.cfg.MaxModelLen, need/gib, p.kvBytes/gib, p.KVCacheTokens())
 }
 
-// fitHint says what would make the model fit.
+// fitHint says what would make the model fit: the tensor-parallel size on
+// one node that would, if one does.
 func (p *Perf) fitHint() string {
 	var hints []string
-	if p.cfg.TensorParallelSize < 8 && p.model.Heads%(2*p.cfg.TensorParallelSize) == 0 {
-		hints = append(hints, fmt.Sprintf("more GPUs (--tensor-parallel-size %d)", 2*p.cfg.TensorParallelSize))
+	if tp := p.fittingTP(); tp > 0 {
+		hints = append(hints, fmt.Sprintf("more GPUs (--tensor-parallel-size %d)", tp))
 	}
 	hints = append(hints, "a larger GPU", "a quantized model", "a lower --max-model-len")
 	return "use " + strings.Join(hints, ", or ")
+}
+
+// nodeGPUs is the most GPUs of one node fitHint suggests (an 8-GPU HGX
+// board).
+const nodeGPUs = 8
+
+// fittingTP is the smallest tensor-parallel size above the current one, up
+// to one node, at which the weights, the reserve and one --max-model-len
+// request fit each GPU; 0 when none does.
+func (p *Perf) fittingTP() int {
+	for tp := 2 * p.cfg.TensorParallelSize; tp <= nodeGPUs; tp *= 2 {
+		cfg := p.cfg
+		cfg.TensorParallelSize = tp
+		if validate(p.gpu, p.model, cfg) != nil {
+			continue
+		}
+		q := &Perf{gpu: p.gpu, model: p.model, cfg: cfg, eff: p.eff}
+		if q.sizeKV() && q.KVCacheTokens() >= cfg.MaxModelLen {
+			return tp
+		}
+	}
+	return 0
 }

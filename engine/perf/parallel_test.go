@@ -2,6 +2,7 @@ package perf
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -186,4 +187,53 @@ func TestGptOss(t *testing.T) {
 	}
 	t.Logf("gpt-oss-20b on H100: %.2f GiB, %d KV tokens, 8K chunk at 24K: %v (all layers full: %v)",
 		p.WeightsGiB(), p.KVCacheTokens(), p.StepTime(long), q.StepTime(long))
+}
+
+// TestFitHintFits: when a model does not fit, the tensor-parallel size the
+// error suggests is the smallest on one node that does (so the user's next
+// try starts), and none is suggested where no node of that GPU holds it.
+func TestFitHintFits(t *testing.T) {
+	cases := []struct {
+		gpu, model string
+		cfg        Config
+	}{
+		{"a10g-24gb", "llama-3.1-70b-instruct", Config{MaxModelLen: 4096, GPUMemoryUtilization: 0.9}},
+		{"l4-24gb", "llama-3.1-70b-instruct", Config{MaxModelLen: 4096, GPUMemoryUtilization: 0.9, TensorParallelSize: 2}},
+		{"a100-80gb", "llama-3.1-70b-instruct", Config{MaxModelLen: 4096, GPUMemoryUtilization: 0.9}},
+		{"h100-80gb", "llama-3.1-70b-instruct", Config{MaxModelLen: 131072, GPUMemoryUtilization: 0.9}},
+		{"h100-80gb", "qwen3-235b-a22b-instruct-2507", Config{MaxModelLen: 4096, GPUMemoryUtilization: 0.9}},
+		{"rtx3060-12gb", "qwen3-235b-a22b-instruct-2507", Config{MaxModelLen: 4096, GPUMemoryUtilization: 0.9}},
+	}
+	for _, c := range cases {
+		g, m, err := Lookup(c.gpu, c.model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = New(g, m, c.cfg)
+		if !errors.Is(err, ErrDoesNotFit) {
+			t.Fatalf("%s on %s: %v, want ErrDoesNotFit", c.model, c.gpu, err)
+		}
+		fits := func(tp int) bool {
+			cfg := c.cfg
+			cfg.TensorParallelSize = tp
+			_, err := New(g, m, cfg)
+			return err == nil
+		}
+		from := max(c.cfg.TensorParallelSize, 1)
+		smallest := 0
+		for tp := 2 * from; tp <= 8; tp *= 2 {
+			if fits(tp) {
+				smallest = tp
+				break
+			}
+		}
+		hint := fmt.Sprintf("more GPUs (--tensor-parallel-size %d)", smallest)
+		switch {
+		case smallest > 0 && !strings.Contains(err.Error(), hint):
+			t.Errorf("%s on %s: want the hint %q in %v", c.model, c.gpu, hint, err)
+		case smallest == 0 && strings.Contains(err.Error(), "more GPUs"):
+			t.Errorf("%s on %s: no node of 8 holds it, but the error suggests more GPUs: %v", c.model, c.gpu, err)
+		}
+		t.Logf("%s on %s: smallest fitting TP %d", c.model, c.gpu, smallest)
+	}
 }

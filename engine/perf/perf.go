@@ -112,22 +112,32 @@ func New(gpu GPU, model Model, cfg Config) (*Perf, error) {
 		return nil, err
 	}
 	p := &Perf{gpu: gpu, model: model, cfg: cfg, eff: EfficiencyFor(gpu)}
-	need, budget := p.need(), p.budget()
-	if need >= budget {
+	if !p.sizeKV() {
+		need, budget := p.need(), p.budget()
 		return nil, fmt.Errorf("perf: %w: %s: %s on %s needs %.2f GiB per GPU (%.2f GiB weights + %.2f GiB activation and runtime reserve) "+
 			"but --gpu-memory-utilization %.2f of %.2f GiB gives %.2f GiB; %s",
 			ErrDoesNotFit, p.vllmNoMemoryError(), model.Name, p.node(), need/gib, p.weightBytesPerGPU()/gib, p.reserveBytes()/gib,
 			cfg.GPUMemoryUtilization, gpu.MemoryGiB, budget/gib, p.fitHint())
 	}
-	p.kvBytes = budget - need
-	// vLLM: num_gpu_blocks = available // (block_size * bytes per token, all
-	// layers), on each rank, for the KV heads that rank holds.
-	p.kvBlocks = int(p.kvBytes / float64(cfg.BlockSize*p.KVBytesPerTokenPerGPU()))
 	if p.KVCacheTokens() < cfg.MaxModelLen {
 		return nil, fmt.Errorf("perf: %w: --max-model-len %d: %s (%s on %s: %d tokens of KV cache); %s",
 			ErrDoesNotFit, cfg.MaxModelLen, p.vllmMaxLenError(), model.Name, p.node(), p.KVCacheTokens(), p.fitHint())
 	}
 	return p, nil
+}
+
+// sizeKV gives the KV cache what the memory budget leaves after the weights
+// and the reserve; false when nothing is left.
+func (p *Perf) sizeKV() bool {
+	need, budget := p.need(), p.budget()
+	if need >= budget {
+		return false
+	}
+	p.kvBytes = budget - need
+	// vLLM: num_gpu_blocks = available // (block_size * bytes per token, all
+	// layers), on each rank, for the KV heads that rank holds.
+	p.kvBlocks = int(p.kvBytes / float64(p.cfg.BlockSize*p.KVBytesPerTokenPerGPU()))
+	return true
 }
 
 func withDefaults(cfg Config, m Model, g GPU) Config {
