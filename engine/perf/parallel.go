@@ -251,7 +251,7 @@ func (p *Perf) allReduceTime(tokens int) time.Duration {
 	if n <= 1 || tokens <= 0 {
 		return 0
 	}
-	l, bytes := LinkOf(p.gpu), p.hiddenBytes(tokens)
+	l, bytes := p.link, p.hiddenBytes(tokens)
 	bus := 2 * float64(n-1) / float64(n) * bytes
 	one := l.Latency + seconds(bus/(l.BusGBs*1e9))
 	if tokens > cudaGraphMaxTokens || bytes > customAllReduceMax {
@@ -268,8 +268,7 @@ func (p *Perf) hiddenBytes(tokens int) float64 {
 // linkTime is one send of bytes over the GPUs' link: its latency plus the
 // bytes at its bus bandwidth.
 func (p *Perf) linkTime(bytes float64) time.Duration {
-	l := LinkOf(p.gpu)
-	return l.Latency + seconds(bytes/(l.BusGBs*1e9))
+	return p.link.Latency + seconds(bytes/(p.link.BusGBs*1e9))
 }
 
 // node names the hardware: "h100-80gb" or "8x h100-80gb (--tensor-parallel-size 8)".
@@ -332,7 +331,8 @@ func (p *Perf) fittingTP() int {
 		if validate(p.gpu, p.model, cfg) != nil {
 			continue
 		}
-		q := &Perf{gpu: p.gpu, model: p.model, cfg: cfg, eff: p.eff}
+		q := *p
+		q.cfg = cfg
 		if q.sizeKV() && q.KVCacheTokens() >= cfg.MaxModelLen {
 			return tp
 		}

@@ -100,6 +100,7 @@ type Perf struct {
 	kvBlocks int     // whole KV blocks that fit
 	kvBytes  float64 // bytes available to the KV cache before rounding
 	eff      Efficiency
+	link     Link // LinkOf(gpu), looked up once: every step's all-reduce reads it
 }
 
 const gib = 1 << 30
@@ -111,7 +112,7 @@ func New(gpu GPU, model Model, cfg Config) (*Perf, error) {
 	if err := validate(gpu, model, cfg); err != nil {
 		return nil, err
 	}
-	p := &Perf{gpu: gpu, model: model, cfg: cfg, eff: EfficiencyFor(gpu)}
+	p := &Perf{gpu: gpu, model: model, cfg: cfg, eff: EfficiencyFor(gpu), link: LinkOf(gpu)}
 	if !p.sizeKV() {
 		need, budget := p.need(), p.budget()
 		return nil, fmt.Errorf("perf: %w: %s: %s on %s needs %.2f GiB per GPU (%.2f GiB weights + %.2f GiB activation and runtime reserve) "+
