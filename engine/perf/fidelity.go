@@ -398,3 +398,14 @@ func requestTTFT(p *Perf, n, cached int) time.Duration {
 func decodeStep(p *Perf, batch, context int) time.Duration {
 	return p.StepTime(Step{DecodeSeqs: batch, ContextTokens: batch * context})
 }
+
+// decodeAfter is the decode steps of batch sequences' answers of out
+// tokens after prompts of n: the out - 1 steps after the first token, at
+// context n+1 to n+out-1.
+func decodeAfter(p *Perf, batch, n, out int) time.Duration {
+	var d time.Duration
+	for i := 1; i < out; i++ {
+		d += decodeStep(p, batch, n+i)
+	}
+	return d
+}

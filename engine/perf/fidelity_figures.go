@@ -213,11 +213,7 @@ func seedFigures() []CitedFigure {
 		// (E2E - TTFT) / 255 of the non-streaming row: (3.850 - 0.0281) s / 255.
 		with(base, fitQuantityDecode, "batch=1,context=47..301,(E2E-TTFT)/255", (3.850-0.0281)/255*1000, "ms", false,
 			func(p *Perf) float64 {
-				var d time.Duration
-				for i := 1; i < seedTableOutput; i++ {
-					d += decodeStep(p, 1, seedPromptTokens+i)
-				}
-				return millis(d) / (seedTableOutput - 1)
+				return millis(decodeAfter(p, 1, seedPromptTokens, seedTableOutput)) / (seedTableOutput - 1)
 			}),
 		with(base, fitQuantityKVTokens, "util=0.9,max-model-len=4096", 77744, "tokens", false,
 			func(p *Perf) float64 { return float64(p.KVCacheTokens()) }),

@@ -26,10 +26,7 @@ const (
 // perfBenchLatency is benchmark_latency's mean batch latency in the model.
 func perfBenchLatency(p *Perf) float64 {
 	d := p.StepTime(Step{PrefillTokens: vllmPerfBenchBatch * vllmPerfBenchInput, PrefillSeqs: vllmPerfBenchBatch})
-	for i := 1; i < vllmPerfBenchOutput; i++ {
-		d += decodeStep(p, vllmPerfBenchBatch, vllmPerfBenchInput+i)
-	}
-	return millis(d)
+	return millis(d + decodeAfter(p, vllmPerfBenchBatch, vllmPerfBenchInput, vllmPerfBenchOutput))
 }
 
 func h200Figures() []CitedFigure {

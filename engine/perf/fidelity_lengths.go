@@ -185,9 +185,5 @@ func lengthFigures() []CitedFigure {
 // splitwiseDecode is the mean decode step, in ms, over the 127 tokens
 // after a prompt of n: what token_time averages.
 func splitwiseDecode(p *Perf, n int) float64 {
-	var sum float64
-	for i := 1; i < splitwiseOutput; i++ {
-		sum += millis(decodeStep(p, 1, n+i))
-	}
-	return sum / (splitwiseOutput - 1)
+	return millis(decodeAfter(p, 1, n, splitwiseOutput)) / (splitwiseOutput - 1)
 }
