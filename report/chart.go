@@ -125,11 +125,6 @@ func renderPNG(drawFn func(dc draw.Canvas)) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// renderPlot renders one plot as a whole chart.
-func renderPlot(p *plot.Plot) ([]byte, error) {
-	return renderPNG(func(dc draw.Canvas) { p.Draw(dc) })
-}
-
 // logTicks labels a log axis at 1, 2 and 5 times each power of ten that
 // falls in range, in seconds without trailing zeros, so short ranges (one or
 // two decades) still get several labels; past maxDecades125 decades only
