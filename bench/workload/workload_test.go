@@ -78,13 +78,28 @@ func TestPacerMeanAndSpread(t *testing.T) {
 	}
 }
 
+// TestPacerSeeded: the seed sets the gaps: the same seed gives the same
+// sequence, another seed another one (a pacer that ignored --seed would
+// pass the first half alone).
 func TestPacerSeeded(t *testing.T) {
 	w := Workload{Mode: ModeRate, Rate: 10, Arrival: ArrivalPoisson, Requests: 1, Seed: 3}
-	_ = w.Validate()
-	a, b := NewPacer(w), NewPacer(w)
+	if err := w.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	other := w
+	other.Seed = 4
+	a, b, c := NewPacer(w), NewPacer(w), NewPacer(other)
+	differ := 0
 	for i := 0; i < 100; i++ {
-		if x, y := a.Next(), b.Next(); x != y {
+		x, y, z := a.Next(), b.Next(), c.Next()
+		if x != y {
 			t.Fatalf("gap %d differs for the same seed: %v vs %v", i, x, y)
 		}
+		if x != z {
+			differ++
+		}
+	}
+	if differ < 90 {
+		t.Errorf("seeds 3 and 4 gave %d different gaps of 100, want nearly all", differ)
 	}
 }
