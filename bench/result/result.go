@@ -78,6 +78,10 @@ type Server struct {
 // The parallel sizes and the KV role are the engine's own (its /version),
 // present only when set: more than one GPU or stage, a prefill
 // ("producer") or decode ("consumer") instance.
+//
+// Every field but Args mirrors engine/sim.BundledVersion on purpose (bench's
+// recordBundled copies them): report imports this package and must not
+// depend on an engine package, even transitively. Keep the two in step.
 type Bundled struct {
 	GPU                  string   `json:"gpu"`
 	Model                string   `json:"model"`

@@ -691,6 +691,10 @@ func (e *Engine) clientGone(r *request, written int) {
 // The parallel sizes and the KV role are there only when set (more than
 // one GPU or stage; a prefill or decode instance), so a one-GPU engine's
 // object is unchanged.
+//
+// bench/result.Bundled mirrors these fields on purpose (bench's
+// recordBundled copies them): report reads results and must not depend on
+// an engine package, even transitively. A field added here is added there.
 type BundledVersion struct {
 	GPU                  string  `json:"gpu"`
 	Model                string  `json:"model"`
