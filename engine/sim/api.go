@@ -144,12 +144,9 @@ func errorType(status int) string {
 	return "BadRequestError"
 }
 
+// writeError sends an OpenAI-style error body (reqError.write's).
 func writeError(w http.ResponseWriter, status int, param, format string, a ...any) {
-	ae := apiError{Message: fmt.Sprintf(format, a...), Type: errorType(status), Code: status}
-	if param != "" {
-		ae.Param = &param
-	}
-	writeJSON(w, status, map[string]apiError{"error": ae})
+	(&reqError{status: status, param: param, msg: fmt.Sprintf(format, a...)}).write(w)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
