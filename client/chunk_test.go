@@ -236,3 +236,33 @@ func FuzzChunkDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestMayHaveOtherReasoning: the guard that spares decodeSlow its second
+// decode passes every chunk with another reasoning-like key (escaped
+// letters, a key that starts like finish_reason, any case) and stops only
+// chunks with no such word.
+func TestMayHaveOtherReasoning(t *testing.T) {
+	cases := []struct {
+		chunk string
+		want  bool
+	}{
+		{vllmChunk("hi"), false},
+		{vllmChunk("a\n\"b\""), false},
+		{`{"choices":[{"delta":{"th\u0069nking":"x"}}]}`, true},
+		{`{"choices":[{"delta":{"finish_reasoning":"x"}}]}`, true},
+		{`{"choices":[{"delta":{"REASONS":"x"}}]}`, true},
+		{`{"choices":[{"delta":{"ThInK":"x"}}]}`, true},
+	}
+	for _, c := range cases {
+		if got := mayHaveOtherReasoning([]byte(c.chunk)); got != c.want {
+			t.Errorf("mayHaveOtherReasoning(%s) = %v, want %v", c.chunk, got, c.want)
+		}
+		var d ChunkDecoder
+		if err := d.decodeSlow([]byte(c.chunk)); err != nil {
+			t.Fatal(err)
+		}
+		if got := len(d.chunk.OtherReasoning) > 0; got != c.want {
+			t.Errorf("decodeSlow(%s): OtherReasoning %q, want one: %v", c.chunk, d.chunk.OtherReasoning, c.want)
+		}
+	}
+}
