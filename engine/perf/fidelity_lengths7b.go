@@ -111,21 +111,17 @@ func lengthFigures7B() []CitedFigure {
 		VLLM: "0.8.5", Measured: vllmLenMeasured, HeldOut: true, Cfg: cfg,
 	}
 	var coldReal float64
+	var coldLengths []int
 	for _, c := range vllmLenCold {
 		coldReal += c[1] * 1000 / float64(len(vllmLenCold))
+		coldLengths = append(coldLengths, int(c[0]))
 	}
 	cold, short, warm := base, base, base
 	cold.Config = "prompt=1437..1497(mean-1460),cached=32,concurrency=1,client-side,mean-of-8"
 	cold.Real = coldReal
 	cold.HeldOut = false // sets the L4's MFU (fidelity.go: ad104)
 	cold.Source = fmt.Sprintf(vllmLenSource, "vllm_long_c1_r1.jsonl") + " (each long document's first request)"
-	cold.Eval = func(p *Perf) float64 {
-		var sum float64
-		for _, c := range vllmLenCold {
-			sum += millis(requestTTFT(p, int(c[0]), 32))
-		}
-		return sum / float64(len(vllmLenCold))
-	}
+	cold.Eval = func(p *Perf) float64 { return meanTTFT(p, coldLengths, func(int) int { return 32 }) }
 	short.Config = "prompt=37..46(median-42),cached=16,concurrency=1,client-side,median-of-47"
 	short.Real = 73.25
 	short.Source = fmt.Sprintf(vllmLenSource, "vllm_short_c1_r1.jsonl") + " (each short prompt's first request)"
