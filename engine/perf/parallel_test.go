@@ -204,6 +204,7 @@ func TestFitHintFits(t *testing.T) {
 		{"h100-80gb", "qwen3-235b-a22b-instruct-2507", Config{MaxModelLen: 4096, GPUMemoryUtilization: 0.9}},
 		{"rtx3060-12gb", "qwen3-235b-a22b-instruct-2507", Config{MaxModelLen: 4096, GPUMemoryUtilization: 0.9}},
 	}
+	hinted := 0
 	for _, c := range cases {
 		g, m, err := Lookup(c.gpu, c.model)
 		if err != nil {
@@ -235,5 +236,11 @@ func TestFitHintFits(t *testing.T) {
 			t.Errorf("%s on %s: no node of 8 holds it, but the error suggests more GPUs: %v", c.model, c.gpu, err)
 		}
 		t.Logf("%s on %s: smallest fitting TP %d", c.model, c.gpu, smallest)
+		if smallest > 0 {
+			hinted++
+		}
+	}
+	if hinted == 0 || hinted == len(cases) {
+		t.Errorf("%d of %d cases fit at a larger tensor-parallel size: want both kinds, so both branches are checked", hinted, len(cases))
 	}
 }
