@@ -272,18 +272,12 @@ func (r *Runner) spill(st *runState, run *result.Run) {
 // goodput, the schedule kept (open loop), and the warnings about them.
 func (r *Runner) clientFigures(run *result.Run, st *runState) {
 	spec, acc := st.spec, &st.acc
-	run.Requests, run.OK, run.Errors = acc.Tally.Requests, acc.Tally.OK, acc.Tally.ErrorsMap()
 	if r.commonErr == nil {
 		r.commonErr = map[string]string{}
 	}
 	r.commonErr[spec.Name] = acc.Fails.Commonest()
 	run.Retries = int(st.retries.Load())
-	run.Client = acc.Tally.Client()
-	if w := acc.Tally.ReasoningWarning(); w != "" {
-		run.Warnings = append(run.Warnings, w)
-	}
-	run.Throughput = acc.Tally.Throughput(run.DurationS)
-	store.Judged(run, &acc.Prompt, acc.Goodput, spec.SLO)
+	acc.Fill(run, spec.SLO)
 	if m := spec.Workload.Mode; m == workload.ModeRate || m == workload.ModeTrace {
 		run.Rate = rateStats(st, scheduleRate(spec, run))
 		if w := store.LateWarning(run.Rate, &run.Workload); w != "" {

@@ -633,14 +633,7 @@ func mergeRun(shards []*shardDir, i int, m *mergeAcc) *result.Run {
 		run.Retries += sr.Retries
 	}
 	run.DurationS = end.Sub(run.StartedAt).Seconds()
-	acc := &m.acc
-	run.Requests, run.OK, run.Errors = acc.Tally.Requests, acc.Tally.OK, acc.Tally.ErrorsMap()
-	run.Client = acc.Tally.Client()
-	if w := acc.Tally.ReasoningWarning(); w != "" {
-		run.Warnings = append(run.Warnings, w)
-	}
-	run.Throughput = acc.Tally.Throughput(run.DurationS)
-	store.Judged(run, &acc.Prompt, acc.Goodput, m.spec.SLO)
+	m.acc.Fill(run, m.spec.SLO)
 	if ref.Rate != nil {
 		last := run.StartedAt
 		if m.last.After(last) {
@@ -652,7 +645,7 @@ func mergeRun(shards []*shardDir, i int, m *mergeAcc) *result.Run {
 		}
 	}
 	if run.Workload.ExactLength {
-		if w := acc.Exact.Warning(run.Workload.MaxTokens); w != "" {
+		if w := m.acc.Exact.Warning(run.Workload.MaxTokens); w != "" {
 			run.Warnings = append(run.Warnings, w)
 		}
 	}

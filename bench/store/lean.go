@@ -52,6 +52,21 @@ func (a *RunAcc) Add(rec *result.Record, exactTokens int, slo result.SLO) {
 	}
 }
 
+// Fill sets run's counts, client summaries and throughput from a, and
+// what its records decide against what was asked (judged), with their
+// warnings: the figures Runner.Run and the fleet's merge compute alike
+// once run.DurationS is known.
+func (a *RunAcc) Fill(run *result.Run, slo result.SLO) {
+	t := &a.Tally
+	run.Requests, run.OK, run.Errors = t.Requests, t.OK, t.ErrorsMap()
+	run.Client = t.Client()
+	if w := t.ReasoningWarning(); w != "" {
+		run.Warnings = append(run.Warnings, w)
+	}
+	run.Throughput = t.Throughput(run.DurationS)
+	judged(run, &a.Prompt, a.Goodput, slo)
+}
+
 // maxErrorTexts bounds the distinct error texts failures keeps: a server
 // that puts a request id in every message cannot make it grow.
 const maxErrorTexts = 64
@@ -149,11 +164,11 @@ func (a *PromptAcc) Result() (*result.PromptTokenStats, string) {
 	return ps, ""
 }
 
-// Judged fills the figures a run's measured records decide against what
-// was asked, from their accumulators (runAcc): prompt tokens requested
-// against counted (with the 1% warning) and, with an SLO, goodput; g is
-// nil when no record was judged. Runner.Run and mergeRun share it.
-func Judged(run *result.Run, p *PromptAcc, g *result.Goodput, slo result.SLO) {
+// judged fills the figures a run's measured records decide against what
+// was asked, from their accumulators (RunAcc.Fill): prompt tokens
+// requested against counted (with the 1% warning) and, with an SLO,
+// goodput; g is nil when no record was judged.
+func judged(run *result.Run, p *PromptAcc, g *result.Goodput, slo result.SLO) {
 	if ps, w := p.Result(); ps != nil {
 		run.PromptTokens = ps
 		if w != "" {
