@@ -86,4 +86,4 @@ func (p *Perf) MemoryProfile() MemoryProfile {
 func (p *Perf) reserveBytes() float64 { return p.MemoryProfile().Total() * gib }
 
 // ReserveGiB is the activation and runtime reserve kept out of the KV cache.
-func (p *Perf) ReserveGiB() float64 { return p.reserveBytes() / gib }
+func (p *Perf) ReserveGiB() float64 { return p.MemoryProfile().Total() }
