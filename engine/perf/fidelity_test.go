@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -121,6 +122,28 @@ func TestSeedPromptTokens(t *testing.T) {
 	if prompt != seedPromptTokens || cached != seedCachedTokens {
 		t.Errorf("seed prompt %d tokens, %d cached; the fidelity table uses %d and %d", prompt, cached, seedPromptTokens, seedCachedTokens)
 	}
+}
+
+// TestL4Qwen3Refusal: the L4's Qwen3-8B figure (kvL4Figures) is evaluated
+// at --max-model-len 16384 because vLLM refused the 40,960-token default
+// on that GPU (5.62 GiB of KV needed, 3.83 available); the engine must
+// refuse it too, needing as much, or the figure's setup would not be the
+// run's.
+func TestL4Qwen3Refusal(t *testing.T) {
+	g, err := LookupGPU("l4-24gb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := lookupFidelityModel("qwen3-8b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = New(g, m, Config{MaxNumSeqs: 32, GPUMemoryUtilization: 0.9})
+	if !errors.Is(err, ErrDoesNotFit) || !strings.Contains(err.Error(), "--max-model-len 40960") ||
+		!strings.Contains(err.Error(), "5.62 GiB KV cache is needed") {
+		t.Errorf("Qwen3-8B on one L4 at the default --max-model-len: %v, want ErrDoesNotFit at 40960 needing 5.62 GiB, as vLLM's", err)
+	}
+	t.Log(err)
 }
 
 // TestDatasheets: every GPU profile's peaks are its vendor datasheet's.
