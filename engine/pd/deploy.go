@@ -156,5 +156,5 @@ func (p *prefixWriter) Write(b []byte) (int, error) {
 func (l *lineLog) line(proc, msg string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	fmt.Fprintf(l.w, "(%s pid=%d) INFO %s [pd.go:1] %s\n", proc, os.Getpid(), time.Now().Format("01-02 15:04:05"), msg)
+	sim.LogLine(l.w, proc, os.Getpid(), "INFO", "pd.go", 1, msg)
 }

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/servebench/servebench/engine/perf"
@@ -24,10 +25,16 @@ func (e *Engine) logf(proc, file string, line int, format string, a ...any) {
 
 func (e *Engine) logLevel(proc, level, file string, line int, format string, a ...any) {
 	msg := fmt.Sprintf(format, a...)
-	ts := time.Now().Format("01-02 15:04:05")
 	e.logMu.Lock()
 	defer e.logMu.Unlock()
-	fmt.Fprintf(e.opts.Log, "(%s pid=%d) %s %s [%s:%d] %s\n", proc, e.pid, level, ts, file, line, msg)
+	LogLine(e.opts.Log, proc, e.pid, level, file, line, msg)
+}
+
+// LogLine writes one line in vLLM's log format, stamped now: the one
+// spelling of it for the engine and for engine/pd's router, whose lines
+// the launcher's log parser reads alike.
+func LogLine(w io.Writer, proc string, pid int, level, file string, line int, msg string) {
+	fmt.Fprintf(w, "(%s pid=%d) %s %s [%s:%d] %s\n", proc, pid, level, time.Now().Format("01-02 15:04:05"), file, line, msg)
 }
 
 // uvicorn writes a uvicorn-format line, as vLLM's HTTP layer prints them.
