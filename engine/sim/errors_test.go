@@ -265,6 +265,8 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		{"too few blocks", func(o *sim.Options) { o.NumGPUBlocksOverride = 10 }, "larger than"},
 		{"bad fault", func(o *sim.Options) { o.Faults = []string{"crash-after=soon"} }, `"crash-after=soon"`},
 		{"unknown fault", func(o *sim.Options) { o.Faults = []string{"gremlins"} }, `unknown fault "gremlins"`},
+		{"unknown KV role", func(o *sim.Options) { o.KVRole = "both" }, `--kv-role "both": want one of producer, consumer`},
+		{"negative KV link", func(o *sim.Options) { o.KVLinkGbps = -1 }, "--kv-link-gbps -1: want a positive link rate in Gb/s (or 0 for the default, 100)"},
 	}
 	for _, c := range cases {
 		o := sim.DefaultOptions()

@@ -41,7 +41,7 @@ func validateKVRole(o *Options) error {
 		return fmt.Errorf("--kv-role %q: want one of %s", o.KVRole, strings.Join(KVRoles, ", "))
 	}
 	if !(o.KVLinkGbps >= 0) {
-		return fmt.Errorf("--kv-link-gbps %g: want a positive link rate in Gb/s", o.KVLinkGbps)
+		return fmt.Errorf("--kv-link-gbps %g: want a positive link rate in Gb/s (or 0 for the default, %d)", o.KVLinkGbps, DefaultKVLinkGbps)
 	}
 	return nil
 }
