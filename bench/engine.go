@@ -151,8 +151,11 @@ func reconcileNote(run *result.Run, rec *result.Reconciliation, model string, co
 // settle scrapes until the engine has counted at least target finished
 // requests since base (bounded by ReconcileWait) and returns the last
 // snapshot. It returns at once on a scrape error, an unknown dialect or one
-// without a finished-request counter.
+// without a finished-request counter. In a P/D deployment (Passes) each
+// request is finished once per pass: the prefill instances alone reach
+// target before the decode instances have counted theirs.
 func (r *Runner) settle(ctx context.Context, base *scrape.Snapshot, target int) snapshotResult {
+	target *= max(1, r.Metrics.Passes)
 	start := time.Now()
 	for {
 		s := r.Metrics.snapshot(ctx)

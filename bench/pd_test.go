@@ -1,10 +1,16 @@
 package bench
 
 import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/scrape"
 )
 
 // TestReconcilePD: in a P/D deployment each request is finished twice
@@ -28,6 +34,47 @@ func TestReconcilePD(t *testing.T) {
 		if rec.Foreign != c.foreign || !strings.Contains(rec.Note, c.note) || rec.EngineCount != c.count {
 			t.Errorf("%s: foreign %v, note %q, count %.0f; want foreign %v, a note with %q, count %.0f",
 				c.name, rec.Foreign, rec.Note, rec.EngineCount, c.foreign, c.note, c.count)
+		}
+	}
+}
+
+// countServer is a vLLM /metrics whose finished-request count is the
+// next of counts at each scrape (the last repeated).
+type countServer struct {
+	mu     sync.Mutex
+	counts []int
+	served int
+}
+
+func (c *countServer) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+	c.mu.Lock()
+	n := c.counts[min(c.served, len(c.counts)-1)]
+	c.served++
+	c.mu.Unlock()
+	fmt.Fprintf(w, "# TYPE vllm:request_success_total counter\nvllm:request_success_total{finished_reason=\"stop\",model_name=\"m\"} %d\n", n)
+}
+
+// TestSettlePD: in a P/D deployment the after-run scrape waits for both
+// passes, not only the prefill instances' (which reach the client's count
+// first), so the reconciliation does not read the decode instances' lag as
+// a counter reset.
+func TestSettlePD(t *testing.T) {
+	for _, passes := range []int{1, 2} {
+		// 6 succeeded: the prefill instances have finished 6, then the
+		// decode instances catch up over two more scrapes.
+		cs := &countServer{counts: []int{0, 6, 9, 12}}
+		srv := httptest.NewServer(cs)
+		t.Cleanup(srv.Close)
+		dl, _ := scrape.Lookup("vllm")
+		r := &Runner{ReconcileWait: 10 * time.Second, Metrics: &Metrics{URLs: []string{srv.URL + "/metrics"}, Dialect: dl, Passes: passes}}
+		base := r.Metrics.snapshot(t.Context())
+		if base.err != nil {
+			t.Fatal(base.err)
+		}
+		after := r.settle(t.Context(), base.snap, 6)
+		n, _ := scrape.Diff(base.snap, after.snap, dl, r.Metrics.Filter).Counter(scrape.EngineRequests)
+		if want := float64(6 * passes); n != want {
+			t.Errorf("passes %d: settled at %.0f finished requests, want %.0f", passes, n, want)
 		}
 	}
 }
