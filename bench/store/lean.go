@@ -121,18 +121,9 @@ func (f *Failures) Commonest() string {
 	return s
 }
 
-// promptTokensWarning compares the prompt tokens requested with those the
-// server counted over successful measured requests; it returns the
-// figures and a warning when their means differ by more than 1%.
-func promptTokensWarning(recs []result.Record) (*result.PromptTokenStats, string) {
-	var a PromptAcc
-	for i := range recs {
-		a.Add(&recs[i])
-	}
-	return a.Result()
-}
-
-// PromptAcc gathers promptTokensWarning's figures one record at a time.
+// PromptAcc compares, one record at a time, the prompt tokens requested
+// with those the server counted over successful measured requests; Result
+// gives the figures and a warning when their means differ by more than 1%.
 type PromptAcc struct {
 	req, got float64
 	n, exact int

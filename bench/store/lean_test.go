@@ -7,6 +7,15 @@ import (
 	"github.com/servebench/servebench/bench/result"
 )
 
+// promptTokensWarning is PromptAcc's result over recs.
+func promptTokensWarning(recs []result.Record) (*result.PromptTokenStats, string) {
+	var a PromptAcc
+	for i := range recs {
+		a.Add(&recs[i])
+	}
+	return a.Result()
+}
+
 func TestPromptTokensWarning(t *testing.T) {
 	recs := []result.Record{
 		{PromptTokensRequested: 100, PromptTokens: 100},
