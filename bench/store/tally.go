@@ -27,7 +27,6 @@ type Tally struct {
 	fr, think, rtok, atok, atpot Column
 	otherReasoning               []string // fields that looked like reasoning, uncounted (a few)
 	anyLag                       bool
-	spilled                      bool
 	// Per-token and per-event gaps: too many to keep, so histograms.
 	itl, itlEv stats.Hist
 	// selectLimit is the summaries' stats.Selector.Limit (0: its default;
@@ -43,7 +42,6 @@ func (t *Tally) Spill(dir string) error {
 	if err := t.columns().spill(dir); err != nil {
 		return fmt.Errorf("request samples: %w (kept in memory)", err)
 	}
-	t.spilled = true
 	return nil
 }
 
@@ -76,6 +74,7 @@ func (t *Tally) Add(r *result.Record) {
 	t.OK++
 	t.tokens += r.OutputTokens
 	nfv, ne2e := t.fv.N, t.e2e.N // before this record
+	spilled := t.fv.f != nil     // all columns are, or none (columns.spill)
 	t.fv.AddPos(r.FirstVisibleS)
 	t.ft.AddPos(r.FirstTokenS)
 	t.e2e.AddPos(r.E2ES)
@@ -87,12 +86,12 @@ func (t *Tally) Add(r *result.Record) {
 		// Closed-loop runs never get here and keep no copies; spilled
 		// samples have them written all along.
 		t.anyLag = true
-		if !t.spilled {
+		if !spilled {
 			t.fvI.xs, t.e2eI.xs = slices.Clone(t.fv.xs[:nfv]), slices.Clone(t.e2e.xs[:ne2e])
 			t.fvI.N, t.e2eI.N = nfv, ne2e
 		}
 	}
-	if t.anyLag || t.spilled {
+	if t.anyLag || spilled {
 		t.fvI.AddPos(r.FirstVisibleS + r.IntendedLagS)
 		t.e2eI.AddPos(r.E2ES + r.IntendedLagS)
 	}
