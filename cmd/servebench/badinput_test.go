@@ -278,6 +278,8 @@ func badInputCases(f badInputFiles) []badInputCase {
 		{"engine 70B on one H100", engine("--gpu", "h100-80gb", "--model", "llama-3.1-70b-instruct"),
 			[]string{"CUDA out of memory", "131.42 GiB per GPU", "79.18 GiB"}},
 		{"engine pd with one pool", engine("--pd-prefill", "1"), []string{"--pd-prefill 1 --pd-decode 0", "at least one"}},
+		{"engine pd with one pool, validating", engine("--pd-prefill", "1", "--validate"), []string{"--pd-prefill 1 --pd-decode 0", "at least one"}},
+		{"engine pd with a kv-role", engine("--pd-prefill", "1", "--pd-decode", "1", "--kv-role", "producer", "--validate"), []string{"--kv-role", "each P/D pool"}},
 		{"run prefill without server pd", []string{"run", "--prefill", "2"}, []string{"--prefill and --decode", "--server pd"}},
 		{"engine gpu-memory-utilization 1.5", engine("--gpu-memory-utilization", "1.5"), []string{"1.5", "(0, 1]"}},
 		{"engine gpu-memory-utilization 0", engine("--gpu-memory-utilization", "0"), []string{"0", "(0, 1]"}},

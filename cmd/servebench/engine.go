@@ -63,10 +63,14 @@ request thinks first (--reasoning-tokens), streamed as vLLM's reasoning parsers 
 			}
 			o.sim.Log = cmd.ErrOrStderr()
 			if o.pdPrefill != 0 || o.pdDecode != 0 {
+				po := pd.Options{Engine: o.sim, Prefill: o.pdPrefill, Decode: o.pdDecode}
+				if err := po.Check(); err != nil {
+					return usageErr(err)
+				}
 				if validating(cmd.Flags()) {
 					return nil
 				}
-				return runPD(cmd, o)
+				return runPD(cmd, po)
 			}
 			e, err := sim.New(o.sim)
 			if err != nil {
@@ -127,11 +131,8 @@ request thinks first (--reasoning-tokens), streamed as vLLM's reasoning parsers 
 
 // runPD runs the engine as a P/D deployment (engine/pd). Bad options,
 // an instance's too, are usage errors; an instance that dies is a failed run.
-func runPD(cmd *cobra.Command, o *engineOptions) error {
-	if o.pdPrefill < 1 || o.pdDecode < 1 {
-		return usageErr(fmt.Errorf("--pd-prefill %d --pd-decode %d: want at least one instance of each", o.pdPrefill, o.pdDecode))
-	}
-	err := pd.Run(cmd.Context(), pd.Options{Engine: o.sim, Prefill: o.pdPrefill, Decode: o.pdDecode})
+func runPD(cmd *cobra.Command, o pd.Options) error {
+	err := pd.Run(cmd.Context(), o)
 	switch {
 	case err == nil:
 		return nil

@@ -28,15 +28,24 @@ type Options struct {
 	Prefill, Decode int
 }
 
-// Run starts the instances, waits until all are ready, then serves the
-// router on Engine.Host:Engine.Port until ctx is done. Bad options or an
-// instance that fails are returned as errors.
-func Run(ctx context.Context, o Options) error {
+// Check refuses pool sizes and engine options no deployment takes, before
+// anything starts (Run's first step; `servebench engine --validate`'s all).
+func (o Options) Check() error {
 	if o.Prefill < 1 || o.Decode < 1 {
 		return fmt.Errorf("--pd-prefill %d --pd-decode %d: want at least one instance of each", o.Prefill, o.Decode)
 	}
 	if o.Engine.KVRole != "" {
 		return errors.New("--kv-role: each P/D pool sets its own; give it only to a single engine")
+	}
+	return nil
+}
+
+// Run starts the instances, waits until all are ready, then serves the
+// router on Engine.Host:Engine.Port until ctx is done. Bad options or an
+// instance that fails are returned as errors.
+func Run(ctx context.Context, o Options) error {
+	if err := o.Check(); err != nil {
+		return err
 	}
 	log := &lineLog{w: o.Engine.Log}
 	if log.w == nil {
