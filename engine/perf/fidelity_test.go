@@ -221,7 +221,10 @@ func memoryLines(t *testing.T) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		implied := impliedReserveGiB(p, f)
+		// What the figure leaves beside the model's weights in its
+		// budget: the reserve the real vLLM kept.
+		kvReal := kvRealGiB(p, f)
+		implied := p.budget()/gib - p.WeightsGiB() - kvReal
 		cfg, mp := p.Config(), p.MemoryProfile()
 		counted := "device-wide"
 		if cfg.NonTorchIncrease {
@@ -229,7 +232,7 @@ func memoryLines(t *testing.T) []string {
 		}
 		out = append(out, fmt.Sprintf("MEMORY gpu=%s model=%s %s vllm=%q budget=%.2fGiB weights=%.2fGiB kv-real=%.2fGiB "+
 			"reserve-implied=%.2fGiB reserve-model=%.2fGiB (forward=%.2f sampler=%.2f non-torch=%.2f %s; batched-tokens=%d seqs=%d tp=%d) residual=%+.2fGiB",
-			f.GPU, f.Model, f.Config, f.VLLM, p.budget()/gib, p.WeightsGiB(), p.budget()/gib-p.WeightsGiB()-implied, implied, p.ReserveGiB(),
+			f.GPU, f.Model, f.Config, f.VLLM, p.budget()/gib, p.WeightsGiB(), kvReal, implied, p.ReserveGiB(),
 			mp.Forward, mp.Sampler, mp.NonTorch, counted, cfg.MaxNumBatchedTokens, cfg.MaxNumSeqs, cfg.TensorParallelSize,
 			p.ReserveGiB()-implied))
 		if f.GPU == DefaultGPU && f.Model == DefaultModel && !f.HeldOut && f.Why == "" {
@@ -244,12 +247,11 @@ func memoryLines(t *testing.T) []string {
 	return out
 }
 
-// impliedReserveGiB is what a KV-cache figure leaves beside the model's
-// weights in the figure's budget: the reserve the real vLLM kept.
-func impliedReserveGiB(p *Perf, f CitedFigure) float64 {
-	kvReal := f.Real
+// kvRealGiB is a KV-cache figure in GiB per GPU (a token count at the
+// model's bytes per token).
+func kvRealGiB(p *Perf, f CitedFigure) float64 {
 	if f.Quantity == fitQuantityKVTokens {
-		kvReal = f.Real * float64(p.KVBytesPerTokenPerGPU()) / gib
+		return f.Real * float64(p.KVBytesPerTokenPerGPU()) / gib
 	}
-	return p.budget()/gib - p.WeightsGiB() - kvReal
+	return f.Real
 }
