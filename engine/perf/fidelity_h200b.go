@@ -29,7 +29,29 @@ import "fmt"
 // many lengths, which the page does not give.
 //
 // The pages print no vLLM version: the pipeline runs vLLM main at the
-// build's commit.
+// build's commit. Another H200 page agrees: one stored at
+// buildkite.com/buildkite/plugins-sparse-checkout/builds/65 holds the same
+// 8B figure as build 9515 (833.421 ms, fidelity_h200.go) and prints
+// 2077.53 and 1917.44 ms for the two tests below; the H100 8B row's copy
+// (elastic/enterprise-search-ruby/builds/571, 997.542 ms) matches build
+// 9555's.
+//
+// Searched for the H200, in vain (beside fidelity_figures.go's lists): the
+// rest of these pages' serving tables (the stored copies stop after the
+// first serving row, so the 8B and Mixtral rows at 1 request/s are not
+// read); vllm-project/vllm issue 18725 (QwQ-32B, `vllm serve` defaults, 10
+// ShareGPT requests one at a time on an 8x H200 host: 2,663 tokens in
+// 23.10 s, 8.7 ms a token with the prefills, under the 13.6 ms one H200
+// needs to read 65.5 GB of bf16 weights at its full 4.8 TB/s, so its
+// launcher split the model over GPUs it does not name); eliovp.com's
+// QwQ-32B and Qwen3-32B MI300X-against-H200 pages (stock vLLM 0.8.0 on the
+// H200 for QwQ; the stored copies stop before the results);
+// tech-grandpa/llmperf (RunPod H200 SXM: averages over up to 64 threads
+// through RunPod's proxy, the engine of each run not recorded);
+// bizrockman.github.io/AIInferenceBenchmark (an H200 SXM, 32B to 120B
+// models; the stored copy stops before its tables, and no repository of it
+// is stored); SemiAnalysis InferenceX (no H200 result file for a profiled
+// model in the stored repository).
 const (
 	perfBenchPage     = "buildkite.com/vllm/performance-benchmark/builds/%d (\"Latency tests\" table: input 32 tokens, output 128, batch size 8; %s %s mean latency %s ms)"
 	perfBenchMainVLLM = "vLLM main at performance-benchmark build %d (the page prints no version)"
