@@ -164,6 +164,7 @@ func buildFidelityFigures() []CitedFigure {
 	figs = append(figs, kvLogFigures()...)
 	figs = append(figs, a10gBatchFigures()...)
 	figs = append(figs, h200bFigures()...)
+	figs = append(figs, dcFigures()...)
 	figs = append(figs, CitedFigure{
 		GPU: "a100-40gb", Model: "llama-3.1-8b-instruct", Quantity: fitQuantityDecode,
 		Config: "batch=1,prompt=1024,output=128,default-flags", Real: 1000.0 / 75, Unit: "ms",
