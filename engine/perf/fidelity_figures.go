@@ -73,7 +73,8 @@ var fidelityModels = []Model{
 		Layers: 36, Hidden: 4096, Intermediate: 12288, Heads: 32, KVHeads: 8, HeadDim: 128,
 		Vocab: 151936, MaxContext: 40960,
 	},
-	llama2_70B, // fidelity_lengths.go
+	llama2_70B,   // fidelity_lengths.go
+	qwen3_8B_AWQ, // fidelity_kvutil.go
 }
 
 const (
@@ -165,6 +166,7 @@ func buildFidelityFigures() []CitedFigure {
 	figs = append(figs, a10gBatchFigures()...)
 	figs = append(figs, h200bFigures()...)
 	figs = append(figs, dcFigures()...)
+	figs = append(figs, kvutilFigures()...)
 	figs = append(figs, CitedFigure{
 		GPU: "a100-40gb", Model: "llama-3.1-8b-instruct", Quantity: fitQuantityDecode,
 		Config: "batch=1,prompt=1024,output=128,default-flags", Real: 1000.0 / 75, Unit: "ms",
