@@ -75,6 +75,7 @@ var fidelityModels = []Model{
 	},
 	llama2_70B,   // fidelity_lengths.go
 	qwen3_8B_AWQ, // fidelity_kvutil.go
+	qwen25_3B,    // fidelity_small.go
 }
 
 const (
@@ -191,6 +192,7 @@ func buildFidelityFigures() []CitedFigure {
 		Cfg:     Config{GPUMemoryUtilization: 0.9},
 		Eval:    func(p *Perf) float64 { return millis(decodeStep(p, 1, 512)) },
 	})
+	figs = append(figs, smallFigures()...)
 	return figs
 }
 
