@@ -42,6 +42,27 @@ import "fmt"
 // Meta-Llama-3-8B (base) has Llama-3.1-8B-Instruct's shapes and
 // vocabulary (llama-3.1-8b-instruct profile); the fp16 weights are the
 // same bytes as bf16.
+//
+// Not used from the same files: Llama-2-7B (no profile, and a KV cache 4x
+// Llama-3-8B's, so vLLM preempts in its larger rows); Qwen2-7B on the H100 (its
+// 131,072 positions turn the LLM class's chunked prefill on, at a budget
+// the runs do not state); Mistral-7B-v0.1, whose H100 runs at batch 32
+// take up to 1.7x Llama-3-8B's at the same shapes (21.97 against 13.06 s
+// at n = 1,024), which nothing in two near-identical 7-8B models explains.
+//
+// Searched for one request's TTFT at several prompt lengths on the A100
+// and H100 (issue 21 item 1a), in vain, besides the lists in
+// fidelity_figures.go and docs/engine.md: this repository (TTFT only at
+// batch 16 and 1,024 tokens, above); modal-labs/stopwatch (configurations
+// and harness, no results committed); dstackai/benchmarks (Llama-3.1-405B
+// on 8 GPUs, DeepSeek-R1, P/D ratios: no 7-8B model on one GPU);
+// llm-d/llm-d-benchmark data/k8s LMBench runs of Llama-3.1-8B at 0.1
+// requests/s (one prompt length, 21,073 tokens, TTFT ~1.92 s; no GPU
+// named in the data); tyler-griggs/melange-release (no profiles
+// committed); gpustack's quantization reference page (1,000 ShareGPT
+// prompts at once); seungrokj/ootb_vllm (a latency table with no values);
+// vLLM issue 1805 (benchmark_latency --output-len 1, vLLM 0.2.0 on four
+// A10G).
 
 // argonneRepo is the repository at the commit the rows were read at.
 const argonneRepo = "github.com/argonne-lcf/LLM-Inference-Bench @4211f5d4e9bc0145ed541b6d372d5d8223b44235 "
