@@ -96,7 +96,7 @@ type Server struct {
 	Model       string
 	MaxModelLen int // the model's context length from /v1/models; 0: unknown
 	// Passes is how many of MetricsURLs' engines finish each request: 2
-	// for a P/D deployment (a prefill and a decode instance), else 1.
+	// for a P/D deployment (a prefill and a decode instance), else 0 (one).
 	Passes int
 	Info   result.Server
 	proc   *launch.Server // nil when servebench did not start it
@@ -172,13 +172,9 @@ func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 			opts.Model = spec.Model // the one --gguf created, not whatever else OLLAMA_MODELS holds
 		}
 	}
-	s.MetricsURLs = opts.MetricsURLs
-	if len(s.MetricsURLs) == 0 && s.proc != nil && opts.Bundled() {
-		s.MetricsURLs = pdMetricsURLs(ctx, s.BaseURL) // a P/D deployment's instances, as replicas
-		if len(s.MetricsURLs) > 0 {
-			s.Passes = 2
-		}
-	}
+	// A P/D deployment's instances, as replicas, each request counted by two.
+	s.MetricsURLs, s.Passes = pdPasses(ctx, s.BaseURL, opts.MetricsURLs)
+	s.Info.EnginePasses = s.Passes
 	if len(s.MetricsURLs) == 0 {
 		s.MetricsURLs = []string{s.BaseURL + "/metrics"}
 	}

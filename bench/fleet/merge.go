@@ -660,7 +660,9 @@ func mergeEngine(ctx context.Context, shards []*shardDir, i int, run *result.Run
 	ref := shards[0]
 	dl, _ := scrape.Lookup(ref.res.Server.Dialect)
 	// No model filter: results.json does not say whether the shards had one.
-	m := &bench.Metrics{URLs: ref.res.Server.MetricsURL, Dialect: dl}
+	// Passes: a P/D deployment's engines count each request twice, as the
+	// shards' own runs expected.
+	m := &bench.Metrics{URLs: ref.res.Server.MetricsURL, Dialect: dl, Passes: ref.res.Server.EnginePasses}
 	if u := ref.res.Server.PrometheusURL; u != "" {
 		var selector string // from a shard whose window was read
 		for _, s := range shards {

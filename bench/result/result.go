@@ -55,8 +55,13 @@ type Host struct {
 type Server struct {
 	BaseURL    string   `json:"base_url"`
 	MetricsURL []string `json:"metrics_urls,omitempty"`
-	Model      string   `json:"model"`
-	Dialect    string   `json:"dialect"` // scrape dialect: vllm, sglang, tgi, llamacpp, none
+	// EnginePasses is how many of the engines behind MetricsURL finish
+	// each request: 2 when they are a P/D deployment's prefill and decode
+	// instances; absent, one. A run's reconciliation expects that many
+	// counts per request, and so does merge, which has only this file.
+	EnginePasses int    `json:"engine_passes,omitempty"`
+	Model        string `json:"model"`
+	Dialect      string `json:"dialect"` // scrape dialect: vllm, sglang, tgi, llamacpp, none
 	// PromptTokens is how the server counts servebench's generated
 	// prompts, measured before the runs (token-exact prompts); nil when no
 	// run generates prompt text or the calibration failed (a warning says).

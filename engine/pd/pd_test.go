@@ -2,11 +2,8 @@ package pd_test
 
 import (
 	"bufio"
-	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -16,6 +13,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/servebench/servebench/engine/pd"
+	"github.com/servebench/servebench/engine/pd/pdtest"
 	"github.com/servebench/servebench/engine/perf"
 	"github.com/servebench/servebench/engine/sim"
 )
@@ -26,36 +24,11 @@ const speedup = 20
 // with a 10 Gb/s KV link and returns the router's URL and the instances.
 func startPD(t *testing.T) (string, []pd.Instance) {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
 	o := sim.DefaultOptions()
-	o.GPU, o.Model, o.MaxModelLen, o.Port = "h100-80gb", "llama-3.1-8b-instruct", 8192, port
+	o.GPU, o.Model, o.MaxModelLen = "h100-80gb", "llama-3.1-8b-instruct", 8192
 	o.Speedup, o.StartupSpeedup, o.KVLinkGbps = speedup, 1000, 10
 	o.Log = io.Discard
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- pd.Run(ctx, pd.Options{Engine: o, Prefill: 1, Decode: 1}) }()
-	t.Cleanup(func() { cancel(); <-done })
-	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	for i := 0; ; i++ {
-		resp, err := http.Get(base + "/pd/instances")
-		if err == nil {
-			var v struct{ Instances []pd.Instance }
-			err = json.NewDecoder(resp.Body).Decode(&v)
-			resp.Body.Close()
-			if err == nil {
-				return base, v.Instances
-			}
-		}
-		if i > 300 {
-			t.Fatalf("P/D router not up after 30 s: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	return pdtest.Start(t, pd.Options{Engine: o, Prefill: 1, Decode: 1})
 }
 
 // metric is a histogram's sum and count, or a counter, at url.
