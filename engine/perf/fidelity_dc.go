@@ -14,17 +14,20 @@ import "fmt"
 // size 16, chunked prefill and prefix caching off; three warm-up
 // generate calls, then one timed call), on ALCF's Polaris (the PBS script
 // asks for the eagle and grand filesystems; Polaris's nodes hold four
-// A100 40 GB SXM4 GPUs, 1.6 TB/s each: argonne-lcf/user-guides
+// A100s on an HGX board, 40 GiB HBM2 and 1.6 TB/s each: argonne-lcf/user-guides
 // docs/polaris/hardware-overview/machine-overview.md). vLLM's version is
 // not stated: the directory's requirements files, committed 2024-09-20,
-// are vLLM's own of that month (torch 2.4.0, xformers 0.0.27.post2,
-// vllm-flash-attn 2.6.1: the 0.6.0/0.6.1 pins). H100: vLLM's own
-// benchmarks/benchmark_latency.py (mean over its timed iterations after
-// warm-up) from a clone of vLLM and `pip install vllm` of the time, on
-// JLSE's H100 nodes (queue gpu_h100); those nodes' GPUs are "NVIDIA H100
-// 80GB HBM3" with 132 SMs, i.e. the SXM5 part (jtchilders/floptic
-// results/jlse_gpu_h100.md, host hopper00), whose datasheet the
-// h100-80gb profile holds.
+// are a vLLM release's own of the torch 2.4 era (torch 2.4.0, xformers
+// 0.0.27.post2, vllm-flash-attn 2.6.1). H100:
+// vLLM/H100/benchmark_throughput.py, vLLM's benchmarks/benchmark_latency.py
+// with a CSV writer added (the same LLM defaults and --dtype float16; the
+// mean of its timed iterations, 30 after 10 warm-up by default), under
+// `pip install vllm` of a version not stated, before the script's commit
+// (2024-09-20, so before 0.6.2, released 2024-09-25), on JLSE's H100
+// nodes (queue gpu_h100); those nodes' GPUs are "NVIDIA H100 80GB HBM3"
+// with 132 SMs, i.e. the SXM5 part (jtchilders/floptic
+// results/jlse_gpu_h100.md, host hopper00), whose datasheet the h100-80gb
+// profile holds.
 //
 // How vLLM of that generation runs such a batch, and so the model: the V0
 // engine without chunked prefill batches whole prompts up to
@@ -43,12 +46,19 @@ import "fmt"
 // vocabulary (llama-3.1-8b-instruct profile); the fp16 weights are the
 // same bytes as bf16.
 //
-// Not used from the same files: Llama-2-7B (no profile, and a KV cache 4x
-// Llama-3-8B's, so vLLM preempts in its larger rows); Qwen2-7B on the H100 (its
-// 131,072 positions turn the LLM class's chunked prefill on, at a budget
-// the runs do not state); Mistral-7B-v0.1, whose H100 runs at batch 32
-// take up to 1.7x Llama-3-8B's at the same shapes (21.97 against 13.06 s
-// at n = 1,024), which nothing in two near-identical 7-8B models explains.
+// Not used from the same files: Llama-2-7B (no profile, and a KV cache
+// 4x Llama-3-8B's, so vLLM preempts in its larger rows); Mistral-7B-v0.1,
+// whose H100 runs at batch 32 take up to 1.7x Llama-3-8B's at the same
+// shapes (21.97 against 13.06 s at n = 1,024), which nothing in two
+// near-identical 7-8B models explains; Qwen2-7B on the H100, which takes
+// as long as Meta-Llama-3-8B at batch 1 (1.009 against 0.994 s at n = 128,
+// 16.31 against 16.30 s at 2,048) with 5% fewer weight bytes and 28
+// layers to 32, so those steps are not set by what the model prices (it
+// is 13.7% under them, and 15.5-33.2% under its batch 16-64 rows). That
+// equality says the H100's batch-1 steps here are bound by something
+// other than the GPU's weight reads (the model is 7% under its
+// Llama-3-8B rows, and within 1% of vLLM 0.6.0's batch-1 decode on an
+// H100 SXM, lambdaFigures).
 //
 // Searched for one request's TTFT at several prompt lengths on the A100
 // and H100 (issue 21 item 1a), in vain, besides the lists in
@@ -68,26 +78,27 @@ import "fmt"
 const argonneRepo = "github.com/argonne-lcf/LLM-Inference-Bench @4211f5d4e9bc0145ed541b6d372d5d8223b44235 "
 
 // argonneAllSource is the file of the E2E rows.
-const argonneAllSource = argonneRepo + "Plots/All_results.csv (row \"%s,1,vLLM,meta-llama/Meta-Llama-3-8B,%d,%d,%s,...\": " +
+const argonneAllSource = argonneRepo + "Plots/All_results.csv (row \"%s,1,vLLM,%s,%d,%d,%s,...\": " +
 	"Hardware, Num of Hardware, Framework, Model, Input Output Length, Batch Size, Latency in s)"
 
 const (
-	argonneMaxLen  = 8192 // Meta-Llama-3-8B's max_position_embeddings: the LLM class's max_model_len
-	argonneBatched = 8192 // max(max_model_len, 2048) with chunked prefill off
-	argonneA100    = "Nvidia A100 GPU"
-	argonneH100    = "Nvidia H100 GPU"
+	argonneA100 = "Nvidia A100 GPU"
+	argonneH100 = "Nvidia H100 GPU"
 )
 
-func argonneConfig() Config {
-	return Config{MaxModelLen: argonneMaxLen, GPUMemoryUtilization: 0.9, MaxNumSeqs: 256,
-		MaxNumBatchedTokens: argonneBatched}
+// argonneConfig is the LLM class's configuration for a model of maxLen
+// positions: max_model_len maxLen and, chunked prefill off,
+// max_num_batched_tokens max(max_model_len, 2048).
+func argonneConfig(maxLen int) Config {
+	return Config{MaxModelLen: maxLen, GPUMemoryUtilization: 0.9, MaxNumSeqs: 256,
+		MaxNumBatchedTokens: max(maxLen, 2048)}
 }
 
 // argonnePrefill is the prefill steps of batch prompts of n tokens: whole
 // prompts, as many as fit the step budget, each step's first tokens
 // sampled in it.
 func argonnePrefill(p *Perf, batch, n int) float64 {
-	per := max(1, argonneBatched/n)
+	per := max(1, p.cfg.MaxNumBatchedTokens/n)
 	var ms float64
 	for left := batch; left > 0; left -= per {
 		k := min(per, left)
@@ -108,32 +119,40 @@ type argonneRun struct {
 	latency  string // the file's Latency, in seconds, as printed
 }
 
-// argonneRuns are the rows per GPU profile: batch 1 at three lengths, and
-// batches 16, 32 and 64 at a short and a long one. The H100's batch-64
-// rows (1.6882608920667432 s at n = 128, 18.808667415499894 s at 1,024)
-// are left out: the model is 22.8% and 24.8% under them, past the
+// argonneSet is one GPU's and one model's rows.
+type argonneSet struct {
+	gpu, model string // profile and architecture
+	hfModel    string // the file's Model column
+	maxLen     int    // the model's max_position_embeddings: the LLM class's max_model_len
+	runs       []argonneRun
+}
+
+// argonneSets are the rows used: batch 1 at three lengths, and batches
+// 16, 32 and 64 at a short and a long one. The H100's Meta-Llama-3-8B
+// batch-64 rows (1.6882608920667432 s at n = 128, 18.808667415499894 s at
+// 1,024) are left out: the model is 22.8% and 24.8% under them, past the
 // held-out target, and no fact about the source sets them apart (see
 // dcFigures), so they are the lead's to judge, not exempted here.
-var argonneRuns = map[string][]argonneRun{
-	"a100-40gb": {
+var argonneSets = []argonneSet{
+	{"a100-40gb", "llama-3.1-8b-instruct", "meta-llama/Meta-Llama-3-8B", 8192, []argonneRun{
 		{128, 1, "1.8262675674632192"}, {512, 1, "7.386440095491707"}, {2048, 1, "30.065415356308222"},
 		{128, 16, "2.1914984323084354"}, {128, 32, "2.611632961779833"}, {128, 64, "3.288689749315381"},
 		{1024, 16, "19.914405192248523"}, {1024, 32, "26.35549126006663"}, {1024, 64, "36.16201884392649"},
-	},
-	"h100-80gb": {
+	}},
+	{"h100-80gb", "llama-3.1-8b-instruct", "meta-llama/Meta-Llama-3-8B", 8192, []argonneRun{
 		{128, 1, "0.9939330658666686"}, {512, 1, "4.026788353533334"}, {2048, 1, "16.3022289824"},
 		{128, 16, "1.1650919041333434"}, {128, 32, "1.3065569956999903"},
 		{1024, 16, "11.024687729899984"}, {1024, 32, "13.05667387020006"},
-	},
+	}},
 }
 
-func argonneMeasured(gpu string) (hardware, measured, version string) {
+func argonneMeasured(gpu, hfModel string) (hardware, measured, version string) {
 	if gpu == "a100-40gb" {
-		return argonneA100, "meta-llama/Meta-Llama-3-8B fp16, 1x A100 40GB SXM4 (ALCF Polaris), offline LLM class",
-			"not stated (requirements pins of vLLM 0.6.0/0.6.1, September 2024)"
+		return argonneA100, hfModel + " fp16, 1x A100 40GB (ALCF Polaris, HGX), offline LLM class",
+			"not stated (the directory's requirements: a torch-2.4-era release, committed 2024-09-20)"
 	}
-	return argonneH100, "meta-llama/Meta-Llama-3-8B fp16, 1x H100 80GB HBM3 SXM (ALCF JLSE), vLLM's benchmark_latency.py",
-		"not stated (pip install vllm, 2024)"
+	return argonneH100, hfModel + " fp16, 1x H100 80GB HBM3 SXM (ALCF JLSE), vLLM's benchmark_latency.py",
+		"not stated (pip install vllm before 2024-09-20, so before 0.6.2)"
 }
 
 // argonneTTFTSource is the file of the prefill rows: the runs with one
@@ -162,29 +181,28 @@ var argonneTTFT = map[string]string{"a100-40gb": "1.0420479719759896", "h100-80g
 func dcFigures() []CitedFigure {
 	var figs []CitedFigure
 	for _, gpu := range []string{"a100-40gb", "h100-80gb"} {
-		hw, measured, version := argonneMeasured(gpu)
+		hw, measured, version := argonneMeasured(gpu, "meta-llama/Meta-Llama-3-8B")
 		figs = append(figs, CitedFigure{
 			GPU: gpu, Model: "llama-3.1-8b-instruct", Quantity: fitQuantityTTFT,
 			Config: "LLM.generate,batch=16,input=1024,output=1,two-8192-token-prefill-steps",
 			Real:   argonneSeconds(argonneTTFT[gpu]) * 1000, Unit: "ms",
 			Source: fmt.Sprintf(argonneTTFTSource, hw, argonneTTFT[gpu]),
 			VLLM:   version, Measured: measured, HeldOut: true,
-			Cfg:  argonneConfig(),
+			Cfg:  argonneConfig(8192),
 			Eval: func(p *Perf) float64 { return argonnePrefill(p, 16, 1024) },
 		})
 	}
-	for _, gpu := range []string{"a100-40gb", "h100-80gb"} {
-		hw, measured, version := argonneMeasured(gpu)
-		for _, r := range argonneRuns[gpu] {
-			real := argonneSeconds(r.latency)
+	for _, set := range argonneSets {
+		hw, measured, version := argonneMeasured(set.gpu, set.hfModel)
+		for _, r := range set.runs {
 			n, batch := r.n, r.batch
 			figs = append(figs, CitedFigure{
-				GPU: gpu, Model: "llama-3.1-8b-instruct", Quantity: fitQuantityDecode,
+				GPU: set.gpu, Model: set.model, Quantity: fitQuantityDecode,
 				Config: fmt.Sprintf("LLM.generate,batch=%d,input=%d,output=%d,E2E", batch, n, n),
-				Real:   real * 1000, Unit: "ms",
-				Source: fmt.Sprintf(argonneAllSource, hw, n, batch, r.latency),
+				Real:   argonneSeconds(r.latency) * 1000, Unit: "ms",
+				Source: fmt.Sprintf(argonneAllSource, hw, set.hfModel, n, batch, r.latency),
 				VLLM:   version, Measured: measured, HeldOut: true,
-				Cfg:  argonneConfig(),
+				Cfg:  argonneConfig(set.maxLen),
 				Eval: func(p *Perf) float64 { return argonneE2E(p, batch, n) },
 			})
 		}
