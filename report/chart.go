@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/report/textwrap"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -336,5 +337,5 @@ func joinNotes(notes ...string) string {
 
 // wrapWidth breaks txt at spaces into lines no wider than w in sty.
 func wrapWidth(sty draw.TextStyle, txt string, w vg.Length) []string {
-	return wrapLines(txt, func(line string) bool { return sty.Width(line) <= w })
+	return textwrap.Lines(txt, func(line string) bool { return sty.Width(line) <= w })
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/servebench/servebench/report/textwrap"
 )
 
 // writeText prints an aligned plain-text table: the header on two lines
@@ -180,26 +182,5 @@ func writeJSON(w io.Writer, t *TableModel) error {
 // wrap breaks s into lines of at most width runes at spaces, each ending
 // in a newline.
 func wrap(s string, width int) string {
-	fits := func(line string) bool { return utf8.RuneCountInString(line) <= width }
-	return strings.Join(wrapLines(s, fits), "\n") + "\n"
-}
-
-// wrapLines breaks s at spaces into lines, greedily: each word joins the
-// line before it while that line still fits. A word that fits no line
-// stands alone.
-func wrapLines(s string, fits func(line string) bool) []string {
-	var lines []string
-	line := ""
-	for _, word := range strings.Fields(s) {
-		switch {
-		case line == "":
-			line = word
-		case fits(line + " " + word):
-			line += " " + word
-		default:
-			lines = append(lines, line)
-			line = word
-		}
-	}
-	return append(lines, line)
+	return strings.Join(textwrap.Runes(s, width), "\n") + "\n"
 }

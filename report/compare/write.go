@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/servebench/servebench/report/textwrap"
 )
 
 // Writer renders a report in one format.
@@ -211,20 +213,13 @@ func writeManifest(ew *errWriter, rows [][3]string) {
 // writeWrapped writes s after first, continuing after indent, breaking at
 // blanks so lines keep within headerWidth (a longer word stays whole).
 func writeWrapped(ew *errWriter, first, indent, s string) {
-	line := first
-	n := 0 // words on the line
-	for _, word := range strings.Fields(s) {
-		if n > 0 && utf8.RuneCountInString(line)+1+utf8.RuneCountInString(word) > headerWidth {
-			ew.printf("%s\n", line)
-			line, n = indent, 0
+	width := headerWidth - max(utf8.RuneCountInString(first), utf8.RuneCountInString(indent))
+	for i, line := range textwrap.Runes(s, width) {
+		if i > 0 {
+			first = indent
 		}
-		if n > 0 {
-			line += " "
-		}
-		line += word
-		n++
+		ew.printf("%s%s\n", first, line)
 	}
-	ew.printf("%s\n", line)
 }
 
 func noneIfEmpty(n int) string {
