@@ -76,6 +76,7 @@ var fidelityModels = []Model{
 	llama2_70B,   // fidelity_lengths.go
 	qwen3_8B_AWQ, // fidelity_kvutil.go
 	qwen25_3B,    // fidelity_small.go
+	qwen3_06B,    // fidelity_small.go
 }
 
 const (

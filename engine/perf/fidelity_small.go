@@ -72,6 +72,17 @@ var qwen25_3B = Model{
 	Vocab: 151936, MaxContext: 32768, QKVBias: true, TiedEmbeddings: true,
 }
 
+// qwen3_06B is Qwen/Qwen3-0.6B (config.json: 28 layers, hidden 1,024,
+// MLP 3,072, 16 heads and 8 KV heads of 128, q/k RMSNorm, vocabulary
+// 151,936, 40,960 positions, lm_head tied): 596,049,920 parameters, of
+// which 440 M outside the embedding, Qwen's published 0.6 B and 0.44 B.
+var qwen3_06B = Model{
+	Name: "qwen3-0.6b", ServedName: "Qwen/Qwen3-0.6B",
+	ParamsB: 0.59604992, BytesPerWeight: 2,
+	Layers: 28, Hidden: 1024, Intermediate: 3072, Heads: 16, KVHeads: 8, HeadDim: 128,
+	Vocab: 151936, MaxContext: 40960, QKNorm: true, TiedEmbeddings: true,
+}
+
 // smallPrefillBeside is a request's TTFT when it arrives while one other
 // sequence of riderContext tokens decodes: vLLM V1 schedules the running
 // decode first, so each step prefills budget - 1 tokens of the prompt
@@ -116,5 +127,38 @@ func smallFigures() []CitedFigure {
 	dec.Source = fmt.Sprintf(nanoSource, "openai-1.0qps-Qwen2.5-3B-Instruct-20260223-035001.json", "batch_8_t1024") +
 		" (request 0: median of itls[0][0:102], 20.445 ms)"
 	dec.Eval = func(p *Perf) float64 { return millis(decodeStep(p, 1, nanoPrompt0+51)) }
-	return []CitedFigure{t512, t1024, dec}
+	return append([]CitedFigure{t512, t1024, dec}, nanoQwen3Figures()...)
+}
+
+// nanoQwen3Figures are the same six runs serving Qwen/Qwen3-0.6B (bf16;
+// the random prompts have the same lengths): request 1's TTFT at each
+// budget. Its steps show what the model's attention term leaves out: in
+// the 512 run request 0's ITLs while request 1 prefills (eleven of them,
+// summing to 396 ms of its 419 ms TTFT) rise from 23 ms to 51 ms as the
+// chunks' context grows, where the model, which counts a later chunk's
+// context once rather than once per query (attentionFLOPs), gives ~35 ms
+// each.
+func nanoQwen3Figures() []CitedFigure {
+	base := CitedFigure{
+		GPU: "rtx3060-12gb", Model: qwen3_06B.Name, Quantity: fitQuantityTTFT, Unit: "ms", VLLM: nanoVLLM,
+		Measured: "Qwen/Qwen3-0.6B bf16, 1x RTX 3060 12GB, random dataset 4,096+-33% in / 512+-33% out, 1 request/s",
+		HeldOut:  true,
+		Eval:     func(p *Perf) float64 { return smallPrefillBeside(p, nanoPrompt1, nanoRiderContext) },
+	}
+	src := "github.com/aerlabsAI/nano-vllm docs/data/vllm-gpu/qwen3-0.6b/%s @f244d5f/@1427ec7/@b8a73c4 (vllm bench " +
+		"serve --save-detailed; case %s, docs/data/vllm-gpu/README.md; request 1: input_lens 4845, ttfts %s)"
+	row := func(budget int, real float64, runs, file, cases, ttfts string) CitedFigure {
+		f := base
+		f.Real = real
+		f.Config = fmt.Sprintf("prompt=4845,max-num-batched-tokens=%d,beside-1-decode,client-side,%s", budget, runs)
+		f.Cfg = Config{MaxModelLen: 40960, GPUMemoryUtilization: 0.9, MaxNumBatchedTokens: budget, MaxNumSeqs: 16}
+		f.Source = fmt.Sprintf(src, file, cases, ttfts)
+		return f
+	}
+	return []CitedFigure{
+		row(512, 418.665, "1-run", "openai-1.0qps-Qwen3-0.6B-20260223-211942.json", "chunk_512_s16", "0.418665"),
+		row(1024, 395.78, "mean-of-4-runs", "openai-1.0qps-Qwen3-0.6B-20260223-{212417,213235,213652,214050}.json",
+			"chunk_1024_s16, batch_8/16/24_t1024", "0.387264, 0.400493, 0.396892, 0.398457"),
+		row(2048, 369.889, "1-run", "openai-1.0qps-Qwen3-0.6B-20260223-212826.json", "chunk_2048_s16", "0.369889"),
+	}
 }
