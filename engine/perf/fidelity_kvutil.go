@@ -1,8 +1,28 @@
 package perf
 
+import "fmt"
+
 // KV-cache sizes vLLM logged at start-up at more than one
 // --gpu-memory-utilization on the same GPU and model, for the profiles
 // the A100 logs of memoryFigures leave at one setting.
+//
+// H100 at 0.95 (plannerSource): the start-up logs of llm-d-planner's
+// memory validation campaign, one `vllm serve MODEL --max-model-len 8192
+// --gpu-memory-utilization 0.95 --no-enable-prefix-caching` per model
+// and tensor-parallel size on H100 SXM GPUs (the logs' total_memory
+// 79.19 GiB, fused-MoE configs for NVIDIA_H100_80GB_HBM3), vLLM 0.19.0
+// at DEBUG level, so each log also names the profile's parts: weights,
+// "torch peak memory increase", "non-torch forward increase memory".
+// vLLM defaulted to 8,192 batched tokens and 1,024 sequences, as the
+// engine does on an H100. The llm-d H100 table in memoryFigures is at
+// 0.9 (vLLM 0.11); these are the H100's second utilization. Runs at
+// --max-model-len 2048 to 32768 of the same models log the same cache
+// (Llama-3.1-8B: 58.11 GiB at each), so one context is cited. Where the
+// model sits above them it keeps less than the log names: at tensor
+// parallel 2 and 4 vLLM 0.19 logs ~2.1 GiB of non-torch increase per
+// rank (its all-reduce buffers) where the engine keeps 0.11's 0.55
+// (+3-5%), and Qwen3-30B-A3B's MoE profile peaks at 2.68 GiB of torch
+// memory where the engine's forward and sampler hold 1.28 (+10%).
 //
 // RTX 3060 (aifredSource): a RAG assistant's notes on serving
 // Qwen/Qwen3-8B-AWQ with `vllm serve ... --quantization awq_marlin` on the
@@ -21,6 +41,9 @@ package perf
 // GPU), not by --max-model-len, so the two contexts do not matter.
 
 const (
+	plannerCommit = "d3121e059da88662db39a926a3ead964be97359b"
+	plannerSource = "github.com/llm-d-incubation/llm-d-planner @" + plannerCommit + " accuracy/results/v0.19.0/logs/"
+
 	aifredCommit = "1fc1a4ab28afb390a2a00b8a8babeb9d7fc4827c"
 	aifredSource = "github.com/Peuqui/AIfred-Intelligence @" + aifredCommit + " "
 	aifredVLLM   = "not pinned (pip install vllm; CHANGELOG.md: \"Use vLLM v0.11.0 defaults\")"
@@ -46,6 +69,91 @@ var qwen3_8B_AWQ = Model{
 }
 
 func kvutilFigures() []CitedFigure {
+	return append(aifredFigures(), plannerFigures()...)
+}
+
+// plannerRun is one llm-d-planner start-up log: the KV cache it logged
+// and the profile's parts it printed at DEBUG level (GiB per GPU).
+type plannerRun struct {
+	log, model, measured string
+	tp                   int
+	util                 float64
+	tokens               int
+	kvGiB                float64
+	weights, torch, nt   float64
+	why                  string
+	// byGiB: judge the GiB, not the tokens; gpt-oss's sliding-window
+	// layers make vLLM's token count a different quantity from the
+	// engine's (gptoss.go), as the other gpt-oss KV rows do.
+	byGiB bool
+}
+
+// plannerTPWhy: Qwen2.5-72B over two GPUs leaves the cache 3.04 GiB of a
+// 75.23 GiB budget, so the log's own non-torch increase at tensor
+// parallel 2 (2.09 GiB, vLLM 0.19's custom all-reduce and NCCL buffers),
+// which the engine prices at the 0.55 llm-d's vLLM 0.11 table logged,
+// is half of it; the other tensor-parallel rows differ by the same
+// ~1.5 GiB, 2-5% of their caches.
+const plannerTPWhy = "a 3.04 GiB remainder: vLLM 0.19 logs 2.09 GiB of non-torch increase per rank at tensor parallel 2 " +
+	"where the engine keeps vLLM 0.11's 0.55 (memory.go), a gap half this cache's size and 2-5% of the other TP rows'"
+
+func plannerFigures() []CitedFigure {
+	runs := []plannerRun{
+		{"qwen-qwen2-5-7b-instruct--h100-80gb--tp1pp1dp1--8192.log", "qwen2.5-7b-instruct", "Qwen/Qwen2.5-7B-Instruct bf16",
+			1, 0.95, 1096000, 58.53, 14.25, 2.21, 0.24, "", false},
+		{"qwen-qwen2-5-7b-instruct--h100-80gb--tp2pp1dp1--8192.log", "qwen2.5-7b-instruct", "Qwen/Qwen2.5-7B-Instruct bf16",
+			2, 0.95, 2390592, 63.84, 7.12, 2.21, 2.06, "", false},
+		{"qwen-qwen2-5-7b-instruct--h100-80gb--tp4pp1dp1--8192.log", "qwen2.5-7b-instruct", "Qwen/Qwen2.5-7B-Instruct bf16",
+			4, 0.95, 5043280, 67.34, 3.55, 2.21, 2.13, "", false},
+		{"meta-llama-llama-3-1-8b---h100-80gb--tp1pp1dp1--8192.log", "llama-3.1-8b-instruct", "meta-llama/Llama-3.1-8B-Instruct bf16",
+			1, 0.95, 476016, 58.11, 14.99, 1.89, 0.25, "", false},
+		{"meta-llama-llama-3-1-8b---h100-80gb--tp2pp1dp1--8192.log", "llama-3.1-8b-instruct", "meta-llama/Llama-3.1-8B-Instruct bf16",
+			2, 0.95, 1044688, 63.76, 7.51, 1.89, 2.07, "", false},
+		{"meta-llama-llama-3-1-8b---h100-80gb--tp4pp1dp1--8192.log", "llama-3.1-8b-instruct", "meta-llama/Llama-3.1-8B-Instruct bf16",
+			4, 0.95, 2209792, 67.44, 3.77, 1.89, 2.13, "", false},
+		{"qwen-qwen3-8b--h100-80gb--tp1pp1dp1--8192.log", "qwen3-8b", "Qwen/Qwen3-8B bf16",
+			1, 0.95, 418688, 57.5, 15.27, 2.21, 0.25, "", false},
+		{"qwen-qwen3-30b-a3b--h100-80gb--tp1pp1dp1--8192.log", "qwen3-30b-a3b-instruct-2507",
+			"Qwen/Qwen3-30B-A3B bf16 (the 2507 Instruct profile's architecture)", 1, 0.95, 168288, 15.41, 56.88, 2.68, 0.27, "", false},
+		{"mistralai-mixtral-8x7b-i--h100-80gb--tp2pp1dp1--8192.log", "mixtral-8x7b-instruct", "mistralai/Mixtral-8x7B-Instruct-v0.1 bf16",
+			2, 0.95, 465936, 28.44, 43.51, 1.21, 2.07, "", false},
+		{"fp8dyn-llama-3-3-70b--h100-80gb--tp2pp1dp1--8192.log", "llama-3.1-70b-instruct-fp8",
+			"RedHatAI/Llama-3.3-70B-Instruct-fp8-dynamic (Llama-3.1-70B's architecture, fp8 weights)", 2, 0.95, 244304, 37.28, 33.88, 1.96, 2.1, "", false},
+		{"fp8dyn-llama-3-3-70b--h100-80gb--tp4pp1dp1--8192.log", "llama-3.1-70b-instruct-fp8",
+			"RedHatAI/Llama-3.3-70B-Instruct-fp8-dynamic (Llama-3.1-70B's architecture, fp8 weights)", 4, 0.95, 708992, 54.09, 16.96, 1.97, 2.21, "", false},
+		{"openai-gpt-oss-20b--h100-80gb--tp2pp1dp1--8192.log", "gpt-oss-20b", "openai/gpt-oss-20b (MXFP4 experts, bf16 rest)",
+			2, 0.9, 2591776, 59.32, 7.01, 2.87, 2.07, "", true},
+		{"qwen-qwen2-5-72b-instruc--h100-80gb--tp2pp1dp1--8192.log", "qwen2.5-72b-instruct", "Qwen/Qwen2.5-72B-Instruct bf16",
+			2, 0.95, 19920, 3.04, 67.8, 2.29, 2.09, plannerTPWhy, false},
+	}
+	figs := make([]CitedFigure, 0, len(runs))
+	for _, r := range runs {
+		utilArg := "--gpu-memory-utilization 0.95"
+		if r.util != 0.95 {
+			utilArg = "no --gpu-memory-utilization (default 0.9: \"Requested memory: 0.900000 (util)\")"
+		}
+		f := CitedFigure{
+			GPU: "h100-80gb", Model: r.model, Quantity: fitQuantityKVTokens,
+			Config: fmt.Sprintf("util=%.2f,max-model-len=8192,tp=%d", r.util, r.tp), Real: float64(r.tokens), Unit: "tokens",
+			Source: fmt.Sprintf("%s%s (\"Available KV cache memory: %.4g GiB\", \"GPU KV cache size: %s tokens\"; DEBUG: weights "+
+				"%.4g GiB, torch peak memory increase %.4g GiB, non-torch forward increase memory %.4g GiB)",
+				plannerSource, r.log, r.kvGiB, Commas(r.tokens), r.weights, r.torch, r.nt),
+			VLLM:     "0.19.0",
+			Measured: fmt.Sprintf("%s, %dx H100 80GB HBM3, tensor parallel %d, --max-model-len 8192, %s, prefix caching off", r.measured, r.tp, r.tp, utilArg),
+			HeldOut:  true, Why: r.why,
+			Cfg:  Config{MaxModelLen: 8192, GPUMemoryUtilization: r.util, TensorParallelSize: r.tp, NonTorchIncrease: true},
+			Eval: func(p *Perf) float64 { return float64(p.KVCacheTokens()) },
+		}
+		if r.byGiB {
+			f.Quantity, f.Real, f.Unit = fitQuantityKVGiB, r.kvGiB, "GiB"
+			f.Eval = func(p *Perf) float64 { return p.KVCacheGiB() }
+		}
+		figs = append(figs, f)
+	}
+	return figs
+}
+
+func aifredFigures() []CitedFigure {
 	base := CitedFigure{
 		GPU: "rtx3060-12gb", Model: qwen3_8B_AWQ.Name, VLLM: aifredVLLM, Measured: aifredModel,
 		HeldOut: true, Why: aifredWhy,
