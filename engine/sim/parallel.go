@@ -14,7 +14,7 @@ import "fmt"
 // eachRank calls f with each rank's log prefix and number (rank = the
 // pipeline stage x TP + the tensor-parallel rank, as vLLM numbers them).
 func (e *Engine) eachRank(f func(prefix string, rank int)) {
-	tp, pp := max(e.opts.TensorParallelSize, 1), max(e.opts.PipelineParallelSize, 1)
+	tp, pp := e.opts.TensorParallelSize, e.opts.PipelineParallelSize // at least 1: New resolved them (buildPerf)
 	if tp*pp == 1 {
 		f(enginePrefix, 0)
 		return
@@ -30,7 +30,7 @@ func (e *Engine) eachRank(f func(prefix string, rank int)) {
 
 // logRank writes vLLM's rank assignment line for a parallel worker.
 func (e *Engine) logRank(prefix string, rank int) {
-	tp, pp := max(e.opts.TensorParallelSize, 1), max(e.opts.PipelineParallelSize, 1)
+	tp, pp := e.opts.TensorParallelSize, e.opts.PipelineParallelSize
 	if tp*pp <= 1 {
 		return
 	}
