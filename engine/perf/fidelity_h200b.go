@@ -29,12 +29,12 @@ import "fmt"
 // many lengths, which the page does not give.
 //
 // The pages print no vLLM version: the pipeline runs vLLM main at the
-// build's commit. Another H200 page agrees: one stored at
-// buildkite.com/buildkite/plugins-sparse-checkout/builds/65 holds the same
-// 8B figure as build 9515 (833.421 ms, fidelity_h200.go) and prints
-// 2077.53 and 1917.44 ms for the two tests below; the H100 8B row's copy
-// (elastic/enterprise-search-ruby/builds/571, 997.542 ms) matches build
-// 9555's.
+// build's commit. Two H200 builds agree: build 9515 ("rerun and sort
+// tables", fidelity_h200.go's 8B row) prints 2077.53 and 1917.44 ms for
+// the two tests below, within 0.2% of build 9513's (a copy of 9515's page
+// is also stored at buildkite.com/buildkite/plugins-sparse-checkout/builds/65);
+// the H100 8B row's copy (elastic/enterprise-search-ruby/builds/571,
+// 997.542 ms) matches build 9555's.
 //
 // Searched for the H200, in vain (beside fidelity_figures.go's lists): the
 // rest of these pages' serving tables (the stored copies stop after the
