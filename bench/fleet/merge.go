@@ -681,6 +681,16 @@ func mergeEngine(ctx context.Context, shards []*shardDir, i int, run *result.Run
 		m.PromFigures(ctx, run, rec)
 		return
 	}
+	if s := ownServer(shards); s != nil {
+		// Each shard process started its server: as many servers as shards
+		// (one base URL only by a fixed port), and a delta from one's
+		// snapshot to another's is nobody's account of the run.
+		rec.Note = fmt.Sprintf("each shard started its own server (%s: %s), so their /metrics snapshots are of different servers; "+
+			"engine figures absent: run the shards with --base-url at one server", s.name, s.res.Server.Command)
+		rec.EngineAbsent = true
+		run.Warnings = append(run.Warnings, rec.Note)
+		return
+	}
 	before, after, err := mergeSnapshots(shards, i)
 	if err != nil {
 		run.Warnings = append(run.Warnings, "engine figures absent: "+err.Error())
@@ -692,6 +702,21 @@ func mergeEngine(ctx context.Context, shards []*shardDir, i int, run *result.Run
 	}
 	m.Figures(run, rec, before, after)
 	mergeGauges(shards, i, run.Engine.Replicas)
+}
+
+// ownServer returns a shard that started its server (server.command: a
+// servebench shard's own process), or nil when none did or there is one
+// shard.
+func ownServer(shards []*shardDir) *shardDir {
+	if len(shards) < 2 {
+		return nil
+	}
+	for _, s := range shards {
+		if s.res.Server.Command != "" {
+			return s
+		}
+	}
+	return nil
 }
 
 // mergeSnapshots returns the before- and after-snapshot the shards saved

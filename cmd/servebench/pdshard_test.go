@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"net"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -107,4 +108,51 @@ func TestShardsPD(t *testing.T) {
 	}
 	res, _ = loadSaved(t, single)
 	checkPDEngine(t, "single run by --base-url", res, 4)
+}
+
+// TestShardsOwnServers: shards that each started their own server (here
+// each its own `--server pd`, on one fixed port so merge takes them for one
+// server, as pods of a job would be) merge without engine figures, saying
+// why: a delta from one server's snapshot to another's describes neither.
+// Before, the one deployment's before-snapshot and the other's after made a
+// count that matched what was sent, with no warning (and with
+// server.engine_passes half of it: a "counter reset").
+func TestShardsOwnServers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts bundled engines")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	const n, requests = 2, 8
+	var dirs []string
+	for k := range n { // one after the other: the port is one
+		dir := filepath.Join(t.TempDir(), fmt.Sprintf("shard-%d", k))
+		code, stdout, stderr := runMain("run", "--server", "pd", "--prefill", "1", "--decode", "1", "--speedup", "100",
+			fmt.Sprintf("--engine-arg=--port=%d", port), "--engine-arg=--startup-speedup=1000",
+			"--requests", fmt.Sprint(requests), "--concurrency", "2", "--stream", "on", "--max-tokens", "4", "--quiet",
+			"--shard", fmt.Sprintf("%d/%d", k, n), "--out", dir)
+		if code != 0 {
+			t.Fatalf("shard %d: exit %d\n%s\n%s", k, code, stdout, stderr)
+		}
+		dirs = append(dirs, dir)
+	}
+	out := filepath.Join(t.TempDir(), "merged")
+	code, stdout, stderr := runMain(append(append([]string{"merge"}, dirs...), "--out", out)...)
+	if code != 0 {
+		t.Fatalf("merge: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	res, _ := loadSaved(t, out)
+	run := res.Runs[0]
+	rc := run.Engine.Reconciliation
+	if run.OK != requests || rc == nil || !rc.EngineAbsent || !strings.Contains(rc.Note, "each shard started its own server") || run.Engine.TTFTS != nil {
+		t.Errorf("merged: %d ok, reconciliation %+v, engine TTFT %+v: want %d ok and the engine figures left out, saying why",
+			run.OK, rc, run.Engine.TTFTS, requests)
+	}
+	if slices.ContainsFunc(run.Warnings, func(w string) bool { return strings.Contains(w, "reset") || strings.Contains(w, "foreign") }) {
+		t.Errorf("merged: warnings %q: want the reason, not a counter reset or foreign traffic", run.Warnings)
+	}
 }
