@@ -21,9 +21,9 @@ import "fmt"
 // the first two requests':
 //
 //   - Request 0 (2,973 tokens) runs alone until request 1 arrives ~3.3 s
-//     after it (each run's request 0 emits ~100 tokens at ~20 ms before
-//     its first ~0.3 s step shares a prefill chunk): its ITLs up to there
-//     are batch-1 decode steps. Its own TTFT carries a one-off warm-up: in
+//     after it (each run's request 0 emits 74 to 115 tokens at 20-26 ms
+//     before its first step shared with a prefill chunk, 0.17-0.54 s): its
+//     ITLs up to there are batch-1 decode steps. Its own TTFT carries a one-off warm-up: in
 //     the same repository's Qwen3-0.6B runs request 0 takes 621 ms for
 //     2,973 tokens where request 1 takes 387 ms for 4,845, and here its
 //     TTFT moves from 924 to 1,233 ms over the four runs at 1,024 while
@@ -35,8 +35,8 @@ import "fmt"
 //
 // Not registered (past 20% with no evidence about the source; model
 // values from smallPrefillBeside and decodeStep at those configurations):
-// the same source shows what the model does not. Request 1 prefills faster the larger the
-// chunk: 2,065 ms at 512, 1,556 (mean of four runs) at 1,024, 1,388 at
+// the same source shows what the model does not. Request 1 prefills
+// faster the larger the chunk: 2,065 ms at 512, 1,556 (mean of four runs) at 1,024, 1,388 at
 // 2,048, where the model gives ~1.83 s at every budget (its MFU does not
 // depend on the tokens of a step), so it sits +34.4% above the 2,048 run
 // (the registered 512 and 1,024 rows: about -12% and +18%). Decode at a
