@@ -48,6 +48,21 @@ import "fmt"
 // (-20.9%), its batch-1 step matching within 1% in the same run. No evidence
 // about the source explains either gap, so neither can carry a Why.
 
+// Searched for one request's TTFT at several prompt lengths on the A10G
+// and the L4 (and larger-batch decode on the RTX 3060), in vain: the
+// A10G llmperf markdown behind a10gSource (550-token prompts only);
+// vLLM issue 1805
+// (Llama-2-7B at 2,000 tokens on four A10Gs, vLLM 0.2.0, one length);
+// deepaksatna/llm-serving-benchmark (an "NVIDIA A10" vLLM file whose
+// latencies are exactly tokens / 28.00 tok/s, not measurements); an L4
+// vLLM 0.10.1 optimisation study of Mistral-7B (TTFT by prompt bucket,
+// but at 4 requests in flight); ree2raz/inference-bench's AWQ runs on the
+// L4 (--quantization awq --enforce-eager: neither the Marlin kernels nor
+// the CUDA graphs the qwen2.5-7b-instruct-awq profile models);
+// nith.in's RTX 3060 write-up of the seed's model on vLLM 0.11.0 (the
+// concurrency tables it cites are in an appendix the page index does not
+// hold, and github.com/clipod/vllm-probe has no stored snapshot).
+
 // nanoSource names the run a row reads.
 const nanoSource = "github.com/aerlabsAI/nano-vllm docs/data/vllm-gpu/qwen2.5-3b/%s @f244d5f/@b8a73c4 (vllm bench serve " +
 	"--save-detailed: input_lens, ttfts, itls; case %s, docs/data/vllm-gpu/README.md; setup in " +
