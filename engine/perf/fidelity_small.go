@@ -50,9 +50,9 @@ import "fmt"
 
 // Searched for one request's TTFT at several prompt lengths on the A10G
 // and the L4 (and larger-batch decode on the RTX 3060), in vain: the
-// A10G llmperf markdown behind a10gSource (550-token prompts only);
-// vLLM issue 1805
-// (Llama-2-7B at 2,000 tokens on four A10Gs, vLLM 0.2.0, one length);
+// A10G llmperf markdown behind a10gSource (550-token prompts only); vLLM
+// issue 1805 (Llama-2-7B at 2,000 tokens on four A10Gs, vLLM 0.2.0, one
+// length);
 // deepaksatna/llm-serving-benchmark (an "NVIDIA A10" vLLM file whose
 // latencies are exactly tokens / 28.00 tok/s, not measurements); an L4
 // vLLM 0.10.1 optimisation study of Mistral-7B (TTFT by prompt bucket,
