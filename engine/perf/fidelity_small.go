@@ -143,7 +143,29 @@ func smallFigures() []CitedFigure {
 		" (request 0: median of itls[0][0:102], 20.445 ms)"
 	dec.Eval = func(p *Perf) float64 { return millis(decodeStep(p, 1, nanoPrompt0+51)) }
 	figs := append([]CitedFigure{t512, t1024, dec}, nanoQwen3Figures()...)
+	figs = append(figs, nithinSeedDecode())
 	return append(figs, l4BatchFigures()...)
+}
+
+// nithinSeedDecode: a second RTX 3060 running the seed's model, from a
+// write-up whose single-user baseline gives decode as a rate: 59 tok/s,
+// 16.95 ms a token (1000 / 59). The prompt lengths and which statistic
+// the rate is are not stated, so the context is taken as ~512 tokens,
+// whose KV reads are under 1% of the step on this model.
+func nithinSeedDecode() CitedFigure {
+	return CitedFigure{
+		GPU: DefaultGPU, Model: DefaultModel, Quantity: fitQuantityDecode, Unit: "ms", Real: 1000.0 / 59,
+		Config: "batch=1,single-user-baseline,1000/(59tok/s),context-not-stated(~512-taken)",
+		Source: "nith.in/posts/workshop/what-an-llm-server-feels-like-under-load (\"Qwen baselines at 59 tok/s decode " +
+			"with 43 ms TTFT\"; docker run vllm/vllm-openai:v0.11.0 --gpu-memory-utilization 0.9 --max-num-seqs 96 " +
+			"--enable-prefix-caching; prompt lengths not stated)",
+		VLLM: "0.11.0",
+		Measured: "Qwen 2.5 7B AWQ 4-bit (checkpoint not named; the seed profile's shapes), 1x RTX 3060 12GB " +
+			"(Proxmox passthrough), client on another machine",
+		HeldOut: true,
+		Cfg:     Config{MaxModelLen: 4096, GPUMemoryUtilization: 0.9, MaxNumSeqs: 96},
+		Eval:    func(p *Perf) float64 { return millis(decodeStep(p, 1, 512)) },
+	}
 }
 
 // nanoQwen3Figures are the same six runs serving Qwen/Qwen3-0.6B (bf16;
