@@ -65,13 +65,21 @@ var gpuArch = map[string]string{
 //     No L4 decode figure is in the fit, so its bandwidth share stays the
 //     shared 0.92 (fitGrid); the held-out memory-bound rows sit 4-13%
 //     under the real ones there (they would want ~0.83).
-//   - ga106 is the seed's and stays pinned to the shared defaults. ga102
+//   - ga106 (the seed's RTX 3060) prefills at 78% of its 25.5 TFLOP/s,
+//     fitted to one vLLM 0.15.1 figure (a 4,845-token prompt of
+//     Qwen3-0.6B in 2,048-token chunks, fidelity_small.go) beside the
+//     seed's, whose short prompts barely bear on MFU; its bandwidth share
+//     stays the shared 0.92 that the seed's decode fits (the fit's 0.91 is
+//     within a grid step). GeForce boards boost past the clock their
+//     datasheet peak is quoted at, so more of that peak is reachable
+//     than on a datacenter part. ga102
 //     (A10G) has only held-out figures (fidelity_gpus.go: one source, too
 //     few to fit two efficiencies and still judge them), which the shared
 //     defaults meet within 15%, so it keeps them.
 var archEfficiency = map[string]Efficiency{
 	"ad104": {Arch: "ad104", MFU: 0.38, Bandwidth: BandwidthEfficiency, Fitted: true},
 	"ga100": {Arch: "ga100", MFU: 0.63, Bandwidth: 0.75, Fitted: true},
+	"ga106": {Arch: "ga106", MFU: 0.78, Bandwidth: BandwidthEfficiency, Fitted: true},
 	"gh100": {Arch: "gh100", MFU: 0.57, Bandwidth: 0.79, Fitted: true},
 }
 
@@ -139,10 +147,20 @@ type FidelityResult struct {
 	Target float64 // the tolerance that applies
 }
 
-// Pass reports whether the model meets the figure's target (an exempt
-// figure, with its reason in CitedFigure.Why, always passes).
+// Within reports whether the model meets the figure's target.
+func (r FidelityResult) Within() bool { return math.Abs(r.Err) <= r.Target }
+
+// Pass reports whether the figure stands as labelled: an exempt figure
+// (CitedFigure.Why) always does, a known gap (CitedFigure.Gap) while the
+// model still misses it, any other when the model meets its target.
 func (r FidelityResult) Pass() bool {
-	return r.Figure.Why != "" || math.Abs(r.Err) <= r.Target
+	switch {
+	case r.Figure.Why != "":
+		return true
+	case r.Figure.Gap != "":
+		return !r.Within()
+	}
+	return r.Within()
 }
 
 // Line is the figure as `go test -run Fidelity -v` prints it.
@@ -151,6 +169,9 @@ func (r FidelityResult) Line() string {
 	set := "fit"
 	if f.HeldOut {
 		set = "held-out"
+	}
+	if f.Gap != "" {
+		set = "gap"
 	}
 	if f.Why != "" {
 		set = "exempt"
@@ -236,7 +257,7 @@ type ProfileFidelity struct {
 	GPU      string
 	Points   int     // cited figures on this GPU
 	HeldOut  int     // of which held out of the fit
-	WorstErr float64 // largest |error| over non-exempt figures (0 without any)
+	WorstErr float64 // largest |error| over non-exempt figures, known gaps included (0 without any)
 }
 
 // FidelityByGPU summarises Evaluate(FidelityFigures) per GPU profile, in
@@ -282,7 +303,6 @@ const (
 	fitStep              = 0.01
 	fitMFUMin, fitMFUMax = 0.30, 0.80
 	fitBWMin, fitBWMax   = 0.60, 0.95
-	pinnedArchForTheSeed = "ga106"
 	fitQuantityTTFT      = "ttft"
 	fitQuantityDecode    = "decode"
 	fitQuantityKVTokens  = "kv-tokens"
@@ -291,12 +311,12 @@ const (
 
 // FitEfficiencies fits MFU and bandwidth share per architecture to the
 // time figures (TTFT and decode) not held out. The seed's architecture is
-// pinned to the shared defaults (the seed table must not move), so it is
-// reported but not refitted.
+// fitted like the others: its seed figures are in its training set, so
+// the fit keeps the seed table where the seed has it.
 func FitEfficiencies(figs []CitedFigure) ([]FitResult, error) {
 	byArch := map[string][]CitedFigure{}
 	for _, f := range figs {
-		if f.HeldOut || f.Why != "" || (f.Quantity != fitQuantityTTFT && f.Quantity != fitQuantityDecode) {
+		if f.HeldOut || f.Why != "" || f.Gap != "" || (f.Quantity != fitQuantityTTFT && f.Quantity != fitQuantityDecode) {
 			continue
 		}
 		arch := gpuArch[f.GPU]
@@ -310,15 +330,6 @@ func FitEfficiencies(figs []CitedFigure) ([]FitResult, error) {
 	var out []FitResult
 	for _, a := range archs {
 		train := byArch[a]
-		if a == pinnedArchForTheSeed {
-			e := Efficiency{Arch: a, MFU: MFU, Bandwidth: BandwidthEfficiency}
-			loss, err := fitLoss(train, e)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, FitResult{Eff: e, Figures: train, Loss: loss})
-			continue
-		}
 		best := FitResult{Loss: math.Inf(1), Figures: train}
 		mfus, bws := fitGrid(train)
 		for _, mfu := range mfus {
@@ -388,7 +399,8 @@ func fitLoss(figs []CitedFigure, e Efficiency) (float64, error) {
 func requestTTFT(p *Perf, n, cached int) time.Duration {
 	d, budget := p.RequestOverhead(), p.cfg.MaxNumBatchedTokens
 	for done := cached; done < n; done += budget {
-		d += p.StepTime(Step{PrefillTokens: min(budget, n-done), PrefillSeqs: 1, ContextTokens: done})
+		chunk := min(budget, n-done)
+		d += p.StepTime(Step{PrefillTokens: chunk, PrefillSeqs: 1, ContextTokens: done, ChunkPairs: (chunk - 1) * done})
 	}
 	return d
 }

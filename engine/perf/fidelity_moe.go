@@ -117,6 +117,7 @@ func burstMedians(p *Perf, n, in, out int) (ttft, tpot time.Duration) {
 			s.PrefillTokens += c
 			s.PrefillSeqs++
 			s.ContextTokens += in - r.left
+			s.ChunkPairs += (c - 1) * (in - r.left)
 			r.left -= c
 			budget -= c
 			if r.left == 0 {

@@ -28,8 +28,12 @@ const (
 	CompileTime = 30 * time.Second
 
 	// GraphCaptureFixed is the per-batch-size cost of capturing one CUDA
-	// graph, on top of one warm-up forward pass at that size.
-	GraphCaptureFixed = 50 * time.Millisecond
+	// graph, on top of one warm-up forward pass at that size. Fitted so
+	// the seed's start-up comes to its 90 s (with its GPU's fitted MFU,
+	// fidelity.go); of the order vLLM 0.6.4 shows on an H200, 8 s for 35
+	// sizes of a 1.1B model whose forward passes take well under 10 ms
+	// (suesie/grpocredit's log, kvLogFigures).
+	GraphCaptureFixed = 109 * time.Millisecond
 
 	// APIStartTime is from engine ready to "Application startup complete."
 	APIStartTime = 2 * time.Second

@@ -123,6 +123,13 @@ type Step struct {
 	DecodeSeqs    int
 	ContextTokens int // total KV tokens read by all sequences in the step
 	SpecTokens    int // draft tokens verified by the decoding sequences
+	// ChunkPairs are the query-key pairs that prefilling sequences' new
+	// tokens make with their cached context (earlier chunks, prefix-cache
+	// hits) beyond the one pass ContextTokens counts: (new - 1) x cached,
+	// summed over them. Every query of a later chunk attends to all of
+	// the cached tokens, so a long prompt's attention grows with its
+	// length squared however it is chunked.
+	ChunkPairs int
 }
 
 // Breakdown is one step's time split into its causes (before --speedup).
@@ -207,13 +214,13 @@ func (p *Perf) Breakdown(s Step) Breakdown {
 
 // attentionFLOPs counts QK^T and PV (2 x 2 FLOPs per query-key pair per
 // head dim per query head per layer). Pairs: each sequence's new tokens
-// against its cached context (ContextTokens, once per sequence: exact for
-// decodes, a floor for later prefill chunks) plus the causal triangle of
+// against its cached context (ContextTokens once per sequence, plus
+// ChunkPairs for prefills' further queries) plus the causal triangle of
 // the prefill tokens, assumed split evenly over PrefillSeqs; each draft
 // token attends over an average sequence's context.
 func (p *Perf) attentionFLOPs(s Step) float64 {
 	m := p.model
-	pairs := float64(s.ContextTokens) + float64(s.DecodeSeqs)
+	pairs := float64(s.ContextTokens) + float64(s.ChunkPairs) + float64(s.DecodeSeqs)
 	if s.SpecTokens > 0 {
 		pairs += float64(s.SpecTokens) * float64(s.ContextTokens) / float64(max(s.DecodeSeqs+s.PrefillSeqs, 1))
 	}

@@ -328,6 +328,7 @@ func (s *scheduler) add(st *perf.Step, r *request, n, draft int) {
 	} else {
 		st.PrefillTokens += n
 		st.PrefillSeqs++
+		st.ChunkPairs += (n - 1) * r.computed
 	}
 }
 
