@@ -207,7 +207,7 @@ func WriteProfiles(w io.Writer) error {
 	}
 	fmt.Fprintln(tw, "(MFU, BW EFF: the GPU architecture's share of the datasheet peaks, fitted to the cited figures; "+
 		"CITED POINTS: public figures held against the model (vLLM's, but for a Llama-2-70B length sweep whose engine is not named), "+
-		"WORST ERR the largest judged miss: go test ./engine/perf -run Fidelity -v)")
+		"WORST ERR the largest judged miss, known gaps included: go test ./engine/perf -run Fidelity -v)")
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "MODEL\tSERVED NAME\tPARAMS B\tWEIGHTS GiB\tLAYERS\tKV HEADS\tHEAD DIM\tKV KiB/TOKEN\tMAX CONTEXT")
 	for _, m := range models {
