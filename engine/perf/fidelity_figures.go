@@ -426,7 +426,7 @@ func memoryFigures() []CitedFigure {
 			Source: llmdSource + " (Llama-3.1-8B row: Peak Activation)", VLLM: "not stated per row (the table's recipe: vllm/vllm-openai:v0.11.0)",
 			Measured: "meta-llama/Llama-3.1-8B-Instruct bf16, 1x H100 80GB",
 			HeldOut:  true,
-			Why: "version-dependent profile: vLLM 0.11's profile holds ~fp32 logits for all 8,192 profiled tokens, " +
+			Gap: "version-dependent profile: vLLM 0.11's profile holds ~fp32 logits for all 8,192 profiled tokens, " +
 				"which 0.10.1.1's and the seed's do not; no source for the change found",
 			Cfg:  llmd,
 			Eval: func(p *Perf) float64 { return p.MemoryProfile().Activations() },

@@ -109,7 +109,7 @@ func h200GptOSSFigures() []CitedFigure {
 	// MXFP4 expert kernels and launches at one token). The engine has no per-step MoE cost to carry it, and
 	// fitting one to a client-side figure of an unpinned vLLM would move
 	// the H100 burst figures it does hold.
-	decode.Why = "one-request gpt-oss decode is ~3 ms a step of MoE work that bandwidth does not set (H100 PCIe run: " +
+	decode.Gap = "one-request gpt-oss decode is ~3 ms a step of MoE work that bandwidth does not set (H100 PCIe run: " +
 		"2.4x less bandwidth, 1.48x slower); the engine's per-step costs are fitted on dense models"
 	return []CitedFigure{ttft, decode}
 }

@@ -81,20 +81,20 @@ type plannerRun struct {
 	tokens               int
 	kvGiB                float64
 	weights, torch, nt   float64
-	why                  string
+	gap                  string // CitedFigure.Gap
 	// byGiB: judge the GiB, not the tokens; gpt-oss's sliding-window
 	// layers make vLLM's token count a different quantity from the
 	// engine's (gptoss.go), as the other gpt-oss KV rows do.
 	byGiB bool
 }
 
-// plannerTPWhy: Qwen2.5-72B over two GPUs leaves the cache 3.04 GiB of a
+// plannerTPGap: Qwen2.5-72B over two GPUs leaves the cache 3.04 GiB of a
 // 75.23 GiB budget, so the log's own non-torch increase at tensor
 // parallel 2 (2.09 GiB, vLLM 0.19's custom all-reduce and NCCL buffers),
 // which the engine prices at the 0.55 llm-d's vLLM 0.11 table logged,
 // is half of it; the other tensor-parallel rows differ by the same
 // ~1.5 GiB, 2-5% of their caches.
-const plannerTPWhy = "a 3.04 GiB remainder: vLLM 0.19 logs 2.09 GiB of non-torch increase per rank at tensor parallel 2 " +
+const plannerTPGap = "a 3.04 GiB remainder: vLLM 0.19 logs 2.09 GiB of non-torch increase per rank at tensor parallel 2 " +
 	"where the engine keeps vLLM 0.11's 0.55 (memory.go), a gap half this cache's size and 2-5% of the other TP rows'"
 
 func plannerFigures() []CitedFigure {
@@ -124,7 +124,7 @@ func plannerFigures() []CitedFigure {
 		{"openai-gpt-oss-20b--h100-80gb--tp2pp1dp1--8192.log", "gpt-oss-20b", "openai/gpt-oss-20b (MXFP4 experts, bf16 rest)",
 			2, 0.9, 2591776, 59.32, 7.01, 2.87, 2.07, "", true},
 		{"qwen-qwen2-5-72b-instruc--h100-80gb--tp2pp1dp1--8192.log", "qwen2.5-72b-instruct", "Qwen/Qwen2.5-72B-Instruct bf16",
-			2, 0.95, 19920, 3.04, 67.8, 2.29, 2.09, plannerTPWhy, false},
+			2, 0.95, 19920, 3.04, 67.8, 2.29, 2.09, plannerTPGap, false},
 	}
 	figs := make([]CitedFigure, 0, len(runs))
 	for _, r := range runs {
@@ -140,7 +140,7 @@ func plannerFigures() []CitedFigure {
 				plannerSource, r.log, r.kvGiB, Commas(r.tokens), r.weights, r.torch, r.nt),
 			VLLM:     "0.19.0",
 			Measured: fmt.Sprintf("%s, %dx H100 80GB HBM3, tensor parallel %d, --max-model-len 8192, %s, prefix caching off", r.measured, r.tp, r.tp, utilArg),
-			HeldOut:  true, Why: r.why,
+			HeldOut:  true, Gap: r.gap,
 			Cfg:  Config{MaxModelLen: 8192, GPUMemoryUtilization: r.util, TensorParallelSize: r.tp, NonTorchIncrease: true},
 			Eval: func(p *Perf) float64 { return float64(p.KVCacheTokens()) },
 		}
