@@ -509,9 +509,10 @@ func kvLogFigures() []CitedFigure {
 		{
 			// gpt-oss-20b at utilization 0.65 on an A100 (the 80 GB card:
 			// 13.72 GiB of weights and 36.56 of cache do not fit 0.65 of
-			// the 40 GB one). The engine's weights for this checkpoint
-			// come to 12.82 GiB, 0.90 less than vLLM 0.19 loads here (13.47
-			// in llm-d's 0.11 run below), which is most of its +4%.
+			// the 40 GB one). vLLM's Marlin MXFP4 backend pads the experts
+			// here (marlinExpertPadding): 13.67 GiB in the engine against
+			// the 12.82 of the checkpoint; llm-d's H100 run below logs
+			// 13.47 where the Triton backend does not pad.
 			GPU: "a100-80gb", Model: "gpt-oss-20b", Quantity: fitQuantityKVGiB,
 			Config: "util=0.65,max-model-len=131072", Real: 36.56, Unit: "GiB",
 			Source: "myoceane.fr/index.php/ai-vllm-a100-gemma-4/ (vllm serve openai/gpt-oss-20b --max-model-len 131072 " +

@@ -1,5 +1,7 @@
 package perf
 
+import "math"
+
 // gpt-oss (openai/gpt-oss-20b) differs from the other MoE profiles in
 // four ways the model takes in, each zero for every other profile:
 //
@@ -57,6 +59,34 @@ func (m Model) linearBytes() float64 {
 	}
 	experts := float64(m.Layers*m.Experts) * m.expertParams()
 	return (m.LinearParams()-experts)*m.BytesPerWeight + experts*m.ExpertBytesPerWeight
+}
+
+// marlinExpertPadding is how much larger vLLM holds MXFP4 experts on a GPU
+// before Hopper. vLLM's Triton MXFP4 MoE kernels need compute capability
+// 9.0 to 10.x, so an A100, A10G, L4 or RTX 3060 runs the Marlin backend,
+// whose kernel wants each GEMM's n a multiple of 256 and k of 128: its
+// create_weights (vllm/model_executor/layers/quantization/mxfp4.py, the
+// MARLIN branch) rounds each rank's expert intermediate size up to 128 and
+// the hidden size up to 256 before loading. For gpt-oss-20b (2,880 both)
+// that is 2,944 x 3,072 for 2,880 x 2,880, 9.0% more expert bytes: vLLM
+// 0.19 logs 13.72 GiB of weights on an A100 (fidelity_figures.go) where
+// the checkpoint's bytes are 12.82. Hopper's Triton path rounds the
+// intermediate size to 64 only, which 2,880 already is. The padding is
+// memory; the model's per-step weight reads stay the checkpoint's (no
+// timed gpt-oss figure on a pre-Hopper GPU to hold them against).
+func (p *Perf) marlinExpertPadding() float64 {
+	m := p.model
+	if m.Quantization != "mxfp4" || m.Experts == 0 || gpuArch[p.gpu.Name] == "gh100" {
+		return 1
+	}
+	inter := float64(m.MoEIntermediate) / float64(p.cfg.TensorParallelSize)
+	roundUp := func(x, to float64) float64 { return math.Ceil(x/to) * to }
+	return roundUp(inter, 128) / inter * roundUp(float64(m.Hidden), 256) / float64(m.Hidden)
+}
+
+// expertBytes is the experts' weights in the checkpoint, all layers.
+func (m Model) expertBytes() float64 {
+	return float64(m.Layers*m.Experts) * m.expertParams() * m.expertBytesPerWeight()
 }
 
 // extraAttnParams is one layer's o_proj bias and sink logits.

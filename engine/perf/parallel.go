@@ -222,10 +222,11 @@ func (p *Perf) stageLayers() int {
 	return (p.model.Layers + pp - 1) / pp
 }
 
-// weightBytesPerGPU is one rank's shard of the weights: its stage's share
-// split TP ways.
+// weightBytesPerGPU is one rank's shard of the weights as vLLM holds them
+// (MXFP4 experts padded on GPUs before Hopper, marlinExpertPadding): its
+// stage's share split TP ways.
 func (p *Perf) weightBytesPerGPU() float64 {
-	w := p.model.WeightBytes() / float64(p.cfg.TensorParallelSize)
+	w := (p.model.WeightBytes() + p.model.expertBytes()*(p.marlinExpertPadding()-1)) / float64(p.cfg.TensorParallelSize)
 	if p.cfg.PipelineParallelSize > 1 {
 		w = w * float64(p.stageLayers()) / float64(p.model.Layers)
 	}

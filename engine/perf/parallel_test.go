@@ -3,6 +3,7 @@ package perf
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -187,6 +188,17 @@ func TestGptOss(t *testing.T) {
 	}
 	t.Logf("gpt-oss-20b on H100: %.2f GiB, %d KV tokens, 8K chunk at 24K: %v (all layers full: %v)",
 		p.WeightsGiB(), p.KVCacheTokens(), p.StepTime(long), q.StepTime(long))
+
+	// Before Hopper vLLM runs its Marlin MXFP4 backend, whose padding of
+	// 2,880 to 2,944 x 3,072 makes the experts 9.0% larger in memory:
+	// vLLM 0.19 logs "Model loading took 13.72 GiB" on an A100.
+	a := mustNew(t, "a100-80gb", "gpt-oss-20b", Config{GPUMemoryUtilization: 0.65})
+	want := p.WeightsGiB() + p.Model().expertBytes()*(2944.0*3072/(2880*2880)-1)/gib
+	if w := a.WeightsGiB(); math.Abs(w-want) > 1e-9 || math.Abs(w/13.72-1) > 0.01 {
+		t.Errorf("A100 weights %.3f GiB, want %.3f (padded experts) within 1%% of vLLM's logged 13.72", w, want)
+	}
+	t.Logf("gpt-oss-20b weights: H100 %.2f GiB (Triton backend, unpadded), A100 %.2f GiB (Marlin, padded; vLLM 0.19 logs 13.72)",
+		p.WeightsGiB(), a.WeightsGiB())
 }
 
 // TestFitHintFits: when a model does not fit, the tensor-parallel size the
