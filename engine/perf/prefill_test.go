@@ -43,8 +43,9 @@ func TestPublicPrefill(t *testing.T) {
 }
 
 // TestLongPromptTTFT prints what the model predicts for one long prompt alone
-// on each GPU it fits (chunked by the GPU's default step budget, as the
-// scheduler does), and checks that prefill is compute-bound from 1,024
+// on each GPU it fits (chunked by the GPU's default step budget, each
+// chunk's queries against the chunks before it, as the scheduler does:
+// requestTTFT), and checks that prefill is compute-bound from 1,024
 // tokens on: what the second half of the prompt adds runs within the GPU's
 // MFU-limited ceiling and above 70% of it (attention and per-chunk
 // overheads take the rest). The per-request fixed cost (~14 ms, the
@@ -56,8 +57,8 @@ func TestLongPromptTTFT(t *testing.T) {
 		p := mustNew(t, g, "llama-3.1-8b-instruct", Config{MaxModelLen: 16384, GPUMemoryUtilization: 0.9})
 		ceiling := p.GPU().TFLOPs * 1e12 * p.Efficiency().MFU / (2 * p.Model().LinearParams())
 		for _, n := range []int{512, 1024, 2048, 4096, 8192} {
-			ttft := chunkedTTFT(p, n)
-			marginal := float64(n-n/2) / (ttft - chunkedTTFT(p, n/2)).Seconds()
+			ttft := requestTTFT(p, n, 0)
+			marginal := float64(n-n/2) / (ttft - requestTTFT(p, n/2, 0)).Seconds()
 			t.Logf("%-10s llama-3.1-8b bf16, %4d-token prompt alone: TTFT %7.1f ms, %6.0f prompt tokens/s overall, %6.0f over its second half (ceiling %6.0f)",
 				g, n, ms(ttft), float64(n)/ttft.Seconds(), marginal, ceiling)
 			if n >= 1024 && (marginal > ceiling || marginal < 0.7*ceiling) {
@@ -65,17 +66,6 @@ func TestLongPromptTTFT(t *testing.T) {
 			}
 		}
 	}
-}
-
-// chunkedTTFT is TTFT for one prompt of n tokens alone: RequestOverhead,
-// then one step per chunk of the step budget, each reading the earlier
-// chunks' KV.
-func chunkedTTFT(p *Perf, n int) time.Duration {
-	d, budget := p.RequestOverhead(), p.Config().MaxNumBatchedTokens
-	for done := 0; done < n; done += budget {
-		d += p.StepTime(Step{PrefillTokens: min(budget, n-done), PrefillSeqs: 1, ContextTokens: done})
-	}
-	return d
 }
 
 func ms(d time.Duration) float64 { return d.Seconds() * 1000 }
