@@ -31,10 +31,15 @@ import "fmt"
 // 26608). The notes quote the log lines, "INFO:" prefixed and without
 // timestamps; each pair agrees with Qwen3-8B's 144 KiB a token (22,256
 // tokens are 3.06 GiB; 32,768 need the 4.50 GiB the error names). The
-// notes name a Tesla P40 beside the 3060 in one place, but a P40 cannot
-// run awq_marlin (compute 6.1) and its 24 GB would leave ~12 GiB of cache,
-// not 3; at 0.85 and 0.90 of the 3060's 11.76 GiB both logs leave the
-// same ~1.25 GiB beside the weights and the cache, so both are the 3060.
+// 0.85 notes are titled and "Tested on RTX 3060", yet their second half
+// speaks of a Tesla P40 ("Tesla P40 Hardware Limits (Measured)": 24 GB,
+// 3.06 GiB of cache at 85%); but a P40 cannot run awq_marlin (compute
+// 6.1; the README: vLLM/AWQ is not supported on the P40, which runs
+// Ollama) and its 24 GB would leave ~12 GiB of cache, not 3; at 0.85 and
+// 0.90 of the 3060's 11.76 GiB both logs leave the same ~1.25 GiB beside
+// the weights and the cache, so both are the 3060. The 0.90 notes'
+// "GPU KV cache size" line reads "~27K tokens", not a count, so that row
+// is judged by its GiB.
 // vLLM was `pip install vllm`, unpinned; CHANGELOG.md's entry for these
 // tests says "Use vLLM v0.11.0 defaults". KV memory in V1 is set by the
 // profile over max_num_batched_tokens (2,048 for `vllm serve` on this
