@@ -16,9 +16,11 @@ import "fmt"
 // asks for the eagle and grand filesystems; Polaris's nodes hold four
 // A100s on an HGX board, 40 GiB HBM2 and 1.6 TB/s each: argonne-lcf/user-guides
 // docs/polaris/hardware-overview/machine-overview.md). vLLM's version is
-// not stated: the directory's requirements files, committed 2024-09-20,
-// are a vLLM release's own of the torch 2.4 era (torch 2.4.0, xformers
-// 0.0.27.post2, vllm-flash-attn 2.6.1). H100:
+// not stated: the directory's requirements files, committed 2024-09-20
+// (ccc281d) with the results (Plots/, 2024-09-20 to 27), are a vLLM
+// release's own of the torch 2.4 era (torch 2.4.0, xformers 0.0.27.post2,
+// vllm-flash-attn 2.6.1; a 2025-06-10 edit, in the commit cited, pins
+// torch 2.6.0 beside the same xformers line). H100:
 // vLLM/H100/benchmark_throughput.py, vLLM's benchmarks/benchmark_latency.py
 // with a CSV writer added (the same LLM defaults and --dtype float16; the
 // mean of its timed iterations, 30 after 10 warm-up by default), under
