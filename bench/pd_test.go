@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -75,6 +77,59 @@ func TestSettlePD(t *testing.T) {
 		n, _ := scrape.Diff(base.snap, after.snap, dl, r.Metrics.Filter).Counter(scrape.EngineRequests)
 		if want := float64(6 * passes); n != want {
 			t.Errorf("passes %d: settled at %.0f finished requests, want %.0f", passes, n, want)
+		}
+	}
+}
+
+// TestPDPasses: a run reads a P/D router's instances and counts each
+// request twice only when the router's answer is a deployment's list and
+// the URLs read are all of its instances (order and trailing slashes
+// aside); a subset, a server without /pd/instances, or an answer that is
+// not such a list (some other server's) leaves the URLs given and one
+// pass; a preset servebench started is not asked at all.
+func TestPDPasses(t *testing.T) {
+	const p, d = "http://127.0.0.1:41001", "http://127.0.0.1:41002"
+	list := `{"instances":[{"role":"prefill","url":"` + p + `/"},{"role":"decode","url":"` + d + `"}]}`
+	inst := []string{p + "/metrics", d + "/metrics"}
+	given := []string{d + "/metrics/", p + "/metrics"}
+	for _, c := range []struct {
+		name   string
+		answer string // /pd/instances' 200 body; "" a 404
+		given  []string
+		ask    bool
+		urls   []string
+		passes int
+		asked  bool
+	}{
+		{"router, no --metrics-url", list, nil, true, inst, 2, true},
+		{"router, all instances given", list, given, true, given, 2, true},
+		{"router, the decode instance only", list, given[:1], true, given[:1], 0, true},
+		{"router, instances and one more", list, append(slices.Clone(given), "http://127.0.0.1:41003/metrics"), true, nil, 0, true},
+		{"no /pd/instances", "", nil, true, nil, 0, true},
+		{"not JSON", "ok", nil, true, nil, 0, true},
+		{"an instance without a URL", `{"instances":[{"role":"prefill","url":""},{"role":"decode","url":"` + d + `"}]}`, nil, true, nil, 0, true},
+		{"an unknown role", `{"instances":[{"role":"prefill","url":"` + p + `"},{"role":"worker","url":"` + d + `"}]}`, nil, true, nil, 0, true},
+		{"prefill instances only", `{"instances":[{"role":"prefill","url":"` + p + `"}]}`, nil, true, nil, 0, true},
+		{"no instances", `{"instances":[]}`, nil, true, nil, 0, true},
+		{"a preset started, not asked", list, nil, false, nil, 0, false},
+	} {
+		var asked atomic.Bool
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			asked.Store(asked.Load() || r.URL.Path == "/pd/instances")
+			if c.answer == "" {
+				http.NotFound(w, r)
+				return
+			}
+			fmt.Fprint(w, c.answer)
+		}))
+		want := c.urls
+		if want == nil {
+			want = c.given
+		}
+		urls, passes := pdPasses(t.Context(), srv.URL, c.given, c.ask)
+		srv.Close()
+		if !slices.Equal(urls, want) || passes != c.passes || asked.Load() != c.asked {
+			t.Errorf("%s: URLs %q, passes %d, asked %v; want %q, %d, %v", c.name, urls, passes, asked.Load(), want, c.passes, c.asked)
 		}
 	}
 }

@@ -172,8 +172,11 @@ func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 			opts.Model = spec.Model // the one --gguf created, not whatever else OLLAMA_MODELS holds
 		}
 	}
-	// A P/D deployment's instances, as replicas, each request counted by two.
-	s.MetricsURLs, s.Passes = pdPasses(ctx, s.BaseURL, opts.MetricsURLs)
+	// A P/D deployment's instances, as replicas, each request counted by
+	// two. A preset servebench started (vllm, sglang, ...) is no router:
+	// no request for it.
+	ask := !started || opts.ServerCmd != "" || opts.Bundled()
+	s.MetricsURLs, s.Passes = pdPasses(ctx, s.BaseURL, opts.MetricsURLs, ask)
 	s.Info.EnginePasses = s.Passes
 	if len(s.MetricsURLs) == 0 {
 		s.MetricsURLs = []string{s.BaseURL + "/metrics"}
