@@ -57,15 +57,16 @@ func pdPasses(ctx context.Context, base string, given []string, ask bool) ([]str
 		return given, 0
 	case len(given) == 0:
 		return inst, 2
-	case sameURLs(given, inst):
+	case SameURLs(given, inst):
 		return given, 2
 	}
 	return given, 0 // some of the instances: a request may be counted once or twice
 }
 
-// sameURLs reports whether a and b hold the same URLs (order and trailing
-// slashes aside).
-func sameURLs(a, b []string) bool {
+// SameURLs reports whether a and b hold the same URLs (order and trailing
+// slashes aside): a run's --metrics-url against a router's instances, and
+// merge's shards' server.metrics_urls.
+func SameURLs(a, b []string) bool {
 	norm := func(us []string) []string {
 		out := make([]string, len(us))
 		for i, u := range us {

@@ -663,7 +663,12 @@ func mergeEngine(ctx context.Context, shards []*shardDir, i int, run *result.Run
 	// Passes: a P/D deployment's engines count each request twice, as the
 	// shards' own runs expected.
 	m := &bench.Metrics{URLs: ref.res.Server.MetricsURL, Dialect: dl, Passes: ref.res.Server.EnginePasses}
+	why := otherEngines(shards)
 	if u := ref.res.Server.PrometheusURL; u != "" {
+		if why != "" {
+			engineAbsent(run, rec, why)
+			return
+		}
 		var selector string // from a shard whose window was read
 		for _, s := range shards {
 			if src := s.res.Runs[i].Engine.Source; src != nil && src.Kind == result.SourcePrometheus {
@@ -684,11 +689,13 @@ func mergeEngine(ctx context.Context, shards []*shardDir, i int, run *result.Run
 	if s := ownServer(shards); s != nil {
 		// Each shard process started its server: as many servers as shards
 		// (one base URL only by a fixed port), and a delta from one's
-		// snapshot to another's is nobody's account of the run.
-		rec.Note = fmt.Sprintf("each shard started its own server (%s: %s), so their /metrics snapshots are of different servers; "+
+		// snapshot to another's is nobody's account of the run (nor is
+		// the cause otherEngines would name: it follows from this).
+		why = fmt.Sprintf("each shard started its own server (%s: %s), so their /metrics snapshots are of different servers; "+
 			"engine figures absent: run the shards with --base-url at one server", s.name, s.res.Server.Command)
-		rec.EngineAbsent = true
-		run.Warnings = append(run.Warnings, rec.Note)
+	}
+	if why != "" {
+		engineAbsent(run, rec, why)
 		return
 	}
 	before, after, err := mergeSnapshots(shards, i)
@@ -702,6 +709,40 @@ func mergeEngine(ctx context.Context, shards []*shardDir, i int, run *result.Run
 	}
 	m.Figures(run, rec, before, after)
 	mergeGauges(shards, i, run.Engine.Replicas)
+}
+
+// engineAbsent leaves the merged run's engine figures out, saying why in
+// the reconciliation and the run's warnings.
+func engineAbsent(run *result.Run, rec *result.Reconciliation, why string) {
+	rec.Note, rec.EngineAbsent = why, true
+	run.Warnings = append(run.Warnings, why)
+}
+
+// otherEngines says why the shards' engine figures cannot be merged when
+// they read different /metrics (server.metrics_urls: a delta from one
+// shard's snapshot to another's spans engines neither read alone) or
+// counted a request's passes differently (server.engine_passes: one saw a
+// P/D deployment's instances, one some of them); "" when they agree.
+func otherEngines(shards []*shardDir) string {
+	ref := shards[0]
+	for _, s := range shards[1:] {
+		a, b := s.res.Server, ref.res.Server
+		if bench.SameURLs(a.MetricsURL, b.MetricsURL) && max(a.EnginePasses, 1) == max(b.EnginePasses, 1) {
+			continue
+		}
+		return fmt.Sprintf("%s read the engines at %s (engine_passes %d), %s at %s (engine_passes %d): not the same engines; "+
+			"engine figures absent: run the shards with the same --metrics-url", s.name, urlList(a.MetricsURL), max(a.EnginePasses, 1),
+			ref.name, urlList(b.MetricsURL), max(b.EnginePasses, 1))
+	}
+	return ""
+}
+
+// urlList is a shard's metrics_urls in a message.
+func urlList(urls []string) string {
+	if len(urls) == 0 {
+		return "none (Prometheus)"
+	}
+	return strings.Join(urls, ", ")
 }
 
 // ownServer returns a shard that started its server (server.command: a

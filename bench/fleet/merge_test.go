@@ -412,3 +412,47 @@ func TestMergeGauges(t *testing.T) {
 		t.Errorf("merged b: %+v, want none (no shard had it)", reps[1].KVUsage)
 	}
 }
+
+// TestMergeOtherEngines: shards that read different /metrics
+// (server.metrics_urls) or counted a request's passes differently
+// (server.engine_passes) merge without engine figures, the note naming both
+// shards' engines, before a snapshot or Prometheus is read; the same URLs
+// in another order or with a trailing slash are the same engines; shards
+// that each started their server say that instead.
+func TestMergeOtherEngines(t *testing.T) {
+	const p, d = "http://127.0.0.1:41001/metrics", "http://127.0.0.1:41002/metrics"
+	shard := func(name string, srv result.Server) *shardDir {
+		return &shardDir{dir: filepath.Join(t.TempDir(), name), name: name,
+			res: &result.Results{Server: srv, Runs: []result.Run{{Name: "streaming"}}}}
+	}
+	pd := result.Server{MetricsURL: []string{p, d}, EnginePasses: 2}
+	for _, c := range []struct {
+		name string
+		b    result.Server
+		note string // "" : the engines agree (the missing snapshots are the warning)
+	}{
+		{"the same instances, reordered", result.Server{MetricsURL: []string{d + "/", p}, EnginePasses: 2}, ""},
+		{"the decode instance only", result.Server{MetricsURL: []string{d}}, "s1 read the engines at " + d + " (engine_passes 1), s0 at " + p + ", " + d + " (engine_passes 2): not the same engines"},
+		{"the instances, passes not recorded", result.Server{MetricsURL: []string{p, d}}, "(engine_passes 1), s0 at"},
+		{"Prometheus, passes differ", result.Server{PrometheusURL: "http://127.0.0.1:9"}, "s1 read the engines at none (Prometheus)"},
+		{"own servers", result.Server{MetricsURL: []string{d}, Command: "servebench engine --pd-prefill 1 --pd-decode 1"}, "each shard started its own server (s1: servebench engine"},
+	} {
+		a := pd
+		if c.b.PrometheusURL != "" {
+			a = result.Server{PrometheusURL: c.b.PrometheusURL, EnginePasses: 2}
+		}
+		run := &result.Run{OK: 4}
+		mergeEngine(t.Context(), []*shardDir{shard("s0", a), shard("s1", c.b)}, 0, run, &mergeAcc{})
+		rec := run.Engine.Reconciliation
+		warned := strings.Join(run.Warnings, "\n")
+		if c.note == "" {
+			if rec.EngineAbsent || !strings.Contains(warned, "saved /metrics snapshots") {
+				t.Errorf("%s: reconciliation %+v, warnings %q: want the engines taken as one (then the missing snapshots)", c.name, rec, run.Warnings)
+			}
+			continue
+		}
+		if !rec.EngineAbsent || !strings.Contains(rec.Note, c.note) || !strings.Contains(warned, c.note) || run.Engine.TTFTS != nil {
+			t.Errorf("%s: reconciliation %+v, warnings %q: want the engine figures absent, saying %q", c.name, rec, run.Warnings, c.note)
+		}
+	}
+}
