@@ -51,7 +51,7 @@ type ServerOptions struct {
 	EngineArgs  []string // extra arguments for the bundled engine (e.g. --speedup 10)
 	Speedup     float64  // bundled engine --speedup (0: the engine's default, 1)
 	Dir         string   // results directory: server.log goes there
-	MetricsURLs []string // default: BaseURL + "/metrics"
+	MetricsURLs []string // default: BaseURL + "/metrics", or a P/D router's instances (pdPasses)
 	Model       string   // default: the first model /v1/models lists
 	APIKey      string
 	APIKeyEnv   string // where APIKey came from, named in errors

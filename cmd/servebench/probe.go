@@ -70,7 +70,7 @@ the server is unreachable or failed to start.`,
 	}
 	f := cmd.Flags()
 	o.serverFlags.add(f)
-	f.StringArrayVar(&o.metricsURLs, "metrics-url", nil, "scrape these /metrics URLs (repeatable, summed; default BASE_URL/metrics)")
+	f.StringArrayVar(&o.metricsURLs, "metrics-url", nil, "scrape these /metrics URLs (repeatable, summed; default BASE_URL/metrics, or a P/D router's instances from its GET /pd/instances)")
 	o.prom.add(f)
 	f.StringVar(&o.model, "model", "", "model to request (default: the first /v1/models lists); also filters /metrics")
 	f.StringVar(&o.endpoint, "endpoint", "chat", "API: chat or completions")

@@ -63,7 +63,7 @@ type sessionOptions struct {
 func (o *sessionOptions) addFlags(fs *pflag.FlagSet, maxTokens int) {
 	o.serverFlags.add(fs)
 	o.pushFlags.add(fs)
-	fs.StringArrayVar(&o.metricsURLs, "metrics-url", nil, "scrape these /metrics URLs (repeatable; summed, for replicas; default BASE_URL/metrics)")
+	fs.StringArrayVar(&o.metricsURLs, "metrics-url", nil, "scrape these /metrics URLs (repeatable; summed, for replicas; default BASE_URL/metrics, or a P/D router's instances from its GET /pd/instances)")
 	fs.DurationVar(&o.gaugeEvery, "gauge-interval", bench.DefaultGaugeEvery, "with several --metrics-url: scrape them this often during each run for each replica's KV-cache usage (mean and max of the scrapes; 0: not sampled)")
 	o.prom.add(fs)
 	fs.StringVar(&o.model, "model", "", "model name to request (default: the first model /v1/models lists); also filters /metrics by model_name")
