@@ -68,10 +68,10 @@
 //
 // Why latency grows under load (what the scheduler will show):
 //   - A decode step streams all weights once however many sequences it
-//     serves, so batching is nearly free at first; but every sequence also
+//     serves, so batching is cheap; but each sequence past the first adds
+//     DecodeGEMMShare of its GEMM FLOPs' time (step.go), and every sequence
 //     reads its whole KV cache each step, so step time (and so inter-token
-//     latency) grows with the batch's total context, and past the GPU's
-//     ridge point the step becomes compute-bound and grows with the batch.
+//     latency) grows with the batch and its total context.
 //   - New requests are prefilled in the same steps as running decodes
 //     (chunked prefill, --max-num-batched-tokens per step): a prefill chunk
 //     makes that step compute-bound and long, so a newcomer's TTFT is at

@@ -34,17 +34,6 @@ type CitedFigure struct {
 	Eval func(*Perf) float64 // the model's value, in Unit
 }
 
-// decodeBatchGap is the known gap behind larger-batch decode rows the
-// model misses: vLLM's decode step grows with the batch by about 0.6-0.9
-// of the batch's GEMM FLOPs at the architecture's fitted rate (per
-// sequence and step: L4 7B ~270 us against 304 us of FLOPs, A100 7-8B
-// 44-49 us against 71-81, H100 8B 21 against 28; ree2raz/inference-bench,
-// LambdaLabs), as if a memory-bound step's tensor-core work did not
-// overlap its weight reads, while the model's step takes the larger of
-// FLOPs and bytes and grows only by the batch's KV reads.
-const decodeBatchGap = "a decode step's GEMM work beside its weight reads (the step grows with the batch by ~0.6-0.9 of " +
-	"its FLOPs' time on vLLM; the model takes max(FLOPs, bytes))"
-
 // fidelityModels are architectures measured in the cited figures that
 // have no engine profile, from each model's config.json.
 var fidelityModels = []Model{

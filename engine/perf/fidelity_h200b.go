@@ -103,7 +103,7 @@ var perfBenchRuns = []perfBenchRun{
 // answer; the page gives no lengths: these are the means of 1,000 ShareGPT
 // requests under the Llama-3 tokenizer in vllm-project/vllm PR 18566,
 // 229,711 input and 203,068 generated tokens); those are taken here, and the model's
-// 70B step over 4 GPUs moves by 0.3% from batch 1 to 4 (its weights, not
+// 70B step over 4 GPUs moves by 1.4% from batch 1 to 4 (its weights, not
 // the batch, set it), so the reading holds one request's decode within
 // that. The median falls on a decode-only step: the few that also prefill
 // a new prompt (one a second against ~60 decode steps) sit in the tail.

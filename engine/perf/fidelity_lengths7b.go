@@ -189,6 +189,9 @@ func a100v2Figures() []CitedFigure {
 		batch := r.batch
 		d.Quantity, d.Real = fitQuantityDecode, r.tpot
 		d.Config = fmt.Sprintf("batch=%d,context~42+0..127,(E2E-TTFT)/127,median-of-100", batch)
+		if batch == 64 {
+			d.Config += "," + decodeShareFit
+		}
 		d.Eval = func(p *Perf) float64 { return millis(decodeStep(p, batch, 42+64)) }
 		figs = append(figs, d)
 	}

@@ -74,6 +74,19 @@ func TestFidelity(t *testing.T) {
 				f.Eff.Arch, stored.MFU, stored.Bandwidth, f.Eff.MFU, f.Eff.Bandwidth)
 		}
 	}
+	share, err := FitDecodeGEMMShare(FidelityFigures)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ins []string
+	for _, fig := range share.Figures {
+		ins = append(ins, fig.GPU+" "+fig.Model+" "+fig.Quantity+":"+fig.Config+"="+formatValue(fig.Real, fig.Unit))
+	}
+	lines = append(lines, fmt.Sprintf("FIT decode-gemm-share=%.2f loss=%.5f stored=%.2f inputs=[%s]",
+		share.Share, share.Loss, DecodeGEMMShare, strings.Join(ins, "; ")))
+	if len(share.Figures) == 0 || math.Abs(share.Share-DecodeGEMMShare) > fitStep+1e-9 {
+		t.Errorf("DecodeGEMMShare %.2f, the fit to %d figures finds %.2f: update step.go", DecodeGEMMShare, len(share.Figures), share.Share)
+	}
 	lines = append(lines, memoryLines(t)...)
 	for _, g := range GPUs() {
 		e := EfficiencyFor(g)

@@ -59,7 +59,8 @@ type Link struct {
 // the GPU count. The NVLink figure here is fitted, not cited: it is what
 // LambdaLabs' Llama-3-70B TP=8 median TPOT on 8x H100 (fidelity_parallel.go,
 // Config "link-latency-fit") leaves beside the bytes and the step
-// overheads, 16 us per all-reduce; the TP=4 run, the FP8 run and Mixtral
+// overheads, 15 us per all-reduce (16 before DecodeGEMMShare, step.go,
+// priced the batch's GEMMs); the TP=4 run, the FP8 run and Mixtral
 // are held out against it. A100 NVLink takes
 // the same; PCIe GPUs (vLLM turns its custom all-reduce off on more than
 // two PCIe GPUs, so NCCL's ring runs) get 25 us, an assumption.
@@ -97,7 +98,7 @@ var (
 
 const (
 	// nvlinkLatency is one decode-sized all-reduce on an NVSwitch node (see links).
-	nvlinkLatency = 16 * time.Microsecond
+	nvlinkLatency = 15 * time.Microsecond
 	// ncclEagerLatency is NCCL's fixed cost of one mid-size all-reduce (see links).
 	ncclEagerLatency = 28 * time.Microsecond
 )

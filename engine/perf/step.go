@@ -95,6 +95,33 @@ const (
 	DraftCostFraction = 0.10
 )
 
+// DecodeGEMMShare is the share of its decode tokens' GEMM FLOP time, the
+// first token's excepted, that a memory-bound step pays on top of
+// streaming the weights: the GEMM phase takes max(FLOPs, bytes + this x
+// the further decode tokens' FLOPs), at the architecture's fitted rate.
+// vLLM's decode step grows with the batch by far more than its KV reads:
+// per sequence and step ~270 us on an L4 (Qwen2.5-7B, whose GEMMs take
+// 304 us at the L4's rate; ree2raz/inference-bench, fidelity_small.go),
+// 44-49 us on an A100 (7-8B, 71-81 us; the same repository's A100 40GB
+// runs, Argonne's Meta-Llama-3-8B batches, fidelity_dc.go, LambdaLabs'
+// batch 10 against 1), 21 us on an H100 (8B, 28 us; LambdaLabs): 0.6-0.9
+// of the FLOPs' time, scaling with each GPU's tensor rate rather than its
+// host, so GPU work: a GEMM of a few rows does not hide its tensor-core
+// work under its weight reads. The first token's does: batch-1 figures
+// (the seed's decode, the A100's and H100's fitted rows) are met by the
+// bytes alone, so a batch-1 step is unchanged. Prefill tokens are not
+// charged: a chunk large enough to matter is compute-bound, and the
+// seed's 14-token repeat prefill is met by the bytes. Fitted
+// (FitDecodeGEMMShare; TestFidelity's "FIT decode-gemm-share" line) to
+// the largest short-context batch of each of the four sources: the A100
+// 40GB at 64 in flight (Qwen2.5-7B on vLLM 0.20.1, 15.2 ms; Llama-3-8B's
+// 128/128 batch, 3.289 s), the H100's 128/128 batch of 64 (1.688 s) and
+// the L4 at 64 in flight (75.71 ms); every other batch figure is held
+// out against it. With it a decode batch reaches the plain compute-bound
+// time only at ~7x the ridge batch: 256 sequences of 200 tokens of an 8B
+// model on an H100 take 15.6 ms a step where the roofline alone gave 10.9.
+const DecodeGEMMShare = 0.86
+
 // RequestOverhead is the fixed per-request time between arrival and
 // joining the waiting queue (see the package doc for how the engine
 // applies it). It is the same for every profile.
@@ -134,7 +161,7 @@ type Step struct {
 
 // Breakdown is one step's time split into its causes (before --speedup).
 type Breakdown struct {
-	Weights   time.Duration // GEMM phase: max(linear FLOPs, weight bytes)
+	Weights   time.Duration // GEMM phase: max(linear FLOPs, weight bytes + DecodeGEMMShare x further decode tokens' FLOPs)
 	Attention time.Duration // attention phase: max(attention FLOPs, KV bytes)
 	Overhead  time.Duration // StepOverhead + Layers x LayerOverhead + PrefillSeqs x PrefillSeqOverhead
 	Draft     time.Duration // speculative decoding's draft passes (0 without SpecTokens)
@@ -156,9 +183,9 @@ func (b Breakdown) ComputeBound() bool { return b.Compute > b.Memory }
 // Each layer runs its GEMMs, then attention, as separate kernels. The GEMMs
 // stream the weights once however many tokens the step holds and do 2 FLOPs
 // per weight per token; compute and traffic overlap, so they take the
-// larger of the two: a small decode batch is memory-bound (~weights /
-// bandwidth, so batching is nearly free), a prefill chunk or a large batch
-// is compute-bound (grows with tokens). Attention reads every sequence's
+// larger of the two: a prefill chunk is compute-bound (grows with tokens),
+// a decode batch memory-bound, ~weights / bandwidth plus DecodeGEMMShare
+// of its further tokens' FLOP time (so batching is cheap, not free). Attention reads every sequence's
 // KV cache, so it grows with the batch's total context whatever the GEMMs
 // do. Fixed per-step and per-layer overheads come on top. A mixed step
 // (prefill chunk + decodes) pays for all its tokens in one step, which is
@@ -194,7 +221,7 @@ func (p *Perf) Breakdown(s Step) Breakdown {
 	attFLOPs := p.attentionFLOPs(s) / tp
 	weightBytes := m.readBytes(tokens) / tp
 	b := Breakdown{
-		Weights:   max(seconds(p.gemmSeconds(linFLOPs, tokens, flopRate)), seconds(weightBytes/byteRate)),
+		Weights:   max(seconds(p.gemmSeconds(linFLOPs, tokens, flopRate)), seconds(weightBytes/byteRate+p.decodeGEMMSeconds(s, flopRate))),
 		Attention: max(seconds(attFLOPs/flopRate), seconds(kvBytes/byteRate)),
 		Overhead:  StepOverhead + time.Duration(m.Layers)*LayerOverhead + time.Duration(prefillSeqs)*PrefillSeqOverhead,
 		AllReduce: p.allReduceTime(tokens) + p.stageHandoffTime(tokens),
@@ -210,6 +237,20 @@ func (p *Perf) Breakdown(s Step) Breakdown {
 	}
 	b.Total = b.Overhead + b.Weights + b.Attention + b.Draft + b.AllReduce
 	return b
+}
+
+// decodeGEMMSeconds is what a memory-bound step's decode tokens beyond
+// the first (speculative drafts included) add to its weight reads:
+// DecodeGEMMShare of their linear FLOPs' time, logits included, at the
+// architecture's rate.
+func (p *Perf) decodeGEMMSeconds(s Step, rate float64) float64 {
+	extra := s.DecodeSeqs + s.SpecTokens - 1
+	if extra <= 0 || p.eff.DecodeGEMMShare <= 0 {
+		return 0
+	}
+	m := p.model
+	flops := 2 * (m.ActiveLinearParams() + float64(m.Vocab)*float64(m.Hidden)) * float64(extra) / float64(p.cfg.TensorParallelSize)
+	return p.eff.DecodeGEMMShare * p.gemmSeconds(flops, extra, rate)
 }
 
 // attentionFLOPs counts QK^T and PV (2 x 2 FLOPs per query-key pair per
