@@ -34,9 +34,13 @@ func Start(t testing.TB, o pd.Options) (string, []pd.Instance) {
 	go func() { runErr = pd.Run(ctx, o); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	for i := 0; ; i++ {
+	// Each try bounded: a listener that took the port first and never
+	// answers must not hang the test past the 30 s.
+	hc := &http.Client{Timeout: time.Second}
+	for t0 := time.Now(); time.Since(t0) < 30*time.Second; time.Sleep(100 * time.Millisecond) {
 		var v struct{ Instances []pd.Instance }
-		resp, err := http.Get(base + "/pd/instances")
+		var resp *http.Response
+		resp, err = hc.Get(base + "/pd/instances")
 		if err == nil {
 			err = json.NewDecoder(resp.Body).Decode(&v)
 			resp.Body.Close()
@@ -49,9 +53,7 @@ func Start(t testing.TB, o pd.Options) (string, []pd.Instance) {
 			t.Fatalf("pdtest: the deployment stopped before its router served: %v", runErr)
 		default:
 		}
-		if i > 300 {
-			t.Fatalf("pdtest: P/D router not up after 30 s: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
+	t.Fatalf("pdtest: P/D router not up after 30 s: %v", err)
+	return "", nil
 }
