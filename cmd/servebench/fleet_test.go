@@ -337,17 +337,25 @@ func runShards(t *testing.T, n int, args func(k int, dir string) []string) (dirs
 	return dirs, stderrs
 }
 
-// checkMerge merges the shards' directories and checks the result against
-// the union of their records, the engines' count, and the keys of a
-// one-machine run of the same workload; then that merge refuses a missing
-// or doubled shard.
-func checkMerge(t *testing.T, f engineFleet, dirs []string, requests int) {
+// mergeShards runs `servebench merge` on the shards' directories and
+// returns the merged results directory.
+func mergeShards(t *testing.T, dirs []string) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "merged")
 	code, stdout, stderr := runMain(append(append([]string{"merge"}, dirs...), "--out", out)...)
 	if code != 0 {
 		t.Fatalf("merge: exit %d\n%s\n%s", code, stdout, stderr)
 	}
+	return out
+}
+
+// checkMerge merges the shards' directories and checks the result against
+// the union of their records, the engines' count, and the keys of a
+// one-machine run of the same workload; then that merge refuses a missing
+// or doubled shard.
+func checkMerge(t *testing.T, f engineFleet, dirs []string, requests int) {
+	t.Helper()
+	out := mergeShards(t, dirs)
 	res, recs := loadSaved(t, out)
 	run := res.Runs[0]
 	var union []result.Record
@@ -381,7 +389,7 @@ func checkMerge(t *testing.T, f engineFleet, dirs []string, requests int) {
 	// (runs[].warnings is there only when something, such as a late send
 	// on a loaded machine, was warned about).
 	single := filepath.Join(t.TempDir(), "single")
-	code, stdout, stderr = runMain("run", "--base-url", f.proxy, "--rate", "40", "--arrival", "poisson", "--seed", "7",
+	code, stdout, stderr := runMain("run", "--base-url", f.proxy, "--rate", "40", "--arrival", "poisson", "--seed", "7",
 		"--requests", fmt.Sprint(requests), "--stream", "on", "--max-tokens", "4", "--quiet", "--out", single,
 		"--metrics-url", f.engines[0]+"/metrics", "--metrics-url", f.engines[1]+"/metrics")
 	if code != 0 {

@@ -89,11 +89,7 @@ func TestShardsPD(t *testing.T) {
 			t.Errorf("shard %d: reconciliation %+v: want the engine figures, no foreign traffic", k, rc)
 		}
 	}
-	out := filepath.Join(t.TempDir(), "merged")
-	code, stdout, stderr := runMain(append(append([]string{"merge"}, dirs...), "--out", out)...)
-	if code != 0 {
-		t.Fatalf("merge: exit %d\n%s\n%s", code, stdout, stderr)
-	}
+	out := mergeShards(t, dirs)
 	res, _ := loadSaved(t, out)
 	if res.Runs[0].OK != requests {
 		t.Fatalf("merged run: %d ok, want %d", res.Runs[0].OK, requests)
@@ -101,7 +97,7 @@ func TestShardsPD(t *testing.T) {
 	checkPDEngine(t, "merged", res, requests)
 
 	single := filepath.Join(t.TempDir(), "single")
-	code, stdout, stderr = runMain("run", "--base-url", base, "--requests", "4", "--concurrency", "2", "--stream", "on",
+	code, stdout, stderr := runMain("run", "--base-url", base, "--requests", "4", "--concurrency", "2", "--stream", "on",
 		"--max-tokens", "4", "--quiet", "--out", single)
 	if code != 0 {
 		t.Fatalf("single run: exit %d\n%s\n%s", code, stdout, stderr)
@@ -140,11 +136,7 @@ func TestShardsOwnServers(t *testing.T) {
 		}
 		dirs = append(dirs, dir)
 	}
-	out := filepath.Join(t.TempDir(), "merged")
-	code, stdout, stderr := runMain(append(append([]string{"merge"}, dirs...), "--out", out)...)
-	if code != 0 {
-		t.Fatalf("merge: exit %d\n%s\n%s", code, stdout, stderr)
-	}
+	out := mergeShards(t, dirs)
 	res, _ := loadSaved(t, out)
 	run := res.Runs[0]
 	rc := run.Engine.Reconciliation
