@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"math"
 	"testing"
 	"time"
 )
@@ -43,6 +44,31 @@ func TestStepTimeGrowsWithBatch(t *testing.T) {
 	extra := float64(16*3900*h.Model().KVBytesPerToken()) / (h.GPU().BandwidthGBs * 1e9 * h.Efficiency().Bandwidth)
 	if got := (b.Total - a.Total).Seconds(); got < 0.9*extra || got > 1.1*extra {
 		t.Errorf("H100 KV read cost %.3f ms, want %.3f ms", got*1000, extra*1000)
+	}
+}
+
+// TestDecodeGEMMShare: a memory-bound decode step of B sequences pays
+// DecodeGEMMShare of B - 1 tokens' GEMM FLOP time on top of the weight
+// reads; one sequence's step and a prefill chunk pay nothing for it.
+func TestDecodeGEMMShare(t *testing.T) {
+	h := mustNew(t, "h100-80gb", "llama-3.1-8b-instruct", DefaultConfig())
+	plain := *h
+	plain.eff.DecodeGEMMShare = 0
+	for _, s := range []Step{{DecodeSeqs: 1, ContextTokens: 500}, {PrefillTokens: 2048, PrefillSeqs: 1}} {
+		if got, want := h.StepTime(s), plain.StepTime(s); got != want {
+			t.Errorf("%+v: %v with the share, %v without", s, got, want)
+		}
+	}
+	s := Step{DecodeSeqs: 16, ContextTokens: 16 * 500}
+	with, without := h.Breakdown(s), plain.Breakdown(s)
+	m := h.Model()
+	perToken := 2 * (m.ActiveLinearParams() + float64(m.Vocab)*float64(m.Hidden)) / h.flopRate()
+	want := DecodeGEMMShare * 15 * perToken
+	if got := (with.Weights - without.Weights).Seconds(); math.Abs(got-want) > 1e-6 {
+		t.Errorf("batch 16: the share adds %.4f ms, want %.4f ms", got*1000, want*1000)
+	}
+	if with.Attention != without.Attention || with.Overhead != without.Overhead {
+		t.Errorf("the share moved more than the GEMM phase: %+v vs %+v", with, without)
 	}
 }
 
