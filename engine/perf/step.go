@@ -117,9 +117,14 @@ const (
 // 40GB at 64 in flight (Qwen2.5-7B on vLLM 0.20.1, 15.2 ms; Llama-3-8B's
 // 128/128 batch, 3.289 s), the H100's 128/128 batch of 64 (1.688 s) and
 // the L4 at 64 in flight (75.71 ms); every other batch figure is held
-// out against it. With it a decode batch reaches the plain compute-bound
-// time only at ~7x the ridge batch: 256 sequences of 200 tokens of an 8B
-// model on an H100 take 15.6 ms a step where the roofline alone gave 10.9.
+// out against it. Every figure it was fitted to or judged on is bf16/fp16
+// (or fp8); the seed's AWQ model pays it too, untested: Marlin's int4
+// kernels claim close to their ideal 4x over fp16 up to 16-32 rows
+// (github.com/IST-DASLab/marlin README), and 16 sequences on the RTX 3060
+// now take 24.7 ms a step (15.5 without the share). With it a decode batch
+// reaches the plain compute-bound time only at ~7x the ridge batch: 256
+// sequences of 200 tokens of an 8B model on an H100 take 15.6 ms a step
+// where the roofline alone gave 10.9.
 const DecodeGEMMShare = 0.86
 
 // RequestOverhead is the fixed per-request time between arrival and
