@@ -176,6 +176,9 @@ func (r FidelityResult) Line() string {
 	if f.HeldOut {
 		set = "held-out"
 	}
+	if f.HeldOut && f.ConstFit() {
+		set = "const-fit"
+	}
 	if f.Gap != "" {
 		set = "gap"
 	}
@@ -280,7 +283,7 @@ func FidelityByGPU() ([]ProfileFidelity, error) {
 	for _, r := range res {
 		pf := by[r.Figure.GPU]
 		pf.Points++
-		if r.Figure.HeldOut {
+		if r.Figure.HeldOut && !r.Figure.ConstFit() {
 			pf.HeldOut++
 		}
 		if r.Figure.Why == "" {
@@ -358,6 +361,25 @@ func FitEfficiencies(figs []CitedFigure) ([]FitResult, error) {
 // decodeShareFit marks, in its Config, a figure DecodeGEMMShare is fitted
 // to (FitDecodeGEMMShare).
 const decodeShareFit = "decode-share-fit"
+
+// mxfp4Fit marks the figure MXFP4MoEGEMMRate is fitted to.
+const mxfp4Fit = "mxfp4-rate-fit"
+
+// constFitTags are the Config tags of figures one of the engine's fitted
+// constants (besides the per-architecture efficiencies) was fitted to.
+var constFitTags = []string{decodeShareFit, mxfp4Fit, tpotFit, skewFit, fp8Fit}
+
+// ConstFit reports whether a fitted constant was fitted to the figure: it
+// is held out of the efficiency fit but not independent of the model, so
+// it is printed as set=const-fit and counted apart from the held-out set.
+func (f CitedFigure) ConstFit() bool {
+	for _, t := range constFitTags {
+		if strings.Contains(f.Config, t) {
+			return true
+		}
+	}
+	return false
+}
 
 // DecodeShareFit is DecodeGEMMShare as fitted and its training figures.
 type DecodeShareFit struct {

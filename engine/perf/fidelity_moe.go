@@ -46,7 +46,7 @@ func moeBurstFigures() []CitedFigure {
 		n := r.requests
 		fit := ""
 		if r.fit {
-			fit = ",mxfp4-rate-fit"
+			fit = "," + mxfp4Fit
 		}
 		base := CitedFigure{
 			GPU: "h100-80gb", Model: "gpt-oss-20b", Unit: "ms", HeldOut: true,

@@ -23,8 +23,8 @@ func TestFidelity(t *testing.T) {
 		t.Fatal(err)
 	}
 	var lines []string
-	held, exempt, gaps := 0, 0, 0
-	var worstFit, worstHeld, worstGap float64
+	held, exempt, gaps, constFit := 0, 0, 0, 0
+	var worstFit, worstHeld, worstGap, worstConst float64
 	for _, r := range res {
 		lines = append(lines, r.Line())
 		switch {
@@ -38,6 +38,9 @@ func TestFidelity(t *testing.T) {
 					r.Figure.GPU, r.Figure.Model, r.Figure.Quantity, r.Figure.Config, 100*r.Err)
 			}
 			continue
+		case r.Figure.HeldOut && r.Figure.ConstFit():
+			constFit++
+			worstConst = max(worstConst, math.Abs(r.Err))
 		case r.Figure.HeldOut:
 			held++
 			worstHeld = max(worstHeld, math.Abs(r.Err))
@@ -51,8 +54,8 @@ func TestFidelity(t *testing.T) {
 		}
 	}
 	judged := len(res) - exempt - gaps
-	lines = append(lines, fmt.Sprintf("FIDELITY-SUMMARY figures=%d fit=%d held-out=%d exempt=%d worst-fit=%.1f%% worst-held-out=%.1f%% gaps=%d worst-gap=%.1f%%",
-		len(res), judged-held, held, exempt, 100*worstFit, 100*worstHeld, gaps, 100*worstGap))
+	lines = append(lines, fmt.Sprintf("FIDELITY-SUMMARY figures=%d fit=%d held-out=%d exempt=%d worst-fit=%.1f%% worst-held-out=%.1f%% gaps=%d worst-gap=%.1f%% const-fit=%d worst-const-fit=%.1f%%",
+		len(res), judged-held-constFit, held, exempt, 100*worstFit, 100*worstHeld, gaps, 100*worstGap, constFit, 100*worstConst))
 	if 3*held < judged {
 		t.Errorf("%d of %d judged figures held out; want at least a third", held, judged)
 	}
