@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -189,5 +191,42 @@ func TestUnknownPresetListsPD(t *testing.T) {
 	_, _, err = serverSpec(ServerOptions{Preset: PresetPD, Prefill: 1, Decode: 1, ServerBin: "/x/vllm"})
 	if err == nil || !strings.HasPrefix(err.Error(), `--server "pd": `) {
 		t.Errorf("pd with --server-bin: %v, want it to name --server \"pd\"", err)
+	}
+}
+
+// TestRecordBundledCopiesEveryField: result.Bundled mirrors
+// sim.BundledVersion by hand (report may not import an engine package), so
+// a field added to the engine's /version object must be added to the
+// results' mirror with the same name, type and JSON key, and copied by
+// recordBundled; this fails on the first field that is not.
+func TestRecordBundledCopiesEveryField(t *testing.T) {
+	var bv sim.BundledVersion
+	src := reflect.ValueOf(&bv).Elem()
+	for i := range src.NumField() {
+		f := src.Field(i)
+		switch f.Kind() {
+		case reflect.String:
+			f.SetString(fmt.Sprintf("v%d", i))
+		case reflect.Int, reflect.Int64:
+			f.SetInt(int64(i + 1))
+		case reflect.Float64:
+			f.SetFloat(float64(i) + 0.5)
+		default:
+			t.Fatalf("sim.BundledVersion.%s: kind %s not handled by this test", src.Type().Field(i).Name, f.Kind())
+		}
+	}
+	var info result.Server
+	recordBundled(&info, &bv)
+	dst := reflect.ValueOf(info.Bundled).Elem()
+	for i := range src.NumField() {
+		sf := src.Type().Field(i)
+		df, ok := dst.Type().FieldByName(sf.Name)
+		if !ok || df.Type != sf.Type || df.Tag.Get("json") != sf.Tag.Get("json") {
+			t.Errorf("result.Bundled has no field %s %s `json:%q` mirroring sim.BundledVersion's", sf.Name, sf.Type, sf.Tag.Get("json"))
+			continue
+		}
+		if got, want := dst.FieldByIndex(df.Index).Interface(), src.Field(i).Interface(); got != want {
+			t.Errorf("recordBundled copied %s as %v, want %v", sf.Name, got, want)
+		}
 	}
 }

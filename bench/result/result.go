@@ -86,7 +86,8 @@ type Server struct {
 //
 // Every field but Args mirrors engine/sim.BundledVersion on purpose (bench's
 // recordBundled copies them): report imports this package and must not
-// depend on an engine package, even transitively. Keep the two in step.
+// depend on an engine package, even transitively. bench's
+// TestRecordBundledCopiesEveryField keeps the two in step.
 type Bundled struct {
 	GPU                  string   `json:"gpu"`
 	Model                string   `json:"model"`
