@@ -25,28 +25,9 @@ func ClientSummary(recs []result.Record) result.ClientStats {
 	return t.Client()
 }
 
-// countOutcomes fills run.Requests, OK and Errors from the measured records.
-// A request retried after a 429/503 appears once per attempt; only its last
-// attempt counts as the request's outcome, the earlier ones in Run.Retries.
-func countOutcomes(run *result.Run, recs []result.Record) {
-	var t Tally
-	for i := range recs {
-		t.Add(&recs[i])
-	}
-	run.Requests, run.OK, run.Errors = t.Requests, t.OK, t.ErrorsMap()
-}
-
-// exactLengthWarning says when a server ignored ignore_eos/min_tokens: a
-// successful request whose output token count differs from max_tokens.
-func exactLengthWarning(recs []result.Record, maxTokens int) string {
-	var a ExactAcc
-	for i := range recs {
-		a.Add(&recs[i], maxTokens)
-	}
-	return a.Warning(maxTokens)
-}
-
-// ExactAcc gathers exactLengthWarning's counts one record at a time.
+// ExactAcc counts, one record at a time, the successful measured requests
+// whose output token count differs from what they asked (max_tokens), for
+// the warning that a server ignored ignore_eos/min_tokens.
 type ExactAcc struct {
 	off, n int
 	seen   map[int]int // output token counts that differed (bounded by max_tokens)

@@ -16,6 +16,26 @@ import (
 	"github.com/servebench/servebench/scrape"
 )
 
+// countOutcomes fills run.Requests, OK and Errors from the measured records
+// as a run's Tally counts them: a request retried after a 429/503 appears
+// once per attempt; only its last attempt counts as the request's outcome.
+func countOutcomes(run *result.Run, recs []result.Record) {
+	var t Tally
+	for i := range recs {
+		t.Add(&recs[i])
+	}
+	run.Requests, run.OK, run.Errors = t.Requests, t.OK, t.ErrorsMap()
+}
+
+// exactLengthWarning is ExactAcc's warning over recs.
+func exactLengthWarning(recs []result.Record, maxTokens int) string {
+	var a ExactAcc
+	for i := range recs {
+		a.Add(&recs[i], maxTokens)
+	}
+	return a.Warning(maxTokens)
+}
+
 func TestNewRecordAndWriter(t *testing.T) {
 	tr := client.Trace{
 		Start: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Written: time.Millisecond,
