@@ -57,13 +57,7 @@ func (a *RunAcc) Add(rec *result.Record, exactTokens int, slo result.SLO) {
 // warnings: the figures Runner.Run and the fleet's merge compute alike
 // once run.DurationS is known.
 func (a *RunAcc) Fill(run *result.Run, slo result.SLO) {
-	t := &a.Tally
-	run.Requests, run.OK, run.Errors = t.Requests, t.OK, t.ErrorsMap()
-	run.Client = t.Client()
-	if w := t.ReasoningWarning(); w != "" {
-		run.Warnings = append(run.Warnings, w)
-	}
-	run.Throughput = t.Throughput(run.DurationS)
+	a.Tally.fill(run)
 	judged(run, &a.Prompt, a.Goodput, slo)
 }
 

@@ -280,16 +280,12 @@ func (rb *runRebuild) closeAll() {
 func (rb *runRebuild) finish() {
 	run := rb.run
 	t := &rb.all
-	run.Requests, run.OK, run.Errors, run.Retries = t.Requests, t.OK, t.ErrorsMap(), t.Retried
-	run.Client = t.Client()
-	if w := t.ReasoningWarning(); w != "" {
-		run.Warnings = append(run.Warnings, w)
-	}
+	run.DurationS = rb.end.Sub(run.StartedAt).Seconds()
+	t.fill(run)
+	run.Retries = t.Retried
 	if err := t.SpillErr(); err != nil {
 		run.Warnings = append(run.Warnings, fmt.Sprintf("figures missing: %v", err))
 	}
-	run.DurationS = rb.end.Sub(run.StartedAt).Seconds()
-	run.Throughput = t.Throughput(run.DurationS)
 	for s := range rb.nwin {
 		if !rb.closed[s] {
 			SetWindowClient(&run.Windows[s], &Tally{})

@@ -124,6 +124,18 @@ func (t *Tally) addReasoning(r *result.Record) {
 	}
 }
 
+// fill sets run's counts, client summaries and throughput over
+// run.DurationS from t, with the reasoning warning: what RunAcc.Fill and
+// Recover's rebuild take from a run's tally alike.
+func (t *Tally) fill(run *result.Run) {
+	run.Requests, run.OK, run.Errors = t.Requests, t.OK, t.ErrorsMap()
+	run.Client = t.Client()
+	if w := t.ReasoningWarning(); w != "" {
+		run.Warnings = append(run.Warnings, w)
+	}
+	run.Throughput = t.Throughput(run.DurationS)
+}
+
 // ReasoningWarning names, once per run, the fields that looked like
 // reasoning but are not counted as such ("" when none).
 func (t *Tally) ReasoningWarning() string {
