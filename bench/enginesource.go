@@ -201,7 +201,7 @@ func (s *promSource) windows(ctx context.Context, run *result.Run, w *windower) 
 }
 
 // ollamaSource takes the engine's figures from each answer's own timings
-// (Ollama's /api/chat, kept per record in runAcc.engine); the embedded
+// (Ollama's /api/chat, kept per record in store.RunAcc.Engine); the embedded
 // source does the rest (Prometheus' windows, or nothing).
 type ollamaSource struct{ engineSource }
 

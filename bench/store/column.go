@@ -12,7 +12,7 @@ import (
 )
 
 // Column is one quantity's per-request samples: in memory, or, for a
-// bounded run (spill), appended through a buffer to a temporary file of
+// bounded run (Spill), appended through a buffer to a temporary file of
 // little-endian float64s, so that the run's memory does not grow with its
 // length. Its summary reads the file in passes (stats.Selector), never
 // whole, so it stays exact in memory that does not grow with the samples.
@@ -69,7 +69,7 @@ func (c *Column) AddPos(x float64) {
 }
 
 // Summary is stats.Summarize of the samples; nil without any (or when the
-// file could not be written or read back: c.err says why). Spilled
+// file could not be written or read back: c.Err says why). Spilled
 // samples are read in passes by sel, whose buffers the columns of one
 // tally share.
 func (c *Column) Summary(sel *stats.Selector) *stats.Summary {
@@ -88,7 +88,7 @@ func (c *Column) Summary(sel *stats.Selector) *stats.Summary {
 
 // Each calls fn with every sample in the order added (a stats.Pass):
 // from memory, or reading the file from its start; later samples append.
-// An error is also kept in c.err.
+// An error is also kept in c.Err.
 func (c *Column) Each(fn func(float64)) error {
 	if c.f == nil {
 		for _, x := range c.xs {
@@ -102,7 +102,7 @@ func (c *Column) Each(fn func(float64)) error {
 	return c.Err
 }
 
-// read is each over the file.
+// read is Each over the file.
 func (c *Column) read(fn func(float64)) error {
 	if err := c.w.Flush(); err != nil {
 		return err

@@ -13,7 +13,7 @@ import (
 // compact samples and counters, never the records. With Runner.Bounded
 // the records themselves are not kept at all, so a run's memory does not
 // grow with its length beyond the samples' 8 bytes per request and
-// quantity (see tally).
+// quantity (see Tally).
 type RunAcc struct {
 	Tally     Tally
 	Completed int // measured attempts that got an HTTP response

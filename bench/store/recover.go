@@ -45,7 +45,7 @@ func Recover(dir string) (*result.Results, []string, error) {
 // Tests set them small to take the paths a long soak takes.
 type rebuildLimits struct {
 	openWindows int // window tallies open at once (0: defaultOpenWindows)
-	selectLimit int // tally.selectLimit
+	selectLimit int // Tally.selectLimit
 }
 
 // defaultOpenWindows: records reach requests.jsonl in about their windows'

@@ -12,7 +12,7 @@ import (
 
 // Tally accumulates a run's (or one window's) figures one record at a time,
 // keeping compact samples (8 bytes per request and quantity, so
-// request-level figures are exact; on disk after spill) and, for the gaps
+// request-level figures are exact; on disk after Spill) and, for the gaps
 // between tokens, a bounded histogram (stats.Hist: quantiles within 0.1%)
 // instead of the records themselves. ClientSummary, the run's
 // counts and every --interval window are computed by it, so they agree.
@@ -36,7 +36,7 @@ type Tally struct {
 
 // Spill sends t's samples to files in dir ("": the system's temporary
 // directory) as they come, for a run of any length (Runner.Bounded);
-// close releases them. t must be empty. On failure t keeps its samples in
+// Close releases them. t must be empty. On failure t keeps its samples in
 // memory and the error says why.
 func (t *Tally) Spill(dir string) error {
 	if err := t.columns().spill(dir); err != nil {
