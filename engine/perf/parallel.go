@@ -255,7 +255,7 @@ func (p *Perf) allReduceTime(tokens int) time.Duration {
 	}
 	l, bytes := p.link, p.hiddenBytes(tokens)
 	bus := 2 * float64(n-1) / float64(n) * bytes
-	one := l.Latency + seconds(bus/(l.BusGBs*1e9))
+	one := p.linkTime(bus) // in a CUDA graph: the custom all-reduce
 	if tokens > cudaGraphMaxTokens || bytes > customAllReduceMax {
 		one = l.EagerLatency + seconds(bus/(l.EagerBusGBs*1e9)) + time.Duration(n-1)*RankSkew
 	}
