@@ -128,8 +128,7 @@ func (p *Perf) slidingKVBytes(s Step) float64 {
 	}
 	seqs := s.DecodeSeqs + s.PrefillSeqs
 	window := min(float64(m.SlidingWindow)*float64(seqs), float64(s.ContextTokens))
-	sliding := p.model.Layers - p.model.fullAttentionLayers(p.model.Layers)
-	return window * float64(2*sliding*p.KVHeadsPerGPU()*m.HeadDim*kvBytes)
+	return window * float64(2*m.SlidingLayers*p.KVHeadsPerGPU()*m.HeadDim*kvBytes)
 }
 
 // slidingAttentionFLOPs is attentionFLOPs for a model with sliding-window
@@ -138,8 +137,8 @@ func (p *Perf) slidingKVBytes(s Step) float64 {
 func (p *Perf) slidingAttentionFLOPs(s Step, pairs float64) float64 {
 	m := p.model
 	queries := float64(s.PrefillTokens + s.DecodeSeqs + s.SpecTokens)
-	full := float64(m.fullAttentionLayers(m.Layers))
-	sliding := float64(m.Layers) - full
+	sliding := float64(m.SlidingLayers)
+	full := float64(m.Layers) - sliding
 	return 4 * float64(m.Heads*m.HeadDim) * (full*pairs + sliding*min(pairs, queries*float64(m.SlidingWindow)))
 }
 
