@@ -469,8 +469,9 @@ func fitLoss(figs []CitedFigure, e Efficiency) (float64, error) {
 func requestTTFT(p *Perf, n, cached int) time.Duration {
 	d, budget := p.RequestOverhead(), p.cfg.MaxNumBatchedTokens
 	for done := cached; done < n; done += budget {
-		chunk := min(budget, n-done)
-		d += p.StepTime(Step{PrefillTokens: chunk, PrefillSeqs: 1, ContextTokens: done, ChunkPairs: (chunk - 1) * done})
+		var s Step
+		s.AddPrefill(min(budget, n-done), done)
+		d += p.StepTime(s)
 	}
 	return d
 }

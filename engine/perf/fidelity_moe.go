@@ -114,10 +114,7 @@ func burstMedians(p *Perf, n, in, out int) (ttft, tpot time.Duration) {
 				r.admitted, running, kvFree = true, running+1, kvFree-(in+out)
 			}
 			c := min(r.left, budget)
-			s.PrefillTokens += c
-			s.PrefillSeqs++
-			s.ContextTokens += in - r.left
-			s.ChunkPairs += (c - 1) * (in - r.left)
+			s.AddPrefill(c, in-r.left)
 			r.left -= c
 			budget -= c
 			if r.left == 0 {

@@ -115,9 +115,9 @@ var qwen3_06B = Model{
 func smallPrefillBeside(p *Perf, n, riderContext int) float64 {
 	d, budget := p.RequestOverhead(), p.cfg.MaxNumBatchedTokens-1
 	for done := 0; done < n; done += budget {
-		chunk := min(budget, n-done)
-		d += p.StepTime(Step{PrefillTokens: chunk, PrefillSeqs: 1, DecodeSeqs: 1,
-			ContextTokens: done + riderContext, ChunkPairs: (chunk - 1) * done})
+		s := Step{DecodeSeqs: 1, ContextTokens: riderContext}
+		s.AddPrefill(min(budget, n-done), done)
+		d += p.StepTime(s)
 	}
 	return millis(d)
 }

@@ -164,6 +164,16 @@ type Step struct {
 	ChunkPairs int
 }
 
+// AddPrefill adds one sequence's prefill chunk of tokens new tokens after
+// cached ones already in its KV cache: the one place ChunkPairs is
+// counted, for the scheduler and for the figures' replays alike.
+func (s *Step) AddPrefill(tokens, cached int) {
+	s.PrefillTokens += tokens
+	s.PrefillSeqs++
+	s.ContextTokens += cached
+	s.ChunkPairs += (tokens - 1) * cached
+}
+
 // Breakdown is one step's time split into its causes (before --speedup).
 type Breakdown struct {
 	Weights   time.Duration // GEMM phase: max(linear FLOPs, weight bytes + DecodeGEMMShare x further decode tokens' FLOPs)

@@ -321,14 +321,12 @@ func (s *scheduler) schedule(start int64) (perf.Step, int64) {
 
 func (s *scheduler) add(st *perf.Step, r *request, n, draft int) {
 	s.batch = append(s.batch, batchItem{r, n, draft})
-	st.ContextTokens += r.computed // KV already cached, read this step
 	if n == 1 && decoding(r) {
+		st.ContextTokens += r.computed // KV already cached, read this step
 		st.DecodeSeqs++
 		st.SpecTokens += draft
 	} else {
-		st.PrefillTokens += n
-		st.PrefillSeqs++
-		st.ChunkPairs += (n - 1) * r.computed
+		st.AddPrefill(n, r.computed)
 	}
 }
 
