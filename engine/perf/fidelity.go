@@ -169,25 +169,38 @@ func (r FidelityResult) Pass() bool {
 	return r.Within()
 }
 
+// Figure sets, as Line prints them and TestFidelity's summary counts them.
+const (
+	setFit      = "fit"
+	setHeldOut  = "held-out"
+	setConstFit = "const-fit"
+	setGap      = "gap"
+	setExempt   = "exempt"
+)
+
+// set is the one set the figure is judged in: exempt (Why) before a known
+// gap (Gap) before a held-out figure a fitted constant was fitted to
+// (ConstFit) before any other held-out one; the rest are fitted to.
+func (f CitedFigure) set() string {
+	switch {
+	case f.Why != "":
+		return setExempt
+	case f.Gap != "":
+		return setGap
+	case f.HeldOut && f.ConstFit():
+		return setConstFit
+	case f.HeldOut:
+		return setHeldOut
+	}
+	return setFit
+}
+
 // Line is the figure as `go test -run Fidelity -v` prints it.
 func (r FidelityResult) Line() string {
 	f := r.Figure
-	set := "fit"
-	if f.HeldOut {
-		set = "held-out"
-	}
-	if f.HeldOut && f.ConstFit() {
-		set = "const-fit"
-	}
-	if f.Gap != "" {
-		set = "gap"
-	}
-	if f.Why != "" {
-		set = "exempt"
-	}
 	return fmt.Sprintf("FIDELITY %s %s %s %s real=%s model=%s err=%+.1f%% set=%s vllm=%s measured=%q source=%s",
 		f.GPU, f.Model, f.Quantity, f.Config, formatValue(f.Real, f.Unit), formatValue(r.Model, f.Unit),
-		100*r.Err, set, f.VLLM, f.Measured, f.Source)
+		100*r.Err, f.set(), f.VLLM, f.Measured, f.Source)
 }
 
 func formatValue(v float64, unit string) string {

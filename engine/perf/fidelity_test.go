@@ -27,10 +27,10 @@ func TestFidelity(t *testing.T) {
 	var worstFit, worstHeld, worstGap, worstConst float64
 	for _, r := range res {
 		lines = append(lines, r.Line())
-		switch {
-		case r.Figure.Why != "":
+		switch r.Figure.set() {
+		case setExempt:
 			exempt++
-		case r.Figure.Gap != "":
+		case setGap:
 			gaps++
 			worstGap = max(worstGap, math.Abs(r.Err))
 			if r.Within() {
@@ -38,10 +38,10 @@ func TestFidelity(t *testing.T) {
 					r.Figure.GPU, r.Figure.Model, r.Figure.Quantity, r.Figure.Config, 100*r.Err)
 			}
 			continue
-		case r.Figure.HeldOut && r.Figure.ConstFit():
+		case setConstFit:
 			constFit++
 			worstConst = max(worstConst, math.Abs(r.Err))
-		case r.Figure.HeldOut:
+		case setHeldOut:
 			held++
 			worstHeld = max(worstHeld, math.Abs(r.Err))
 		default:
