@@ -495,6 +495,10 @@ func decodeStep(p *Perf, batch, context int) time.Duration {
 	return p.StepTime(Step{DecodeSeqs: batch, ContextTokens: batch * context})
 }
 
+// kvTokens is the KV cache's size in tokens, the Eval of a kv-tokens
+// figure ((*Perf).KVCacheGiB is a kv-gib figure's).
+func kvTokens(p *Perf) float64 { return float64(p.KVCacheTokens()) }
+
 // decodeAfter is the decode steps of batch sequences' answers of out
 // tokens after prompts of n: the out - 1 steps after the first token, at
 // context n+1 to n+out-1.

@@ -228,7 +228,7 @@ func seedFigures() []CitedFigure {
 				return millis(decodeAfter(p, 1, seedPromptTokens, seedTableOutput)) / (seedTableOutput - 1)
 			}),
 		with(base, fitQuantityKVTokens, "util=0.9,max-model-len=4096", 77744, "tokens", false,
-			func(p *Perf) float64 { return float64(p.KVCacheTokens()) }),
+			kvTokens),
 		seedScriptKV(base),
 	}
 }
@@ -251,7 +251,7 @@ func seedScriptKV(base CitedFigure) CitedFigure {
 	f.Why = "configuration not stated: the script's flags are not in the seed; evaluated at the LLM class's defaults " +
 		"(max_num_batched_tokens 8192, max_num_seqs 256)"
 	f.Cfg.MaxNumBatchedTokens, f.Cfg.MaxNumSeqs = 8192, 256
-	f.Eval = func(p *Perf) float64 { return float64(p.KVCacheTokens()) }
+	f.Eval = kvTokens
 	return f
 }
 
@@ -331,7 +331,6 @@ func lambdaFigures() []CitedFigure {
 // (memory.go), so their configurations set NonTorchIncrease; the seed's
 // own KV cache (seedFigures) is the one before it.
 func memoryFigures() []CitedFigure {
-	kvTokens := func(p *Perf) float64 { return float64(p.KVCacheTokens()) }
 	dennis := func(util float64, tp int) Config {
 		return Config{MaxModelLen: 16384, GPUMemoryUtilization: util, TensorParallelSize: tp, NonTorchIncrease: true}
 	}
@@ -394,7 +393,7 @@ func memoryFigures() []CitedFigure {
 			Source: llmdSource + " (Llama-3.1-8B row: KV Cache)", VLLM: "not stated per row (the table's recipe: vllm/vllm-openai:v0.11.0)",
 			Measured: "meta-llama/Llama-3.1-8B-Instruct bf16, 1x H100 80GB",
 			HeldOut:  true, Cfg: llmd,
-			Eval: func(p *Perf) float64 { return p.KVCacheGiB() },
+			Eval: (*Perf).KVCacheGiB,
 		},
 		{
 			// The profile's torch peak alone: 4.76 GiB at 8,192 batched
@@ -440,7 +439,6 @@ func sum(xs []int) int {
 // Each log states the profiled reserve, so its source names both the
 // tokens and the split.
 func kvLogFigures() []CitedFigure {
-	kvTokens := func(p *Perf) float64 { return float64(p.KVCacheTokens()) }
 	// vLLM 0.6.4.post1's offline LLM class on one H200 (139.80 GiB):
 	// chunked prefill off, so the profile ran max(max_model_len, 2048) =
 	// 2,048 tokens over 256 sequences; before the memory_profiling
@@ -510,7 +508,7 @@ func kvLogFigures() []CitedFigure {
 			Measured: "openai/gpt-oss-20b (MXFP4 experts, bf16 rest), 1x A100 80GB",
 			HeldOut:  true,
 			Cfg:      Config{MaxModelLen: 131072, GPUMemoryUtilization: 0.65, NonTorchIncrease: true},
-			Eval:     func(p *Perf) float64 { return p.KVCacheGiB() },
+			Eval:     (*Perf).KVCacheGiB,
 		},
 		{
 			// llm-d's H100 table, gpt-oss-20b row: the same 0.11 profile
@@ -523,7 +521,7 @@ func kvLogFigures() []CitedFigure {
 			Measured: "openai/gpt-oss-20b (MXFP4 experts, bf16 rest), 1x H100 80GB",
 			HeldOut:  true,
 			Cfg:      Config{MaxModelLen: 16000, GPUMemoryUtilization: 0.9, BlockSize: 128, NonTorchIncrease: true},
-			Eval:     func(p *Perf) float64 { return p.KVCacheGiB() },
+			Eval:     (*Perf).KVCacheGiB,
 		},
 		{
 			// An OCI A10 (GA102, 24 GB GDDR6): the A10G's board with the
@@ -573,7 +571,7 @@ func kvLogFigures() []CitedFigure {
 			HeldOut:  true,
 			Cfg: Config{MaxModelLen: 2048, GPUMemoryUtilization: 0.9, TensorParallelSize: 2, MaxNumSeqs: 64,
 				MaxNumBatchedTokens: 2048, NonTorchIncrease: true},
-			Eval: func(p *Perf) float64 { return p.KVCacheGiB() },
+			Eval: (*Perf).KVCacheGiB,
 		},
 	}
 }

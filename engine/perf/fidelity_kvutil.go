@@ -147,11 +147,11 @@ func plannerFigures() []CitedFigure {
 			Measured: fmt.Sprintf("%s, %dx H100 80GB HBM3, tensor parallel %d, --max-model-len 8192, %s, prefix caching off", r.measured, r.tp, r.tp, utilArg),
 			HeldOut:  true, Gap: r.gap,
 			Cfg:  Config{MaxModelLen: 8192, GPUMemoryUtilization: r.util, TensorParallelSize: r.tp, NonTorchIncrease: true},
-			Eval: func(p *Perf) float64 { return float64(p.KVCacheTokens()) },
+			Eval: kvTokens,
 		}
 		if r.byGiB {
 			f.Quantity, f.Real, f.Unit = fitQuantityKVGiB, r.kvGiB, "GiB"
-			f.Eval = func(p *Perf) float64 { return p.KVCacheGiB() }
+			f.Eval = (*Perf).KVCacheGiB
 		}
 		figs = append(figs, f)
 	}
@@ -171,12 +171,12 @@ func aifredFigures() []CitedFigure {
 	lo.Source = aifredSource + "docs/vllm/VLLM_FIX_SUMMARY.md (\"16K + 0.85 + awq_marlin\": \"Available KV cache memory: " +
 		"3.06 GiB\", \"GPU KV cache size: 22,256 tokens\", \"Maximum concurrency for 16,384 tokens per request: 1.36x\")"
 	lo.Cfg = at(0.85, 16384)
-	lo.Eval = func(p *Perf) float64 { return float64(p.KVCacheTokens()) }
+	lo.Eval = kvTokens
 	hi.Quantity, hi.Config, hi.Real, hi.Unit = fitQuantityKVGiB, "util=0.90,max-model-len=26608", 3.66, "GiB"
 	hi.Source = aifredSource + "docs/vllm/VLLM_RTX3060_CONFIG.md (\"26,608 tokens + 90% GPU + awq_marlin\": \"Available KV " +
 		"cache memory: 3.66 GiB\"; at 32,768, \"4.50 GiB KV cache is needed, which is larger than available KV cache " +
 		"memory (3.66 GiB)\", \"Maximum model length is 26608 for this GPU\")"
 	hi.Cfg = at(0.90, 26608)
-	hi.Eval = func(p *Perf) float64 { return p.KVCacheGiB() }
+	hi.Eval = (*Perf).KVCacheGiB
 	return []CitedFigure{lo, hi}
 }

@@ -222,6 +222,6 @@ func kvL4Figures() []CitedFigure {
 		Measured: "Qwen/Qwen3-8B bf16 (--dtype auto), 1x L4 24GB (Modal), --max-num-seqs 32 --gpu-memory-utilization 0.90",
 		HeldOut:  true,
 		Cfg:      Config{MaxModelLen: 16384, MaxNumSeqs: 32, GPUMemoryUtilization: 0.9},
-		Eval:     func(p *Perf) float64 { return p.KVCacheGiB() },
+		Eval:     (*Perf).KVCacheGiB,
 	}}
 }
