@@ -108,7 +108,8 @@ func (e *Engine) streamChoices(w http.ResponseWriter, hr *http.Request, rs []*re
 		if done {
 			cs.buf = append(cs.buf, sseDone...)
 		}
-		if !cs.write(w, flusher) {
+		var ok bool
+		if cs.buf, ok = send(w, flusher, cs.buf); !ok {
 			cs.gone()
 			return
 		}
@@ -186,18 +187,4 @@ func (cs *choiceStreams) appendTokens() (done bool, completion int) {
 		completion += s.r.target
 	}
 	return done, completion
-}
-
-// write sends what is buffered and flushes; false if the client is gone.
-func (cs *choiceStreams) write(w http.ResponseWriter, flusher http.Flusher) bool {
-	if len(cs.buf) > 0 {
-		if _, err := w.Write(cs.buf); err != nil {
-			return false
-		}
-		cs.buf = cs.buf[:0]
-	}
-	if flusher != nil {
-		flusher.Flush()
-	}
-	return true
 }

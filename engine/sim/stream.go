@@ -270,14 +270,9 @@ func (s *sseStream) appendChunk(i, n int) bool {
 
 // flush sends what is buffered; false if the client is gone.
 func (s *sseStream) flush() bool {
-	if len(s.buf) > 0 {
-		if _, err := s.w.Write(s.buf); err != nil {
-			return false
-		}
-		s.buf = s.buf[:0]
-	}
-	if s.flusher != nil {
-		s.flusher.Flush()
+	var ok bool
+	if s.buf, ok = send(s.w, s.flusher, s.buf); !ok {
+		return false
 	}
 	if hook := s.e.paceHook; hook != nil {
 		now := s.e.now()
@@ -287,6 +282,21 @@ func (s *sseStream) flush() bool {
 	}
 	s.flushedTo = s.written
 	return true
+}
+
+// send writes buf, unless empty, and flushes: one streaming response's
+// wake-up. It returns buf emptied for reuse; false if the client is gone.
+func send(w http.ResponseWriter, flusher http.Flusher, buf []byte) ([]byte, bool) {
+	if len(buf) > 0 {
+		if _, err := w.Write(buf); err != nil {
+			return buf, false
+		}
+		buf = buf[:0]
+	}
+	if flusher != nil {
+		flusher.Flush()
+	}
+	return buf, true
 }
 
 // faultAt applies the stream faults due before token i (i tokens sent);
