@@ -106,7 +106,8 @@ func (o *startupOptions) spec() (launch.Spec, error) {
 	return spec, spec.Validate()
 }
 
-// checkValues checks the flags that stand alone.
+// checkValues checks the flags that stand alone (--server-cmd with
+// --server is bench.LaunchSpec's to refuse, as it is run's).
 func (o *startupOptions) checkValues() error {
 	switch {
 	case o.repeat < 1:
@@ -115,8 +116,6 @@ func (o *startupOptions) checkValues() error {
 		return fmt.Errorf("--format %q: expected one of %s", o.format, strings.Join(startupFormats, ", "))
 	case o.pollInterval <= 0:
 		return fmt.Errorf("--poll-interval %v: expected a duration > 0", o.pollInterval)
-	case o.serverCmd != "" && o.preset != "":
-		return errors.New("--server-cmd and --server: expected one of them")
 	}
 	return nil
 }
