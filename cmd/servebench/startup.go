@@ -224,7 +224,7 @@ func (o *startupOptions) startupExit(ctx context.Context, spec launch.Spec, runs
 	switch {
 	case runErr == nil:
 		return nil
-	case spec.Preset == "bundled" && len(runs) == 0 && engineRefusedFlags(runErr):
+	case spec.Preset == bench.PresetBundled && len(runs) == 0 && engineRefusedFlags(runErr):
 		return engineRefusal(runErr)
 	case ctx.Err() != nil:
 		return withExit(exitInterrupted, fmt.Errorf("interrupted after %d of %d start(s): %w", len(runs), o.repeat, runErr))
@@ -311,7 +311,7 @@ func writeStartupResults(dir string, spec launch.Spec, o *startupOptions, runs [
 	last := runs[len(runs)-1]
 	res.Server = result.Server{BaseURL: last.BaseURL, Model: last.Model, Dialect: dialectOf(last.Facts.Engine),
 		Command: strings.Join(launch.RedactArgs(spec.Command), " "), Preset: spec.Preset, Startup: (*result.Startup)(runs[0].Startup)}
-	if spec.Preset == "bundled" {
+	if spec.Preset == bench.PresetBundled {
 		b, err := bundledOf(spec.Command)
 		if err != nil {
 			return err
