@@ -181,6 +181,8 @@ func TestValidateRefuses(t *testing.T) {
 		{"servebench k8s job --shards 2 --image x -- --rate 4 --stream on", "--base-url"}, // k8s checks the pods' run flags
 		{"servebench run --input-tokens lognormal:oops --requests 5", "--input-tokens"},   // the distribution grammar
 		{"servebench engine --gpu h100 --port 8000", `unknown GPU profile "h100"`},        // the engine's options, by sim.New
+		{"servebench run --server vlm", `--server "vlm": expected one of`},                // the server flags, by bench.CheckServer
+		{"servebench sweep --server pd --decode 0 --rate 1,2", "--prefill 1 --decode 0"},  // a P/D pool of 0, by bench.CheckServer
 	} {
 		args, err := shellWords(tc.line)
 		if err != nil {

@@ -99,6 +99,9 @@ func (o *sessionOptions) check(fs *pflag.FlagSet) error {
 	if err := o.serverFlags.check(fs); err != nil {
 		return err
 	}
+	if err := o.checkServer(fs); err != nil {
+		return err
+	}
 	if err := checkMetricsURLs(o.metricsURLs); err != nil {
 		return err
 	}
@@ -116,6 +119,20 @@ func (o *sessionOptions) check(fs *pflag.FlagSet) error {
 		}
 	}
 	return o.checkGate(fs)
+}
+
+// checkServer refuses, before --validate stops and before anything runs,
+// the server flags bench would refuse at start (an unknown --server, a P/D
+// pool of 0, --server-cmd with --server): bench.CheckServer, as probe asks
+// it. A file the flags name that is missing here is the reader's, under
+// --validate.
+func (o *sessionOptions) checkServer(fs *pflag.FlagSet) error {
+	so, err := o.options()
+	if err != nil {
+		return err
+	}
+	so.MetricsURLs, so.Model = o.metricsURLs, o.model
+	return missingOnValidate(fs, bench.CheckServer(so))
 }
 
 // checkValues checks the flags that stand alone, in this order: --format,

@@ -54,11 +54,6 @@ func (s *serverFlags) check(fs *pflag.FlagSet) error {
 	if s.preset != bench.PresetPD && (fs.Changed("prefill") || fs.Changed("decode")) {
 		return errors.New("--prefill and --decode: only with --server pd")
 	}
-	if s.preset == bench.PresetPD {
-		if err := bench.CheckPD(s.prefill, s.decode); err != nil {
-			return err
-		}
-	}
 	return checkSpeedup(s.speedup, fs.Changed("speedup"))
 }
 
