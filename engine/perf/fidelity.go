@@ -220,7 +220,7 @@ func formatValue(v float64, unit string) string {
 func Evaluate(figs []CitedFigure) ([]FidelityResult, error) {
 	out := make([]FidelityResult, 0, len(figs))
 	for _, f := range figs {
-		v, err := f.modelValue(nil)
+		v, err := f.modelValue()
 		if err != nil {
 			return nil, err
 		}
@@ -233,15 +233,11 @@ func Evaluate(figs []CitedFigure) ([]FidelityResult, error) {
 	return out, nil
 }
 
-// modelValue builds the figure's Perf (with eff instead of the stored
-// efficiencies when not nil) and evaluates it.
-func (f CitedFigure) modelValue(eff *Efficiency) (float64, error) {
+// modelValue builds the figure's Perf and evaluates it.
+func (f CitedFigure) modelValue() (float64, error) {
 	p, err := f.perf()
 	if err != nil {
 		return 0, err
-	}
-	if eff != nil {
-		p.eff = *eff
 	}
 	return f.Eval(p), nil
 }
@@ -353,15 +349,15 @@ func FitEfficiencies(figs []CitedFigure) ([]FitResult, error) {
 	for _, a := range archs {
 		train := byArch[a]
 		best := FitResult{Loss: math.Inf(1), Figures: train}
+		ps, err := fitModels(train)
+		if err != nil {
+			return nil, err
+		}
 		mfus, bws := fitGrid(train)
 		for _, mfu := range mfus {
 			for _, bw := range bws {
 				e := Efficiency{Arch: a, MFU: mfu, Bandwidth: bw, Fitted: true, DecodeGEMMShare: DecodeGEMMShare}
-				loss, err := fitLoss(train, e)
-				if err != nil {
-					return nil, err
-				}
-				if loss < best.Loss {
+				if loss := fitLoss(train, ps, e); loss < best.Loss {
 					best.Eff, best.Loss = e, loss
 				}
 			}
@@ -414,15 +410,15 @@ func FitDecodeGEMMShare(figs []CitedFigure) (DecodeShareFit, error) {
 			best.Figures = append(best.Figures, f)
 		}
 	}
+	ps, err := fitModels(best.Figures)
+	if err != nil {
+		return DecodeShareFit{}, err
+	}
 	for _, share := range gridRange(0, 1) {
 		var loss float64
-		for _, f := range best.Figures {
-			p, err := f.perf()
-			if err != nil {
-				return DecodeShareFit{}, err
-			}
-			p.eff.DecodeGEMMShare = share
-			d := math.Log(f.Eval(p) / f.Real)
+		for i, f := range best.Figures {
+			ps[i].eff.DecodeGEMMShare = share
+			d := math.Log(f.Eval(ps[i]) / f.Real)
 			loss += d * d
 		}
 		if loss < best.Loss {
@@ -463,17 +459,30 @@ func gridRange(lo, hi float64) []float64 {
 
 func round2(x float64) float64 { return math.Round(x*100) / 100 }
 
-func fitLoss(figs []CitedFigure, e Efficiency) (float64, error) {
-	var loss float64
-	for _, f := range figs {
-		v, err := f.modelValue(&e)
+// fitModels builds each figure's model once for a fit, which then re-runs
+// it at every efficiency it tries: only Perf.eff changes between tries.
+func fitModels(figs []CitedFigure) ([]*Perf, error) {
+	ps := make([]*Perf, len(figs))
+	for i, f := range figs {
+		p, err := f.perf()
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
-		d := math.Log(v / f.Real)
+		ps[i] = p
+	}
+	return ps, nil
+}
+
+// fitLoss is the sum of squared log errors of figs, whose models are ps
+// (fitModels), at the efficiencies e.
+func fitLoss(figs []CitedFigure, ps []*Perf, e Efficiency) float64 {
+	var loss float64
+	for i, f := range figs {
+		ps[i].eff = e
+		d := math.Log(f.Eval(ps[i]) / f.Real)
 		loss += d * d
 	}
-	return loss, nil
+	return loss
 }
 
 // requestTTFT is TTFT for one prompt of n tokens alone, the first cached
