@@ -23,39 +23,26 @@ func TestFidelity(t *testing.T) {
 		t.Fatal(err)
 	}
 	var lines []string
-	held, exempt, gaps, constFit := 0, 0, 0, 0
-	var worstFit, worstHeld, worstGap, worstConst float64
+	count, worst := map[string]int{}, map[string]float64{} // by set
 	for _, r := range res {
 		lines = append(lines, r.Line())
-		switch r.Figure.set() {
-		case setExempt:
-			exempt++
-		case setGap:
-			gaps++
-			worstGap = max(worstGap, math.Abs(r.Err))
-			if r.Within() {
-				t.Errorf("%s %s %s %s: a known gap, but the model is within its target now (%+.1f%%): drop its Gap",
-					r.Figure.GPU, r.Figure.Model, r.Figure.Quantity, r.Figure.Config, 100*r.Err)
-			}
-			continue
-		case setConstFit:
-			constFit++
-			worstConst = max(worstConst, math.Abs(r.Err))
-		case setHeldOut:
-			held++
-			worstHeld = max(worstHeld, math.Abs(r.Err))
-		default:
-			worstFit = max(worstFit, math.Abs(r.Err))
-		}
-		if !r.Pass() {
+		set := r.Figure.set()
+		count[set]++
+		worst[set] = max(worst[set], math.Abs(r.Err))
+		switch {
+		case set == setGap && r.Within():
+			t.Errorf("%s %s %s %s: a known gap, but the model is within its target now (%+.1f%%): drop its Gap",
+				r.Figure.GPU, r.Figure.Model, r.Figure.Quantity, r.Figure.Config, 100*r.Err)
+		case !r.Pass():
 			t.Errorf("%s %s %s %s: model %.4g %s, cited %.4g: off by %+.1f%%, past the %.0f%% target (%s)",
 				r.Figure.GPU, r.Figure.Model, r.Figure.Quantity, r.Figure.Config, r.Model, r.Figure.Unit,
 				r.Figure.Real, 100*r.Err, 100*r.Target, r.Figure.Source)
 		}
 	}
-	judged := len(res) - exempt - gaps
+	held, judged := count[setHeldOut], len(res)-count[setExempt]-count[setGap]
 	lines = append(lines, fmt.Sprintf("FIDELITY-SUMMARY figures=%d fit=%d held-out=%d exempt=%d worst-fit=%.1f%% worst-held-out=%.1f%% gaps=%d worst-gap=%.1f%% const-fit=%d worst-const-fit=%.1f%%",
-		len(res), judged-held-constFit, held, exempt, 100*worstFit, 100*worstHeld, gaps, 100*worstGap, constFit, 100*worstConst))
+		len(res), count[setFit], held, count[setExempt], 100*worst[setFit], 100*worst[setHeldOut],
+		count[setGap], 100*worst[setGap], count[setConstFit], 100*worst[setConstFit]))
 	if 3*held < judged {
 		t.Errorf("%d of %d judged figures held out; want at least a third", held, judged)
 	}
