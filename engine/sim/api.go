@@ -254,15 +254,15 @@ func (e *Engine) parseGenerate(w http.ResponseWriter, hr *http.Request, chat boo
 	if rerr == nil {
 		rerr = e.checkRequest(req, chat)
 	}
-	g := &generation{req: req}
 	var in *genInputs
 	if rerr == nil {
-		in, rerr = e.readInputs(g, chat)
+		in, rerr = e.readInputs(req, chat)
 	}
 	if rerr != nil {
 		rerr.write(w)
 		return nil
 	}
+	g := &generation{req: req, lp: in.lp}
 	if in.plan.format != "" || in.plan.tools.mode != "none" {
 		g.lp = nil // made-up logprobs would not spell a structured answer (docs/engine.md)
 	}
@@ -285,23 +285,23 @@ func (e *Engine) checkRequest(req *genRequest, chat bool) *reqError {
 	return req.checkN()
 }
 
-// genInputs is what a checked body asks for: its prompts, each one's
-// max_tokens, and the answer's plan.
+// genInputs is what a checked body asks for: its logprobs, its prompts,
+// each one's max_tokens, and the answer's plan.
 type genInputs struct {
+	lp        *logprober // nil without logprobs
 	prompts   []promptIn
 	maxTokens []int
 	plan      *answerPlan
 }
 
-// readInputs reads g.req's logprobs (into g.lp), prompts, max_tokens and
-// answer plan, each of which may be refused.
-func (e *Engine) readInputs(g *generation, chat bool) (*genInputs, *reqError) {
-	req := g.req
+// readInputs reads req's logprobs, prompts, max_tokens and answer plan,
+// in that order, each of which may be refused.
+func (e *Engine) readInputs(req *genRequest, chat bool) (*genInputs, *reqError) {
+	in := &genInputs{}
 	var rerr *reqError
-	if g.lp, rerr = req.parseLogprobs(chat, e.tok.Family()); rerr != nil {
+	if in.lp, rerr = req.parseLogprobs(chat, e.tok.Family()); rerr != nil {
 		return nil, rerr
 	}
-	in := &genInputs{}
 	if in.prompts, rerr = e.prompts(req, chat); rerr != nil {
 		return nil, rerr
 	}
