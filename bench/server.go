@@ -253,6 +253,8 @@ func commandSpec(opts ServerOptions) (launch.Spec, error) {
 	spec := launch.Spec{Command: argv, BaseURL: opts.BaseURL}
 	if spec.BaseURL == "" {
 		spec.BaseURL = DefaultServerCmdURL
+	} else if _, err := launch.ParseBaseURL(spec.BaseURL); err != nil {
+		return spec, fmt.Errorf("--base-url: %w", err) // else spec.Validate's, without the flag
 	}
 	if opts.Speedup != 0 || len(opts.EngineArgs) > 0 {
 		return spec, errors.New("--speedup and --engine-arg: only for the bundled engine, not with --server-cmd")

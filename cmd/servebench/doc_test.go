@@ -170,19 +170,20 @@ func TestValidateRefuses(t *testing.T) {
 		line string
 		want string // in stderr
 	}{
-		{"servebench run --no-such-flag", "unknown flag"},                                 // a flag that does not exist
-		{"servebench frobnicate", "unknown command"},                                      // a command that does not exist
-		{"servebench run --rate 4 --concurrency 8", "--rate and --concurrency"},           // run's own option check
-		{"servebench sweep --stream both", "--stream"},                                    // sweep has no both
-		{"servebench sweep --find-max-rate 90%", "needs --slo"},                           // the search's check
-		{"servebench run --slo ttft=fast", "--slo"},                                       // the SLO parser
-		{"servebench table --requests 0", "--requests 0"},                                 // table's check
-		{"servebench compare onlyone", "arg"},                                             // compare's argument count
-		{"servebench k8s job --shards 2 --image x -- --rate 4 --stream on", "--base-url"}, // k8s checks the pods' run flags
-		{"servebench run --input-tokens lognormal:oops --requests 5", "--input-tokens"},   // the distribution grammar
-		{"servebench engine --gpu h100 --port 8000", `unknown GPU profile "h100"`},        // the engine's options, by sim.New
-		{"servebench run --server vlm", `--server "vlm": expected one of`},                // the server flags, by bench.CheckServer
-		{"servebench sweep --server pd --decode 0 --rate 1,2", "--prefill 1 --decode 0"},  // a P/D pool of 0, by bench.CheckServer
+		{"servebench run --no-such-flag", "unknown flag"},                                   // a flag that does not exist
+		{"servebench frobnicate", "unknown command"},                                        // a command that does not exist
+		{"servebench run --rate 4 --concurrency 8", "--rate and --concurrency"},             // run's own option check
+		{"servebench sweep --stream both", "--stream"},                                      // sweep has no both
+		{"servebench sweep --find-max-rate 90%", "needs --slo"},                             // the search's check
+		{"servebench run --slo ttft=fast", "--slo"},                                         // the SLO parser
+		{"servebench table --requests 0", "--requests 0"},                                   // table's check
+		{"servebench compare onlyone", "arg"},                                               // compare's argument count
+		{"servebench k8s job --shards 2 --image x -- --rate 4 --stream on", "--base-url"},   // k8s checks the pods' run flags
+		{"servebench run --input-tokens lognormal:oops --requests 5", "--input-tokens"},     // the distribution grammar
+		{"servebench engine --gpu h100 --port 8000", `unknown GPU profile "h100"`},          // the engine's options, by sim.New
+		{"servebench run --server vlm", `--server "vlm": expected one of`},                  // the server flags, by bench.CheckServer
+		{"servebench sweep --server pd --decode 0 --rate 1,2", "--prefill 1 --decode 0"},    // a P/D pool of 0, by bench.CheckServer
+		{"servebench run --server-cmd x --base-url localhost:8000", "--base-url: base URL"}, // named by its flag, by bench's commandSpec
 	} {
 		args, err := shellWords(tc.line)
 		if err != nil {
