@@ -274,7 +274,7 @@ func lookupFidelityModel(name string) (Model, error) {
 type ProfileFidelity struct {
 	GPU      string
 	Points   int     // cited figures on this GPU
-	HeldOut  int     // of which held out of the fit
+	HeldOut  int     // of which judged as held out (set=held-out: not exempt, a gap or fitted to a constant)
 	WorstErr float64 // largest |error| over non-exempt figures, known gaps included (0 without any)
 }
 
@@ -292,7 +292,7 @@ func FidelityByGPU() ([]ProfileFidelity, error) {
 	for _, r := range res {
 		pf := by[r.Figure.GPU]
 		pf.Points++
-		if r.Figure.HeldOut && !r.Figure.ConstFit() {
+		if r.Figure.set() == setHeldOut {
 			pf.HeldOut++
 		}
 		if r.Figure.Why == "" {
