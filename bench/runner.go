@@ -177,9 +177,9 @@ type runState struct {
 	acc      store.RunAcc // the run's figures, fed by keep
 }
 
-// ExactTokens is the output length every request must reach: max_tokens
+// exactTokens is the output length every request must reach: max_tokens
 // with --exact-length, else 0.
-func (s *RunSpec) ExactTokens() int {
+func (s *RunSpec) exactTokens() int {
 	if s.Request.ExactLength {
 		return s.Request.MaxTokens
 	}
@@ -747,7 +747,7 @@ func (r *Runner) keep(st *runState, rec result.Record, firstOpenLoop bool, lag t
 	_ = r.Records.Write(&rec) // a write error is reported once by the session (RecordWriter.Err)
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	st.acc.Add(&rec, st.spec.ExactTokens(), st.spec.SLO)
+	st.acc.Add(&rec, st.spec.exactTokens(), st.spec.SLO)
 	if !r.Bounded {
 		st.recs = append(st.recs, rec)
 	}

@@ -587,27 +587,30 @@ func writeLines(path string, each func(emit func(r *result.Record, raw []byte) e
 // a run's accumulator (compact samples, never the records) and the send
 // lags of the schedule's first attempts.
 type mergeAcc struct {
-	spec bench.RunSpec // what RunAcc.Add reads: SLO, exact length
-	acc  store.RunAcc
-	rate bool
-	lags store.Column
-	last time.Time // the latest first-attempt send
+	exact int        // RunAcc.Add's exactTokens: max_tokens with --exact-length, else 0
+	slo   result.SLO // the goodput's, zero without one
+	acc   store.RunAcc
+	rate  bool
+	lags  store.Column
+	last  time.Time // the latest first-attempt send
 }
 
 // newMergeAcc accumulates for the run ref is a shard of.
 func newMergeAcc(ref *result.Run) *mergeAcc {
 	m := &mergeAcc{rate: ref.Rate != nil}
-	m.spec.Request.ExactLength, m.spec.Request.MaxTokens = ref.Workload.ExactLength, ref.Workload.MaxTokens
+	if ref.Workload.ExactLength {
+		m.exact = ref.Workload.MaxTokens
+	}
 	if g := ref.Goodput; g != nil {
-		m.spec.SLO, _ = result.ParseSLO(g.SLO)
+		m.slo, _ = result.ParseSLO(g.SLO)
 	}
 	return m
 }
 
-func (m *mergeAcc) reset() { *m = mergeAcc{spec: m.spec, rate: m.rate} }
+func (m *mergeAcc) reset() { *m = mergeAcc{exact: m.exact, slo: m.slo, rate: m.rate} }
 
 func (m *mergeAcc) add(r *result.Record) {
-	m.acc.Add(r, m.spec.ExactTokens(), m.spec.SLO)
+	m.acc.Add(r, m.exact, m.slo)
 	if m.rate && !r.Warmup && r.Attempt <= 1 && r.Turn <= 1 {
 		m.lags.Add(r.IntendedLagS)
 		if r.Start.After(m.last) {
@@ -633,7 +636,7 @@ func mergeRun(shards []*shardDir, i int, m *mergeAcc) *result.Run {
 		run.Retries += sr.Retries
 	}
 	run.DurationS = end.Sub(run.StartedAt).Seconds()
-	m.acc.Fill(run, m.spec.SLO)
+	m.acc.Fill(run, m.slo)
 	if ref.Rate != nil {
 		last := run.StartedAt
 		if m.last.After(last) {
