@@ -199,6 +199,7 @@ func buildFidelityFigures() []CitedFigure {
 		Eval:    func(p *Perf) float64 { return millis(decodeStep(p, 1, 512)) },
 	})
 	figs = append(figs, smallFigures()...)
+	figs = append(figs, figsFigures()...)
 	return figs
 }
 
