@@ -200,6 +200,7 @@ func buildFidelityFigures() []CitedFigure {
 	})
 	figs = append(figs, smallFigures()...)
 	figs = append(figs, figsFigures()...)
+	figs = append(figs, moe2Figures()...)
 	return figs
 }
 

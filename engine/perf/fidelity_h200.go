@@ -101,15 +101,9 @@ func h200GptOSSFigures() []CitedFigure {
 	decode.Eval = func(p *Perf) float64 { return millis(decodeStep(p, 1, prompt+out/2)) }
 	// The model's 2.3 ms is the step's active weights and KV read at the
 	// H200's rate plus the per-step and per-layer costs fitted on dense
-	// models. vLLM spends 4.5 ms, mostly not on memory: the same script on
-	// an H100 PCIe (H100/benchmark_concurrency_1.json @dac6dc55, a GPU
-	// without a profile, 2.0 TB/s to the H200's 4.8) gets 6.71 ms, 1.48x
-	// slower for 2.4x less bandwidth; if the rest scaled with bandwidth,
-	// ~3 ms of each step is work it does not set (the MoE path's routing,
-	// MXFP4 expert kernels and launches at one token). The engine has no per-step MoE cost to carry it, and
-	// fitting one to a client-side figure of an unpinned vLLM would move
-	// the H100 burst figures it does hold.
-	decode.Gap = "one-request gpt-oss decode is ~3 ms a step of MoE work that bandwidth does not set (H100 PCIe run: " +
-		"2.4x less bandwidth, 1.48x slower); the engine's per-step costs are fitted on dense models"
+	// models. vLLM spends 4.5 ms; the same run at 4 and 8 in flight
+	// (fidelity_moe2.go) shows the miss is a fixed cost a step, not one
+	// that grows with the tokens (gptossStepGap).
+	decode.Gap = gptossStepGap
 	return []CitedFigure{ttft, decode}
 }
