@@ -336,7 +336,8 @@ func memoryFigures() []CitedFigure {
 	dennis := func(util float64, tp int) Config {
 		return Config{MaxModelLen: 16384, GPUMemoryUtilization: util, TensorParallelSize: tp, NonTorchIncrease: true}
 	}
-	llmd := Config{MaxModelLen: 16000, GPUMemoryUtilization: 0.9, BlockSize: 128, NonTorchIncrease: true}
+	llmd := Config{MaxModelLen: 16000, GPUMemoryUtilization: 0.9, BlockSize: 128, NonTorchIncrease: true,
+		Release: MemorySortSampler}
 	return []CitedFigure{
 		{
 			GPU: "a100-80gb", Model: "qwen2.5-7b-instruct", Quantity: fitQuantityKVTokens,
@@ -399,27 +400,22 @@ func memoryFigures() []CitedFigure {
 		},
 		{
 			// The profile's torch peak alone: 4.76 GiB at 8,192 batched
-			// tokens and 1,024 sequences. The same table's other dense
-			// rows at the same batch follow one line, fp32 logits for every
-			// profiled token plus ~0.9 GiB: Llama-3.1-8B (vocabulary
-			// 128,256) 3.91 + 0.85, Qwen3-0.6B (151,936; a tenth of the
-			// layers' size) 4.64 + 0.92, Qwen3-32B (151,936) 4.64 + 1.00;
-			// the layers' size hardly matters. vLLM 0.10.1.1's A100 logs
-			// leave no room for such a term (fp32 logits for its 2,048
-			// profiled tokens alone would take 1.16 GiB of the 0.50-0.53
-			// it keeps), nor the seed's; no vLLM source for the change
-			// was found, so the engine models the profile those two show
-			// (memory.go) and sits ~65% under this one, while its KV total
-			// above stays within 7%.
+			// tokens and 1,024 sequences, the dummy sampler run sorting
+			// 1,024 rows of 128,256 logits (MemorySortSampler, ~38 bytes
+			// each) after the forward. The same table's other dense rows
+			// follow the same count: Qwen3-0.6B (vocabulary 151,936; a
+			// tenth of the layers' size) 5.56, Qwen3-32B 5.64,
+			// Llama-3.3-70B at tensor parallel 2 4.84; the layers' size
+			// hardly matters. vLLM 0.10.1.1's A100 logs (0.50-0.53 GiB
+			// kept all told at 256 rows) and the seed leave no room for
+			// such a sort: their sampler is the seed's (MemorySeed).
 			GPU: "h100-80gb", Model: "llama-3.1-8b-instruct", Quantity: "activation-gib",
 			Config: "max-num-batched-tokens=8192,max-num-seqs=1024", Real: 4.76, Unit: "GiB",
 			Source: llmdSource + " (Llama-3.1-8B row: Peak Activation)", VLLM: "not stated per row (the table's recipe: vllm/vllm-openai:v0.11.0)",
 			Measured: "meta-llama/Llama-3.1-8B-Instruct bf16, 1x H100 80GB",
 			HeldOut:  true,
-			Gap: "version-dependent profile: vLLM 0.11's profile holds ~fp32 logits for all 8,192 profiled tokens, " +
-				"which 0.10.1.1's and the seed's do not; no source for the change found",
-			Cfg:  llmd,
-			Eval: func(p *Perf) float64 { return p.MemoryProfile().Activations() },
+			Cfg:      llmd,
+			Eval:     func(p *Perf) float64 { return p.MemoryProfile().Activations() },
 		},
 	}
 }
@@ -509,21 +505,22 @@ func kvLogFigures() []CitedFigure {
 			VLLM:     "0.19.0",
 			Measured: "openai/gpt-oss-20b (MXFP4 experts, bf16 rest), 1x A100 80GB",
 			HeldOut:  true,
-			Cfg:      Config{MaxModelLen: 131072, GPUMemoryUtilization: 0.65, NonTorchIncrease: true},
+			Cfg:      Config{MaxModelLen: 131072, GPUMemoryUtilization: 0.65, NonTorchIncrease: true, Release: MemoryTritonSampler},
 			Eval:     (*Perf).KVCacheGiB,
 		},
 		{
-			// llm-d's H100 table, gpt-oss-20b row: the same 0.11 profile
-			// as its Llama-3.1-8B row (activation peak 7.38 GiB where the
-			// engine holds 1.85), so the engine's cache is larger.
+			// llm-d's H100 table, gpt-oss-20b row: the same sorting
+			// sampler as its Llama-3.1-8B row over gpt-oss's 201,088-token
+			// vocabulary (activation peak 7.38 GiB).
 			GPU: "h100-80gb", Model: "gpt-oss-20b", Quantity: fitQuantityKVGiB,
 			Config: "util=0.9,max-model-len=16000,block-size=128", Real: 50.28, Unit: "GiB",
 			Source:   llmdSource + " (gpt-oss-20b row: Weights 13.47, Activation 7.38, Non-torch 0.13, KV Cache 50.28)",
 			VLLM:     "not stated per row (the table's recipe: vllm/vllm-openai:v0.11.0)",
 			Measured: "openai/gpt-oss-20b (MXFP4 experts, bf16 rest), 1x H100 80GB",
 			HeldOut:  true,
-			Cfg:      Config{MaxModelLen: 16000, GPUMemoryUtilization: 0.9, BlockSize: 128, NonTorchIncrease: true},
-			Eval:     (*Perf).KVCacheGiB,
+			Cfg: Config{MaxModelLen: 16000, GPUMemoryUtilization: 0.9, BlockSize: 128, NonTorchIncrease: true,
+				Release: MemorySortSampler},
+			Eval: (*Perf).KVCacheGiB,
 		},
 		{
 			// An OCI A10 (GA102, 24 GB GDDR6): the A10G's board with the

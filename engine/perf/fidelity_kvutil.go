@@ -17,12 +17,13 @@ import "fmt"
 // engine does on an H100. The llm-d H100 table in memoryFigures is at
 // 0.9 (vLLM 0.11); these are the H100's second utilization. Runs at
 // --max-model-len 2048 to 32768 of the same models log the same cache
-// (Llama-3.1-8B: 58.11 GiB at each), so one context is cited. Where the
-// model sits above them it keeps less than the log names: at tensor
-// parallel 2 and 4 vLLM 0.19 logs ~2.1 GiB of non-torch increase per
-// rank (its all-reduce buffers) where the engine keeps 0.11's 0.55
-// (+3-5%), and Qwen3-30B-A3B's MoE profile peaks at 2.68 GiB of torch
-// memory where the engine's forward and sampler hold 1.28 (+10%).
+// (Llama-3.1-8B: 58.11 GiB at each), so one context is cited. The
+// engine evaluates them with 0.19's profile (MemoryTritonSampler in
+// memory.go): the torch peak is the dummy sampler run's, the same at
+// every tensor-parallel size (Llama-3.1-8B: 1.89 GiB at 1, 2 and 4), and
+// the non-torch increase is ~2.1 GiB per rank under tensor parallelism
+// where 0.11 logged 0.55. The two Llama-3.1-8B logs at tensor parallel 1
+// and 2 give the engine's 0.19 non-torch constants (nonTorchLogFit).
 //
 // RTX 3060 (aifredSource): a RAG assistant's notes on serving
 // Qwen/Qwen3-8B-AWQ with `vllm serve ... --quantization awq_marlin` on the
@@ -86,50 +87,48 @@ type plannerRun struct {
 	tokens               int
 	kvGiB                float64
 	weights, torch, nt   float64
-	gap                  string // CitedFigure.Gap
 	// byGiB: judge the GiB, not the tokens; gpt-oss's sliding-window
 	// layers make vLLM's token count a different quantity from the
 	// engine's (gptoss.go), as the other gpt-oss KV rows do.
 	byGiB bool
+	// ntFit: the engine's 0.19 non-torch constant is this log's
+	// (nonTorchLogFit).
+	ntFit bool
 }
 
-// plannerTPGap: Qwen2.5-72B over two GPUs leaves the cache 3.04 GiB of a
-// 75.23 GiB budget, so the log's own non-torch increase at tensor
-// parallel 2 (2.09 GiB, vLLM 0.19's custom all-reduce and NCCL buffers),
-// which the engine prices at the 0.55 llm-d's vLLM 0.11 table logged,
-// is half of it; the other tensor-parallel rows differ by the same
-// ~1.5 GiB, 2-5% of their caches.
-const plannerTPGap = "a 3.04 GiB remainder: vLLM 0.19 logs 2.09 GiB of non-torch increase per rank at tensor parallel 2 " +
-	"where the engine keeps vLLM 0.11's 0.55 (memory.go), a gap half this cache's size and 2-5% of the other TP rows'"
+// nonTorchLogFit marks, in its Config, the llm-d-planner logs whose
+// non-torch increase NonTorchIncrease019GiB and NonTorchIncreaseTP019GiB
+// are read from (memory.go).
+const nonTorchLogFit = "non-torch-log-fit"
 
 func plannerFigures() []CitedFigure {
 	runs := []plannerRun{
 		{"qwen-qwen2-5-7b-instruct--h100-80gb--tp1pp1dp1--8192.log", "qwen2.5-7b-instruct", "Qwen/Qwen2.5-7B-Instruct bf16",
-			1, 0.95, 1096000, 58.53, 14.25, 2.21, 0.24, "", false},
+			1, 0.95, 1096000, 58.53, 14.25, 2.21, 0.24, false, false},
 		{"qwen-qwen2-5-7b-instruct--h100-80gb--tp2pp1dp1--8192.log", "qwen2.5-7b-instruct", "Qwen/Qwen2.5-7B-Instruct bf16",
-			2, 0.95, 2390592, 63.84, 7.12, 2.21, 2.06, "", false},
+			2, 0.95, 2390592, 63.84, 7.12, 2.21, 2.06, false, false},
 		{"qwen-qwen2-5-7b-instruct--h100-80gb--tp4pp1dp1--8192.log", "qwen2.5-7b-instruct", "Qwen/Qwen2.5-7B-Instruct bf16",
-			4, 0.95, 5043280, 67.34, 3.55, 2.21, 2.13, "", false},
+			4, 0.95, 5043280, 67.34, 3.55, 2.21, 2.13, false, false},
 		{"meta-llama-llama-3-1-8b---h100-80gb--tp1pp1dp1--8192.log", "llama-3.1-8b-instruct", "meta-llama/Llama-3.1-8B-Instruct bf16",
-			1, 0.95, 476016, 58.11, 14.99, 1.89, 0.25, "", false},
+			1, 0.95, 476016, 58.11, 14.99, 1.89, 0.25, false, true},
 		{"meta-llama-llama-3-1-8b---h100-80gb--tp2pp1dp1--8192.log", "llama-3.1-8b-instruct", "meta-llama/Llama-3.1-8B-Instruct bf16",
-			2, 0.95, 1044688, 63.76, 7.51, 1.89, 2.07, "", false},
+			2, 0.95, 1044688, 63.76, 7.51, 1.89, 2.07, false, true},
 		{"meta-llama-llama-3-1-8b---h100-80gb--tp4pp1dp1--8192.log", "llama-3.1-8b-instruct", "meta-llama/Llama-3.1-8B-Instruct bf16",
-			4, 0.95, 2209792, 67.44, 3.77, 1.89, 2.13, "", false},
+			4, 0.95, 2209792, 67.44, 3.77, 1.89, 2.13, false, false},
 		{"qwen-qwen3-8b--h100-80gb--tp1pp1dp1--8192.log", "qwen3-8b", "Qwen/Qwen3-8B bf16",
-			1, 0.95, 418688, 57.5, 15.27, 2.21, 0.25, "", false},
+			1, 0.95, 418688, 57.5, 15.27, 2.21, 0.25, false, false},
 		{"qwen-qwen3-30b-a3b--h100-80gb--tp1pp1dp1--8192.log", "qwen3-30b-a3b-instruct-2507",
-			"Qwen/Qwen3-30B-A3B bf16 (the 2507 Instruct profile's architecture)", 1, 0.95, 168288, 15.41, 56.88, 2.68, 0.27, "", false},
+			"Qwen/Qwen3-30B-A3B bf16 (the 2507 Instruct profile's architecture)", 1, 0.95, 168288, 15.41, 56.88, 2.68, 0.27, false, false},
 		{"mistralai-mixtral-8x7b-i--h100-80gb--tp2pp1dp1--8192.log", "mixtral-8x7b-instruct", "mistralai/Mixtral-8x7B-Instruct-v0.1 bf16",
-			2, 0.95, 465936, 28.44, 43.51, 1.21, 2.07, "", false},
+			2, 0.95, 465936, 28.44, 43.51, 1.21, 2.07, false, false},
 		{"fp8dyn-llama-3-3-70b--h100-80gb--tp2pp1dp1--8192.log", "llama-3.1-70b-instruct-fp8",
-			"RedHatAI/Llama-3.3-70B-Instruct-fp8-dynamic (Llama-3.1-70B's architecture, fp8 weights)", 2, 0.95, 244304, 37.28, 33.88, 1.96, 2.1, "", false},
+			"RedHatAI/Llama-3.3-70B-Instruct-fp8-dynamic (Llama-3.1-70B's architecture, fp8 weights)", 2, 0.95, 244304, 37.28, 33.88, 1.96, 2.1, false, false},
 		{"fp8dyn-llama-3-3-70b--h100-80gb--tp4pp1dp1--8192.log", "llama-3.1-70b-instruct-fp8",
-			"RedHatAI/Llama-3.3-70B-Instruct-fp8-dynamic (Llama-3.1-70B's architecture, fp8 weights)", 4, 0.95, 708992, 54.09, 16.96, 1.97, 2.21, "", false},
+			"RedHatAI/Llama-3.3-70B-Instruct-fp8-dynamic (Llama-3.1-70B's architecture, fp8 weights)", 4, 0.95, 708992, 54.09, 16.96, 1.97, 2.21, false, false},
 		{"openai-gpt-oss-20b--h100-80gb--tp2pp1dp1--8192.log", "gpt-oss-20b", "openai/gpt-oss-20b (MXFP4 experts, bf16 rest)",
-			2, 0.9, 2591776, 59.32, 7.01, 2.87, 2.07, "", true},
+			2, 0.9, 2591776, 59.32, 7.01, 2.87, 2.07, true, false},
 		{"qwen-qwen2-5-72b-instruc--h100-80gb--tp2pp1dp1--8192.log", "qwen2.5-72b-instruct", "Qwen/Qwen2.5-72B-Instruct bf16",
-			2, 0.95, 19920, 3.04, 67.8, 2.29, 2.09, plannerTPGap, false},
+			2, 0.95, 19920, 3.04, 67.8, 2.29, 2.09, false, false},
 	}
 	figs := make([]CitedFigure, 0, len(runs))
 	for _, r := range runs {
@@ -145,9 +144,13 @@ func plannerFigures() []CitedFigure {
 				plannerSource, r.log, r.kvGiB, Commas(r.tokens), r.weights, r.torch, r.nt),
 			VLLM:     "0.19.0",
 			Measured: fmt.Sprintf("%s, %dx H100 80GB HBM3, tensor parallel %d, --max-model-len 8192, %s, prefix caching off", r.measured, r.tp, r.tp, utilArg),
-			HeldOut:  true, Gap: r.gap,
-			Cfg:  Config{MaxModelLen: 8192, GPUMemoryUtilization: r.util, TensorParallelSize: r.tp, NonTorchIncrease: true},
+			HeldOut:  true,
+			Cfg: Config{MaxModelLen: 8192, GPUMemoryUtilization: r.util, TensorParallelSize: r.tp, NonTorchIncrease: true,
+				Release: MemoryTritonSampler},
 			Eval: kvTokens,
+		}
+		if r.ntFit {
+			f.Config += "," + nonTorchLogFit
 		}
 		if r.byGiB {
 			f.Quantity, f.Real, f.Unit = fitQuantityKVGiB, r.kvGiB, "GiB"

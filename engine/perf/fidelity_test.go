@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -262,6 +264,9 @@ func memoryLines(t *testing.T) []string {
 			f.GPU, f.Model, f.Config, f.VLLM, p.budget()/gib, p.WeightsGiB(), kvReal, implied, p.ReserveGiB(),
 			mp.Forward, mp.Sampler, mp.NonTorch, counted, cfg.MaxNumBatchedTokens, cfg.MaxNumSeqs, cfg.TensorParallelSize,
 			p.ReserveGiB()-implied))
+		if strings.Contains(f.Config, nonTorchLogFit) {
+			out = append(out, nonTorchLogFitLine(t, f, p, implied))
+		}
 		if f.GPU == DefaultGPU && f.Model == DefaultModel && !f.HeldOut && f.Why == "" {
 			fitted := implied - mp.Activations()
 			out = append(out, fmt.Sprintf("MEMFIT non-torch-device=%.3fGiB stored=%.3fGiB inputs=[seed kv-tokens %s=%s: reserve-implied %.3fGiB - forward %.3f - sampler %.3f]",
@@ -272,6 +277,32 @@ func memoryLines(t *testing.T) []string {
 		}
 	}
 	return out
+}
+
+// loggedNonTorch reads the non-torch increase a figure's source quotes
+// from its vLLM log.
+var loggedNonTorch = regexp.MustCompile(`non-torch forward increase memory ([0-9.]+) GiB`)
+
+// nonTorchLogFitLine is the MEMFIT line of a log a 0.19 non-torch constant
+// is read from (nonTorchLogFit): the stored constant, the log's figure and
+// what the log's KV cache implies beside the model's activations. The
+// test fails if the stored constant is not the log's.
+func nonTorchLogFitLine(t *testing.T, f CitedFigure, p *Perf, implied float64) string {
+	m := loggedNonTorch.FindStringSubmatch(f.Source)
+	if m == nil {
+		t.Fatalf("%s %s %s: no logged non-torch increase in its source", f.GPU, f.Model, f.Config)
+	}
+	logged, err := strconv.ParseFloat(m[1], 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mp := p.MemoryProfile()
+	if math.Abs(logged-mp.NonTorch) > 0.005 {
+		t.Errorf("%s %s %s: the 0.19 non-torch constant %.2f GiB is not its log's %.2f: update memory.go",
+			f.GPU, f.Model, f.Config, mp.NonTorch, logged)
+	}
+	return fmt.Sprintf("MEMFIT non-torch-increase-0.19 tp=%d stored=%.2fGiB inputs=[%s %s %s: logged %.2fGiB; reserve-implied %.2fGiB - activations %.2f = %.2f]",
+		p.Config().TensorParallelSize, mp.NonTorch, f.GPU, f.Model, f.Config, logged, implied, mp.Activations(), implied-mp.Activations())
 }
 
 // kvRealGiB is a KV-cache figure in GiB per GPU (a token count at the

@@ -39,16 +39,101 @@ const (
 	NonTorchIncreaseTPGiB = 0.55
 )
 
+// MemoryRelease names the vLLM releases whose start-up profile holds a
+// different reserve than the seed's (Config.Release). The zero value is
+// the seed's accounting; the fidelity replay sets a later one from the
+// version a figure states.
+type MemoryRelease int
+
+const (
+	// MemorySeed: the seed's accounting (NonTorchIncrease picks how
+	// non-torch memory is counted): the forward's peak and a small
+	// sampler term (bf16 logits and one fp32 copy), added. It meets the
+	// seed's RTX 3060, vLLM 0.10.1.1's A100 logs and the V0 logs, which
+	// leave no room for a sort of the profile's logits (V1 sampled with
+	// FlashInfer's top-k/top-p kernel by default before #26859, from
+	// vllm-project/vllm#11394).
+	MemorySeed MemoryRelease = iota
+	// MemorySortSampler: the dummy sampler run sorts its logits, vLLM's
+	// PyTorch top-k/top-p (vllm/v1/sample/ops/topk_topp_sampler.py
+	// apply_top_k_top_p), which V1 runs wherever FlashInfer's kernel is
+	// off: by default from vllm-project/vllm#26859 ("Disable FlashInfer
+	// sampler by default", 2025-10-15) until the Triton kernel below.
+	// llm-d's H100 table (its recipe: vllm/vllm-openai:v0.11.0) holds this
+	// profile: 4.76-7.38 GiB of activations, ~38 bytes per logit.
+	MemorySortSampler
+	// MemoryTritonSampler: vLLM 0.19: top-k/top-p by the Triton kernel of
+	// vllm-project/vllm#33538 (merged 2026-02; FlashInfer's stays off by
+	// default until vllm-project/vllm#40376, 2026-04-20: the 0.19 logs
+	// print "FlashInfer top-p/top-k sampling is available but disabled by
+	// default"), which masks the fp32 logits in place; and 0.19's larger
+	// non-torch increase under tensor parallelism (NonTorchIncreaseTP019GiB).
+	MemoryTritonSampler
+)
+
+// Bytes per logit element ([min(max_num_batched_tokens, max_num_seqs),
+// vocab]) the dummy sampler run holds at its peak, by release. Every
+// release holds the lm_head's bf16 logits (2) and the sampler's fp32 copy
+// (4; vllm/v1/sample/sampler.py, logits.to(torch.float32)).
+const (
+	// sortLogitBytes: apply_top_k_top_p sorts the fp32 logits: the sorted
+	// values (4) and their int64 indices (8); PyTorch's CUDA sort
+	// (aten/src/ATen/native/cuda/SortStable.cu) sorts pairs with cub's
+	// segmented radix sort from an int64 index input (8) and keeps an
+	// alternate key and value buffer in cub's temporary storage (4 + 8).
+	sortLogitBytes = 2 + 4 + 4 + 8 + 8 + 4 + 8
+	// tritonLogitBytes: the Triton kernel masks the fp32 logits in place;
+	// random_sample then holds the softmax's fp32 probabilities (4) and
+	// the exponential noise it divides them by (4).
+	tritonLogitBytes = 2 + 4 + 4 + 4
+	// tritonBufferGiB: the Triton kernel's [programs, vocab] buffers,
+	// "around ~80MiB of extra VRAM" (vllm-project/vllm#33538's
+	// description).
+	tritonBufferGiB = 80.0 / 1024
+)
+
+// NonTorchIncrease019GiB and NonTorchIncreaseTP019GiB are the non-torch
+// increase vLLM 0.19.0 logs at DEBUG level on an H100 (llm-d-planner's
+// logs, plannerSource): 0.25 GiB on one GPU and 2.07 per rank at tensor
+// parallel 2 for Llama-3.1-8B (the two rows marked nonTorchLogFit); its
+// other logs agree: 0.24-0.27 on one GPU, 2.06-2.21 at tensor parallel 2
+// and 4 for every model, where 0.11 logged 0.13 and 0.55 and pipeline
+// parallel 2 and 4 (no all-reduce) log 0.07. The increase is counted
+// from the worker's first snapshot, taken after the communicators' own
+// initialization (non_torch_memory 1.51 GiB at tensor parallel 2, 0.51
+// on one GPU), to the end of profiling; in between 0.19 sets up what
+// its all-reduces use (symmetric-memory all-reduce on by default,
+// VLLM_ALLREDUCE_USE_SYMM_MEM; FlashInfer's fused all-reduce + RMSNorm
+// workspace, "Initialized FlashInfer All Reduce workspace"; NCCL's
+// lazily connected buffers) and captures its CUDA graphs once to
+// estimate their memory ("Profiling CUDA graph memory"). Which of them
+// holds the ~1.5 GiB more than 0.11 is not in the logs: the FlashInfer
+// workspace is 64 MB a rank at tensor parallel 2 and 2 MB at 4, yet both
+// log the same increase.
+const (
+	NonTorchIncrease019GiB   = 0.25
+	NonTorchIncreaseTP019GiB = 2.07
+)
+
 // MemoryProfile is the reserve vLLM's profiling keeps out of the KV cache,
 // by part, in GiB per GPU.
 type MemoryProfile struct {
 	Forward  float64 // the forward's peak over max_num_batched_tokens: MLP and hidden buffers (bf16)
-	Sampler  float64 // logits for one row per profiled request: bf16 from lm_head and the sampler's fp32 copy
-	NonTorch float64 // NonTorchDeviceGiB, or NonTorchIncreaseGiB / NonTorchIncreaseTPGiB
+	Sampler  float64 // the dummy sampler run over one logits row per profiled request (and, after the seed, the forward's output it still holds)
+	NonTorch float64 // NonTorchDeviceGiB, or the increase the release logs
+	// Sequential: the sampler runs after the forward has freed its
+	// activations, so the torch peak is the larger of the two; the
+	// seed's accounting (MemorySeed) adds them.
+	Sequential bool
 }
 
 // Activations is the torch peak above the weights.
-func (m MemoryProfile) Activations() float64 { return m.Forward + m.Sampler }
+func (m MemoryProfile) Activations() float64 {
+	if m.Sequential {
+		return max(m.Forward, m.Sampler)
+	}
+	return m.Forward + m.Sampler
+}
 
 // Total is what the KV cache does not get beside the weights.
 func (m MemoryProfile) Total() float64 { return m.Activations() + m.NonTorch }
@@ -58,27 +143,49 @@ func (m MemoryProfile) Total() float64 { return m.Activations() + m.NonTorch }
 // (3 x the MLP width, split over tensor-parallel ranks) and four
 // hidden-size buffers (residual, norm output, attention output, MLP
 // output), all bf16: a 2,048-token profile of a 7B model peaks at 0.27
-// GiB. Logits for every profiled token (bf16, as this model held before;
-// fp32 would be twice that) would add 0.58 GiB there, which 0.10.1.1's A100
-// logs (0.50-0.53 GiB kept all told) leave no room for.
+// GiB. The seed's sampler term holds logits for one row per profiled
+// request (bf16 and fp32); fp32 logits for every profiled token would add
+// 0.58 GiB there, which 0.10.1.1's A100 logs (0.50-0.53 GiB kept all
+// told) leave no room for. Later releases (Config.Release) run the
+// sampler after the forward, holding the forward's bf16 output
+// ([max_num_batched_tokens, hidden], profile_run's hidden_states) and the
+// release's bytes per logit: the logits are gathered whole on every
+// tensor-parallel rank, so this term does not shrink with tensor
+// parallelism, as 0.19's logs show (Llama-3.1-8B: 1.89 GiB of torch peak
+// at tensor parallel 1, 2 and 4).
 func (p *Perf) MemoryProfile() MemoryProfile {
 	m, cfg := p.model, p.cfg
 	tp := float64(cfg.TensorParallelSize)
 	perToken := 2 * (3*float64(m.mlpWidth())/tp + float64(4*m.Hidden))
-	rows := min(cfg.MaxNumBatchedTokens, cfg.MaxNumSeqs)
-	mp := MemoryProfile{
-		Forward: float64(cfg.MaxNumBatchedTokens) * perToken / gib,
-		Sampler: float64(rows) * float64(m.Vocab) * (2 + 4) / gib,
-	}
-	switch {
-	case !cfg.NonTorchIncrease:
-		mp.NonTorch = NonTorchDeviceGiB
-	case cfg.TensorParallelSize > 1:
-		mp.NonTorch = NonTorchIncreaseTPGiB
+	logits := float64(min(cfg.MaxNumBatchedTokens, cfg.MaxNumSeqs)) * float64(m.Vocab)
+	mp := MemoryProfile{Forward: float64(cfg.MaxNumBatchedTokens) * perToken / gib}
+	held := float64(cfg.MaxNumBatchedTokens) * float64(m.Hidden) * 2
+	switch cfg.Release {
+	case MemorySortSampler:
+		mp.Sampler, mp.Sequential = (held+logits*sortLogitBytes)/gib, true
+	case MemoryTritonSampler:
+		mp.Sampler, mp.Sequential = (held+logits*tritonLogitBytes)/gib+tritonBufferGiB, true
 	default:
-		mp.NonTorch = NonTorchIncreaseGiB
+		mp.Sampler = logits * (2 + 4) / gib
 	}
+	mp.NonTorch = p.nonTorchGiB()
 	return mp
+}
+
+// nonTorchGiB is the non-torch memory the configuration's vLLM counts.
+func (p *Perf) nonTorchGiB() float64 {
+	tp := p.cfg.TensorParallelSize > 1
+	switch {
+	case p.cfg.Release == MemoryTritonSampler && tp:
+		return NonTorchIncreaseTP019GiB
+	case p.cfg.Release == MemoryTritonSampler:
+		return NonTorchIncrease019GiB
+	case !p.cfg.NonTorchIncrease && p.cfg.Release == MemorySeed:
+		return NonTorchDeviceGiB
+	case tp:
+		return NonTorchIncreaseTPGiB
+	}
+	return NonTorchIncreaseGiB
 }
 
 // reserveBytes is the non-KV, non-weight memory that vLLM's profiling

@@ -67,6 +67,10 @@ type Config struct {
 	// before vllm-project/vllm#19312); true, later releases (only the
 	// increase while profiling).
 	NonTorchIncrease bool
+	// Release selects a later vLLM release's memory profile (memory.go:
+	// how its dummy sampler run holds the logits; 0.19's non-torch
+	// increase); the zero value is the seed's.
+	Release MemoryRelease
 }
 
 // DefaultConfig is the seed's `vllm serve` configuration: --max-model-len
