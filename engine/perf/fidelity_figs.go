@@ -217,6 +217,34 @@ func pacesSweepFigures() []CitedFigure {
 	return figs
 }
 
+// Searched on 2026-12-02, in vain (beside the lists in fidelity_figures.go,
+// fidelity_dc.go, fidelity_small.go, fidelity_h200b.go and docs/engine.md):
+//
+//   - One request's TTFT at several prompt lengths (A10G, L4, H200, a 7-8B
+//     model on the A100/H100): the same course's week-3 "prefill" sweep
+//     (prefix-cached, above); its week-5/8/13 tables (whole-request
+//     latencies at unstated output lengths, ShareGPT at 6 requests/s);
+//     aws-samples/foundation-model-benchmarking-tool's reports (an A10G
+//     g5.2xlarge run gives 0.64 s for a 3,424-token prompt and 15 tokens
+//     out, under what the prompt's 55 TFLOP alone need on the card; the
+//     serving container is DJL's, not always vLLM); Tenstorrent's GPU
+//     reference tables (Llama-3.2-90B-Vision on 4 H100s, no profile;
+//     DeepSeek-R1 on 8 H100s; the rest were rejected before);
+//     crazyguitar/pysheeet's vLLM prefill sweep (commands, no results);
+//     ArianFotouhi/inferenceOptimizationLLMs (opt-125m, one prompt);
+//     datacrunch-research/h200-benchmarks (SGLang only); vLLM issues on
+//     V1-vs-V0 TTFT (ShareGPT or 70B at tensor parallel 4); blog and
+//     vendor pages (Modal, Azure, Ori, gpustack, Lambda: one length or
+//     concurrency sweeps).
+//   - KV cache at several utilizations on the A10G and the H200: vLLM's V0
+//     "total_gpu_memory" and V1 "Free memory on device (X/Y GiB) on
+//     startup" lines by each card's total and budget. The H200 hits are
+//     DeepSeek-R1/V4, Qwen3.5 and Nemotron-H (hybrid or MLA models without
+//     a profile) or refused starts; the L4's besides the rows above are a
+//     Qwen3.5-4B hybrid (vLLM 0.29) and a Qwen3-8B under a custom
+//     quantization plugin beside a memory hog; a V0 log at 22.06 GiB
+//     (Qwen2.5-Math-1.5B, vLLM 0.7.2) names no GPU.
+
 // figsFigures are this file's rows.
 func figsFigures() []CitedFigure {
 	return append(append(pacesFigures(), pacesSweepFigures()...), l4KVFigures()...)
