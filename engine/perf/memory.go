@@ -50,17 +50,21 @@ const (
 	// non-torch memory is counted): the forward's peak and a small
 	// sampler term (bf16 logits and one fp32 copy), added. It meets the
 	// seed's RTX 3060, vLLM 0.10.1.1's A100 logs and the V0 logs, which
-	// leave no room for a sort of the profile's logits (V1 sampled with
-	// FlashInfer's top-k/top-p kernel by default before #26859, from
-	// vllm-project/vllm#11394).
+	// leave no room for a sort of the profile's logits: 256 rows of
+	// Qwen2's 152,064 at sortLogitBytes would be 1.38 GiB where the A100
+	// logs keep 0.56-0.59 all told (FlashInfer's kernel,
+	// vllm-project/vllm#11394, sampled without sorting where installed).
 	MemorySeed MemoryRelease = iota
 	// MemorySortSampler: the dummy sampler run sorts its logits, vLLM's
 	// PyTorch top-k/top-p (vllm/v1/sample/ops/topk_topp_sampler.py
 	// apply_top_k_top_p), which V1 runs wherever FlashInfer's kernel is
 	// off: by default from vllm-project/vllm#26859 ("Disable FlashInfer
 	// sampler by default", 2025-10-15) until the Triton kernel below.
-	// llm-d's H100 table (its recipe: vllm/vllm-openai:v0.11.0) holds this
-	// profile: 4.76-7.38 GiB of activations, ~38 bytes per logit.
+	// llm-d's H100 table holds this profile: 4.76-7.38 GiB of activations,
+	// ~38 bytes per logit. Its recipe names vllm/vllm-openai:v0.11.0,
+	// released before #26859; the rows do not name their image, and an
+	// install without FlashInfer sorts too (topk_topp_sampler.py falls
+	// back to PyTorch's), so the boundary is the profile the table shows.
 	MemorySortSampler
 	// MemoryTritonSampler: vLLM 0.19: top-k/top-p by the Triton kernel of
 	// vllm-project/vllm#33538 (merged 2026-02; FlashInfer's stays off by
