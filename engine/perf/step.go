@@ -48,8 +48,12 @@ const (
 	// large-batch GEMMs sustain (0.5-0.7 is typical of vLLM prefill; it
 	// makes an H100 prefill a 7-8B model at ~40k tokens/s). The seed's
 	// 46-token first prefill on the 3060 and 1,369 tokens per step on an
-	// A100 and an H100 (prefill.go) all agree with this one value, so no
-	// curve over tokens per step is needed to meet them.
+	// A100 and an H100 (prefill.go) all agree with this one value. The
+	// fitted per-architecture MFUs (archEfficiency) are flat over a step's
+	// tokens too: the curves tried (GEMMs paying extra rows, weight reads
+	// adding to FLOPs, wave quantization) each break cited rows, and the
+	// one source that shows a step-size effect shows it for one model
+	// only (fidelity_small.go, smallChunkGap).
 	MFU = 0.60
 
 	// StepOverhead is the fixed cost of one scheduler step: scheduling,
