@@ -96,14 +96,11 @@ func h200GptOSSFigures() []CitedFigure {
 	// holds the H200's prefill only as well as that length is known.
 	ttft.Eval = func(p *Perf) float64 { return millis(requestTTFT(p, prompt, 0)) }
 	decode.Quantity, decode.Real = fitQuantityDecode, 1000/220.788
-	decode.Config = "batch=1,context~1000+0..999,1/median-output-speed"
+	decode.Config = "batch=1,context~1000+0..999,1/median-output-speed," + mxfp4LatencyFit
 	decode.Source += " (median_output_speed_per_query 220.79 tokens/s)"
 	decode.Eval = func(p *Perf) float64 { return millis(decodeStep(p, 1, prompt+out/2)) }
-	// The model's 2.3 ms is the step's active weights and KV read at the
-	// H200's rate plus the per-step and per-layer costs fitted on dense
-	// models. vLLM spends 4.5 ms; the same run at 4 and 8 in flight
-	// (fidelity_moe2.go) shows the miss is a fixed cost a step, not one
-	// that grows with the tokens (gptossStepGap).
-	decode.Gap = gptossStepGap
+	// Without MXFP4MoELayerLatency, fitted to this row alone, the model
+	// gave 2.31 ms (-49%); its 4 and 8 in flight (fidelity_moe2.go) hold
+	// it out.
 	return []CitedFigure{ttft, decode}
 }

@@ -42,13 +42,6 @@ const tp8BatchOneWhy = "not a GPU-set step: request 5's 20 chunks alone (5.31 ms
 	"just before beside request 1 (4.95 ms, a batch of 2 that reads more experts and KV); the model meets that batch-2 " +
 	"stretch within 8.3%"
 
-// gptossStepGap is the gpt-oss H200 rows' gap: a per-step cost that does
-// not grow with the batch.
-const gptossStepGap = "a fixed ~2.2 ms a step the engine lacks, not a per-token MoE cost: from 1 to 4 to 8 in flight vLLM's " +
-	"step grows by 0.88 and 0.76 ms, the model's by 0.88 and 0.79, so the miss stays ~2.2 ms whatever the batch; and the " +
-	"same script on a B200 (b200/benchmark_concurrency_1.json @31a1244: 1.7x the bandwidth, another MXFP4 kernel) gets " +
-	"4.55 ms at one in flight to the H200's 4.53, so the GPU does not set it"
-
 var lambdaMoEDecodes = []lambdaMoEDecode{
 	{4, 1, 29 + 729, 50.098, "median of the 39 ITLs of request 5 (928 tokens) after request 1 (529) ended", ""},
 	{4, 2, 29 + 400, 68.280, "median of the 25 ITLs of requests 1 and 5 alone, after request 2 (273) ended", ""},
@@ -91,9 +84,9 @@ func moe2Figures() []CitedFigure {
 				"as the batch-1 row; %d in flight) (median_output_speed_per_query %.2f tokens/s)", n, n, l.speed),
 			VLLM:     "not stated (RUNPOD_GUIDE.md: pip install vllm, unpinned; the run is of 2025-08-14)",
 			Measured: "openai/gpt-oss-20b (MXFP4 experts, bf16 rest), 1x H200 141GB, server flags not recorded (taken as defaults), client on the same pod",
-			HeldOut:  true, Gap: gptossStepGap,
-			Cfg:  Config{GPUMemoryUtilization: 0.9},
-			Eval: func(p *Perf) float64 { return millis(decodeStep(p, n, 1500)) },
+			HeldOut:  true,
+			Cfg:      Config{GPUMemoryUtilization: 0.9},
+			Eval:     func(p *Perf) float64 { return millis(decodeStep(p, n, 1500)) },
 		})
 	}
 	return figs

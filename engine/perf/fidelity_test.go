@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestFidelity holds the model against every cited public vLLM figure
@@ -78,6 +79,19 @@ func TestFidelity(t *testing.T) {
 		share.Share, share.Loss, DecodeGEMMShare, strings.Join(ins, "; ")))
 	if len(share.Figures) == 0 || math.Abs(share.Share-DecodeGEMMShare) > fitStep+1e-9 {
 		t.Errorf("DecodeGEMMShare %.2f, the fit to %d figures finds %.2f: update step.go", DecodeGEMMShare, len(share.Figures), share.Share)
+	}
+	lat, err := FitMXFP4MoELatency(FidelityFigures)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ins = nil
+	for _, fig := range lat.Figures {
+		ins = append(ins, fig.GPU+" "+fig.Model+" "+fig.Quantity+":"+fig.Config+"="+formatValue(fig.Real, fig.Unit))
+	}
+	lines = append(lines, fmt.Sprintf("FIT mxfp4-moe-latency=%v loss=%.5f stored=%v inputs=[%s]",
+		lat.Latency, lat.Loss, MXFP4MoELayerLatency, strings.Join(ins, "; ")))
+	if len(lat.Figures) == 0 || (lat.Latency-MXFP4MoELayerLatency).Abs() > time.Microsecond {
+		t.Errorf("MXFP4MoELayerLatency %v, the fit to %d figures finds %v: update gptoss.go", MXFP4MoELayerLatency, len(lat.Figures), lat.Latency)
 	}
 	lines = append(lines, memoryLines(t)...)
 	for _, g := range GPUs() {

@@ -1,6 +1,10 @@
 package perf
 
-import "math"
+import (
+	"math"
+	"strings"
+	"time"
+)
 
 // gpt-oss (openai/gpt-oss-20b) differs from the other MoE profiles in
 // four ways the model takes in, each zero for every other profile:
@@ -152,4 +156,84 @@ func (p *Perf) gemmSeconds(linFLOPs float64, tokens int, rate float64) float64 {
 	}
 	experts := 2 * float64(tokens) * float64(m.Layers*m.ExpertsPerToken) * m.expertParams() / float64(p.cfg.TensorParallelSize)
 	return (linFLOPs-experts)/rate + experts/(rate*MXFP4MoEGEMMRate)
+}
+
+// MXFP4MoELayerLatency is what each layer's MoE adds to a memory-bound
+// step of an MXFP4 model on Hopper, beside reading its routed experts: the
+// fixed latency of the kernels vLLM's Triton MXFP4 path runs per layer
+// whatever the step's few tokens. That path (the OAI triton_kernels
+// backend vLLM picks on compute capability 9.x;
+// vllm/model_executor/layers/fused_moe/gpt_oss_triton_kernels_moe.py,
+// triton_kernel_moe_forward) runs triton_kernels' routing (top-k, then
+// the per-expert histogram and gather/scatter indices, several small
+// kernels) and two matmul_ogs launches (gate/up with the fused SwiGLU,
+// down with the scatter and the router weights), each padding an expert's
+// one to eight rows to a 16-row tile and dequantizing its 4-bit weights
+// in the kernel. At one to eight sequences these are latency-bound, not
+// bandwidth-bound: sariekr/gpu_conc's gpt-oss-20b run on an H200 takes
+// 4.53, 5.41 and 6.17 ms a token at 1, 4 and 8 in flight, where the model
+// without this gives 2.31, 3.19 and 3.98: the model's growth with the
+// batch matches vLLM's (+0.88 and +0.79 ms against +0.88 and +0.76), the
+// miss is a fixed ~2.2 ms a step; the same script on a B200 (1.7x the
+// bandwidth) is as slow at one in flight (4.55 ms), and on an H100 PCIe
+// (lower clocks, fewer SMs) the miss is ~3.0 ms, as a latency-bound
+// kernel's is. It rides in the GEMM phase's memory-bound branch, so a
+// compute-bound prefill hides it as a large kernel hides its latency.
+// Fitted (FitMXFP4MoELatency, TestFidelity's "FIT mxfp4-moe-latency"
+// line) to the batch-1 row alone, in 1 us steps; its 4 and 8 in flight
+// are held out. Pre-Hopper GPUs run the Marlin backend instead
+// (marlinExpertPadding): topk, moe_align_block_size and two Marlin MoE
+// GEMMs a layer, no less latency-bound at a few rows on slower clocks.
+// No timed gpt-oss figure on such a GPU holds it, so they pay the same
+// latency (a lower bound) rather than none, which would let an A100
+// decode one gpt-oss token faster than an H100.
+const MXFP4MoELayerLatency = 92 * time.Microsecond
+
+// mxfp4MoELatencySeconds is MXFP4MoELayerLatency over every layer, for an
+// MXFP4 MoE model; 0 otherwise.
+func (p *Perf) mxfp4MoELatencySeconds() float64 {
+	m := p.model
+	if m.Quantization != "mxfp4" || !m.IsMoE() {
+		return 0
+	}
+	return float64(m.Layers) * p.mxfp4Latency.Seconds()
+}
+
+// mxfp4LatencyFit marks the figure MXFP4MoELayerLatency is fitted to.
+const mxfp4LatencyFit = "mxfp4-latency-fit"
+
+// MXFP4LatencyFit is MXFP4MoELayerLatency as fitted and its figures.
+type MXFP4LatencyFit struct {
+	Latency time.Duration
+	Figures []CitedFigure
+	Loss    float64 // sum of squared log errors at Latency
+}
+
+// FitMXFP4MoELatency fits MXFP4MoELayerLatency to the figures whose
+// Config names mxfp4LatencyFit, by a grid search over 0..200 us in 1 us
+// steps minimising the squared log error.
+func FitMXFP4MoELatency(figs []CitedFigure) (MXFP4LatencyFit, error) {
+	best := MXFP4LatencyFit{Loss: math.Inf(1)}
+	for _, f := range figs {
+		if strings.Contains(f.Config, mxfp4LatencyFit) {
+			best.Figures = append(best.Figures, f)
+		}
+	}
+	ps, err := fitModels(best.Figures)
+	if err != nil {
+		return MXFP4LatencyFit{}, err
+	}
+	for us := 0; us <= 200; us++ {
+		d := time.Duration(us) * time.Microsecond
+		var loss float64
+		for i, f := range best.Figures {
+			ps[i].mxfp4Latency = d
+			e := math.Log(f.Eval(ps[i]) / f.Real)
+			loss += e * e
+		}
+		if loss < best.Loss {
+			best.Latency, best.Loss = d, loss
+		}
+	}
+	return best, nil
 }

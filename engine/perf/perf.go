@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 )
 
 // GPU is a GPU's public physical specs.
@@ -105,6 +106,9 @@ type Perf struct {
 	kvBytes  float64 // bytes available to the KV cache before rounding
 	eff      Efficiency
 	link     Link // LinkOf(gpu), looked up once: every step's all-reduce reads it
+	// mxfp4Latency is MXFP4MoELayerLatency, a field so that
+	// FitMXFP4MoELatency can try other values.
+	mxfp4Latency time.Duration
 }
 
 const gib = 1 << 30
@@ -116,7 +120,7 @@ func New(gpu GPU, model Model, cfg Config) (*Perf, error) {
 	if err := validate(gpu, model, cfg); err != nil {
 		return nil, err
 	}
-	p := &Perf{gpu: gpu, model: model, cfg: cfg, eff: EfficiencyFor(gpu), link: LinkOf(gpu)}
+	p := &Perf{gpu: gpu, model: model, cfg: cfg, eff: EfficiencyFor(gpu), link: LinkOf(gpu), mxfp4Latency: MXFP4MoELayerLatency}
 	if !p.sizeKV() {
 		need, budget := p.need(), p.budget()
 		return nil, fmt.Errorf("perf: %w: %s: %s on %s needs %.2f GiB per GPU (%.2f GiB weights + %.2f GiB activation and runtime reserve) "+

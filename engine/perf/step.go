@@ -180,7 +180,7 @@ func (s *Step) AddPrefill(tokens, cached int) {
 
 // Breakdown is one step's time split into its causes (before --speedup).
 type Breakdown struct {
-	Weights   time.Duration // GEMM phase: max(linear FLOPs, weight bytes + DecodeGEMMShare x further decode tokens' FLOPs)
+	Weights   time.Duration // GEMM phase: max(linear FLOPs, weight bytes + DecodeGEMMShare x further decode tokens' FLOPs + MXFP4 MoE kernels' fixed latency)
 	Attention time.Duration // attention phase: max(attention FLOPs, KV bytes)
 	Overhead  time.Duration // StepOverhead + Layers x LayerOverhead + PrefillSeqs x PrefillSeqOverhead
 	Draft     time.Duration // speculative decoding's draft passes (0 without SpecTokens)
@@ -240,7 +240,7 @@ func (p *Perf) Breakdown(s Step) Breakdown {
 	attFLOPs := p.attentionFLOPs(s) / tp
 	weightBytes := m.readBytes(tokens) / tp
 	b := Breakdown{
-		Weights:   max(seconds(p.gemmSeconds(linFLOPs, tokens, flopRate)), seconds(weightBytes/byteRate+p.decodeGEMMSeconds(s, flopRate))),
+		Weights:   max(seconds(p.gemmSeconds(linFLOPs, tokens, flopRate)), seconds(weightBytes/byteRate+p.decodeGEMMSeconds(s, flopRate)+p.mxfp4MoELatencySeconds())),
 		Attention: max(seconds(attFLOPs/flopRate), seconds(kvBytes/byteRate)),
 		Overhead:  StepOverhead + time.Duration(m.Layers)*LayerOverhead + time.Duration(prefillSeqs)*PrefillSeqOverhead,
 		AllReduce: p.allReduceTime(tokens) + p.stageHandoffTime(tokens),
