@@ -53,10 +53,14 @@ import "fmt"
 // of fixed costs; model 148.2 ms) but 23.16 ms for 511 tokens of the 0.6B
 // (qwen3-0.6b/...-211942.json: ~95%; model 27.3 ms); at 2,048 the 3B's
 // first chunk takes 535.8 ms (...-034651.json: 85-90%). Same GPU, vLLM
-// and token count, so the shortfall is the 3B's, not the step size's, and
-// the curves tried each break other rows (a throwaway patch, every
-// architecture's MFU refitted by FitEfficiencies, `go test ./engine/perf
-// -run Fidelity`):
+// and token count, so the shortfall is the 3B's, not the step size's. The
+// 512 run is also slower where no chunk budget reaches: request 0's
+// batch-1 decode steps before request 1 arrives take 26.1 ms (median of
+// 74) against 22.4 (96) in the first 1,024 run and 21.4 in the 2,048 run;
+// scaled by that, its TTFT would be ~1,690 ms, still 22% over the 2,048
+// run's where the model has 1.7%. The curves tried each break other rows
+// (a throwaway patch, every architecture's MFU refitted by
+// FitEfficiencies, `go test ./engine/perf -run Fidelity`):
 //   - GEMMs costing h rows of FLOPs beyond their tokens (MFU x n/(n+h)):
 //     h = 32 takes the seed's fitted TTFT and decode 33-35% off (1 and 14
 //     tokens priced as 33 and 46 rows outrun the 4-bit weight reads).
