@@ -7,16 +7,18 @@ import "fmt"
 // where a step reads only the routed experts and its fixed costs weigh
 // most. All held out.
 //
-// Mixtral-8x7B on 4 and 8 H100s: LambdaLabsML/vllm-benchmark's prompt_10
-// runs (vLLM 0.6.0, the same files as fidelity_parallel.go's median-TPOT
-// rows). vLLM 0.6.0 streamed ten tokens a chunk (fidelityFigures' doc), so
-// a stretch of one request's ITLs after every other request has ended is
-// its batch-1 decode, ITL/10, as lambdaFigures reads the dense models'. In
-// both runs request 5 (prompt 29 tokens, 928 generated) runs on alone
-// after request 1 ends (529 tokens at TP 4, 717 at TP 8); before that the
-// two run together (a batch of 2). The TP 2 run's last request (971) runs
-// alone for four chunks only, and is not read.
-//
+// Mixtral-8x7B on 2, 4 and 8 H100s and on 2 A100s: LambdaLabsML/vllm-benchmark's
+// prompt_10 runs (vLLM 0.6.0, the same files as fidelity_parallel.go's
+// median-TPOT rows). vLLM 0.6.0 streamed ten tokens a chunk
+// (fidelityFigures' doc), so a stretch of one request's ITLs after every
+// other request has ended is its batch-1 decode, ITL/10, as lambdaFigures
+// reads the dense models'. At TP 4 and 8 request 5 (prompt 29 tokens, 928
+// generated) runs on alone after request 1 ends (529 tokens at TP 4, 717
+// at TP 8); before that the two run together (a batch of 2). At TP 2 (H100
+// and A100 alike) request 1 generates 971 tokens and request 5 928, so the
+// two run together from request 2's end (273) to request 5's (a batch of
+// 2, read), and request 1 runs alone for four chunks only (not read).
+
 // gpt-oss-20b on one H200 at 4 and 8 in flight: the same gpu_conc run as
 // fidelity_h200.go's batch-1 row (gpuConcSource), its
 // benchmark_concurrency_4.json and _8.json, read as that row is:
@@ -30,6 +32,7 @@ import "fmt"
 
 // lambdaMoEDecode is one read of a Mixtral run's ITLs.
 type lambdaMoEDecode struct {
+	gpu                string // profile; its LambdaLabs directory is gpuDir's
 	tp, batch, context int
 	itl                float64 // median ms per 10-token chunk
 	read               string
@@ -43,11 +46,16 @@ const tp8BatchOneWhy = "not a GPU-set step: request 5's 20 chunks alone (5.31 ms
 	"stretch within 8.3%"
 
 var lambdaMoEDecodes = []lambdaMoEDecode{
-	{4, 1, 29 + 729, 50.098, "median of the 39 ITLs of request 5 (928 tokens) after request 1 (529) ended", ""},
-	{4, 2, 29 + 400, 68.280, "median of the 25 ITLs of requests 1 and 5 alone, after request 2 (273) ended", ""},
-	{8, 1, 29 + 823, 53.103, "median of the 20 ITLs of request 5 (928 tokens) after request 1 (717) ended", tp8BatchOneWhy},
-	{8, 2, 29 + 500, 49.516, "median of request 5's 44 ITLs beside request 1 alone, after request 2 (273) ended", ""},
+	{"h100-80gb", 4, 1, 29 + 729, 50.098, "median of the 39 ITLs of request 5 (928 tokens) after request 1 (529) ended", ""},
+	{"h100-80gb", 4, 2, 29 + 400, 68.280, "median of the 25 ITLs of requests 1 and 5 alone, after request 2 (273) ended", ""},
+	{"h100-80gb", 8, 1, 29 + 823, 53.103, "median of the 20 ITLs of request 5 (928 tokens) after request 1 (717) ended", tp8BatchOneWhy},
+	{"h100-80gb", 8, 2, 29 + 500, 49.516, "median of request 5's 44 ITLs beside request 1 alone, after request 2 (273) ended", ""},
+	{"h100-80gb", 2, 2, 29 + 600, 103.628, "median of request 5's 64 ITLs beside request 1 alone, after request 2 (273) ended", ""},
+	{"a100-80gb", 2, 2, 29 + 600, 152.880, "median of request 5's 64 ITLs beside request 1 alone, after request 2 (273) ended", ""},
 }
+
+// gpuDir names a profile's GPU as LambdaLabs' result directories do.
+var gpuDir = map[string]string{"h100-80gb": "H100-80GB-SXM", "a100-80gb": "A100-80GB-SXM"}
 
 // gpuConcLevel is one concurrency level of the gpu_conc H200 run.
 type gpuConcLevel struct {
@@ -61,9 +69,9 @@ func moe2Figures() []CitedFigure {
 	var figs []CitedFigure
 	for _, d := range lambdaMoEDecodes {
 		batch, context := d.batch, d.context
-		gpus := fmt.Sprintf("%dxH100-80GB-SXM", d.tp)
+		gpus := fmt.Sprintf("%dx%s", d.tp, gpuDir[d.gpu])
 		figs = append(figs, CitedFigure{
-			GPU: "h100-80gb", Model: "mixtral-8x7b-instruct", Quantity: fitQuantityDecode,
+			GPU: d.gpu, Model: "mixtral-8x7b-instruct", Quantity: fitQuantityDecode,
 			Config: fmt.Sprintf("tp=%d,batch=%d,context~%d,ITL/10", d.tp, batch, context),
 			Real:   d.itl / 10, Unit: "ms",
 			Source: fmt.Sprintf("%s%s/%s_tp%d_len2048.json (itls: %s)", lambdaRepo, gpus, mixtral, d.tp, d.read),
