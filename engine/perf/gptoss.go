@@ -176,17 +176,27 @@ func (p *Perf) gemmSeconds(linFLOPs float64, tokens int, rate float64) float64 {
 // batch matches vLLM's (+0.88 and +0.79 ms against +0.88 and +0.76), the
 // miss is a fixed ~2.2 ms a step; the same script on a B200 (1.7x the
 // bandwidth) is as slow at one in flight (4.55 ms), and on an H100 PCIe
-// (lower clocks, fewer SMs) the miss is ~3.0 ms, as a latency-bound
-// kernel's is. It rides in the GEMM phase's memory-bound branch, so a
+// (H100/benchmark_concurrency_1.json @dac6dc55: 6.71 ms; no profile, but
+// the model's costs at its 2.0 TB/s and the H100's efficiencies come to
+// ~3.7 ms) the miss is ~3.0 ms: larger on lower clocks and fewer SMs, as
+// a latency-bound kernel's is. The rows alone would also fit a per-step
+// host cost of that vLLM (~0.10.1, August 2025, no async scheduling),
+// except for the H100 PCIe's larger miss; the kernels are where the
+// Hopper path differs from the dense models the step's other costs are
+// fitted on. It rides in the GEMM phase's memory-bound branch, so a
 // compute-bound prefill hides it as a large kernel hides its latency.
 // Fitted (FitMXFP4MoELatency, TestFidelity's "FIT mxfp4-moe-latency"
 // line) to the batch-1 row alone, in 1 us steps; its 4 and 8 in flight
-// are held out. Pre-Hopper GPUs run the Marlin backend instead
-// (marlinExpertPadding): topk, moe_align_block_size and two Marlin MoE
-// GEMMs a layer, no less latency-bound at a few rows on slower clocks.
-// No timed gpt-oss figure on such a GPU holds it, so they pay the same
-// latency (a lower bound) rather than none, which would let an A100
-// decode one gpt-oss token faster than an H100.
+// are held out. It is the default path's of that release: SemiAnalysis'
+// InferenceX runs gpt-oss on H100 and H200 with VLLM_MXFP4_USE_MARLIN=1
+// from vLLM 0.12 on (its PR 327), and later releases reworked the MXFP4
+// backends; no low-concurrency row of a later release on a profiled GPU
+// was found to model a version boundary by. GPUs before Hopper run the
+// Marlin backend (marlinExpertPadding): top-k, moe_align_block_size and
+// two Marlin MoE GEMMs a layer, also a chain of small kernels at a few
+// rows; no timed gpt-oss figure there says how long, so they pay the same
+// rather than none, which would have an A100 decode a gpt-oss token
+// faster than an H100.
 const MXFP4MoELayerLatency = 92 * time.Microsecond
 
 // mxfp4MoELatencySeconds is MXFP4MoELayerLatency over every layer, for an
