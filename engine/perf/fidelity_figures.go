@@ -186,8 +186,8 @@ func buildFidelityFigures() []CitedFigure {
 	})
 	figs = append(figs, CitedFigure{
 		// A newer vLLM decodes faster than the 0.6.0 runs the H100's
-		// bandwidth share is fitted to (its CPU work per step overlaps
-		// the GPU's), so the model sits above this one.
+		// bandwidth share is fitted to: its CPU work per step overlaps
+		// the GPU's (async scheduling, version.go), 12% of this row.
 		GPU: "h100-80gb", Model: "llama-3.1-8b-instruct", Quantity: fitQuantityDecode,
 		Config: "batch=1,chatbot-short,tpot_p50", Real: 6.48, Unit: "ms",
 		Source: "yobitelcomm.github.io/bench/recipes/concurrency-sweep (sweep table, conc 1: tpot_p50_ms 6.48; " +

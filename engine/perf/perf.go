@@ -72,6 +72,9 @@ type Config struct {
 	// how its dummy sampler run holds the logits; 0.19's non-torch
 	// increase); the zero value is the seed's.
 	Release MemoryRelease
+	// VLLMVersion is the vLLM release whose step loop the engine
+	// emulates, "MAJOR.MINOR[.PATCH]" (version.go); "" is the seed's.
+	VLLMVersion string
 }
 
 // DefaultConfig is the seed's `vllm serve` configuration: --max-model-len
@@ -105,7 +108,8 @@ type Perf struct {
 	kvBlocks int     // whole KV blocks that fit
 	kvBytes  float64 // bytes available to the KV cache before rounding
 	eff      Efficiency
-	link     Link // LinkOf(gpu), looked up once: every step's all-reduce reads it
+	link     Link     // LinkOf(gpu), looked up once: every step's all-reduce reads it
+	loop     stepLoop // how the release's step loop meets the GPU (version.go)
 	// mxfp4Latency is MXFP4MoELayerLatency, a field so that
 	// FitMXFP4MoELatency can try other values.
 	mxfp4Latency time.Duration
@@ -120,7 +124,11 @@ func New(gpu GPU, model Model, cfg Config) (*Perf, error) {
 	if err := validate(gpu, model, cfg); err != nil {
 		return nil, err
 	}
-	p := &Perf{gpu: gpu, model: model, cfg: cfg, eff: EfficiencyFor(gpu), link: LinkOf(gpu), mxfp4Latency: MXFP4MoELayerLatency}
+	loop, err := stepLoopOf(cfg.VLLMVersion)
+	if err != nil {
+		return nil, err
+	}
+	p := &Perf{gpu: gpu, model: model, cfg: cfg, eff: EfficiencyFor(gpu), link: LinkOf(gpu), loop: loop, mxfp4Latency: MXFP4MoELayerLatency}
 	if !p.sizeKV() {
 		need, budget := p.need(), p.budget()
 		return nil, fmt.Errorf("perf: %w: %s: %s on %s needs %.2f GiB per GPU (%.2f GiB weights + %.2f GiB activation and runtime reserve) "+
