@@ -75,7 +75,8 @@ import "fmt"
 //   - wave quantization (NVIDIA's "Matrix Multiplication Background"
 //     guide): with 128 x 128 tiles on the 3060's 28 SMs the 3B's GEMMs
 //     fill 90% of their waves at 511 tokens and 96% at 2,047, the 0.6B's
-//     83% and 96%, so the 0.6B should lose more at 512; it lost nothing.
+//     83% and 95%, so the 0.6B should lose more at 512, where its step ran
+//     at ~95% of the peak.
 
 // Searched for one request's TTFT at several prompt lengths on the A10G
 // and the L4 (and larger-batch decode on the RTX 3060), in vain: the
