@@ -75,7 +75,11 @@ func TestTokenExactPrompts(t *testing.T) {
 			}
 			n := 0
 			for _, r := range recs {
-				if r.Warmup || r.Error != "" {
+				if r.Warmup {
+					continue
+				}
+				if r.Error != "" {
+					t.Errorf("request %d failed: %s", r.Index, r.Error)
 					continue
 				}
 				n++
