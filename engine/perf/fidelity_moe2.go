@@ -30,6 +30,22 @@ import "fmt"
 // slower at four (5.41), on a GPU with 1.7x its bandwidth: the run's step
 // is not set by the GPU's bandwidth (see gptoss.go on what is modelled).
 
+// Searched and not used (2026-12-02): gpustack's performance-lab pages for
+// gpt-oss-20b and -120b on A100 and H100 (bursts of 100-1,000 requests
+// only; the 20b H100 ones are fidelity_moe.go's); vLLM PRs quoting
+// benchmark_moe.py kernel times at batch 1 (#39902 gpt-oss-120b shapes on
+// an H100, 89 us; #31448 Qwen3 E=128 on a B200, 39.6 us; #44830
+// Qwen3-Next FP8 on an H100, 29.5 us: one fused-MoE call of the bf16/fp8
+// Triton kernel, not a serving step nor the MXFP4 path); SemiAnalysis
+// InferenceX's gpt-oss runs (gpt-oss-120b, no profile; Hopper runs with
+// VLLM_MXFP4_USE_MARLIN=1; its issue 828 sweep starts at 4 in flight and
+// TP 2); gpu_conc's B200, H100 PCIe and MI300X runs (no profile; used as
+// evidence in gptoss.go); vLLM issue 22331 (A100 gpt-oss with the Triton
+// attention backend forced, a 120b figure only); Tenstorrent's
+// Qwen3-30B-A3B "A100" sweep (already in the table, exempt); devforth.io's
+// gpt-oss-20b L4/L40S/H100 write-ups (only their introductions are
+// stored, no figure readable).
+
 // lambdaMoEDecode is one read of a Mixtral run's ITLs.
 type lambdaMoEDecode struct {
 	gpu                string // profile; its LambdaLabs directory is gpuDir's
