@@ -418,28 +418,38 @@ type DecodeShareFit struct {
 // adds nothing), by a grid search over 0..1 minimising the squared log
 // error.
 func FitDecodeGEMMShare(figs []CitedFigure) (DecodeShareFit, error) {
-	best := DecodeShareFit{Loss: math.Inf(1)}
+	share, fitted, loss, err := fitScalar(figs, decodeShareFit, gridRange(0, 1),
+		func(p *Perf, v float64) { p.eff.DecodeGEMMShare = v })
+	return DecodeShareFit{Share: share, Figures: fitted, Loss: loss}, err
+}
+
+// fitScalar fits one constant by grid search: the figures whose Config
+// names tag, each model run with set(model, v) for every v of grid; it
+// returns the first v of least squared log error, those figures and the
+// loss there.
+func fitScalar(figs []CitedFigure, tag string, grid []float64, set func(*Perf, float64)) (best float64, fitted []CitedFigure, loss float64, err error) {
 	for _, f := range figs {
-		if strings.Contains(f.Config, decodeShareFit) {
-			best.Figures = append(best.Figures, f)
+		if strings.Contains(f.Config, tag) {
+			fitted = append(fitted, f)
 		}
 	}
-	ps, err := fitModels(best.Figures)
+	ps, err := fitModels(fitted)
 	if err != nil {
-		return DecodeShareFit{}, err
+		return 0, nil, 0, err
 	}
-	for _, share := range gridRange(0, 1) {
-		var loss float64
-		for i, f := range best.Figures {
-			ps[i].eff.DecodeGEMMShare = share
+	loss = math.Inf(1)
+	for _, v := range grid {
+		var l float64
+		for i, f := range fitted {
+			set(ps[i], v)
 			d := math.Log(f.Eval(ps[i]) / f.Real)
-			loss += d * d
+			l += d * d
 		}
-		if loss < best.Loss {
-			best.Share, best.Loss = share, loss
+		if l < loss {
+			best, loss = v, l
 		}
 	}
-	return best, nil
+	return best, fitted, loss, nil
 }
 
 // fitGrid is the MFU and bandwidth-share values the fit tries for one

@@ -2,7 +2,6 @@ package perf
 
 import (
 	"math"
-	"strings"
 	"time"
 )
 
@@ -223,27 +222,11 @@ type MXFP4LatencyFit struct {
 // Config names mxfp4LatencyFit, by a grid search over 0..200 us in 1 us
 // steps minimising the squared log error.
 func FitMXFP4MoELatency(figs []CitedFigure) (MXFP4LatencyFit, error) {
-	best := MXFP4LatencyFit{Loss: math.Inf(1)}
-	for _, f := range figs {
-		if strings.Contains(f.Config, mxfp4LatencyFit) {
-			best.Figures = append(best.Figures, f)
-		}
-	}
-	ps, err := fitModels(best.Figures)
-	if err != nil {
-		return MXFP4LatencyFit{}, err
-	}
+	var grid []float64
 	for us := 0; us <= 200; us++ {
-		d := time.Duration(us) * time.Microsecond
-		var loss float64
-		for i, f := range best.Figures {
-			ps[i].mxfp4Latency = d
-			e := math.Log(f.Eval(ps[i]) / f.Real)
-			loss += e * e
-		}
-		if loss < best.Loss {
-			best.Latency, best.Loss = d, loss
-		}
+		grid = append(grid, float64(us))
 	}
-	return best, nil
+	us, fitted, loss, err := fitScalar(figs, mxfp4LatencyFit, grid,
+		func(p *Perf, v float64) { p.mxfp4Latency = time.Duration(v) * time.Microsecond })
+	return MXFP4LatencyFit{Latency: time.Duration(us) * time.Microsecond, Figures: fitted, Loss: loss}, err
 }
