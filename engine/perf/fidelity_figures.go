@@ -201,6 +201,7 @@ func buildFidelityFigures() []CitedFigure {
 	figs = append(figs, smallFigures()...)
 	figs = append(figs, figsFigures()...)
 	figs = append(figs, moe2Figures()...)
+	figs = append(figs, memFigures()...)
 	return figs
 }
 

@@ -132,33 +132,39 @@ func plannerFigures() []CitedFigure {
 	}
 	figs := make([]CitedFigure, 0, len(runs))
 	for _, r := range runs {
-		utilArg := "--gpu-memory-utilization 0.95"
-		if r.util != 0.95 {
-			utilArg = "no --gpu-memory-utilization (default 0.9: \"Requested memory: 0.900000 (util)\")"
-		}
-		f := CitedFigure{
-			GPU: "h100-80gb", Model: r.model, Quantity: fitQuantityKVTokens,
-			Config: fmt.Sprintf("util=%.2f,max-model-len=8192,tp=%d", r.util, r.tp), Real: float64(r.tokens), Unit: "tokens",
-			Source: fmt.Sprintf("%s%s (\"Available KV cache memory: %.4g GiB\", \"GPU KV cache size: %s tokens\"; DEBUG: weights "+
-				"%.4g GiB, torch peak memory increase %.4g GiB, non-torch forward increase memory %.4g GiB)",
-				plannerSource, r.log, r.kvGiB, Commas(r.tokens), r.weights, r.torch, r.nt),
-			VLLM:     "0.19.0",
-			Measured: fmt.Sprintf("%s, %dx H100 80GB HBM3, tensor parallel %d, --max-model-len 8192, %s, prefix caching off", r.measured, r.tp, r.tp, utilArg),
-			HeldOut:  true,
-			Cfg: Config{MaxModelLen: 8192, GPUMemoryUtilization: r.util, TensorParallelSize: r.tp, NonTorchIncrease: true,
-				Release: MemoryTritonSampler},
-			Eval: kvTokens,
-		}
-		if r.ntFit {
-			f.Config += "," + nonTorchLogFit
-		}
-		if r.byGiB {
-			f.Quantity, f.Real, f.Unit = fitQuantityKVGiB, r.kvGiB, "GiB"
-			f.Eval = (*Perf).KVCacheGiB
-		}
-		figs = append(figs, f)
+		figs = append(figs, r.figure())
 	}
 	return figs
+}
+
+// figure is the run's KV-cache figure, held out, evaluated with 0.19's
+// memory profile.
+func (r plannerRun) figure() CitedFigure {
+	utilArg := "--gpu-memory-utilization 0.95"
+	if r.util != 0.95 {
+		utilArg = "no --gpu-memory-utilization (default 0.9: \"Requested memory: 0.900000 (util)\")"
+	}
+	f := CitedFigure{
+		GPU: "h100-80gb", Model: r.model, Quantity: fitQuantityKVTokens,
+		Config: fmt.Sprintf("util=%.2f,max-model-len=8192,tp=%d", r.util, r.tp), Real: float64(r.tokens), Unit: "tokens",
+		Source: fmt.Sprintf("%s%s (\"Available KV cache memory: %.4g GiB\", \"GPU KV cache size: %s tokens\"; DEBUG: weights "+
+			"%.4g GiB, torch peak memory increase %.4g GiB, non-torch forward increase memory %.4g GiB)",
+			plannerSource, r.log, r.kvGiB, Commas(r.tokens), r.weights, r.torch, r.nt),
+		VLLM:     "0.19.0",
+		Measured: fmt.Sprintf("%s, %dx H100 80GB HBM3, tensor parallel %d, --max-model-len 8192, %s, prefix caching off", r.measured, r.tp, r.tp, utilArg),
+		HeldOut:  true,
+		Cfg: Config{MaxModelLen: 8192, GPUMemoryUtilization: r.util, TensorParallelSize: r.tp, NonTorchIncrease: true,
+			Release: MemoryTritonSampler},
+		Eval: kvTokens,
+	}
+	if r.ntFit {
+		f.Config += "," + nonTorchLogFit
+	}
+	if r.byGiB {
+		f.Quantity, f.Real, f.Unit = fitQuantityKVGiB, r.kvGiB, "GiB"
+		f.Eval = (*Perf).KVCacheGiB
+	}
+	return f
 }
 
 func aifredFigures() []CitedFigure {
