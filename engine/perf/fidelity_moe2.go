@@ -26,7 +26,7 @@ import "fmt"
 // after a ~1,000-token prompt with 4 (8) in flight, so a step decodes 4
 // (8) sequences at a mean context of ~1,500 tokens. The same repository's
 // B200 run (b200/benchmark_concurrency_1.json and _4.json @31a1244: 4.55
-// and 5.78 ms a token) is as fast at one in flight as the H200 (4.53) and
+// and 5.77 ms a token) is as fast at one in flight as the H200 (4.53) and
 // slower at four (5.41), on a GPU with 1.7x its bandwidth: the run's step
 // is not set by the GPU's bandwidth (see gptoss.go on what is modelled).
 
