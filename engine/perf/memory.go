@@ -52,7 +52,7 @@ const (
 	// seed's RTX 3060, vLLM 0.10.1.1's A100 logs and the V0 logs, which
 	// leave no room for a sort of the profile's logits: 256 rows of
 	// Qwen2's 152,064 at sortLogitBytes would be 1.38 GiB where the A100
-	// logs keep 0.56-0.59 all told (FlashInfer's kernel,
+	// logs keep 0.50-0.53 all told (FlashInfer's kernel,
 	// vllm-project/vllm#11394, sampled without sorting where installed).
 	MemorySeed MemoryRelease = iota
 	// MemorySortSampler: the dummy sampler run sorts its logits, vLLM's
