@@ -43,8 +43,8 @@ import "fmt"
 // (pacesSweepFigures; 4 and 16 repeat week 2's). At 512 the prompts' 65k
 // tokens, uncached, would take longer than the whole row's 1.9 s, so
 // those too were prefix-cached. What they show (go test ./engine/perf
-// -run Fidelity -v): within 7% up to batch 64, then the model's step
-// grows too fast, +12% to +20% at 128 to 512 on both GPUs, at a context
+// -run Fidelity -v): within 9% up to batch 64, then the model's step
+// grows too fast, +8% to +17% at 128 to 512 on both GPUs, at a context
 // of ~160 tokens where KV reads are a few percent of the step: the
 // decode GEMMs' FLOP time at large batches (DecodeGEMMShare, fitted to
 // batch-64 rows, and the architecture's MFU), not the weights' reads.
