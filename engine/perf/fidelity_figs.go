@@ -52,9 +52,12 @@ import "fmt"
 // Not used from the same pages: the A100 rows (an A100 80GB PCIe, 1.935
 // TB/s, which has no profile; the a100-80gb profile is the SXM part) and
 // the L40S (no profile); week 3's "prefill" sweep (prefix-cached, above);
-// week 13's tensor-parallel rows (Llama-3.1-70B at TP 2 on two H200s:
-// per-token latency only, its input and output lengths not stated for
-// that table).
+// week 13's tensor-parallel tables (Llama-3.1-70B at TP 2 on two H100s
+// and two H200s and at TP 4 on four H100s, per-token latency at batch 1,
+// 4 and 8, the H200's beside its iteration latency, 1.56 s at batch 1;
+// Llama-3.1-8B at TP 2 on two H100s, 448.7-542.5 ms at batch 1-32): no
+// table states its input length, and the output, 64, follows only from
+// latency over per-token latency (1.56 s / 24.43 ms), not read.
 // L4 (l4KVSource): a data-analysis agent's notes on moving from Ollama
 // to vLLM (github.com/floSa/data-analyst-agent docs/VLLM.md, "Banc
 // d'essai du 2026-09-03"): `vllm serve Qwen/Qwen2.5-7B-Instruct-AWQ
