@@ -88,12 +88,18 @@ const (
 	argonneH100 = "Nvidia H100 GPU"
 )
 
+// argonneVLLM stands for the release, which neither GPU's files state: the
+// A100's requirements are a torch 2.4 release's (0.5.4 to 0.6.3), the
+// H100's pip install predates 0.6.2. Every one of them runs V0, and V0 is
+// all the engine's step loop tells apart there (version.go).
+const argonneVLLM = "0.6.1"
+
 // argonneConfig is the LLM class's configuration for a model of maxLen
 // positions: max_model_len maxLen and, chunked prefill off,
 // max_num_batched_tokens max(max_model_len, 2048).
 func argonneConfig(maxLen int) Config {
 	return Config{MaxModelLen: maxLen, GPUMemoryUtilization: 0.9, MaxNumSeqs: 256,
-		MaxNumBatchedTokens: max(maxLen, 2048)}
+		MaxNumBatchedTokens: max(maxLen, 2048), VLLMVersion: argonneVLLM}
 }
 
 // argonnePrefill is the prefill steps of batch prompts of n tokens: whole
@@ -201,6 +207,9 @@ func dcFigures() []CitedFigure {
 			config := fmt.Sprintf("LLM.generate,batch=%d,input=%d,output=%d,E2E", batch, n, n)
 			if batch == 64 && n == 128 {
 				config += "," + decodeShareFit
+			}
+			if set.gpu == "a100-40gb" && batch == 32 && n == 128 {
+				config += "," + v0SeqFit
 			}
 			figs = append(figs, CitedFigure{
 				GPU: set.gpu, Model: set.model, Quantity: fitQuantityDecode,

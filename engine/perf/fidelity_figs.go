@@ -43,11 +43,13 @@ import "fmt"
 // (pacesSweepFigures; 4 and 16 repeat week 2's). At 512 the prompts' 65k
 // tokens, uncached, would take longer than the whole row's 1.9 s, so
 // those too were prefix-cached. What they show (go test ./engine/perf
-// -run Fidelity -v): within 9% up to batch 64, then the model's step
-// grows too fast, +8% to +17% at 128 to 512 on both GPUs, at a context
-// of ~160 tokens where KV reads are a few percent of the step: the
-// decode GEMMs' FLOP time at large batches (DecodeGEMMShare, fitted to
-// batch-64 rows, and the architecture's MFU), not the weights' reads.
+// -run Fidelity -v): within 5% up to batch 64 and within 8% at 128 to
+// 512 on both GPUs, at a context of ~160 tokens where KV reads are a few
+// percent of the step, so the decode GEMMs' FLOP time at large batches
+// (DecodeGEMMShare, fitted to batch-64 rows, and the architecture's MFU)
+// sets them, not the weights' reads. At the share of 0.79 they were +8%
+// to +17% there, before V0SeqOverhead (version.go) took the V0 rows'
+// per-sequence host cost off the share's fit.
 //
 // Not used from the same pages: the A100 rows (an A100 80GB PCIe, 1.935
 // TB/s, which has no profile; the a100-80gb profile is the SXM part) and

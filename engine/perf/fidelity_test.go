@@ -84,15 +84,14 @@ func TestFidelity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ins = nil
-	for _, fig := range lat.Figures {
-		ins = append(ins, fig.GPU+" "+fig.Model+" "+fig.Quantity+":"+fig.Config+"="+formatValue(fig.Real, fig.Unit))
+	lines = append(lines, durationFitLine(t, "mxfp4-moe-latency", "MXFP4MoELayerLatency", "gptoss.go",
+		lat.Value, MXFP4MoELayerLatency, lat.Loss, lat.Figures))
+	v0, err := FitV0SeqOverhead(FidelityFigures)
+	if err != nil {
+		t.Fatal(err)
 	}
-	lines = append(lines, fmt.Sprintf("FIT mxfp4-moe-latency=%v loss=%.5f stored=%v inputs=[%s]",
-		lat.Latency, lat.Loss, MXFP4MoELayerLatency, strings.Join(ins, "; ")))
-	if len(lat.Figures) == 0 || (lat.Latency-MXFP4MoELayerLatency).Abs() > time.Microsecond {
-		t.Errorf("MXFP4MoELayerLatency %v, the fit to %d figures finds %v: update gptoss.go", MXFP4MoELayerLatency, len(lat.Figures), lat.Latency)
-	}
+	lines = append(lines, durationFitLine(t, "v0-seq-overhead", "V0SeqOverhead", "version.go",
+		v0.Value, V0SeqOverhead, v0.Loss, v0.Figures))
 	lines = append(lines, memoryLines(t)...)
 	for _, g := range GPUs() {
 		e := EfficiencyFor(g)
@@ -326,4 +325,19 @@ func kvRealGiB(p *Perf, f CitedFigure) float64 {
 		return f.Real * float64(p.KVBytesPerTokenPerGPU()) / gib
 	}
 	return f.Real
+}
+
+// durationFitLine is the FIT line of a fitted time constant (name, as
+// the line calls it; constant, as the code does, in file), failing t when
+// the fit strays from the stored value by more than its 1 us grid step.
+func durationFitLine(t *testing.T, name, constant, file string, got, stored time.Duration, loss float64, figs []CitedFigure) string {
+	t.Helper()
+	var ins []string
+	for _, fig := range figs {
+		ins = append(ins, fig.GPU+" "+fig.Model+" "+fig.Quantity+":"+fig.Config+"="+formatValue(fig.Real, fig.Unit))
+	}
+	if len(figs) == 0 || (got-stored).Abs() > time.Microsecond {
+		t.Errorf("%s %v, the fit to %d figures finds %v: update %s", constant, stored, len(figs), got, file)
+	}
+	return fmt.Sprintf("FIT %s=%v loss=%.5f stored=%v inputs=[%s]", name, got, loss, stored, strings.Join(ins, "; "))
 }

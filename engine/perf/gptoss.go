@@ -211,22 +211,9 @@ func (p *Perf) mxfp4MoELatencySeconds() float64 {
 // mxfp4LatencyFit marks the figure MXFP4MoELayerLatency is fitted to.
 const mxfp4LatencyFit = "mxfp4-latency-fit"
 
-// MXFP4LatencyFit is MXFP4MoELayerLatency as fitted and its figures.
-type MXFP4LatencyFit struct {
-	Latency time.Duration
-	Figures []CitedFigure
-	Loss    float64 // sum of squared log errors at Latency
-}
-
 // FitMXFP4MoELatency fits MXFP4MoELayerLatency to the figures whose
 // Config names mxfp4LatencyFit, by a grid search over 0..200 us in 1 us
 // steps minimising the squared log error.
-func FitMXFP4MoELatency(figs []CitedFigure) (MXFP4LatencyFit, error) {
-	var grid []float64
-	for us := 0; us <= 200; us++ {
-		grid = append(grid, float64(us))
-	}
-	us, fitted, loss, err := fitScalar(figs, mxfp4LatencyFit, grid,
-		func(p *Perf, v float64) { p.mxfp4Latency = time.Duration(v) * time.Microsecond })
-	return MXFP4LatencyFit{Latency: time.Duration(us) * time.Microsecond, Figures: fitted, Loss: loss}, err
+func FitMXFP4MoELatency(figs []CitedFigure) (DurationFit, error) {
+	return fitMicroseconds(figs, mxfp4LatencyFit, 200, func(p *Perf, d time.Duration) { p.mxfp4Latency = d })
 }

@@ -32,8 +32,9 @@ func TestParseVLLMVersion(t *testing.T) {
 }
 
 // TestAsyncSchedulingStep: from vLLM 0.14.0 a step no longer pays
-// StepOverhead beside its GPU work; before
-// it, and with no version (the seed's), it pays it as before.
+// StepOverhead beside its GPU work; before it, and with no version (the
+// seed's), it pays it as before; before 0.8.0 (V0) each decoding sequence
+// adds V0SeqOverhead.
 func TestAsyncSchedulingStep(t *testing.T) {
 	g, err := LookupGPU("a100-40gb")
 	if err != nil {
@@ -62,6 +63,13 @@ func TestAsyncSchedulingStep(t *testing.T) {
 	}
 	if b := after.Breakdown(decode); b.Overhead != time.Duration(m.Layers)*LayerOverhead {
 		t.Errorf("0.14.0 step overhead %v, want the layers' %v alone", b.Overhead, time.Duration(m.Layers)*LayerOverhead)
+	}
+	v0, v1 := at("0.7.3"), at("0.8.0")
+	if a, b := seed.StepTime(decode), v1.StepTime(decode); a != b {
+		t.Errorf("0.8.0 decode step %v, seed's %v: want the same", b, a)
+	}
+	if a, b := seed.StepTime(decode), v0.StepTime(decode); b-a != 4*V0SeqOverhead {
+		t.Errorf("0.7.3 decode step %v, seed's %v: want 4 x V0SeqOverhead (%v) more", b, a, V0SeqOverhead)
 	}
 	if _, err := New(g, m, Config{GPUMemoryUtilization: 0.9, VLLMVersion: "latest"}); err == nil ||
 		!strings.Contains(err.Error(), `"latest"`) {
