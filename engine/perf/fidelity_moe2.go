@@ -55,6 +55,10 @@ type lambdaMoEDecode struct {
 	why                string
 }
 
+// lastChunkOut: a read that leaves out request 5's last ITL, the 8-token
+// chunk that ends its 928 tokens.
+const lastChunkOut = ", its last (an 8-token chunk) left out"
+
 // tp8BatchOneWhy is why the TP 8 run's batch-1 stretch is printed, not
 // judged: the same request's steps got slower when the other request left.
 const tp8BatchOneWhy = "not a GPU-set step: request 5's 20 chunks alone (5.31 ms a token) are slower than its 44 chunks " +
@@ -62,12 +66,12 @@ const tp8BatchOneWhy = "not a GPU-set step: request 5's 20 chunks alone (5.31 ms
 	"stretch within 6.5%"
 
 var lambdaMoEDecodes = []lambdaMoEDecode{
-	{"h100-80gb", 4, 1, 29 + 729, 50.098, "median of the 39 ITLs of request 5 (928 tokens) after request 1 (529) ended", ""},
+	{"h100-80gb", 4, 1, 29 + 729, 50.098, "median of the 39 ITLs of request 5 (928 tokens) after request 1 (529) ended" + lastChunkOut, ""},
 	{"h100-80gb", 4, 2, 29 + 400, 68.280, "median of the 25 ITLs of requests 1 and 5 alone, after request 2 (273) ended", ""},
-	{"h100-80gb", 8, 1, 29 + 823, 53.103, "median of the 20 ITLs of request 5 (928 tokens) after request 1 (717) ended", tp8BatchOneWhy},
+	{"h100-80gb", 8, 1, 29 + 823, 53.103, "median of the 20 ITLs of request 5 (928 tokens) after request 1 (717) ended" + lastChunkOut, tp8BatchOneWhy},
 	{"h100-80gb", 8, 2, 29 + 500, 49.516, "median of request 5's 44 ITLs beside request 1 alone, after request 2 (273) ended", ""},
-	{"h100-80gb", 2, 2, 29 + 600, 103.628, "median of request 5's 64 ITLs beside request 1 alone, after request 2 (273) ended", ""},
-	{"a100-80gb", 2, 2, 29 + 600, 152.880, "median of request 5's 64 ITLs beside request 1 alone, after request 2 (273) ended", ""},
+	{"h100-80gb", 2, 2, 29 + 600, 103.628, "median of request 5's 64 ITLs beside request 1 alone, after request 2 (273) ended" + lastChunkOut, ""},
+	{"a100-80gb", 2, 2, 29 + 600, 152.880, "median of request 5's 64 ITLs beside request 1 alone, after request 2 (273) ended" + lastChunkOut, ""},
 }
 
 // gpuDir names a profile's GPU as LambdaLabs' result directories do.
