@@ -90,15 +90,19 @@ const l4KVSource = "github.com/floSa/data-analyst-agent @430a10cc docs/VLLM.md (
 // l4KVGap is what the L4 rows show the engine lacks: its reserve for
 // this model at 2,048 profiled tokens is 5.81 GiB (5.19 weights, 0.13
 // non-torch, 0.27 forward and 0.22 sampler), vLLM 0.28's is 6.62 (5.58
-// weights and non-torch, a 1.04 GiB activation peak), 0.81 GiB more: the
-// larger activation peak of V1 releases since 0.11 that llm-d's H100
-// table shows (memoryFigures' activation-gib gap; fp32 logits of the
-// 2,048 profiled tokens over a 152k vocabulary are 1.16 GiB alone). A
+// weights and non-torch, a 1.04 GiB activation peak), 0.81 GiB more. The
+// releases memory.go models do not give it either: a sorting sampler
+// (MemorySortSampler, llm-d's H100 table) would hold 1.39 GiB over this
+// profile's 256 rows of 152,064 logits, 0.19's Triton sampler
+// (MemoryTritonSampler) 0.60, and FlashInfer's kernel, on by default
+// again from vllm-project/vllm#40376, about as little; 0.28 also profiles
+// dense models with Model Runner V2 (the default from
+// vllm-project/vllm#44443), whose profile the engine does not model. A
 // fixed reserve weighs most in the smallest caches: +73% at 0.35, +24%
 // at 0.45, +12% (judged, within the held-out target) at 0.60.
 const l4KVGap = "vLLM 0.28's reserve for this model is 0.81 GiB larger than the engine's (activation peak 1.04 GiB " +
-	"where the engine's forward and sampler hold 0.49; weights and non-torch 5.58 where it holds 5.32): the " +
-	"version-dependent activation profile of memoryFigures' activation-gib gap"
+	"where the engine's forward and sampler hold 0.49; weights and non-torch 5.58 where it holds 5.32): 0.28's " +
+	"profile (Model Runner V2) is not modelled, and neither the sorting (1.39 GiB) nor the Triton (0.60) sampler gives it"
 
 func l4KVFigures() []CitedFigure {
 	cfg := func(util float64, maxLen int) Config {
