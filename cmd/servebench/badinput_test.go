@@ -284,6 +284,7 @@ func badInputCases(f badInputFiles) []badInputCase {
 		{"engine gpu-memory-utilization 1.5", engine("--gpu-memory-utilization", "1.5"), []string{"1.5", "(0, 1]"}},
 		{"engine gpu-memory-utilization 0", engine("--gpu-memory-utilization", "0"), []string{"0", "(0, 1]"}},
 		{"engine max-model-len -1", engine("--max-model-len", "-1"), []string{"-1", "positive"}},
+		{"engine vllm-version latest", engine("--vllm-version", "latest"), []string{`--vllm-version "latest"`, "MAJOR.MINOR"}},
 		{"engine max-num-seqs -1", engine("--max-num-seqs", "-1"), []string{"-1", "positive"}},
 		{"engine prefix caching on and off", engine("--enable-prefix-caching", "--no-enable-prefix-caching"), []string{"--enable-prefix-caching", "--no-enable-prefix-caching", "contradict"}},
 		{"engine fault unknown", engine("--fault", "bogus"), []string{`"bogus"`, "http-error=RATE:STATUS"}},

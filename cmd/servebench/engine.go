@@ -101,6 +101,7 @@ request thinks first (--reasoning-tokens), streamed as vLLM's reasoning parsers 
 	f.IntVar(&o.pdDecode, "pd-decode", 0, "run a P/D deployment: this many decode instances (with --pd-prefill)")
 	f.StringVar(&s.KVAllocation, "kv-allocation", sim.KVPaged, "KV cache allocation: "+strings.Join(sim.KVAllocations, " (vLLM's), ")+" (prompt + max_tokens reserved at admission, as servers before paging did; prefix caching off)")
 	f.IntVar(&s.PipelineParallelSize, "pipeline-parallel-size", 1, "pipeline stages of consecutive layers, each on --tensor-parallel-size GPUs (the node has TP x PP); the step time is one batch's through every stage")
+	f.StringVar(&s.VLLMVersion, "vllm-version", "", "pace steps as this vLLM release's engine loop does (e.g. 0.20.1): before 0.8.0 (V0) each decoding sequence adds CPU work to a step; from 0.14.0 async scheduling overlaps the per-step CPU work (default: the seed's V1)")
 	f.IntVar(&s.NumGPUBlocksOverride, "num-gpu-blocks-override", 0, "KV cache blocks of 16 tokens (0: from the performance model)")
 	f.BoolVar(&o.prefixCaching, "enable-prefix-caching", true, "reuse the KV blocks of cached prompt prefixes (vLLM V1's default)")
 	f.BoolVar(&s.NoPrefixCaching, "no-enable-prefix-caching", false, "turn automatic prefix caching off")

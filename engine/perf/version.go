@@ -55,7 +55,7 @@ func parseVLLMVersion(s string) (vllmVersion, error) {
 	t := strings.TrimPrefix(strings.TrimSpace(s), "v")
 	parts := strings.SplitN(t, ".", 3)
 	if len(parts) < 2 {
-		return vllmVersion{}, fmt.Errorf("perf: vLLM version %q: expected MAJOR.MINOR[.PATCH], e.g. 0.20.1", s)
+		return vllmVersion{}, fmt.Errorf("perf: --vllm-version %q: expected a vLLM release MAJOR.MINOR[.PATCH], e.g. 0.20.1", s)
 	}
 	var n [3]int
 	for i, part := range parts {
@@ -64,7 +64,7 @@ func parseVLLMVersion(s string) (vllmVersion, error) {
 			end++
 		}
 		if end == 0 || (i < 2 && end != len(part)) {
-			return vllmVersion{}, fmt.Errorf("perf: vLLM version %q: expected MAJOR.MINOR[.PATCH], e.g. 0.20.1", s)
+			return vllmVersion{}, fmt.Errorf("perf: --vllm-version %q: expected a vLLM release MAJOR.MINOR[.PATCH], e.g. 0.20.1", s)
 		}
 		n[i], _ = strconv.Atoi(part[:end])
 	}

@@ -348,7 +348,7 @@ func buildPerf(o *Options) (*perf.Perf, perf.GPU, perf.Model, error) {
 	}
 	p, err := perf.New(g, m, perf.Config{MaxModelLen: o.MaxModelLen, GPUMemoryUtilization: o.GPUMemoryUtilization,
 		BlockSize: blockSize, MaxNumSeqs: o.MaxNumSeqs, MaxNumBatchedTokens: o.MaxNumBatchedTokens,
-		TensorParallelSize: o.TensorParallelSize, PipelineParallelSize: o.PipelineParallelSize})
+		TensorParallelSize: o.TensorParallelSize, PipelineParallelSize: o.PipelineParallelSize, VLLMVersion: o.VLLMVersion})
 	if err != nil {
 		return nil, g, m, err
 	}

@@ -267,6 +267,7 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		{"unknown fault", func(o *sim.Options) { o.Faults = []string{"gremlins"} }, `unknown fault "gremlins"`},
 		{"unknown KV role", func(o *sim.Options) { o.KVRole = "both" }, `--kv-role "both": want one of producer, consumer`},
 		{"negative KV link", func(o *sim.Options) { o.KVLinkGbps = -1 }, "--kv-link-gbps -1: want a positive link rate in Gb/s (or 0 for the default, 100)"},
+		{"bad vLLM version", func(o *sim.Options) { o.VLLMVersion = "latest" }, `--vllm-version "latest"`},
 	}
 	for _, c := range cases {
 		o := sim.DefaultOptions()
@@ -278,5 +279,10 @@ func TestNewRejectsBadOptions(t *testing.T) {
 	}
 	if _, err := sim.New(sim.DefaultOptions()); err != nil {
 		t.Errorf("default options: %v", err)
+	}
+	o := sim.DefaultOptions()
+	o.VLLMVersion = "0.20.1"
+	if _, err := sim.New(o); err != nil {
+		t.Errorf("--vllm-version 0.20.1: %v", err)
 	}
 }

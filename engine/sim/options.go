@@ -19,6 +19,7 @@ type Options struct {
 	NumGPUBlocksOverride int     // --num-gpu-blocks-override; 0: from the performance model
 	TensorParallelSize   int     // --tensor-parallel-size: GPUs of one node the model is split over; 0 or 1: one GPU
 	PipelineParallelSize int     // --pipeline-parallel-size: stages of consecutive layers, each on TensorParallelSize GPUs; 0 or 1: none
+	VLLMVersion          string  // --vllm-version: the release whose step loop is emulated (perf.Config.VLLMVersion); "": the seed's
 	NoPrefixCaching      bool    // --no-enable-prefix-caching: vLLM V1 caches prefixes unless told not to
 	KVRole               string  // --kv-role: "" (serves whole requests), "producer" (prefill instance) or "consumer" (decode instance); kvrole.go
 	KVLinkGbps           float64 // --kv-link-gbps: the consumer's KV link (0: DefaultKVLinkGbps)
