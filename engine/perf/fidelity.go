@@ -51,22 +51,22 @@ var gpuArch = map[string]string{
 //     bandwidth beside the model's fixed per-step costs (johnmusgrave.com
 //     reads "roughly 77% of the memory-bandwidth ceiling" off its
 //     A100-40GB, all costs included), not the 92% of the seed's GDDR6
-//     card; its prefill runs at 63% of 312 TFLOP/s. Argonne's offline
-//     16 x 1,024-token prefills (fidelity_dc.go, held out), which pay no
-//     request overhead, say 74%: taken into the fit with Lambda's rows
-//     they give 0.68 (Lambda -6%, Argonne +8%; the H100 0.58), but
-//     (as measured before the release was modelled, version.go)
-//     DecodeGEMMShare then refits from 0.86 to 0.92 and the course's H100
-//     batch-256 decode (fidelity_figs.go) goes from +19.9% to +21.6%,
-//     past its target. That row's excess is its one prefill step's
-//     PrefillSeqOverhead (1.6 ms x 256 sequences, 6.4 ms of the model's
-//     21.4 ms a token); without it the model is 16% under the figure.
-//   - gh100: an H100 decodes at 79% of 3.35 TB/s and prefills at 57% of
-//     989 TFLOP/s; the H200 shares its kernels. Its one figure (vLLM's CI
-//     latency test, fidelity_h200.go, held out) sits 12% above the model
-//     where the H100's twin sits 4% above: vLLM gets less of the H200's
-//     4.8 TB/s than of the H100's 3.35 (one figure is too few to fit the
-//     H200 apart, so it stays held out).
+//     card; its prefill runs at 68% of 312 TFLOP/s, fitted to two
+//     sources at once: LambdaLabs' ten prompts in one 1,369-token step
+//     (vLLM 0.6.0, A100 80GB) alone give 63%, Argonne's offline 16 x
+//     1,024-token prefills (fidelity_dc.go; A100 40GB, no HTTP request,
+//     so none of the fitted request overheads that are 23% of Lambda's
+//     TTFT) 74%; the fit leaves them -6% and +8%. The held-out Splitwise
+//     Llama-2-70B prefills at tensor parallel 2 (fidelity_lengths.go)
+//     agree: -8% to +5% at 256-8,192 tokens (-2% to +13% at 63%).
+//   - gh100: an H100 decodes at 79% of 3.35 TB/s and prefills at 58% of
+//     989 TFLOP/s (Lambda's 1,369-token step and Argonne's offline
+//     prefills, as the A100's; Lambda's alone give 57%); the H200 shares
+//     its kernels. Its one figure (vLLM's CI latency test,
+//     fidelity_h200.go, held out) sits 12% above the model where the
+//     H100's twin sits 4% above: vLLM gets less of the H200's 4.8 TB/s
+//     than of the H100's 3.35 (one figure is too few to fit the H200
+//     apart, so it stays held out).
 //   - ad104: an L4 prefills at 38% of 121 TFLOP/s, fitted to one figure,
 //     the cold ~1,460-token TTFT of Qwen2.5-7B on vLLM 0.8.5
 //     (fidelity_lengths7b.go): 1.9e13 FLOPs in the ~410 ms the model's
@@ -94,9 +94,9 @@ var gpuArch = map[string]string{
 //     defaults meet within 15%, so it keeps them.
 var archEfficiency = map[string]Efficiency{
 	"ad104": {Arch: "ad104", MFU: 0.38, Bandwidth: 0.83, Fitted: true},
-	"ga100": {Arch: "ga100", MFU: 0.63, Bandwidth: 0.75, Fitted: true},
+	"ga100": {Arch: "ga100", MFU: 0.68, Bandwidth: 0.75, Fitted: true},
 	"ga106": {Arch: "ga106", MFU: 0.78, Bandwidth: BandwidthEfficiency, Fitted: true},
-	"gh100": {Arch: "gh100", MFU: 0.57, Bandwidth: 0.79, Fitted: true},
+	"gh100": {Arch: "gh100", MFU: 0.58, Bandwidth: 0.79, Fitted: true},
 }
 
 // EfficiencyFor returns the efficiencies the model uses for g: its

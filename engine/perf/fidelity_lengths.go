@@ -40,17 +40,19 @@ import "fmt"
 // a prefill anything. The rows use Llama-2-70B itself (llama2_70B).
 //
 // What the judged TP 2 rows say about the length dependence (go test
-// ./engine/perf -run Fidelity -v): on the A100 the model is within -2% to
-// +13% from 256 to 8,192 tokens with no trend; its 4,096 -> 8,192 growth
-// (2.06x) is the file's (2.01x), so the attention triangle at the GEMMs'
-// rate (7% of the 8,192-token step) is right there. On the H100 it goes
-// from 0% at 512-1,024 tokens to -11% at 4,096 and -13% at 8,192: the gap
-// (70, then 180 ms) fits ~0.012 ms per token plus ~1.2e-6 ms per token
-// squared, i.e. attention at about half the model's rate (FlashAttention-2
-// reaches 35% of an H100's peak, the FlashAttention-3 paper's abstract,
-// where the GEMMs reach the fitted 57%; on an A100 it reaches 50-73%, the
-// FlashAttention-2 paper's, about the GEMMs' 63%) plus a linear cost the
-// file cannot split between the all-reduces and the GEMMs. The model keeps
+// ./engine/perf -run Fidelity -v): on the A100 the model is within -8% to
+// +5% from 256 to 8,192 tokens with no trend (-2% to +13% before the
+// A100's MFU took Argonne's offline prefills, 0.63 -> 0.68); its 4,096 ->
+// 8,192 growth (2.05x) is the file's (2.01x), so the attention triangle
+// at the GEMMs' rate (7% of the 8,192-token step) is right there. On the
+// H100 it goes from -2% at 512-1,024 tokens to -12% at 4,096 and -15% at
+// 8,192: the gap (79, then 199 ms) fits ~0.014 ms per token plus ~1.2e-6
+// ms per token squared, i.e. attention at about half the model's rate
+// (FlashAttention-2 reaches 35% of an H100's peak, the FlashAttention-3
+// paper's abstract, where the GEMMs reach the fitted 58%; on an A100 it
+// reaches 50-73%, the FlashAttention-2 paper's, about the GEMMs' 68%)
+// plus a linear cost the file cannot split between the all-reduces and the
+// GEMMs. The model keeps
 // one rate for both: the vLLM it emulates (0.10 and later) runs
 // FlashAttention-3 on Hopper (fa_utils.py's get_flash_attn_version picks
 // version 3 on compute capability 9), which these pre-2024 kernels are not. The

@@ -108,9 +108,9 @@ const (
 // vLLM's decode step grows with the batch by far more than its KV reads:
 // per sequence and step ~270 us on an L4 (Qwen2.5-7B, whose GEMMs take
 // 304 us at the L4's rate; ree2raz/inference-bench, fidelity_small.go),
-// 44-49 us on an A100 (7-8B, 71-81 us; the same repository's A100 40GB
+// 44-49 us on an A100 (7-8B, 66-71 us; the same repository's A100 40GB
 // runs, Argonne's Meta-Llama-3-8B batches, fidelity_dc.go, LambdaLabs'
-// batch 10 against 1), 21 us on an H100 (8B, 28 us; LambdaLabs): 0.6-0.9
+// batch 10 against 1), 21 us on an H100 (8B, 26 us; LambdaLabs): 0.6-0.9
 // of the FLOPs' time, scaling with each GPU's tensor rate rather than its
 // host, so GPU work: a GEMM of a few rows does not hide its tensor-core
 // work under its weight reads. The first token's does: batch-1 figures
@@ -129,10 +129,10 @@ const (
 // (or fp8); the seed's AWQ model pays it too, untested: Marlin's int4
 // kernels claim close to their ideal 4x over fp16 up to 16-32 rows
 // (github.com/IST-DASLab/marlin README), and 16 sequences on the RTX 3060
-// now take 21.5 ms a step (15.5 without the share). With it a decode batch
+// now take 21.2 ms a step (15.5 without the share). With it a decode batch
 // reaches the plain compute-bound time only at ~2x the ridge batch: 256
-// sequences of 200 tokens of an 8B model on an H100 take 13.4 ms a step
-// where the roofline alone gave 10.9.
+// sequences of 200 tokens of an 8B model on an H100 take 13.3 ms a step
+// where the roofline alone gave 10.8.
 const DecodeGEMMShare = 0.53
 
 // RequestOverhead is the fixed per-request time between arrival and

@@ -149,8 +149,9 @@ func (l stepLoop) overlap(b Breakdown) Breakdown {
 // a persistent batch and applies only the step's changes (the V1 post,
 // blog.vllm.ai 2025-01-27). The seed's V1 and later releases pay none.
 //
-// Fitted (FitV0SeqOverhead; TestFidelity's "FIT v0-seq-overhead" line)
-// to one figure, Argonne's A100 40GB batch of 32 Llama-3-8B prompts of
+// Fitted (FitV0SeqOverhead; TestFidelity's "FIT v0-seq-overhead" line;
+// 46 us before the A100's MFU took Argonne's offline prefills, 0.63 ->
+// 0.68, which shortened the share's FLOP time beside it) to one figure, Argonne's A100 40GB batch of 32 Llama-3-8B prompts of
 // 128 tokens answered with 128 (fidelity_dc.go), whose batch-1 siblings
 // the model meets within 1.5% with no V0 term, so what its steps add over
 // them beyond DecodeGEMMShare is per sequence; DecodeGEMMShare is fitted
@@ -159,7 +160,7 @@ func (l stepLoop) overlap(b Breakdown) Breakdown {
 // parallel decode rows (LambdaLabsML, lambdaFigures, parallelFigures).
 // The same per-sequence cost on both GPUs is a host cost: the H100's
 // faster GPU work makes it a larger share of its steps, as its rows show.
-const V0SeqOverhead = 46 * time.Microsecond
+const V0SeqOverhead = 54 * time.Microsecond
 
 // v0SeqFit marks the figure V0SeqOverhead is fitted to.
 const v0SeqFit = "v0-seq-fit"
