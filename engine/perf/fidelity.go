@@ -391,7 +391,7 @@ const mxfp4Fit = "mxfp4-rate-fit"
 
 // constFitTags are the Config tags of figures one of the engine's fitted
 // constants (besides the per-architecture efficiencies) was fitted to.
-var constFitTags = []string{decodeShareFit, mxfp4Fit, tpotFit, skewFit, fp8Fit, nonTorchLogFit, mxfp4LatencyFit, v0SeqFit}
+var constFitTags = []string{decodeShareFit, mxfp4Fit, tpotFit, skewFit, fp8Fit, nonTorchLogFit, mxfp4LatencyFit, v0SeqFit, coldCompileFit}
 
 // ConstFit reports whether a fitted constant was fitted to the figure: it
 // is held out of the efficiency fit but not independent of the model, so

@@ -255,6 +255,7 @@ func TestFidelityFails(t *testing.T) {
 // and the test fails if the stored value strays from it by more than 0.01.
 func memoryLines(t *testing.T) []string {
 	var out []string
+	var cold []coldCompileInput
 	for _, f := range FidelityFigures {
 		if f.Quantity != fitQuantityKVTokens && f.Quantity != fitQuantityKVGiB {
 			continue
@@ -273,10 +274,13 @@ func memoryLines(t *testing.T) []string {
 			counted = "increase"
 		}
 		out = append(out, fmt.Sprintf("MEMORY gpu=%s model=%s %s vllm=%q budget=%.2fGiB weights=%.2fGiB kv-real=%.2fGiB "+
-			"reserve-implied=%.2fGiB reserve-model=%.2fGiB (forward=%.2f sampler=%.2f non-torch=%.2f %s; batched-tokens=%d seqs=%d tp=%d) residual=%+.2fGiB",
+			"reserve-implied=%.2fGiB reserve-model=%.2fGiB (forward=%.2f sampler=%.2f non-torch=%.2f %s%s; batched-tokens=%d seqs=%d tp=%d) residual=%+.2fGiB",
 			f.GPU, f.Model, f.Config, f.VLLM, p.budget()/gib, p.WeightsGiB(), kvReal, implied, p.ReserveGiB(),
-			mp.Forward, mp.Sampler, mp.NonTorch, counted, cfg.MaxNumBatchedTokens, cfg.MaxNumSeqs, cfg.TensorParallelSize,
+			mp.Forward, mp.Sampler, mp.NonTorch, counted, v2Parts(mp), cfg.MaxNumBatchedTokens, cfg.MaxNumSeqs, cfg.TensorParallelSize,
 			p.ReserveGiB()-implied))
+		if strings.Contains(f.Config, coldCompileFit) {
+			cold = append(cold, coldCompileInput{f, implied, implied - mp.NonTorch - mp.Persistent})
+		}
 		if strings.Contains(f.Config, nonTorchLogFit) {
 			out = append(out, nonTorchLogFitLine(t, f, p, implied))
 		}
@@ -289,7 +293,45 @@ func memoryLines(t *testing.T) []string {
 			}
 		}
 	}
-	return out
+	return append(out, coldCompileFitLine(t, cold))
+}
+
+// v2Parts prints the parts only 0.28's profile has (MemoryModelRunnerV2).
+func v2Parts(mp MemoryProfile) string {
+	if mp.Persistent == 0 && mp.Compile == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" persistent=%.2f compile=%.2f", mp.Persistent, mp.Compile)
+}
+
+// coldCompileInput is one figure coldCompilePeak028GiB is fitted to: its
+// implied reserve and what that leaves for the transient peak beside the
+// physical terms (non-torch increase, persistent buffers).
+type coldCompileInput struct {
+	fig              CitedFigure
+	implied, leftFor float64
+}
+
+// coldCompileFitLine is the MEMFIT line of coldCompilePeak028GiB: the mean
+// transient peak its figures leave, failing t when the stored constant
+// strays from it by more than 0.01 GiB.
+func coldCompileFitLine(t *testing.T, in []coldCompileInput) string {
+	if len(in) == 0 {
+		t.Fatal("no figure is tagged " + coldCompileFit)
+	}
+	var sum float64
+	var parts []string
+	for _, c := range in {
+		sum += c.leftFor
+		parts = append(parts, fmt.Sprintf("%s %s %s: reserve-implied %.3fGiB - non-torch - persistent = %.3f",
+			c.fig.GPU, c.fig.Model, c.fig.Config, c.implied, c.leftFor))
+	}
+	fitted := sum / float64(len(in))
+	if math.Abs(fitted-coldCompilePeak028GiB) > 0.01 {
+		t.Errorf("coldCompilePeak028GiB %.2f, its figures imply %.3f: update memory.go", coldCompilePeak028GiB, fitted)
+	}
+	return fmt.Sprintf("MEMFIT cold-compile-peak-0.28=%.3fGiB stored=%.2fGiB inputs=[%s]", fitted, coldCompilePeak028GiB,
+		strings.Join(parts, "; "))
 }
 
 // loggedNonTorch reads the non-torch increase a figure's source quotes

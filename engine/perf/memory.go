@@ -73,7 +73,61 @@ const (
 	// default"), which masks the fp32 logits in place; and 0.19's larger
 	// non-torch increase under tensor parallelism (NonTorchIncreaseTP019GiB).
 	MemoryTritonSampler
+	// MemoryModelRunnerV2: vLLM 0.28, whose dense models run Model Runner
+	// V2 (vllm/v1/worker/gpu/, the default from vllm-project/vllm#44443)
+	// and whose worker counts what the KV cache does not get as the drop in
+	// free device memory since the worker's first snapshot (weights, every
+	// persistent buffer, non-torch memory: "consumed memory (weights +
+	// non-torch)" in its log) plus the transient peak, the torch peak less
+	// what is still allocated after profiling ("peak activation";
+	// vllm/utils/mem_utils.py memory_profiling's total_consumed and
+	// transient_peak_headroom, from vllm-project/vllm#37111; kvcached's
+	// PR 492 names 0.28 as the release that reads them). Terms:
+	//   - V2's sampler holds [max_num_seqs, vocab] int32 output token
+	//     counts and a [max_num_seqs, vocab/32] int32 prompt bit mask from
+	//     load time on (PenaltiesState, vllm/v1/worker/gpu/sample/
+	//     penalties.py), persistent, so counted as consumed memory:
+	//     v2PenaltyBytes.
+	//   - profile_run runs the forward over max_num_batched_tokens, then
+	//     the sampler over one row per request while still holding the
+	//     forward's output (model_runner.py _dummy_run/_dummy_sampler_run):
+	//     sequential, as the later V1 releases above; Sampler.sample copies
+	//     the bf16 logits to fp32 (sampler.py), 6 bytes a logit
+	//     (vllm-project/vllm#57926 reports the dummy run skipping the copy:
+	//     either way below the forward's peak for a 7B model at 2,048
+	//     tokens).
+	//   - the non-torch increase: no 0.28 log states it; 0.19's
+	//     (NonTorchIncrease019GiB, NonTorchIncreaseTP019GiB) is kept.
+	//   - a cold compile (Config.ColdCompile): coldCompilePeak028GiB.
+	// Marlin's 4-bit kernels (awq_marlin) add nothing that shows: the
+	// repacked weights keep their size and the fp32 reduce scratch is SMs x
+	// 64 x 256 floats a GEMM (3.6 MiB on an L4; csrc/quantization/
+	// gptq_marlin/gptq_marlin.cu).
+	MemoryModelRunnerV2
 )
+
+// coldCompilePeak028GiB is the transient peak a 0.28 profile charges when
+// torch.compile and its Triton autotuning run cold inside the profiling
+// window: their temporaries are freed before the profiled forward, yet
+// the window's torch peak keeps them, so "peak activation" is the larger
+// of the compile's peak and the forward's (vllm-project/vllm#54122, cold
+// AOT compilation charged as peak activation; #54383, vLLM 0.28.0: a first
+// boot of a shape gets a ~5% smaller KV cache than the same boot with a
+// warm compile cache; the fixes, #54209 and #54479, were open in
+// 2026-09). Fitted (MEMFIT cold-compile-peak-0.28): the floSa L4 rows'
+// reserve less the physical terms of MemoryModelRunnerV2 (weights,
+// V2's sampler buffers, 0.19's non-torch increase); their log's own
+// "peak activation" is 1.04 GiB. It holds for that model and those
+// shapes only (Qwen2.5-7B-AWQ, 2,048 tokens, on an L4): the compile's
+// scratch grows with what is compiled and autotuned.
+const coldCompilePeak028GiB = 1.03
+
+// v2PenaltyBytes is what Model Runner V2's PenaltiesState holds for the
+// configuration's requests (output token counts and the prompt bit mask,
+// int32).
+func v2PenaltyBytes(seqs, vocab int) float64 {
+	return float64(seqs) * 4 * float64(vocab+(vocab+31)/32)
+}
 
 // Bytes per logit element ([min(max_num_batched_tokens, max_num_seqs),
 // vocab]) the dummy sampler run holds at its peak, by release. Every
@@ -125,6 +179,13 @@ type MemoryProfile struct {
 	Forward  float64 // the forward's peak over max_num_batched_tokens: MLP and hidden buffers (bf16)
 	Sampler  float64 // the dummy sampler run over one logits row per profiled request (and, after the seed, the forward's output it still holds)
 	NonTorch float64 // NonTorchDeviceGiB, or the increase the release logs
+	// Persistent: buffers allocated after the weights and kept (0.28's
+	// Model Runner V2 sampler state), which 0.28 counts as consumed memory.
+	Persistent float64
+	// Compile: the peak of a cold torch.compile inside the profiling
+	// window (0.28, Config.ColdCompile), taken instead of the forward's
+	// when larger.
+	Compile float64
 	// Sequential: the sampler runs after the forward has freed its
 	// activations, so the torch peak is the larger of the two; the
 	// seed's accounting (MemorySeed) adds them.
@@ -134,13 +195,13 @@ type MemoryProfile struct {
 // Activations is the torch peak above the weights.
 func (m MemoryProfile) Activations() float64 {
 	if m.Sequential {
-		return max(m.Forward, m.Sampler)
+		return max(m.Forward, m.Sampler, m.Compile)
 	}
 	return m.Forward + m.Sampler
 }
 
 // Total is what the KV cache does not get beside the weights.
-func (m MemoryProfile) Total() float64 { return m.Activations() + m.NonTorch }
+func (m MemoryProfile) Total() float64 { return m.Activations() + m.NonTorch + m.Persistent }
 
 // MemoryProfile is this configuration's reserve by part. Per profiled
 // token the forward holds the MLP's gate/up output and its activation
@@ -169,6 +230,12 @@ func (p *Perf) MemoryProfile() MemoryProfile {
 		mp.Sampler, mp.Sequential = (held+logits*sortLogitBytes)/gib, true
 	case MemoryTritonSampler:
 		mp.Sampler, mp.Sequential = (held+logits*tritonLogitBytes)/gib+tritonBufferGiB, true
+	case MemoryModelRunnerV2:
+		mp.Sampler, mp.Sequential = (held+logits*(2+4))/gib, true
+		mp.Persistent = v2PenaltyBytes(cfg.MaxNumSeqs, m.Vocab) / gib
+		if cfg.ColdCompile {
+			mp.Compile = coldCompilePeak028GiB
+		}
 	default:
 		mp.Sampler = logits * (2 + 4) / gib
 	}
@@ -180,9 +247,9 @@ func (p *Perf) MemoryProfile() MemoryProfile {
 func (p *Perf) nonTorchGiB() float64 {
 	tp := p.cfg.TensorParallelSize > 1
 	switch {
-	case p.cfg.Release == MemoryTritonSampler && tp:
+	case p.cfg.Release >= MemoryTritonSampler && tp:
 		return NonTorchIncreaseTP019GiB
-	case p.cfg.Release == MemoryTritonSampler:
+	case p.cfg.Release >= MemoryTritonSampler:
 		return NonTorchIncrease019GiB
 	case !p.cfg.NonTorchIncrease && p.cfg.Release == MemorySeed:
 		return NonTorchDeviceGiB

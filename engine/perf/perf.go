@@ -72,6 +72,10 @@ type Config struct {
 	// how its dummy sampler run holds the logits; 0.19's non-torch
 	// increase); the zero value is the seed's.
 	Release MemoryRelease
+	// ColdCompile: the start-up compiled with an empty torch.compile
+	// cache, whose scratch 0.28's profile charges as peak activation
+	// (MemoryModelRunnerV2 only; memory.go coldCompilePeak028GiB).
+	ColdCompile bool
 	// VLLMVersion is the vLLM release whose step loop the engine
 	// emulates, "MAJOR.MINOR[.PATCH]" (version.go); "" is the seed's.
 	VLLMVersion string
