@@ -80,9 +80,10 @@ const (
 	// persistent buffer, non-torch memory: "consumed memory (weights +
 	// non-torch)" in its log) plus the transient peak, the torch peak less
 	// what is still allocated after profiling ("peak activation";
-	// vllm/utils/mem_utils.py memory_profiling's total_consumed and
-	// transient_peak_headroom, from vllm-project/vllm#37111; kvcached's
-	// PR 492 names 0.28 as the release that reads them). Terms:
+	// memory_profiling's total_consumed and transient_peak_headroom in
+	// vllm/utils/mem_utils.py, later vllm/foundation/utilities/, the
+	// accounting vllm-project/vllm#37111 proposed; kvcached's PR 492
+	// names 0.28 as the release whose worker reads them). Terms:
 	//   - V2's sampler holds [max_num_seqs, vocab] int32 output token
 	//     counts and a [max_num_seqs, vocab/32] int32 prompt bit mask from
 	//     load time on (PenaltiesState, vllm/v1/worker/gpu/sample/
@@ -92,10 +93,12 @@ const (
 	//     the sampler over one row per request while still holding the
 	//     forward's output (model_runner.py _dummy_run/_dummy_sampler_run):
 	//     sequential, as the later V1 releases above; Sampler.sample copies
-	//     the bf16 logits to fp32 (sampler.py), 6 bytes a logit
-	//     (vllm-project/vllm#57926 reports the dummy run skipping the copy:
-	//     either way below the forward's peak for a 7B model at 2,048
-	//     tokens).
+	//     the bf16 logits to fp32 (sampler.py), 6 bytes a logit, and the
+	//     dummy run leaves top-k/top-p off ("disabled because of memory
+	//     usage", states.py SamplingMetadata.make_dummy), so no sort or
+	//     top-k kernel runs. Without the fp32 copy the term is smaller
+	//     still: either way it stays below the forward's peak for a 7B
+	//     model at 2,048 tokens.
 	//   - the non-torch increase: no 0.28 log states it; 0.19's
 	//     (NonTorchIncrease019GiB, NonTorchIncreaseTP019GiB) is kept.
 	//   - a cold compile (Config.ColdCompile): coldCompilePeak028GiB.
@@ -113,8 +116,8 @@ const (
 // of the compile's peak and the forward's (vllm-project/vllm#54122, cold
 // AOT compilation charged as peak activation; #54383, vLLM 0.28.0: a first
 // boot of a shape gets a ~5% smaller KV cache than the same boot with a
-// warm compile cache; the fixes, #54209 and #54479, were open in
-// 2026-09). Fitted (MEMFIT cold-compile-peak-0.28): the floSa L4 rows'
+// warm compile cache; the fixes proposed, #54209 and #54479, are open in
+// the copies searched). Fitted (MEMFIT cold-compile-peak-0.28): the floSa L4 rows'
 // reserve less the physical terms of MemoryModelRunnerV2 (weights,
 // V2's sampler buffers, 0.19's non-torch increase); their log's own
 // "peak activation" is 1.04 GiB. It holds for that model and those
