@@ -144,10 +144,11 @@ func (l stepLoop) overlap(b Breakdown) Breakdown {
 // of V0 (blog.vllm.ai/2024/09/05/perf-update.html, Llama 3 8B on one
 // H100) puts 29% of the run in scheduling, which it defines as gathering
 // the last step's results, scheduling the next step and preparing its
-// inputs, beside 33% in the HTTP server and 38% on the GPU; V0 rebuilt
-// those inputs from per-sequence Python objects each step, where V1 keeps
-// a persistent batch and applies only the step's changes (the V1 post,
-// blog.vllm.ai 2025-01-27). The seed's V1 and later releases pay none.
+// inputs, beside 33% in the HTTP server; V0 rebuilt those inputs from
+// per-sequence Python objects each step, where V1's model runner keeps
+// them in a persistent batch that a step updates with what changed
+// (vllm/v1/worker/gpu_input_batch.py's InputBatch). The seed's V1 and
+// later releases pay none.
 //
 // Fitted (FitV0SeqOverhead; TestFidelity's "FIT v0-seq-overhead" line;
 // 46 us before the A100's MFU took Argonne's offline prefills, 0.63 ->
