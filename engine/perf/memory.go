@@ -102,6 +102,14 @@ const (
 	//   - the non-torch increase: no 0.28 log states it; 0.19's
 	//     (NonTorchIncrease019GiB, NonTorchIncreaseTP019GiB) is kept.
 	//   - a cold compile (Config.ColdCompile): coldCompilePeak028GiB.
+	//   - no CUDA graph estimate: V1 takes one out of the cache by default
+	//     from 0.21.0 (its log: "CUDA graph memory profiling is enabled
+	//     (default since v0.21.0)", noonghunna/club-3090 issue 104), but
+	//     V2's profile_cudagraph_memory returns 0 (vllm-project/vllm#36520,
+	//     model_runner.py), and the L4 rows' cache is the budget less
+	//     consumed memory and peak activation alone (9.92 - 5.58 - 1.04 =
+	//     3.30 GiB), their 0.53 GiB of graphs coming out of the headroom.
+	//     V1 releases 0.21-0.27 are not modelled: no KV row states one.
 	// Marlin's 4-bit kernels (awq_marlin) add nothing that shows: the
 	// repacked weights keep their size and the fp32 reduce scratch is SMs x
 	// 64 x 256 floats a GEMM (3.6 MiB on an L4; csrc/quantization/
