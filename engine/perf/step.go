@@ -52,8 +52,9 @@ const (
 	// fitted per-architecture MFUs (archEfficiency) are flat over a step's
 	// tokens too: the curves tried (GEMMs paying extra rows, weight reads
 	// adding to FLOPs, wave quantization) each break cited rows, and the
-	// one source that shows a step-size effect shows it for one model
-	// only (fidelity_small.go, smallChunkGap).
+	// one source that seemed to show a step-size effect shows it for one
+	// model, in one run that is slow throughout (fidelity_small.go,
+	// smallChunkRunWhy).
 	MFU = 0.60
 
 	// StepOverhead is the fixed cost of one scheduler step: scheduling,
