@@ -41,4 +41,8 @@ package perf
 //     by input length (PR tables are kernel-level or throughput; issue 1805,
 //     rejected before, is the only A10G one); arXiv and blog pages (Hathora's
 //     H100 PCIe, Azure's ND-H100, Ori: rejected before; no stored page gives
-//     vLLM's TTFT by prompt length on these GPUs).
+//     vLLM's TTFT by prompt length on these GPUs); on the L4, a Gemma 2 9B
+//     write-up (rsher60/resume-gen-benchmark: TTFT by persona complexity
+//     bucket, not by a stated token count; Gemma has no profile) and Google
+//     Cloud's vLLM rightsizing and Gemma 3 on GKE posts (Gemma 3 27B, by
+//     concurrency).
