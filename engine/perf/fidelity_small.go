@@ -58,9 +58,10 @@ import "fmt"
 // batch-1 decode steps before request 1 arrives take 26.1 ms (median of
 // 74) against 22.4 (96) in the first 1,024 run and 21.4 in the 2,048 run;
 // scaled by that, its TTFT would be ~1,690 ms, still 22% over the 2,048
-// run's where the model has 1.7%. The curves tried each break other rows
-// (a throwaway patch, every architecture's MFU refitted by
-// FitEfficiencies, `go test ./engine/perf -run Fidelity`):
+// run's, where the model's two differ by 1.4% (1,568 and 1,546 ms). The
+// curves tried each break other rows (a throwaway patch, every
+// architecture's MFU refitted by FitEfficiencies, `go test ./engine/perf
+// -run Fidelity`):
 //   - GEMMs costing h rows of FLOPs beyond their tokens (MFU x n/(n+h)):
 //     h = 32 takes the seed's fitted TTFT and decode 33-35% off (1 and 14
 //     tokens priced as 33 and 46 rows outrun the 4-bit weight reads).
