@@ -23,6 +23,11 @@ type Efficiency struct {
 	// every architecture (EfficiencyFor sets it); a field so that
 	// FitDecodeGEMMShare can try other values.
 	DecodeGEMMShare float64
+	// SplitKVMMAShare is the package's SplitKVMMAShare on the
+	// architectures whose vLLM decode runs FlashAttention-2's split-KV
+	// kernel (splitKVArchs), 0 elsewhere; a field so that
+	// FitSplitKVMMAShare can try other values.
+	SplitKVMMAShare float64
 	// Fitted reports whether the values were fitted to cited figures
 	// (FidelityFigures, TestFidelity); otherwise they are the shared
 	// defaults MFU and BandwidthEfficiency, met by the seed's RTX 3060.
@@ -104,13 +109,13 @@ var archEfficiency = map[string]Efficiency{
 func EfficiencyFor(g GPU) Efficiency {
 	arch := gpuArch[g.Name]
 	if e, ok := archEfficiency[arch]; ok {
-		e.DecodeGEMMShare = DecodeGEMMShare
+		e.DecodeGEMMShare, e.SplitKVMMAShare = DecodeGEMMShare, splitKVShare(arch)
 		return e
 	}
 	if arch == "" {
 		arch = "default"
 	}
-	return Efficiency{Arch: arch, MFU: MFU, Bandwidth: BandwidthEfficiency, DecodeGEMMShare: DecodeGEMMShare}
+	return Efficiency{Arch: arch, MFU: MFU, Bandwidth: BandwidthEfficiency, DecodeGEMMShare: DecodeGEMMShare, SplitKVMMAShare: splitKVShare(arch)}
 }
 
 // Efficiency returns the efficiencies this model runs with.
@@ -371,7 +376,7 @@ func FitEfficiencies(figs []CitedFigure) ([]FitResult, error) {
 		mfus, bws := fitGrid(train)
 		for _, mfu := range mfus {
 			for _, bw := range bws {
-				e := Efficiency{Arch: a, MFU: mfu, Bandwidth: bw, Fitted: true, DecodeGEMMShare: DecodeGEMMShare}
+				e := Efficiency{Arch: a, MFU: mfu, Bandwidth: bw, Fitted: true, DecodeGEMMShare: DecodeGEMMShare, SplitKVMMAShare: splitKVShare(a)}
 				if loss := fitLoss(train, ps, e); loss < best.Loss {
 					best.Eff, best.Loss = e, loss
 				}
@@ -391,7 +396,7 @@ const mxfp4Fit = "mxfp4-rate-fit"
 
 // constFitTags are the Config tags of figures one of the engine's fitted
 // constants (besides the per-architecture efficiencies) was fitted to.
-var constFitTags = []string{decodeShareFit, mxfp4Fit, tpotFit, skewFit, fp8Fit, nonTorchLogFit, mxfp4LatencyFit, v0SeqFit, coldCompileFit}
+var constFitTags = []string{decodeShareFit, mxfp4Fit, tpotFit, skewFit, fp8Fit, nonTorchLogFit, mxfp4LatencyFit, v0SeqFit, coldCompileFit, splitKVFit}
 
 // ConstFit reports whether a fitted constant was fitted to the figure: it
 // is held out of the efficiency fit but not independent of the model, so
@@ -421,6 +426,15 @@ type DecodeShareFit struct {
 func FitDecodeGEMMShare(figs []CitedFigure) (DecodeShareFit, error) {
 	share, fitted, loss, err := fitScalar(figs, decodeShareFit, gridRange(0, 1),
 		func(p *Perf, v float64) { p.eff.DecodeGEMMShare = v })
+	return DecodeShareFit{Share: share, Figures: fitted, Loss: loss}, err
+}
+
+// FitSplitKVMMAShare fits SplitKVMMAShare to the figures whose Config
+// names splitKVFit, each with its architecture's stored efficiencies, by
+// a grid search over 0.01..1 minimising the squared log error.
+func FitSplitKVMMAShare(figs []CitedFigure) (DecodeShareFit, error) {
+	share, fitted, loss, err := fitScalar(figs, splitKVFit, gridRange(0.01, 1),
+		func(p *Perf, v float64) { p.eff.SplitKVMMAShare = v })
 	return DecodeShareFit{Share: share, Figures: fitted, Loss: loss}, err
 }
 

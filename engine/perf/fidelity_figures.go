@@ -202,6 +202,7 @@ func buildFidelityFigures() []CitedFigure {
 	figs = append(figs, figsFigures()...)
 	figs = append(figs, moe2Figures()...)
 	figs = append(figs, memFigures()...)
+	figs = append(figs, attFigures()...)
 	return figs
 }
 

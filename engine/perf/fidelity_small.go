@@ -42,8 +42,18 @@ import "fmt"
 // on average, plus those generated: ~4,350 of context at mid-window),
 // median 30.59 ms, where the model was ~21% under with its batch-1 step
 // within 1% in the same run until a memory-bound step paid a share of its
-// decode GEMMs' FLOP time (DecodeGEMMShare, step.go; now -14.8%). Both are
-// registered; the 512-token run's TTFT is printed, not judged (smallChunkRunWhy).
+// decode GEMMs' FLOP time (DecodeGEMMShare, step.go; -19.1% with the
+// release's async scheduling, version.go). The step grows ~10 ms from batch 1
+// where its KV reads grow ~3.5 ms: FlashAttention-2's split-KV decode
+// kernel pads each KV head's 8 query heads to a 64-row tile, 64 FLOPs per
+// KV byte, more than the 3060's half-rate fp32-accumulate tensor cores do
+// in the time its bandwidth reads that byte (SplitKVMMAShare, step.go,
+// fitted to Qwen3-0.6B's batch-2 steps in fidelity_att.go): -11.5%. The
+// ~3.5 ms a step still missing is not identified; not the sampler
+// (vllm bench serve sends temperature 0 unless told: greedy, no sort) nor
+// the split-KV tiles of a mixed step (these steps prefill nothing). Both
+// are registered; the 512-token run's TTFT is printed, not judged
+// (smallChunkRunWhy).
 //
 // Why the chunk-size miss is not a GEMM efficiency that grows with a
 // step's tokens (issue 21). Request 0's ITL spanning request 1's first

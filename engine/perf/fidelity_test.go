@@ -80,6 +80,19 @@ func TestFidelity(t *testing.T) {
 	if len(share.Figures) == 0 || math.Abs(share.Share-DecodeGEMMShare) > fitStep+1e-9 {
 		t.Errorf("DecodeGEMMShare %.2f, the fit to %d figures finds %.2f: update step.go", DecodeGEMMShare, len(share.Figures), share.Share)
 	}
+	kv, err := FitSplitKVMMAShare(FidelityFigures)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ins = nil
+	for _, fig := range kv.Figures {
+		ins = append(ins, fig.GPU+" "+fig.Model+" "+fig.Quantity+":"+fig.Config+"="+formatValue(fig.Real, fig.Unit))
+	}
+	lines = append(lines, fmt.Sprintf("FIT split-kv-mma-share=%.2f loss=%.5f stored=%.2f inputs=[%s]",
+		kv.Share, kv.Loss, SplitKVMMAShare, strings.Join(ins, "; ")))
+	if len(kv.Figures) == 0 || math.Abs(kv.Share-SplitKVMMAShare) > fitStep+1e-9 {
+		t.Errorf("SplitKVMMAShare %.2f, the fit to %d figures finds %.2f: update step.go", SplitKVMMAShare, len(kv.Figures), kv.Share)
+	}
 	lat, err := FitMXFP4MoELatency(FidelityFigures)
 	if err != nil {
 		t.Fatal(err)

@@ -246,7 +246,7 @@ func (p *Perf) Breakdown(s Step) Breakdown {
 	weightBytes := m.readBytes(tokens) / tp
 	b := Breakdown{
 		Weights:   max(seconds(p.gemmSeconds(linFLOPs, tokens, flopRate)), seconds(weightBytes/byteRate+p.decodeGEMMSeconds(s, flopRate)+p.mxfp4MoELatencySeconds())),
-		Attention: max(seconds(attFLOPs/flopRate), seconds(kvBytes/byteRate)),
+		Attention: max(seconds(attFLOPs/flopRate), seconds(kvBytes/byteRate), seconds(p.splitKVDecodeSeconds(s)/tp)),
 		Overhead:  StepOverhead + time.Duration(m.Layers)*LayerOverhead + time.Duration(prefillSeqs)*PrefillSeqOverhead + p.loop.seqOverhead(s.DecodeSeqs),
 		AllReduce: p.allReduceTime(tokens) + p.stageHandoffTime(tokens),
 		Compute:   seconds((linFLOPs + attFLOPs) / flopRate),
@@ -297,6 +297,77 @@ func (p *Perf) attentionFLOPs(s Step) float64 {
 		return p.slidingAttentionFLOPs(s, pairs)
 	}
 	return 4 * float64(m.Layers*m.Heads*m.HeadDim) * pairs
+}
+
+// SplitKVMMAShare is the share of a GPU's dense tensor peak (GPU.TFLOPs)
+// that the matrix multiplies of FlashAttention-2's split-KV decode kernel
+// reach. vLLM V1 runs attention with FlashAttention (FLASH_ATTN first in
+// vllm/platforms/cuda.py's _get_backend_priorities off Blackwell), version
+// 2 on compute capability 8.x (vllm/v1/attention/backends/fa_utils.py,
+// get_flash_attn_version: 3 on Hopper only), one flash_attn_varlen_func
+// call per layer over a paged cache of 16-token blocks. In
+// vllm-project/flash-attention's csrc/flash_attn/flash_api.cpp
+// (mha_varlen_fwd, stored @04325b6), when every query is one token long
+// (max_seqlen_q == 1, no sliding window) the query heads that share a KV
+// head are swapped into the rows of one query block
+// (seqlenq_ngroups_swapped: 8 rows for Qwen2.5-3B's 16 heads over 2 KV
+// heads, 2 for Qwen3-0.6B's 16 over 8), so K and V are read once per KV
+// head, and a paged cache always runs the split-KV kernel, whose query
+// block is 64 rows (set_params_splitkv: kBlockM is 64 for the split-KV
+// kernels). Every KV head's keys and values thus meet 64 query rows
+// however few are real: QK^T and PV cost 64 FLOPs per byte of bf16 K and
+// V, for any model with at most 64 query heads per KV head. A GeForce
+// Ampere card multiplies bf16 with fp32 accumulation at half its fp16
+// rate (the RTX 3060's 25.5 TFLOP/s, profiles.go), so there, at this
+// share, those tiles take 1.6x the time the KV reads take at the
+// bandwidth the weights get; on the A100, A10G and L4 they take 25-60%
+// of it and hide under the reads (the attention phase is the larger of
+// the two). A mixed step (a prefill chunk beside decodes) has
+// max_seqlen_q > 1 and no swap; its decode rows are not priced this way.
+//
+// Fitted (FitSplitKVMMAShare; TestFidelity's "FIT split-kv-mma-share"
+// line) to one figure, Qwen3-0.6B decoding two sequences of ~3,440 and
+// ~4,890 tokens on the RTX 3060 (fidelity_att.go: 9.085 ms, 7.4 ms
+// without this). Held out against it: Qwen2.5-3B's 8 sequences of ~4,350
+// tokens in the same repository's runs (fidelity_small.go; -19.1% ->
+// -11.5%) and its one sequence of ~3,000 (-1.9% -> -0.9%). Below the
+// 3060's 0.78 GEMM MFU: a 4-warp tile that also runs the softmax of every
+// padded row, at one or two blocks per SM (the kernel's
+// num_splits_heuristic fills 48 of 56 block slots with 16 sequence x
+// KV-head pairs on 28 SMs, in both rows).
+const SplitKVMMAShare = 0.52
+
+// splitKVFit marks the figure SplitKVMMAShare is fitted to.
+const splitKVFit = "split-kv-mma-fit"
+
+// splitKVArchs are the architectures whose vLLM decode runs
+// FlashAttention-2 (compute capability 8.x); Hopper runs
+// FlashAttention-3, whose decode tiles this does not model.
+var splitKVArchs = map[string]bool{"ga100": true, "ga102": true, "ga106": true, "ad104": true}
+
+// splitKVShare is SplitKVMMAShare on an architecture of splitKVArchs,
+// else 0.
+func splitKVShare(arch string) float64 {
+	if splitKVArchs[arch] {
+		return SplitKVMMAShare
+	}
+	return 0
+}
+
+// splitKVDecodeSeconds is the tensor time of FlashAttention-2's split-KV
+// tiles in a decode-only step (see SplitKVMMAShare): 64 query rows per
+// KV head (more past 64 heads per KV head) against every sequence's
+// context, at SplitKVMMAShare of the peak; 0 off splitKVArchs, in a
+// mixed or speculative step, and for sliding-window models (no swap).
+func (p *Perf) splitKVDecodeSeconds(s Step) float64 {
+	m := p.model
+	share := p.eff.SplitKVMMAShare
+	if share <= 0 || s.PrefillTokens > 0 || s.SpecTokens > 0 || s.DecodeSeqs == 0 || m.SlidingLayers > 0 || m.KVHeads == 0 {
+		return 0
+	}
+	rows := (m.Heads/m.KVHeads + 63) / 64 * 64
+	flops := 4 * float64(m.Layers*m.KVHeads*rows*m.HeadDim) * float64(s.ContextTokens+s.DecodeSeqs)
+	return flops / (p.gpu.TFLOPs * 1e12 * share)
 }
 
 func seconds(s float64) time.Duration {
