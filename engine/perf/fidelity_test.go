@@ -71,28 +71,12 @@ func TestFidelity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ins []string
-	for _, fig := range share.Figures {
-		ins = append(ins, fig.GPU+" "+fig.Model+" "+fig.Quantity+":"+fig.Config+"="+formatValue(fig.Real, fig.Unit))
-	}
-	lines = append(lines, fmt.Sprintf("FIT decode-gemm-share=%.2f loss=%.5f stored=%.2f inputs=[%s]",
-		share.Share, share.Loss, DecodeGEMMShare, strings.Join(ins, "; ")))
-	if len(share.Figures) == 0 || math.Abs(share.Share-DecodeGEMMShare) > fitStep+1e-9 {
-		t.Errorf("DecodeGEMMShare %.2f, the fit to %d figures finds %.2f: update step.go", DecodeGEMMShare, len(share.Figures), share.Share)
-	}
+	lines = append(lines, shareFitLine(t, "decode-gemm-share", "DecodeGEMMShare", share, DecodeGEMMShare))
 	kv, err := FitSplitKVMMAShare(FidelityFigures)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ins = nil
-	for _, fig := range kv.Figures {
-		ins = append(ins, fig.GPU+" "+fig.Model+" "+fig.Quantity+":"+fig.Config+"="+formatValue(fig.Real, fig.Unit))
-	}
-	lines = append(lines, fmt.Sprintf("FIT split-kv-mma-share=%.2f loss=%.5f stored=%.2f inputs=[%s]",
-		kv.Share, kv.Loss, SplitKVMMAShare, strings.Join(ins, "; ")))
-	if len(kv.Figures) == 0 || math.Abs(kv.Share-SplitKVMMAShare) > fitStep+1e-9 {
-		t.Errorf("SplitKVMMAShare %.2f, the fit to %d figures finds %.2f: update step.go", SplitKVMMAShare, len(kv.Figures), kv.Share)
-	}
+	lines = append(lines, shareFitLine(t, "split-kv-mma-share", "SplitKVMMAShare", kv, SplitKVMMAShare))
 	lat, err := FitMXFP4MoELatency(FidelityFigures)
 	if err != nil {
 		t.Fatal(err)
@@ -385,6 +369,20 @@ func kvRealGiB(p *Perf, f CitedFigure) float64 {
 // durationFitLine is the FIT line of a fitted time constant (name, as
 // the line calls it; constant, as the code does, in file), failing t when
 // the fit strays from the stored value by more than its 1 us grid step.
+// shareFitLine is the FIT line of a share constant stored in step.go,
+// failing t when the fit strays from it by more than a grid step.
+func shareFitLine(t *testing.T, name, constant string, fit DecodeShareFit, stored float64) string {
+	t.Helper()
+	var ins []string
+	for _, fig := range fit.Figures {
+		ins = append(ins, fig.GPU+" "+fig.Model+" "+fig.Quantity+":"+fig.Config+"="+formatValue(fig.Real, fig.Unit))
+	}
+	if len(fit.Figures) == 0 || math.Abs(fit.Share-stored) > fitStep+1e-9 {
+		t.Errorf("%s %.2f, the fit to %d figures finds %.2f: update step.go", constant, stored, len(fit.Figures), fit.Share)
+	}
+	return fmt.Sprintf("FIT %s=%.2f loss=%.5f stored=%.2f inputs=[%s]", name, fit.Share, fit.Loss, stored, strings.Join(ins, "; "))
+}
+
 func durationFitLine(t *testing.T, name, constant, file string, got, stored time.Duration, loss float64, figs []CitedFigure) string {
 	t.Helper()
 	var ins []string
