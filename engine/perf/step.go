@@ -322,8 +322,17 @@ func (p *Perf) attentionFLOPs(s Step) float64 {
 // share, those tiles take 1.6x the time the KV reads take at the
 // bandwidth the weights get; on the A100, A10G and L4 they take 25-60%
 // of it and hide under the reads (the attention phase is the larger of
-// the two). A mixed step (a prefill chunk beside decodes) has
-// max_seqlen_q > 1 and no swap; its decode rows are not priced this way.
+// the two). Taking their sum instead (tried, the tiles at the GEMM MFU)
+// moved Argonne's A100 64 x 1,024-token run (fidelity_dc.go) from +1.0%
+// to +12.0%: there the tiles hide. A mixed step (a prefill chunk beside decodes) has max_seqlen_q >
+// 1 and no swap, so by the same source each decode query fills a 64-row
+// block per query head; not modelled: priced so (a throwaway patch, the
+// 3060's MFU refitted 0.78 -> 0.80) Qwen3-0.6B's TTFTs beside one decode
+// (fidelity_small.go) go -7.7/-5.6/-0.3% -> -0.7/-3.0/+0.4% and
+// Qwen2.5-3B's 2,048-token chunks +11.4% -> +9.6%, but 32 decodes beside a
+// 512-token chunk on the seed's profile then cost 23 ms more than the
+// two steps apart (TestMixedStep's bound), and no row has many decodes
+// in a mixed step to check that.
 //
 // Fitted (FitSplitKVMMAShare; TestFidelity's "FIT split-kv-mma-share"
 // line) to one figure, Qwen3-0.6B decoding two sequences of ~3,440 and
