@@ -157,34 +157,49 @@ func pacesLatencyAt(batch, input, output int) func(*Perf) float64 {
 	}
 }
 
+// pacesGPU is one of the course's machines: the profile, the tables'
+// row label and what the pages say ran.
+type pacesGPU struct{ gpu, label, measured string }
+
+var (
+	pacesH200 = pacesGPU{"h200-141gb", "H200", "NVIDIA H200 141GB HBM3e"}
+	pacesH100 = pacesGPU{"h100-80gb", "H100", "NVIDIA H100 80GB HBM3"}
+)
+
+// pacesRow is one cell of a course table: a machine, the batch and the
+// figure as printed, in ms.
+type pacesRow struct {
+	pacesGPU
+	batch int
+	ms    string
+}
+
+// pacesFigure is the held-out Llama-3.1-8B decode figure of row r; config
+// and source are the table's, with the batch and the printed cell filled
+// in from r, measured's suffix what the table adds to the machine.
+func pacesFigure(r pacesRow, config, source, measured string, eval func(*Perf) float64) CitedFigure {
+	return CitedFigure{
+		GPU: r.gpu, Model: "llama-3.1-8b-instruct", Quantity: fitQuantityDecode,
+		Config: config, Real: argonneSeconds(r.ms), Unit: "ms",
+		Source:   fmt.Sprintf(source, r.label, r.batch, r.ms),
+		VLLM:     pacesVLLM,
+		Measured: "meta-llama/Llama-3.1-8B-Instruct bf16, 1x " + r.measured + " (PACE Phoenix)" + measured,
+		HeldOut:  true,
+		Cfg:      Config{MaxModelLen: 4096, GPUMemoryUtilization: 0.9},
+		Eval:     eval,
+	}
+}
+
 func pacesFigures() []CitedFigure {
-	rows := []struct {
-		gpu, label, measured string
-		batch                int
-		latency              string // as printed, ms
-	}{
-		{"h200-141gb", "H200", "NVIDIA H200 141GB HBM3e", 1, "750.6"},
-		{"h200-141gb", "H200", "NVIDIA H200 141GB HBM3e", 4, "776.8"},
-		{"h200-141gb", "H200", "NVIDIA H200 141GB HBM3e", 16, "838.4"},
-		{"h200-141gb", "H200", "NVIDIA H200 141GB HBM3e", 32, "1012.1"},
-		{"h100-80gb", "H100", "NVIDIA H100 80GB HBM3", 1, "903.4"},
-		{"h100-80gb", "H100", "NVIDIA H100 80GB HBM3", 16, "1016.5"},
-		{"h100-80gb", "H100", "NVIDIA H100 80GB HBM3", 32, "1176.7"},
+	rows := []pacesRow{
+		{pacesH200, 1, "750.6"}, {pacesH200, 4, "776.8"}, {pacesH200, 16, "838.4"}, {pacesH200, 32, "1012.1"},
+		{pacesH100, 1, "903.4"}, {pacesH100, 16, "1016.5"}, {pacesH100, 32, "1176.7"},
 	}
 	figs := make([]CitedFigure, 0, len(rows))
 	for _, r := range rows {
-		figs = append(figs, CitedFigure{
-			GPU: r.gpu, Model: "llama-3.1-8b-instruct", Quantity: fitQuantityDecode,
-			Config: fmt.Sprintf("benchmark_latency,batch=%d,input=%d(prefix-cached),output=%d,mean-E2E", r.batch,
-				pacesInput, pacesOutput),
-			Real: argonneSeconds(r.latency), Unit: "ms",
-			Source:   fmt.Sprintf(pacesSource, r.label, r.batch, r.latency),
-			VLLM:     pacesVLLM,
-			Measured: "meta-llama/Llama-3.1-8B-Instruct bf16, 1x " + r.measured + " (PACE Phoenix), --max-model-len 4096",
-			HeldOut:  true,
-			Cfg:      Config{MaxModelLen: 4096, GPUMemoryUtilization: 0.9},
-			Eval:     pacesLatencyAt(r.batch, pacesInput, pacesOutput),
-		})
+		config := fmt.Sprintf("benchmark_latency,batch=%d,input=%d(prefix-cached),output=%d,mean-E2E", r.batch, pacesInput, pacesOutput)
+		figs = append(figs, pacesFigure(r, config, pacesSource, ", --max-model-len 4096",
+			pacesLatencyAt(r.batch, pacesInput, pacesOutput)))
 	}
 	return figs
 }
@@ -197,37 +212,16 @@ const pacesSweepSource = "github.com/hungchun0201/agentic-ai-survey @" + pacesCo
 // benchmark_latency iteration (pacesLatencyAt) over the 64 tokens out.
 func pacesSweepFigures() []CitedFigure {
 	const input, output = 128, 64
-	rows := []struct {
-		gpu, label, measured string
-		batch                int
-		msPerToken           string
-	}{
-		{"h200-141gb", "H200", "NVIDIA H200 141GB HBM3e", 1, "5.78"},
-		{"h200-141gb", "H200", "NVIDIA H200 141GB HBM3e", 64, "8.37"},
-		{"h200-141gb", "H200", "NVIDIA H200 141GB HBM3e", 128, "10.91"},
-		{"h200-141gb", "H200", "NVIDIA H200 141GB HBM3e", 256, "16.47"},
-		{"h200-141gb", "H200", "NVIDIA H200 141GB HBM3e", 512, "29.39"},
-		{"h100-80gb", "H100", "NVIDIA H100 80GB HBM3", 1, "7.06"},
-		{"h100-80gb", "H100", "NVIDIA H100 80GB HBM3", 64, "9.81"},
-		{"h100-80gb", "H100", "NVIDIA H100 80GB HBM3", 128, "12.42"},
-		{"h100-80gb", "H100", "NVIDIA H100 80GB HBM3", 256, "17.87"},
-		{"h100-80gb", "H100", "NVIDIA H100 80GB HBM3", 512, "30.81"},
+	rows := []pacesRow{
+		{pacesH200, 1, "5.78"}, {pacesH200, 64, "8.37"}, {pacesH200, 128, "10.91"}, {pacesH200, 256, "16.47"}, {pacesH200, 512, "29.39"},
+		{pacesH100, 1, "7.06"}, {pacesH100, 64, "9.81"}, {pacesH100, 128, "12.42"}, {pacesH100, 256, "17.87"}, {pacesH100, 512, "30.81"},
 	}
 	figs := make([]CitedFigure, 0, len(rows))
 	for _, r := range rows {
 		iteration := pacesLatencyAt(r.batch, input, output)
-		figs = append(figs, CitedFigure{
-			GPU: r.gpu, Model: "llama-3.1-8b-instruct", Quantity: fitQuantityDecode,
-			Config: fmt.Sprintf("benchmark_latency,batch=%d,input=%d(prefix-cached),output=%d,mean-E2E/%d", r.batch, input,
-				output, output),
-			Real: argonneSeconds(r.msPerToken), Unit: "ms",
-			Source:   fmt.Sprintf(pacesSweepSource, r.label, r.batch, r.msPerToken),
-			VLLM:     pacesVLLM,
-			Measured: "meta-llama/Llama-3.1-8B-Instruct bf16, 1x " + r.measured + " (PACE Phoenix)",
-			HeldOut:  true,
-			Cfg:      Config{MaxModelLen: 4096, GPUMemoryUtilization: 0.9},
-			Eval:     func(p *Perf) float64 { return iteration(p) / output },
-		})
+		config := fmt.Sprintf("benchmark_latency,batch=%d,input=%d(prefix-cached),output=%d,mean-E2E/%d", r.batch, input, output, output)
+		figs = append(figs, pacesFigure(r, config, pacesSweepSource, "",
+			func(p *Perf) float64 { return iteration(p) / output }))
 	}
 	return figs
 }
