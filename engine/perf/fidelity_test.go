@@ -366,31 +366,32 @@ func kvRealGiB(p *Perf, f CitedFigure) float64 {
 	return f.Real
 }
 
-// durationFitLine is the FIT line of a fitted time constant (name, as
-// the line calls it; constant, as the code does, in file), failing t when
-// the fit strays from the stored value by more than its 1 us grid step.
 // shareFitLine is the FIT line of a share constant stored in step.go,
 // failing t when the fit strays from it by more than a grid step.
 func shareFitLine(t *testing.T, name, constant string, fit DecodeShareFit, stored float64) string {
 	t.Helper()
-	var ins []string
-	for _, fig := range fit.Figures {
-		ins = append(ins, fig.GPU+" "+fig.Model+" "+fig.Quantity+":"+fig.Config+"="+formatValue(fig.Real, fig.Unit))
-	}
 	if len(fit.Figures) == 0 || math.Abs(fit.Share-stored) > fitStep+1e-9 {
 		t.Errorf("%s %.2f, the fit to %d figures finds %.2f: update step.go", constant, stored, len(fit.Figures), fit.Share)
 	}
-	return fmt.Sprintf("FIT %s=%.2f loss=%.5f stored=%.2f inputs=[%s]", name, fit.Share, fit.Loss, stored, strings.Join(ins, "; "))
+	return fmt.Sprintf("FIT %s=%.2f loss=%.5f stored=%.2f inputs=[%s]", name, fit.Share, fit.Loss, stored, fitInputs(fit.Figures))
 }
 
+// durationFitLine is the FIT line of a fitted time constant (name, as
+// the line calls it; constant, as the code does, in file), failing t when
+// the fit strays from the stored value by more than its 1 us grid step.
 func durationFitLine(t *testing.T, name, constant, file string, got, stored time.Duration, loss float64, figs []CitedFigure) string {
 	t.Helper()
+	if len(figs) == 0 || (got-stored).Abs() > time.Microsecond {
+		t.Errorf("%s %v, the fit to %d figures finds %v: update %s", constant, stored, len(figs), got, file)
+	}
+	return fmt.Sprintf("FIT %s=%v loss=%.5f stored=%v inputs=[%s]", name, got, loss, stored, fitInputs(figs))
+}
+
+// fitInputs lists a constant's fitted figures as a FIT line prints them.
+func fitInputs(figs []CitedFigure) string {
 	var ins []string
 	for _, fig := range figs {
 		ins = append(ins, fig.GPU+" "+fig.Model+" "+fig.Quantity+":"+fig.Config+"="+formatValue(fig.Real, fig.Unit))
 	}
-	if len(figs) == 0 || (got-stored).Abs() > time.Microsecond {
-		t.Errorf("%s %v, the fit to %d figures finds %v: update %s", constant, stored, len(figs), got, file)
-	}
-	return fmt.Sprintf("FIT %s=%v loss=%.5f stored=%v inputs=[%s]", name, got, loss, stored, strings.Join(ins, "; "))
+	return strings.Join(ins, "; ")
 }
