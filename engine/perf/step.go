@@ -130,8 +130,9 @@ const (
 // (or fp8); the seed's AWQ model pays it too, untested: Marlin's int4
 // kernels claim close to their ideal 4x over fp16 up to 16-32 rows
 // (github.com/IST-DASLab/marlin README), and 16 sequences on the RTX 3060
-// now take 21.2 ms a step (15.5 without the share). With it a decode batch
-// reaches the plain compute-bound time only at ~2x the ridge batch: 256
+// now take 21.5 ms a step (15.9 without the share; both with the split-KV
+// tiles). With it a decode batch reaches the plain compute-bound time
+// only at ~2x the ridge batch: 256
 // sequences of 200 tokens of an 8B model on an H100 take 13.3 ms a step
 // where the roofline alone gave 10.8.
 const DecodeGEMMShare = 0.53

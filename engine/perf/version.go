@@ -29,7 +29,7 @@ package perf
 // Model Runner V2 by default for dense models in 0.25.0 (#44443).
 //
 // What the rows say (go test ./engine/perf -run Fidelity -v): at batch 1
-// the releases past 0.14 sit 3-5% above the model with StepOverhead
+// the releases past 0.14 sit 2.7-4.6% above the model with StepOverhead
 // hidden (A100 40GB: Qwen2.5-7B on 0.20.1, Llama-3.1-8B on 0.23.0; H100:
 // Llama-3.1-8B on 0.21.0), where paying it put them 9-12% above. The one
 // batch-1 row of a release between 0.8 and 0.14 (vLLM 0.11.0, the seed's
@@ -37,7 +37,7 @@ package perf
 // rows place that boundary after 0.11. Before 0.8, Argonne's V0 batch
 // runs of Llama-3-8B sat 1-18% below the model past batch 1, most on the
 // H100, whose GPU work is the shorter; with V0SeqOverhead they are within
-// 9% on both GPUs.
+// 10% on both GPUs (the H100's batch-64 run at 128 tokens, +9.6%).
 
 import (
 	"fmt"
