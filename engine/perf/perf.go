@@ -70,7 +70,15 @@ type Config struct {
 	NonTorchIncrease bool
 	// Release selects a later vLLM release's memory profile (memory.go:
 	// how its dummy sampler run holds the logits; 0.19's non-torch
-	// increase); the zero value is the seed's.
+	// increase; 0.28's Model Runner V2); the zero value is the seed's.
+	// It is not derived from VLLMVersion: the profiles are known at the
+	// releases rows show (0.19, 0.28, and llm-d's sorting table, whose
+	// stated 0.11.0 predates the sort), not at boundaries; the changes
+	// between them (vllm-project/vllm#26859, #33538, #40376, 0.21's CUDA
+	// graph estimate) fall in releases no row states, so a boundary would
+	// give those releases a profile nothing checks.
+	// TestMemoryReleaseMatchesStatedVersion keeps the rows' two statements
+	// in step.
 	Release MemoryRelease
 	// ColdCompile: the start-up compiled with an empty torch.compile
 	// cache, whose scratch 0.28's profile charges as peak activation

@@ -76,3 +76,24 @@ func TestAsyncSchedulingStep(t *testing.T) {
 		t.Errorf("New with VLLMVersion latest: %v, want an error naming it", err)
 	}
 }
+
+// TestMemoryReleaseMatchesStatedVersion: a memory figure names its
+// profile (Config.Release) apart from the release it states (VLLM), as
+// Config.Release's doc says why; the two must agree where the stated
+// release has a modelled profile, and a later profile needs a row of its
+// release (the sorting sampler's, llm-d's table, states none).
+func TestMemoryReleaseMatchesStatedVersion(t *testing.T) {
+	byMinor := map[int]MemoryRelease{19: MemoryTritonSampler, 28: MemoryModelRunnerV2}
+	for _, f := range FidelityFigures {
+		v, err := parseVLLMVersion(statedVersion(f.VLLM))
+		stated, ok := byMinor[v.minor]
+		switch {
+		case err == nil && v.major == 0 && ok && f.Cfg.Release != stated:
+			t.Errorf("%s %s %s: states vLLM %s but Cfg.Release is %d, want %d", f.GPU, f.Model, f.Config, statedVersion(f.VLLM), f.Cfg.Release, stated)
+		case f.Cfg.Release > MemorySortSampler && (err != nil || !ok || stated != f.Cfg.Release):
+			t.Errorf("%s %s %s: Cfg.Release %d but states vLLM %q", f.GPU, f.Model, f.Config, f.Cfg.Release, f.VLLM)
+		case f.Cfg.ColdCompile && f.Cfg.Release != MemoryModelRunnerV2:
+			t.Errorf("%s %s %s: ColdCompile without 0.28's profile (memory.go: it counts only there)", f.GPU, f.Model, f.Config)
+		}
+	}
+}
