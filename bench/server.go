@@ -457,6 +457,7 @@ func recordBundled(info *result.Server, bv *sim.BundledVersion) {
 	b := info.Bundled
 	b.GPU, b.Model, b.Speedup, b.Seed = bv.GPU, bv.Model, bv.Speedup, bv.Seed
 	b.TensorParallelSize, b.PipelineParallelSize, b.KVRole = bv.TensorParallelSize, bv.PipelineParallelSize, bv.KVRole
+	b.VLLMVersion = bv.VLLMVersion
 }
 
 // CheckMaxTokens refuses a run whose output alone fills the model's

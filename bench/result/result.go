@@ -96,6 +96,7 @@ type Bundled struct {
 	TensorParallelSize   int      `json:"tensor_parallel_size,omitempty"`
 	PipelineParallelSize int      `json:"pipeline_parallel_size,omitempty"`
 	KVRole               string   `json:"kv_role,omitempty"`
+	VLLMVersion          string   `json:"vllm_version,omitempty"`
 	Args                 []string `json:"args,omitempty"`
 }
 

@@ -701,6 +701,7 @@ type BundledVersion struct {
 	TensorParallelSize   int     `json:"tensor_parallel_size,omitempty"`
 	PipelineParallelSize int     `json:"pipeline_parallel_size,omitempty"`
 	KVRole               string  `json:"kv_role,omitempty"`
+	VLLMVersion          string  `json:"vllm_version,omitempty"` // --vllm-version, the release whose step loop paces it ("": the seed's, left out)
 }
 
 // handleVersion answers vLLM's {"version": ...} plus what the engine runs.
@@ -713,7 +714,8 @@ func (e *Engine) handleVersion(w http.ResponseWriter, _ *http.Request) {
 
 // bundledVersion is what /version says the engine runs.
 func (e *Engine) bundledVersion() BundledVersion {
-	v := BundledVersion{GPU: e.gpu.Name, Model: e.model.Name, Speedup: e.opts.Speedup, Seed: e.opts.Seed, KVRole: e.opts.KVRole}
+	v := BundledVersion{GPU: e.gpu.Name, Model: e.model.Name, Speedup: e.opts.Speedup, Seed: e.opts.Seed, KVRole: e.opts.KVRole,
+		VLLMVersion: e.opts.VLLMVersion}
 	if n := e.opts.TensorParallelSize; n > 1 {
 		v.TensorParallelSize = n
 	}

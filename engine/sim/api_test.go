@@ -234,26 +234,28 @@ func TestVersionNamesProfiles(t *testing.T) {
 	}
 }
 
-// TestVersionParallel: /version records the parallel sizes and the KV role
-// an engine runs with, so results.json says what ran, and leaves them out
-// on one GPU without a role (the object of TestVersionNamesProfiles).
+// TestVersionParallel: /version records the parallel sizes, the KV role
+// and the emulated vLLM release (--vllm-version) an engine runs with, so
+// results.json says what ran, and leaves them out on one GPU without a
+// role or release (the object of TestVersionNamesProfiles).
 func TestVersionParallel(t *testing.T) {
 	one := simtest.Start(t, quick)
-	if raw := getBody(t, one.BaseURL()+"/version"); strings.Contains(raw, "parallel") || strings.Contains(raw, "kv_role") {
-		t.Errorf("one-GPU /version = %s, want no parallel sizes or KV role", raw)
+	if raw := getBody(t, one.BaseURL()+"/version"); strings.Contains(raw, "parallel") || strings.Contains(raw, "kv_role") || strings.Contains(raw, "vllm_version") {
+		t.Errorf("one-GPU /version = %s, want no parallel sizes, KV role or vLLM release", raw)
 	}
 	e := simtest.Start(t, func(o *sim.Options) {
 		quick(o)
 		o.GPU, o.Model = "a100-80gb", "qwen2.5-7b-instruct"
 		o.TensorParallelSize, o.PipelineParallelSize, o.KVRole = 2, 2, sim.KVRoleProducer
+		o.VLLMVersion = "0.20.1"
 	})
 	var v struct{ Servebench map[string]any }
 	if err := json.Unmarshal([]byte(getBody(t, e.BaseURL()+"/version")), &v); err != nil {
 		t.Fatal(err)
 	}
 	s := v.Servebench
-	if s["tensor_parallel_size"] != 2.0 || s["pipeline_parallel_size"] != 2.0 || s["kv_role"] != "producer" {
-		t.Errorf("/version servebench = %v, want tensor_parallel_size 2, pipeline_parallel_size 2, kv_role producer", s)
+	if s["tensor_parallel_size"] != 2.0 || s["pipeline_parallel_size"] != 2.0 || s["kv_role"] != "producer" || s["vllm_version"] != "0.20.1" {
+		t.Errorf("/version servebench = %v, want tensor_parallel_size 2, pipeline_parallel_size 2, kv_role producer, vllm_version 0.20.1", s)
 	}
 }
 
