@@ -66,7 +66,8 @@ type Config struct {
 	// NonTorchIncrease selects how vLLM counts non-torch memory in its
 	// memory profile (memory.go): false, the seed's V1 (device-wide, as
 	// before vllm-project/vllm#19312); true, later releases (only the
-	// increase while profiling).
+	// increase while profiling). A Release past MemorySeed counts the
+	// increase whatever this says (memory.go nonTorchGiB).
 	NonTorchIncrease bool
 	// Release selects a later vLLM release's memory profile (memory.go:
 	// how its dummy sampler run holds the logits; 0.19's non-torch
