@@ -127,13 +127,15 @@ func (l stepLoop) seqOverhead(decodeSeqs int) time.Duration {
 
 // overlap is b as the release's loop meets the GPU: under async
 // scheduling this step's StepOverhead ran beside the GPU's previous step,
-// so the step takes only what it outlasts the GPU's work.
+// so the step takes only what it outlasts the GPU's work. The hidden part
+// comes off Overhead and Total alike, so the parts still add up.
 func (l stepLoop) overlap(b Breakdown) Breakdown {
 	if !l.asyncScheduling {
 		return b
 	}
-	b.Overhead -= StepOverhead
-	b.Total = max(b.Total-StepOverhead, StepOverhead)
+	hidden := min(StepOverhead, b.Total-StepOverhead)
+	b.Overhead -= hidden
+	b.Total -= hidden
 	return b
 }
 

@@ -64,6 +64,13 @@ func TestAsyncSchedulingStep(t *testing.T) {
 	if b := after.Breakdown(decode); b.Overhead != time.Duration(m.Layers)*LayerOverhead {
 		t.Errorf("0.14.0 step overhead %v, want the layers' %v alone", b.Overhead, time.Duration(m.Layers)*LayerOverhead)
 	}
+	// A step shorter than two StepOverheads still takes one, and its
+	// parts add up to that.
+	short := Breakdown{Overhead: StepOverhead + 100*time.Microsecond, Weights: 200 * time.Microsecond}
+	short.Total = short.Overhead + short.Weights
+	if b := after.loop.overlap(short); b.Total != StepOverhead || b.Overhead+b.Weights != b.Total {
+		t.Errorf("0.14.0 short step: total %v (want StepOverhead %v), overhead %v + weights %v", b.Total, StepOverhead, b.Overhead, b.Weights)
+	}
 	v0, v1 := at("0.7.3"), at("0.8.0")
 	if a, b := seed.StepTime(decode), v1.StepTime(decode); a != b {
 		t.Errorf("0.8.0 decode step %v, seed's %v: want the same", b, a)
