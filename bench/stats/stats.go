@@ -1,7 +1,10 @@
 // Package stats holds servebench's descriptive statistics. Every call into
 // github.com/montanaflynn/stats lives here, so all figures are computed one
 // way. It sits under bench, which summarises runs with it; report reads the
-// same summaries.
+// same summaries. Its inference tests: Mann-Whitney on per-request samples
+// (mannwhitney.go) and the run-level tests the CI gate judges by
+// (runlevel.go: Welch's t-test across runs, a new run against history,
+// calibrated limits); Student's t comes from gonum's distuv.
 package stats
 
 import (
