@@ -245,3 +245,50 @@ func TestGuideMap(t *testing.T) {
 		}
 	}
 }
+
+// machinePaths are absolute paths of the machine the project was developed
+// on (its workspace, its GOPATH): a file of the repository names another
+// file relative to the repository, and the seed lesson by its title. The
+// strings are split so that this file does not match itself.
+var machinePaths = regexp.MustCompile(`/` + `work/|/root/` + `go/|/root/` + `\.cache/go`)
+
+// TestNoMachinePaths: no file of the repository (code, docs, fixtures'
+// SOURCES.md, figure sources that FIDELITY lines print) carries an absolute
+// path of the development machine.
+func TestNoMachinePaths(t *testing.T) {
+	root := filepath.Join("..", "..")
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Name() == ".git" { // a folder, or a worktree's pointer file
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() && d.Name() == "servebench-results" {
+			return filepath.SkipDir
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if bytes.IndexByte(b, 0) >= 0 { // binary: a fixture or a built tool
+			return nil
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if m := machinePaths.FindString(line); m != "" {
+				rel, _ := filepath.Rel(root, path)
+				t.Errorf("%s:%d: absolute machine path %q: name the file relative to the repository", rel, i+1, m)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -86,7 +86,7 @@ var fidelityModels = []Model{
 
 const (
 	lambdaRepo = "LambdaLabsML/vllm-benchmark results/prompt_10/"
-	seedSource = "seed lesson /work/shared/seeds/000_23213e6f11f14aba.txt (vllm serve Qwen/Qwen2.5-7B-Instruct-AWQ " +
+	seedSource = "seed lesson \"Inference Servers and Streaming\" (vllm serve Qwen/Qwen2.5-7B-Instruct-AWQ " +
 		"--quantization awq_marlin --max-model-len 4096 --gpu-memory-utilization 0.9; 20 sequential requests, 256 tokens each)"
 	seedMeasured = "Qwen2.5-7B-Instruct-AWQ int4 (awq_marlin), 1x RTX 3060 12GB"
 	// seedPromptTokens is CalibrationPrompt as one user turn under
@@ -250,7 +250,7 @@ func seedFigures() []CitedFigure {
 func seedScriptKV(base CitedFigure) CitedFigure {
 	f := base
 	f.Quantity, f.Config, f.Real, f.Unit = fitQuantityKVTokens, "util=0.9,max-model-len=4096,script-mode(LLM-class)", 76208, "tokens"
-	f.Source = "seed lesson /work/shared/seeds/000_23213e6f11f14aba.txt (\"76,208 tokens when running the same model in script mode\")"
+	f.Source = "seed lesson \"Inference Servers and Streaming\" (\"76,208 tokens when running the same model in script mode\")"
 	f.HeldOut = true
 	f.Why = "configuration not stated: the script's flags are not in the seed; evaluated at the LLM class's defaults " +
 		"(max_num_batched_tokens 8192, max_num_seqs 256)"

@@ -63,7 +63,7 @@ func TestGolden(t *testing.T) {
 func TestHeaderWidth(t *testing.T) {
 	rep := goldenReports(t)["slower"]
 	long := func(out string) []string {
-		return strings.Fields("servebench run --speedup 20 --dataset sharegpt:/work/data/ShareGPT_V3_unfiltered_cleaned_split.json " +
+		return strings.Fields("servebench run --speedup 20 --dataset sharegpt:data/ShareGPT_V3_unfiltered_cleaned_split.json " +
 			"--rate 4 --requests 103 --stream on --out " + out + " --quiet")
 	}
 	rep.Base.Manifest.CommandLine = long("/results/base-run-with-a-long-name")
