@@ -1,7 +1,10 @@
 package client
 
 import (
+	"bytes"
+	"compress/gzip"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"testing"
@@ -168,4 +171,44 @@ func (c *cycleReader) Read(p []byte) (int, error) {
 		c.off = (c.off + k) % len(c.buf)
 	}
 	return n, nil
+}
+
+// BenchmarkStreamEventGzip is BenchmarkStreamEvent over a gzipped stream
+// flushed per event (a compressing proxy that streams): decompression,
+// SSE framing and chunk decoding. One op is one event; the pooled gunzip
+// is taken once per stream of 64 events, as Do takes it once per request.
+func BenchmarkStreamEventGzip(b *testing.B) {
+	var zbuf bytes.Buffer
+	zw := gzip.NewWriter(&zbuf)
+	events := bytes.SplitAfter(sampleStream(64), []byte("\n\n"))
+	for _, ev := range events {
+		zw.Write(ev)
+		zw.Flush()
+	}
+	zw.Close()
+	z := zbuf.Bytes()
+	var src bytes.Reader
+	s := NewSSEReader(nil)
+	var d ChunkDecoder
+	b.ReportAllocs()
+	cpu := cpuClock()
+	for i := 0; i < b.N; {
+		src.Reset(z)
+		g := newGunzip(&src)
+		s.Reset(g)
+		for ; i < b.N; i++ {
+			data, err := s.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := d.Decode(data); err != nil {
+				b.Fatal(err)
+			}
+		}
+		g.release()
+	}
+	reportRates(b, cpuClock()-cpu, "events")
 }

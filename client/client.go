@@ -37,6 +37,9 @@ type Options struct {
 	// does not apply to non-streaming requests, whose servers legitimately
 	// send nothing until the whole answer is ready: RequestTimeout does.
 	StallTimeout time.Duration
+	// AcceptEncoding is EncodingGzip ("" too: the default) or
+	// EncodingIdentity; a gzip answer is decompressed as it arrives.
+	AcceptEncoding string
 }
 
 // Client sends OpenAI-compatible requests and records a Trace for each. It
@@ -47,18 +50,23 @@ type Client struct {
 	base   string       // BaseURL without trailing "/" or "/v1"
 	hc     *http.Client // its Transport is an *inlineTransport
 	direct *directPath  // nil: requests go through hc
-	keyErr error        // why opts.APIKey cannot be sent; Do and Models send nothing while set
+	keyErr error        // why opts.APIKey (or AcceptEncoding) cannot be sent; Do and Models send nothing while set
 }
 
 // New returns a Client. The transport keeps connections alive, allows
-// MaxConns idle and in-flight connections to the server, speaks HTTP/1.1
-// only (what inference servers speak on plain HTTP) and asks for no
-// compression, so timings are not skewed by gzip buffering. Plain http://
+// MaxConns idle and in-flight connections to the server and speaks
+// HTTP/1.1 only (what inference servers speak on plain HTTP). Requests
+// carry the headers the OpenAI SDKs send (sdkHeaders), Accept-Encoding
+// included, so a compressing proxy treats them as it treats users; net/http
+// adds no compression of its own (Do decompresses). Plain http://
 // goes through inlineTransport, which does each exchange's I/O on the
 // caller's goroutine; https:// through net/http's Transport.
 func New(opts Options) *Client {
 	if opts.MaxConns <= 0 {
 		opts.MaxConns = DefaultMaxConns
+	}
+	if opts.AcceptEncoding == "" {
+		opts.AcceptEncoding = EncodingGzip
 	}
 	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
 	tr := &http.Transport{
@@ -79,7 +87,11 @@ func New(opts Options) *Client {
 		u = &url.URL{} // Do reports the bad base URL when net/http fails to parse it too
 	}
 	hc := &http.Client{Transport: newInlineTransport(u, dialer, opts.MaxConns, tr.IdleConnTimeout, tr)}
-	return &Client{opts: opts, base: base, hc: hc, direct: newDirectPath(u, opts.APIKey), keyErr: checkAPIKey(opts.APIKey)}
+	keyErr := checkAPIKey(opts.APIKey)
+	if err := CheckAcceptEncoding(opts.AcceptEncoding); err != nil && keyErr == nil {
+		keyErr = fmt.Errorf("accept encoding %w", err)
+	}
+	return &Client{opts: opts, base: base, hc: hc, direct: newDirectPath(u, opts.APIKey, opts.AcceptEncoding), keyErr: keyErr}
 }
 
 // checkAPIKey says why key cannot go in an Authorization header (a control
@@ -261,7 +273,15 @@ type StatusError struct {
 
 func (e *StatusError) Error() string { return fmt.Sprintf("HTTP %d: %s", e.Code, e.Message) }
 
+// AcceptEncoding is the Accept-Encoding the client sends (Options'; gzip
+// by default).
+func (c *Client) AcceptEncoding() string { return c.opts.AcceptEncoding }
+
+// auth sets the headers of every request: the SDK's and the API key.
 func (c *Client) auth(hreq *http.Request) {
+	for _, h := range sdkHeaders(c.opts.AcceptEncoding) {
+		hreq.Header.Set(h[0], h[1])
+	}
 	if c.opts.APIKey != "" {
 		hreq.Header.Set("Authorization", "Bearer "+c.opts.APIKey)
 	}

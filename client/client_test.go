@@ -102,8 +102,7 @@ func TestDoStreamChat(t *testing.T) {
 	if tr.Events[0].At != tr.FirstVisible || tr.Events[0].Tokens != 1 || tr.Events[2].At > tr.Done {
 		t.Errorf("events: %+v", tr.Events)
 	}
-	// The request: exact length, usage in the stream, the key as Bearer,
-	// no compression.
+	// The request: exact length, usage in the stream, the key as Bearer.
 	want := map[string]any{"model": "m", "max_tokens": 3.0, "min_tokens": 3.0, "ignore_eos": true, "stream": true,
 		"stream_options": map[string]any{"include_usage": true}}
 	for k, v := range want {
@@ -114,8 +113,9 @@ func TestDoStreamChat(t *testing.T) {
 	if got := header.Get("Authorization"); got != "Bearer sk-test" {
 		t.Errorf("Authorization = %q", got)
 	}
-	if got := header.Get("Accept-Encoding"); got != "" {
-		t.Errorf("Accept-Encoding = %q, want none", got)
+	// As the OpenAI SDKs ask: gzip.
+	if got := header.Get("Accept-Encoding"); got != EncodingGzip {
+		t.Errorf("Accept-Encoding = %q, want gzip", got)
 	}
 }
 

@@ -6,10 +6,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptrace"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -95,23 +97,28 @@ func (c *Client) Do(ctx context.Context, req *Request) Trace {
 	}
 	defer resp.Body.Close()
 	tr.Status = resp.StatusCode
+	rbody, ok := x.decoded(resp)
+	if g, isGzip := rbody.(*gunzip); isGzip {
+		defer g.release()
+	}
 	switch {
+	case !ok:
 	case resp.StatusCode/100 != 2:
-		x.httpError(resp)
+		x.httpError(resp, rbody)
 	case req.Endpoint == EndpointOllamaChat && req.Stream:
-		if x.readNDJSON(resp.Body, req.MaxTokens) {
+		if x.readNDJSON(rbody, req.MaxTokens) {
 			x.drain(resp.Body)
 		}
 	case req.Endpoint == EndpointOllamaChat:
-		x.readOllamaBody(resp.Body)
+		x.readOllamaBody(rbody)
 	case req.Stream && !isEventStream(resp.Header.Get("Content-Type")):
-		x.unexpectedBody(resp)
+		x.unexpectedBody(resp, rbody)
 	case req.Stream:
-		if x.readStream(resp.Body, req.MaxTokens) {
-			x.drain(resp.Body)
+		if x.readStream(rbody, req.MaxTokens) {
+			x.drain(resp.Body) // the rest of the raw body: a gzip trailer, the last chunk
 		}
 	default:
-		x.readBody(resp.Body)
+		x.readBody(rbody)
 	}
 	ph.copyTo(&tr) // WroteRequest may be reported late, from another goroutine
 	return tr
@@ -143,6 +150,23 @@ func (c *Client) sender(rctx context.Context, ph *phases, req *Request, path str
 		hreq.Header.Set(RequestIDHeader, req.ID)
 	}
 	return func() (*http.Response, error) { return c.hc.Do(hreq) }, nil
+}
+
+// decoded is resp's body as the client reads it: decompressed as it
+// arrives when the server (or a proxy) gzipped it. An encoding it did not
+// ask for fails the request (false).
+func (x *exchange) decoded(resp *http.Response) (io.Reader, bool) {
+	enc := resp.Header.Get("Content-Encoding")
+	x.tr.Encoding = enc
+	switch {
+	case enc == "" || strings.EqualFold(enc, EncodingIdentity):
+		x.tr.Encoding = ""
+		return resp.Body, true
+	case strings.EqualFold(enc, EncodingGzip) || strings.EqualFold(enc, "x-gzip"):
+		return newGunzip(resp.Body), true
+	}
+	x.fail(ErrMalformed, fmt.Sprintf("response Content-Encoding %q: the client asked for %s", enc, x.c.opts.AcceptEncoding))
+	return nil, false
 }
 
 // exchange is the state of one Do call after the request was built.

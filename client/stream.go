@@ -263,16 +263,16 @@ func (x *exchange) readBody(r io.Reader) {
 }
 
 // httpError records a non-2xx response with the server's message.
-func (x *exchange) httpError(resp *http.Response) {
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+func (x *exchange) httpError(resp *http.Response, r io.Reader) {
+	body, _ := io.ReadAll(io.LimitReader(r, maxErrorBody))
 	x.tr.RetryAfter = retryAfter(resp.Header.Get("Retry-After"))
 	x.fail(ErrHTTPStatus, "HTTP "+strconv.Itoa(resp.StatusCode)+": "+errorText(body))
 }
 
 // unexpectedBody handles a streaming request answered without an event
 // stream: an error object is a stream error, anything else is malformed.
-func (x *exchange) unexpectedBody(resp *http.Response) {
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+func (x *exchange) unexpectedBody(resp *http.Response, r io.Reader) {
+	body, _ := io.ReadAll(io.LimitReader(r, maxErrorBody))
 	rd := readerPool.Get().(*readers)
 	defer rd.release()
 	if ch, err := rd.dec.Decode(body); err == nil && ch.HasError {

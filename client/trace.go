@@ -64,10 +64,13 @@ type Trace struct {
 	// its tokens are in no count but usage's. The first seen; "" if none.
 	OtherReasoning string
 	TokensFrom     string // "usage" or "events"; "" when unknown (non-streaming body without usage)
-	FinishReason   string
-	Events         []Event // token-carrying events, capped at MaxEvents
-	EventsDropped  int
-	Text           string // the answer's content, only with Request.KeepText
+	// Encoding is the response's Content-Encoding ("gzip": decompressed
+	// as it arrived, the timings are of the decompressed content); "" none.
+	Encoding      string
+	FinishReason  string
+	Events        []Event // token-carrying events, capped at MaxEvents
+	EventsDropped int
+	Text          string // the answer's content, only with Request.KeepText
 	// Engine is the engine's own account of the request (ollama-chat's last
 	// line), when HasEngine.
 	Engine    EngineTimes

@@ -217,12 +217,16 @@ type directPath struct {
 // postProbe is the request http.ReadResponse is told the answers are for.
 var postProbe = &http.Request{Method: http.MethodPost}
 
-func newDirectPath(u *url.URL, apiKey string) *directPath {
+func newDirectPath(u *url.URL, apiKey, acceptEncoding string) *directPath {
 	if u.Scheme != "http" || u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" ||
 		u.Host == "" {
 		return nil
 	}
-	head := " HTTP/1.1\r\nHost: " + u.Host + "\r\nUser-Agent: Go-http-client/1.1\r\nContent-Type: application/json"
+	head := " HTTP/1.1\r\nHost: " + u.Host
+	for _, h := range sdkHeaders(acceptEncoding) {
+		head += "\r\n" + h[0] + ": " + h[1]
+	}
+	head += "\r\nContent-Type: application/json"
 	if apiKey != "" {
 		head += "\r\nAuthorization: Bearer " + apiKey
 	}

@@ -195,7 +195,18 @@ func sameRequest(t *testing.T, what string, ours *http.Request, ob string, std *
 // connection parses as the request net/http would have written for it.
 func TestDirectPathMatchesNetHTTP(t *testing.T) {
 	const base, key, path, body = "http://127.0.0.1:8000/pre%20fix", "k", "/v1/chat/completions", `{"model":"m"}`
-	d := newDirectPath(mustParseURL(t, base), key)
+	for _, enc := range AcceptEncodings {
+		testDirectPathMatches(t, base, key, path, body, enc)
+	}
+	for _, b := range []string{"https://127.0.0.1:8000", "http://u:p@127.0.0.1:8000", "http://127.0.0.1:8000?x=1"} {
+		if newDirectPath(mustParseURL(t, b), "", EncodingGzip) != nil {
+			t.Errorf("direct path for %s; want requests to go through net/http's client", b)
+		}
+	}
+}
+
+func testDirectPathMatches(t *testing.T, base, key, path, body, enc string) {
+	d := newDirectPath(mustParseURL(t, base), key, enc)
 	if d == nil {
 		t.Fatal("no direct path for a plain http base URL")
 	}
@@ -207,15 +218,13 @@ func TestDirectPathMatchesNetHTTP(t *testing.T) {
 			if stream {
 				req.Header.Set("Accept", "text/event-stream")
 			}
-			req.Header.Set("Authorization", "Bearer "+key)
+			(&Client{opts: Options{APIKey: key, AcceptEncoding: enc}}).auth(req)
 			req.Header.Set(RequestIDHeader, "sb-x-1-ab")
 			return req.Write(bw)
 		})
-		sameRequest(t, fmt.Sprintf("direct path, stream %v", stream), ours, ob, std, sb)
-	}
-	for _, b := range []string{"https://127.0.0.1:8000", "http://u:p@127.0.0.1:8000", "http://127.0.0.1:8000?x=1"} {
-		if newDirectPath(mustParseURL(t, b), "") != nil {
-			t.Errorf("direct path for %s; want requests to go through net/http's client", b)
+		sameRequest(t, fmt.Sprintf("direct path, %s, stream %v", enc, stream), ours, ob, std, sb)
+		if got := ours.Header.Get("Accept-Encoding"); got != enc {
+			t.Errorf("Accept-Encoding %q, want %q", got, enc)
 		}
 	}
 }
