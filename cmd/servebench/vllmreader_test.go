@@ -295,7 +295,8 @@ func TestExportReadByVLLMTooling(t *testing.T) {
 		t.Errorf("--run nope: exit %d, stderr %q", code, stderr)
 	}
 
-	// --append twice: four objects, one per line, each line a whole object.
+	// --append twice: four objects, one per line, each line a whole object
+	// ending in a newline (a text file: wc -l counts 4).
 	app := filepath.Join(tmp, "appended", "runs.jsonl")
 	for range 2 {
 		if code, _, stderr := runMain("export", dir, "--to", "vllm-bench", "--append", app); code != 0 {
@@ -303,7 +304,10 @@ func TestExportReadByVLLMTooling(t *testing.T) {
 		}
 	}
 	data, _ := os.ReadFile(app)
-	lines := strings.Split(string(data), "\n")
+	if !strings.HasSuffix(string(data), "}\n") {
+		t.Errorf("--append: the file does not end in a newline: %q", data[max(0, len(data)-20):])
+	}
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
 	if len(lines) != 4 {
 		t.Fatalf("--append twice: %d lines, want 4", len(lines))
 	}

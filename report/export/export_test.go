@@ -307,12 +307,15 @@ func TestAppended(t *testing.T) {
 	}
 	var file []byte
 	file = append(file, Appended(file, runs[:1])...)
-	if bytes.HasSuffix(file, []byte("\n")) {
-		t.Error("a newline after the object: vLLM leaves none")
+	if !bytes.HasSuffix(file, []byte("}\n")) {
+		t.Errorf("no newline after the object: a text file ends its last line\n%q", file)
 	}
 	file = append(file, Appended(file, runs)...)
-	file = append(file, '\n') // someone else's trailing newline
+	file = bytes.TrimSuffix(file, []byte("\n")) // a file vLLM appended to last: no final newline
 	file = append(file, Appended(file, runs[1:])...)
+	if !bytes.HasSuffix(file, []byte("}\n")) || bytes.Contains(file, []byte("\n\n")) {
+		t.Errorf("want whole lines, one object each, and no blank line:\n%q", file)
+	}
 	lines := objectLines(t, file)
 	if len(lines) != 4 {
 		t.Fatalf("%d lines, want 4 objects:\n%s", len(lines), file)

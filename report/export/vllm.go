@@ -169,17 +169,16 @@ func VLLM(w io.Writer, res *result.Results, recs []result.Record, opts Options) 
 // Appended is what to append to a file ending in tail (its last bytes, nil
 // when empty) to add runs as vLLM's --append-result adds a result: a
 // newline first unless the file is empty (or already ends in one), then the
-// objects one per line, with no newline after the last, as vLLM leaves it.
+// objects one per line. Unlike vLLM, the last line ends in a newline too, so
+// the file is a text file (cat, wc -l and the next append all see whole lines).
 func Appended(tail []byte, runs []VLLMRun) []byte {
 	var b bytes.Buffer
 	if len(tail) > 0 && tail[len(tail)-1] != '\n' {
 		b.WriteByte('\n')
 	}
-	for i, r := range runs {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
+	for _, r := range runs {
 		b.Write(r.JSON)
+		b.WriteByte('\n')
 	}
 	return b.Bytes()
 }
