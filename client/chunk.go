@@ -36,6 +36,15 @@ type Chunk struct {
 	// known names, the first in byte order: a server streaming its
 	// thinking under a name servebench does not count (see Trace).
 	OtherReasoning []byte
+	// ToolCall is set when choices[0].delta.tool_calls (else
+	// .message.tool_calls) held an element; ToolIndex, ToolName and
+	// ToolArgs are its index, function.name and function.arguments (the
+	// first element's: servers stream one call per chunk). A tool_calls
+	// value of another shape is ignored, as an unknown field is.
+	ToolCall  bool
+	ToolIndex int
+	ToolName  []byte
+	ToolArgs  []byte
 }
 
 // ChunkDecoder decodes chunks on the hot path. A hand-rolled scanner handles
@@ -110,6 +119,14 @@ type msgParts struct {
 	content, reasoningContent, reasoning          []byte
 	hasContent, hasReasoningContent, hasReasoning bool
 	other                                         []byte // see Chunk.OtherReasoning
+	tool                                          toolParts
+}
+
+// toolParts is the first element of a message's tool_calls.
+type toolParts struct {
+	has        bool
+	index      int
+	name, args []byte
 }
 
 // noteOther keeps key as the message's other reasoning-like key when it
@@ -166,6 +183,11 @@ func (p *chunkParts) fill(c *Chunk) {
 	if c.OtherReasoning == nil {
 		c.OtherReasoning = p.message.other
 	}
+	tool := p.delta.tool
+	if !tool.has {
+		tool = p.message.tool
+	}
+	c.ToolCall, c.ToolIndex, c.ToolName, c.ToolArgs = tool.has, tool.index, tool.name, tool.args
 	c.FinishReason = p.finish
 	c.HasChoices = p.hasChoices
 	c.HasUsage = p.hasUsage
@@ -191,6 +213,35 @@ type jsonMsg struct {
 	Content          *string `json:"content"`
 	ReasoningContent *string `json:"reasoning_content"`
 	Reasoning        *string `json:"reasoning"`
+	// ToolCalls is read apart (toolPart): a value of another shape is
+	// ignored, not a malformed chunk.
+	ToolCalls json.RawMessage `json:"tool_calls"`
+}
+
+type jsonToolCall struct {
+	Index    int `json:"index"`
+	Function *struct {
+		Name      *string `json:"name"`
+		Arguments *string `json:"arguments"`
+	} `json:"function"`
+}
+
+// toolPart reads tool_calls' first element; anything but an array of
+// tool-call objects (or nulls) is no tool call.
+func toolPart(raw json.RawMessage) toolParts {
+	var calls []*jsonToolCall
+	if len(raw) == 0 || json.Unmarshal(raw, &calls) != nil || len(calls) == 0 {
+		return toolParts{}
+	}
+	p := toolParts{has: true}
+	if c := calls[0]; c != nil {
+		p.index = c.Index
+		if f := c.Function; f != nil {
+			p.name, _ = strPart(f.Name)
+			p.args, _ = strPart(f.Arguments)
+		}
+	}
+	return p
 }
 
 type jsonUsage struct {
@@ -309,6 +360,7 @@ func (m *jsonMsg) parts() msgParts {
 	p.content, p.hasContent = strPart(m.Content)
 	p.reasoningContent, p.hasReasoningContent = strPart(m.ReasoningContent)
 	p.reasoning, p.hasReasoning = strPart(m.Reasoning)
+	p.tool = toolPart(m.ToolCalls)
 	return p
 }
 

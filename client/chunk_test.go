@@ -14,12 +14,15 @@ type chunkSummary struct {
 	HasError                   bool
 	ErrMsg                     string
 	OtherReasoning             string
+	ToolCall                   bool
+	ToolIndex                  int
+	ToolName, ToolArgs         string
 }
 
 func summarize(c *Chunk) chunkSummary {
 	return chunkSummary{string(c.Content), string(c.Reasoning), string(c.FinishReason),
 		c.HasChoices, c.HasUsage, c.PromptTokens, c.CompletionTokens, c.CachedTokens, c.HasError, string(c.ErrorMessage),
-		string(c.OtherReasoning)}
+		string(c.OtherReasoning), c.ToolCall, c.ToolIndex, string(c.ToolName), string(c.ToolArgs)}
 }
 
 // fastAndSlow decodes in with both paths. fastOK is false when the scanner
@@ -112,6 +115,22 @@ func TestChunkDecode(t *testing.T) {
 		{"lone surrogate", `{"choices":[{"text":"a\ud800b"}]}`, chunkSummary{Content: "a\uFFFDb", HasChoices: true}, false},
 		// Invalid UTF-8 becomes U+FFFD, as encoding/json does it.
 		{"invalid utf8", "{\"choices\":[{\"text\":\"a\xffb\"}]}", chunkSummary{Content: "a\uFFFDb", HasChoices: true}, false},
+		// A streamed tool call as vLLM sends it: id and name first, then
+		// the arguments as they come.
+		{"tool call first", `{"choices":[{"index":0,"delta":{"tool_calls":[{"id":"chatcmpl-tool-1","type":"function","index":0,"function":{"name":"get_weather","arguments":"{\"ci"}}]},"logprobs":null,"finish_reason":null}]}`,
+			chunkSummary{HasChoices: true, ToolCall: true, ToolName: "get_weather", ToolArgs: `{"ci`}, true},
+		{"tool call args", `{"choices":[{"delta":{"tool_calls":[{"index":1,"function":{"arguments":"ty\": \"Oslo\"}"}}]}}]}`,
+			chunkSummary{HasChoices: true, ToolCall: true, ToolIndex: 1, ToolArgs: `ty": "Oslo"}`}, true},
+		// Non-streaming: message.tool_calls; a later call is checked, not kept.
+		{"tool call message", `{"choices":[{"message":{"content":"","tool_calls":[{"function":{"name":"f","arguments":"{}"}},{"index":1,"function":null}]}}]}`,
+			chunkSummary{HasChoices: true, ToolCall: true, ToolName: "f", ToolArgs: "{}"}, true},
+		// tool_calls of another shape is ignored, not a malformed chunk.
+		{"tool call odd shape", `{"choices":[{"delta":{"content":"a","tool_calls":{"index":0}}}]}`,
+			chunkSummary{Content: "a", HasChoices: true}, false},
+		{"tool call odd index", `{"choices":[{"delta":{"tool_calls":[{"index":0.5,"function":{"name":"f"}}]}}]}`,
+			chunkSummary{HasChoices: true}, false},
+		{"tool call odd later", `{"choices":[{"delta":{"tool_calls":[{"index":0},7]}}]}`,
+			chunkSummary{HasChoices: true}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -213,6 +232,8 @@ func FuzzChunkDecode(f *testing.F) {
 		`{"choices":[{"text":"a\ud800b"},null,{}]}`,
 		"{\"choices\":[{\"text\":\"\xff\"}]}",
 		`[1,2,{"a":[-1.5e+3,true,false,null]}]`,
+		`{"choices":[{"delta":{"tool_calls":[{"id":"x","index":0,"function":{"name":"f","arguments":"{\"a\": 1"}},null]}}]}`,
+		`{"choices":[{"message":{"tool_calls":[{"Index":2,"function":{"Arguments":"x"}}]}}]}`,
 	} {
 		f.Add([]byte(s))
 	}

@@ -140,6 +140,15 @@ type Request struct {
 	Seed      int64
 	SeedSet   bool
 	KeepAlive string
+	// ResponseFormat, Tools and ToolChoice are sent as is (JSON) as
+	// response_format, tools and tool_choice: structured output and tool
+	// calls (chat; completions takes response_format only).
+	ResponseFormat json.RawMessage
+	Tools          json.RawMessage
+	ToolChoice     json.RawMessage
+	// Usable, when set, times Trace.Usable: when the answer's JSON or tool
+	// call first parses complete (and valid). nil: not measured, no cost.
+	Usable *Usable
 }
 
 // RequestIDHeader is the header Request.ID is sent in.
@@ -149,14 +158,17 @@ const RequestIDHeader = "X-Request-Id"
 var Endpoints = []string{"chat", "completions", EndpointOllamaChat}
 
 type wireRequest struct {
-	Model         string         `json:"model"`
-	Messages      []Message      `json:"messages,omitempty"`
-	Prompt        *string        `json:"prompt,omitempty"`
-	MaxTokens     int            `json:"max_tokens,omitempty"`
-	MinTokens     int            `json:"min_tokens,omitempty"`
-	IgnoreEOS     bool           `json:"ignore_eos,omitempty"`
-	Stream        bool           `json:"stream"`
-	StreamOptions *streamOptions `json:"stream_options,omitempty"`
+	Model          string          `json:"model"`
+	Messages       []Message       `json:"messages,omitempty"`
+	Prompt         *string         `json:"prompt,omitempty"`
+	MaxTokens      int             `json:"max_tokens,omitempty"`
+	MinTokens      int             `json:"min_tokens,omitempty"`
+	IgnoreEOS      bool            `json:"ignore_eos,omitempty"`
+	Stream         bool            `json:"stream"`
+	StreamOptions  *streamOptions  `json:"stream_options,omitempty"`
+	ResponseFormat json.RawMessage `json:"response_format,omitempty"`
+	Tools          json.RawMessage `json:"tools,omitempty"`
+	ToolChoice     json.RawMessage `json:"tool_choice,omitempty"`
 }
 
 type streamOptions struct {
@@ -184,10 +196,14 @@ func (req *Request) path() (string, error) {
 }
 
 func (req *Request) body() ([]byte, error) {
+	if err := req.checkStructured(); err != nil {
+		return nil, err
+	}
 	if req.Endpoint == EndpointOllamaChat {
 		return req.ollamaBody()
 	}
-	w := wireRequest{Model: req.Model, MaxTokens: req.MaxTokens, Stream: req.Stream}
+	w := wireRequest{Model: req.Model, MaxTokens: req.MaxTokens, Stream: req.Stream,
+		ResponseFormat: req.ResponseFormat, Tools: req.Tools, ToolChoice: req.ToolChoice}
 	if req.Endpoint == "chat" {
 		w.Messages = req.Messages
 		if len(w.Messages) == 0 {
@@ -207,6 +223,27 @@ func (req *Request) body() ([]byte, error) {
 		w.StreamOptions = &streamOptions{IncludeUsage: true, ContinuousUsageStats: req.ContinuousUsage}
 	}
 	return json.Marshal(&w)
+}
+
+// checkStructured refuses structured fields an endpoint does not take, and
+// any that is not JSON (it would be sent as is).
+func (req *Request) checkStructured() error {
+	fields := []struct {
+		name string
+		v    json.RawMessage
+	}{{"response_format", req.ResponseFormat}, {"tools", req.Tools}, {"tool_choice", req.ToolChoice}}
+	for _, f := range fields {
+		if len(f.v) == 0 {
+			continue
+		}
+		if !json.Valid(f.v) {
+			return fmt.Errorf("%s is not valid JSON", f.name)
+		}
+		if req.Endpoint == EndpointOllamaChat || req.Endpoint == "completions" && f.name != "response_format" {
+			return fmt.Errorf("%s: not supported on endpoint %q", f.name, req.Endpoint)
+		}
+	}
+	return nil
 }
 
 // APIKeyFromEnv returns the API key in the environment variable name

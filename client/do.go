@@ -82,6 +82,9 @@ func (c *Client) Do(ctx context.Context, req *Request) Trace {
 	}
 
 	x := exchange{c: c, tr: &tr, parent: ctx, rctx: rctx, cancel: cancel, keepText: req.KeepText}
+	if req.Usable != nil {
+		x.usable = newUsableWatch(req.Usable)
+	}
 	ph.start = time.Now()
 	x.start, tr.Start = ph.start, ph.start
 	if req.Stream && c.opts.StallTimeout > 0 {
@@ -180,6 +183,7 @@ type exchange struct {
 	stall  *stallWatch
 	// keepText: gather the answer's content into Trace.Text (Request.KeepText).
 	keepText bool
+	usable   *usableWatch // nil: Trace.Usable not measured
 }
 
 func (x *exchange) since() time.Duration { return time.Since(x.start) }

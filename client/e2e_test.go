@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
 	"github.com/servebench/servebench/client"
 	"github.com/servebench/servebench/engine/sim"
 	"github.com/servebench/servebench/engine/sim/simtest"
@@ -163,5 +165,58 @@ func TestDoBodyTooLarge(t *testing.T) {
 		Prompt: strings.Repeat("a", sim.MaxBodyBytes+1), MaxTokens: 1})
 	if tr.Status != 413 || tr.Error != client.ErrHTTPStatus || !strings.Contains(tr.ErrorText, "over") {
 		t.Errorf("oversized request: status %d, error %q (%s); want 413 with the server's message", tr.Status, tr.Error, tr.ErrorText)
+	}
+}
+
+// TestEndToEndUsable: against the engine's structured output and forced
+// tool calls, the answer becomes usable to a program only as it ends,
+// streaming or not: Usable is within a few milliseconds of Done (the
+// engine's end-of-turn step after the JSON closes).
+func TestEndToEndUsable(t *testing.T) {
+	e := simtest.Start(t, func(o *sim.Options) { o.Speedup = 20 })
+	c := client.New(client.Options{BaseURL: e.BaseURL(), RequestTimeout: 30 * time.Second})
+	defer c.Close()
+	const schemaText = `{"type":"object","properties":{"city":{"type":"string"},"days":{"type":"integer","minimum":1,"maximum":7}},"required":["city","days"]}`
+	comp := jsonschema.NewCompiler()
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(schemaText))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := comp.AddResource("schema.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	schema, err := comp.Compile("schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	format := []byte(`{"type":"json_schema","json_schema":{"name":"forecast","schema":` + schemaText + `}}`)
+	tools := []byte(`[{"type":"function","function":{"name":"forecast","parameters":` + schemaText + `}}]`)
+	cases := []struct {
+		name string
+		set  func(*client.Request)
+	}{
+		{"json_schema", func(r *client.Request) { r.ResponseFormat, r.Usable = format, &client.Usable{Schema: schema} }},
+		{"tool", func(r *client.Request) {
+			r.Tools, r.ToolChoice = tools, []byte(`{"type":"function","function":{"name":"forecast"}}`)
+			r.Usable = &client.Usable{ToolSchemas: map[string]client.Validator{"forecast": schema}}
+		}},
+	}
+	for _, cs := range cases {
+		for _, stream := range []bool{true, false} {
+			req := &client.Request{Endpoint: "chat", Model: e.ServedModelName(), MaxTokens: 256, Stream: stream,
+				Messages: []client.Message{{Role: "user", Content: "The weather in Oslo, please."}}}
+			cs.set(req)
+			tr := c.Do(context.Background(), req)
+			if !tr.OK() || tr.Usable == 0 {
+				t.Fatalf("%s stream=%v: %s %s; usable %v %q", cs.name, stream, tr.Error, tr.ErrorText, tr.Usable, tr.UsableError)
+			}
+			t.Logf("%s stream=%v: first visible %v, usable %v, e2e %v, %d tokens", cs.name, stream, tr.FirstVisible, tr.Usable, tr.Done, tr.OutputTokens)
+			if gap := tr.Done - tr.Usable; gap < 0 || gap > 5*time.Millisecond {
+				t.Errorf("%s stream=%v: usable %v is %v before E2E %v, want within 5ms", cs.name, stream, tr.Usable, gap, tr.Done)
+			}
+			if stream && !(tr.FirstVisible*2 < tr.Usable) {
+				t.Errorf("%s: first visible %v not well before usable %v", cs.name, tr.FirstVisible, tr.Usable)
+			}
+		}
 	}
 }

@@ -2,6 +2,7 @@ package client
 
 import (
 	"bytes"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -24,6 +25,9 @@ var (
 	topKeys    = []string{"choices", "usage", "error"}
 	choiceKeys = []string{"delta", "message", "text", "finish_reason"}
 	msgKeys    = []string{"content", "reasoning_content", "reasoning"}
+	msgFields  = append(slices.Clone(msgKeys), "tool_calls") // msg reads these
+	toolKeys   = []string{"index", "function"}
+	fnKeys     = []string{"name", "arguments"}
 	usageKeys  = []string{"prompt_tokens", "completion_tokens", "prompt_tokens_details"}
 	detailKeys = []string{"cached_tokens"}
 	errorKeys  = []string{"message"}
@@ -206,20 +210,80 @@ func (s *scanner) msg(m *msgParts) error {
 	if s.null() {
 		return nil
 	}
-	return s.objectOther(msgKeys, func(k int) error {
+	return s.objectOther(msgFields, func(k int) error {
 		var err error
 		switch k {
 		case 0:
 			m.content, m.hasContent, err = s.stringValue()
 		case 1:
 			m.reasoningContent, m.hasReasoningContent, err = s.stringValue()
-		default:
+		case 2:
 			m.reasoning, m.hasReasoning, err = s.stringValue()
+		default:
+			err = s.toolCalls(&m.tool)
 		}
 		return err
 	}, func(key []byte) error {
 		m.noteOther(key)
 		return s.skip(0)
+	})
+}
+
+// toolCalls reads tool_calls: its first element is kept, later ones
+// checked the same way (encoding/json, the reference, would refuse them).
+// Any other shape declines; decodeSlow then ignores the field (toolPart).
+func (s *scanner) toolCalls(t *toolParts) error {
+	if s.null() {
+		return nil
+	}
+	if s.i >= len(s.b) || s.b[s.i] != '[' {
+		return errDecline
+	}
+	s.i++
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == ']' {
+		s.i++
+		return nil
+	}
+	for n := 0; ; n++ {
+		s.ws()
+		var throwaway toolParts
+		dst := t
+		if n > 0 {
+			dst = &throwaway
+		}
+		dst.has = true
+		if !s.null() {
+			if err := s.toolCall(dst); err != nil {
+				return err
+			}
+		}
+		if done, err := s.next(']'); done || err != nil {
+			return err
+		}
+	}
+}
+
+// toolCall reads one tool_calls element: index and function.
+func (s *scanner) toolCall(t *toolParts) error {
+	return s.object(toolKeys, func(k int) error {
+		if k == 0 {
+			var err error
+			t.index, err = s.intValue()
+			return err
+		}
+		if s.null() {
+			return nil
+		}
+		return s.object(fnKeys, func(k int) error {
+			var err error
+			if k == 0 {
+				t.name, _, err = s.stringValue()
+			} else {
+				t.args, _, err = s.stringValue()
+			}
+			return err
+		})
 	})
 }
 

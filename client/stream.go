@@ -60,6 +60,9 @@ func (x *exchange) readStream(body io.Reader, maxTokens int) bool {
 	}
 	var st streamTally
 	done := x.readEvents(rd, &st)
+	if x.usable != nil {
+		x.usableEnd(done)
+	}
 	if x.keepText {
 		tr.Text = string(st.text)
 	}
@@ -72,6 +75,19 @@ func (x *exchange) readStream(body io.Reader, maxTokens int) bool {
 		tr.OutputTokens, tr.TokensFrom = st.counted, TokensFromEvents
 	}
 	return done
+}
+
+// usableEnd sets Trace.Usable at the end of an answer that ended cleanly
+// (ok) or not: a failed one keeps only a moment already seen.
+func (x *exchange) usableEnd(ok bool) {
+	if !ok {
+		x.tr.Usable = x.usable.at
+		return
+	}
+	x.tr.Usable, x.tr.UsableError = x.usable.finish(x.tr.Done)
+	if x.tr.UsableError != "" {
+		x.tr.UsableError = x.c.short(x.tr.UsableError)
+	}
 }
 
 // streamTally is readStream's count of a stream's tokens so far.
@@ -120,10 +136,15 @@ func (x *exchange) readEvents(rd *readers, st *streamTally) bool {
 // finish reason, and tokens.
 func (x *exchange) chunkEvent(st *streamTally, ch *Chunk, now time.Duration) {
 	tr := x.tr
-	carries := len(ch.Content) > 0 || len(ch.Reasoning) > 0
+	// A tool call's arguments are the answer a program reads: visible.
+	visible := len(ch.Content) > 0 || len(ch.ToolArgs) > 0
+	carries := visible || len(ch.Reasoning) > 0
 	tokens := 1
 	if carries && !ch.HasUsage {
-		tokens = max(textPieces(ch.Content)+textPieces(ch.Reasoning), 1)
+		tokens = max(textPieces(ch.Content)+textPieces(ch.ToolArgs)+textPieces(ch.Reasoning), 1)
+	}
+	if x.usable != nil {
+		x.usable.chunk(ch, now)
 	}
 	if ch.HasUsage {
 		tokens = st.usage(ch, carries, tokens)
@@ -138,7 +159,7 @@ func (x *exchange) chunkEvent(st *streamTally, ch *Chunk, now time.Duration) {
 	if !carries {
 		return // role-only, finish or usage chunk: no generated token
 	}
-	x.tokenEvent(now, tokens, len(ch.Content) > 0)
+	x.tokenEvent(now, tokens, visible)
 	if len(ch.Reasoning) > 0 {
 		x.reasoningEvent(now, tokens, ch.Reasoning, ch.Content)
 	}
@@ -259,6 +280,10 @@ func (x *exchange) readBody(r io.Reader) {
 	}
 	if x.keepText {
 		tr.Text = string(ch.Content)
+	}
+	if x.usable != nil {
+		x.usable.chunk(ch, now)
+		x.usableEnd(true)
 	}
 }
 

@@ -42,12 +42,19 @@ type Trace struct {
 	Written      time.Duration // request fully written
 	FirstByte    time.Duration // first response byte seen
 	FirstToken   time.Duration // first event carrying any generated token (content or reasoning)
-	FirstVisible time.Duration // first non-empty delta.content; non-streaming: whole body parsed
+	FirstVisible time.Duration // first non-empty delta.content or tool call arguments; non-streaming: whole body parsed
 	Done         time.Duration // [DONE] / end of body, or when the failure was seen
 	// FirstReasoning and LastReasoning bound the thinking of a reasoning
 	// model: the first and last events carrying reasoning text (streaming
 	// only; 0 when none did).
 	FirstReasoning, LastReasoning time.Duration
+	// Usable is when the answer became usable by a program (only with
+	// Request.Usable): its JSON, or a tool call's arguments, first parsed
+	// complete and valid; non-streaming, when the whole body was parsed.
+	// 0 when not measured or never; UsableError then says why not (only
+	// for a request that otherwise succeeded).
+	Usable      time.Duration
+	UsableError string
 
 	Stream       bool
 	ConnReused   bool // the connection was a kept-alive one
