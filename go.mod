@@ -18,6 +18,7 @@ require (
 	github.com/yuin/goldmark v1.7.13
 	golang.org/x/term v0.48.0
 	golang.org/x/text v0.43.0
+	gonum.org/v1/gonum v0.16.0
 	gonum.org/v1/plot v0.17.0
 	google.golang.org/protobuf v1.36.12
 	k8s.io/api v0.37.2

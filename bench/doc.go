@@ -6,7 +6,7 @@
 //
 // Imports go down only (TestLayers checks every package of the module):
 //
-//	cmd -> report -> bench/fleet -> bench -> bench/probe -> bench/store
+//	cmd -> report -> bench/fleet, bench/tune -> bench -> bench/probe -> bench/store
 //	    -> bench/workload -> bench/result, bench/stats -> client, scrape, engine
 //
 // bench/workload is what to send, bench the runner and the session,
@@ -14,7 +14,8 @@
 // spilled tallies, results.json, checkpoints, recovery), bench/fleet the
 // shards' merge (with fleet/logblock, a results directory through a log,
 // and fleet/k8s, the Kubernetes Job), bench/probe the server's behaviour
-// checks, bench/result the saved outputs' types and bench/stats the
+// checks, bench/tune the grids of server settings (servebench tune: a
+// session per treatment and repeat), bench/result the saved outputs' types and bench/stats the
 // statistics they use.
 //
 // A workload.Workload decides when requests are sent: sequential, closed-loop

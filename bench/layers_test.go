@@ -12,7 +12,7 @@ import (
 // layers ranks the module's packages (paths relative to the module, a
 // prefix covering its subtree): a package imports only its own rank or
 // lower ones (Go refuses the cycles within a rank). The pipeline reads top to bottom, as in
-// doc.go: cmd -> report -> bench/fleet -> bench (runner, session) ->
+// doc.go: cmd -> report -> bench/fleet, bench/tune -> bench (runner, session) ->
 // bench/probe -> bench/store -> bench/workload -> bench/result, bench/stats -> client,
 // scrape, engine.
 var layers = []struct {
@@ -23,6 +23,7 @@ var layers = []struct {
 	{"cmd", 90, false},
 	{"report", 80, false},
 	{"bench/fleet", 60, false},
+	{"bench/tune", 60, false},
 	{"bench", 50, true},
 	{"bench/probe", 45, false},
 	{"bench/store", 40, false},

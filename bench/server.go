@@ -71,6 +71,9 @@ type ServerOptions struct {
 	// another preset ServeModel replaces the model in its command. Model
 	// is the one asked for, not this.
 	GPU, ServeModel string
+	// Env is "NAME=VALUE" set in a started server's environment, after
+	// (so overriding) the preset's own (tune --env-grid).
+	Env []string
 	// Phase is told each start-up phase as it passes (progress); may be nil.
 	Phase func(phase string, at time.Duration)
 }
@@ -231,6 +234,7 @@ func serverSpec(opts ServerOptions) (launch.Spec, bool, error) {
 		return spec, false, err
 	}
 	spec.Dir = opts.ServerDir
+	spec.Env = append(spec.Env, opts.Env...)
 	if opts.Dir != "" {
 		spec.LogPath = filepath.Join(opts.Dir, result.ServerLog)
 	}

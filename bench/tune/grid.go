@@ -1,0 +1,152 @@
+package tune
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/servebench/servebench/bench"
+	"github.com/servebench/servebench/bench/result"
+)
+
+// Factor kinds (result.TuneFactor.Kind): where a setting goes.
+const (
+	KindEngine   = "engine"   // a bundled engine flag: --NAME=VALUE
+	KindTemplate = "template" // {NAME} in --server-cmd
+	KindEnv      = "env"      // NAME=VALUE in the server's environment
+)
+
+// flagOf names the flag each kind comes from, for errors.
+var flagOf = map[string]string{KindEngine: "--engine-grid", KindTemplate: "--grid", KindEnv: "--env-grid"}
+
+// Grid is the factors a tune crosses, in the order given.
+type Grid []result.TuneFactor
+
+var factorName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*$`)
+
+// ParseFactor reads "max-num-seqs=64,128,256" (a flag of kind's).
+func ParseFactor(kind, s string) (result.TuneFactor, error) {
+	flag := flagOf[kind]
+	name, vals, ok := strings.Cut(strings.TrimSpace(s), "=")
+	name = strings.TrimLeft(strings.TrimSpace(name), "-")
+	if !ok || name == "" {
+		return result.TuneFactor{}, fmt.Errorf("%s %q: expected NAME=V1,V2,... (e.g. max-num-seqs=64,128,256)", flag, s)
+	}
+	if !factorName.MatchString(name) {
+		return result.TuneFactor{}, fmt.Errorf("%s %q: name %q: expected letters, digits, '_', '-', '.'", flag, s, name)
+	}
+	f := result.TuneFactor{Name: name, Kind: kind}
+	for _, v := range strings.Split(vals, ",") {
+		v = strings.TrimSpace(v)
+		if v == "" {
+			return result.TuneFactor{}, fmt.Errorf("%s %q: an empty value", flag, s)
+		}
+		if slices.Contains(f.Values, v) {
+			return result.TuneFactor{}, fmt.Errorf("%s %q: value %q given twice", flag, s, v)
+		}
+		f.Values = append(f.Values, v)
+	}
+	return f, nil
+}
+
+// Check refuses a grid that cannot apply to so: no factor, a name given
+// twice, engine flags without the bundled engine, placeholders missing from
+// (or left unfilled in) --server-cmd, environment values for a server
+// servebench does not start.
+func (g Grid) Check(so bench.ServerOptions) error {
+	if len(g) == 0 {
+		return errors.New("tune: no settings to compare: expected --engine-grid, --grid or --env-grid")
+	}
+	seen := map[string]bool{}
+	for _, f := range g {
+		if seen[f.Kind+f.Name] {
+			return fmt.Errorf("%s %s given twice: expected one list of values per setting", flagOf[f.Kind], f.Name)
+		}
+		seen[f.Kind+f.Name] = true
+		switch f.Kind {
+		case KindEngine:
+			if !so.Bundled() {
+				return fmt.Errorf("--engine-grid %s: only for the bundled engine (no --server-cmd, --server or --base-url); --grid fills a --server-cmd, --env-grid a preset's environment", f.Name)
+			}
+		case KindTemplate:
+			if !strings.Contains(so.ServerCmd, "{"+f.Name+"}") {
+				return fmt.Errorf("--grid %s: --server-cmd has no {%s} placeholder to fill", f.Name, f.Name)
+			}
+		case KindEnv:
+			if so.BaseURL != "" && so.ServerCmd == "" && so.Preset == "" {
+				return fmt.Errorf("--env-grid %s: --base-url alone names a running server; the environment is set on a server servebench starts", f.Name)
+			}
+		default:
+			return fmt.Errorf("factor %s: unknown kind %q", f.Name, f.Kind)
+		}
+	}
+	if m := regexp.MustCompile(`\{[A-Za-z_][A-Za-z0-9_.-]*\}`).FindString(g.fill(so.ServerCmd, nil)); m != "" {
+		return fmt.Errorf("--server-cmd: placeholder %s has no --grid %s=V1,V2", m, strings.Trim(m, "{}"))
+	}
+	return nil
+}
+
+// fill replaces the template factors' placeholders in cmd by set's values
+// (set nil: by a marker, to find placeholders no factor fills).
+func (g Grid) fill(cmd string, set []result.TuneSetting) string {
+	for i, f := range g {
+		if f.Kind != KindTemplate {
+			continue
+		}
+		v := "\x00"
+		if set != nil {
+			v = set[i].Value
+		}
+		cmd = strings.ReplaceAll(cmd, "{"+f.Name+"}", v)
+	}
+	return cmd
+}
+
+// Treatments crosses the factors: every combination of their values, the
+// last factor varying fastest.
+func (g Grid) Treatments() []result.TuneTreatment {
+	out := []result.TuneTreatment{{}}
+	for _, f := range g {
+		var next []result.TuneTreatment
+		for _, t := range out {
+			for _, v := range f.Values {
+				set := append(slices.Clip(t.Settings), result.TuneSetting{Name: f.Name, Value: v})
+				next = append(next, result.TuneTreatment{Settings: set})
+			}
+		}
+		out = next
+	}
+	for i := range out {
+		out[i].Name = Name(out[i].Settings)
+	}
+	return out
+}
+
+// Name is a treatment's name: "max-num-seqs=64 block-size=16".
+func Name(set []result.TuneSetting) string {
+	parts := make([]string, len(set))
+	for i, s := range set {
+		parts[i] = s.Name + "=" + s.Value
+	}
+	return strings.Join(parts, " ")
+}
+
+// Apply is the server of treatment set: base with the engine flags added,
+// the --server-cmd filled and the environment set.
+func (g Grid) Apply(base bench.ServerOptions, set []result.TuneSetting) bench.ServerOptions {
+	so := base
+	so.EngineArgs = slices.Clone(base.EngineArgs)
+	so.Env = slices.Clone(base.Env)
+	for i, f := range g {
+		switch f.Kind {
+		case KindEngine:
+			so.EngineArgs = append(so.EngineArgs, "--"+f.Name+"="+set[i].Value)
+		case KindEnv:
+			so.Env = append(so.Env, f.Name+"="+set[i].Value)
+		}
+	}
+	so.ServerCmd = g.fill(base.ServerCmd, set)
+	return so
+}

@@ -1,0 +1,128 @@
+package tune
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/servebench/servebench/bench"
+	"github.com/servebench/servebench/bench/result"
+)
+
+func TestParseFactor(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string
+		err  string
+	}{
+		{"max-num-seqs=64,128,256", []string{"64", "128", "256"}, ""},
+		{"--max-num-seqs=64", []string{"64"}, ""},              // a leading -- as the engine flag is typed
+		{"OLLAMA_NUM_PARALLEL= 1 , 4", []string{"1", "4"}, ""}, // spaces trimmed
+		{"max-num-seqs", nil, "expected NAME=V1,V2"},
+		{"x=1,,2", nil, "an empty value"},
+		{"x=1,1", nil, "given twice"},
+		{"a b=1", nil, "expected letters"},
+	} {
+		f, err := ParseFactor(KindEngine, tc.in)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), "--engine-grid") {
+				t.Errorf("ParseFactor(%q) = %v, want an error naming --engine-grid with %q", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(f.Values, tc.want) {
+			t.Errorf("ParseFactor(%q) = %+v, %v; want values %v", tc.in, f, err, tc.want)
+		}
+	}
+}
+
+// TestTreatmentsCross: two factors of 3 and 2 values give 6 treatments,
+// the last factor varying fastest, each applied to the server as its kind
+// says.
+func TestTreatmentsCross(t *testing.T) {
+	a, _ := ParseFactor(KindTemplate, "seqs=64,128,256")
+	b, _ := ParseFactor(KindEnv, "MODE=x,y")
+	g := Grid{a, b}
+	so := bench.ServerOptions{ServerCmd: "vllm serve m --max-num-seqs {seqs}", Env: []string{"KEEP=1"}}
+	if err := g.Check(so); err != nil {
+		t.Fatal(err)
+	}
+	ts := g.Treatments()
+	var names []string
+	for _, tr := range ts {
+		names = append(names, tr.Name)
+	}
+	want := []string{"seqs=64 MODE=x", "seqs=64 MODE=y", "seqs=128 MODE=x", "seqs=128 MODE=y", "seqs=256 MODE=x", "seqs=256 MODE=y"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("treatments %q, want %q", names, want)
+	}
+	got := g.Apply(so, ts[3].Settings)
+	if got.ServerCmd != "vllm serve m --max-num-seqs 128" || !slices.Equal(got.Env, []string{"KEEP=1", "MODE=y"}) {
+		t.Errorf("Apply = %q %v", got.ServerCmd, got.Env)
+	}
+	if len(so.Env) != 1 {
+		t.Errorf("Apply changed the base's environment: %v", so.Env)
+	}
+	e, _ := ParseFactor(KindEngine, "max-num-seqs=4,16")
+	if got := (Grid{e}).Apply(bench.ServerOptions{EngineArgs: []string{"--gpu=l4"}}, []result.TuneSetting{{Name: "max-num-seqs", Value: "16"}}); !slices.Equal(got.EngineArgs, []string{"--gpu=l4", "--max-num-seqs=16"}) {
+		t.Errorf("engine args %v", got.EngineArgs)
+	}
+}
+
+func TestGridCheck(t *testing.T) {
+	e, _ := ParseFactor(KindEngine, "max-num-seqs=4,16")
+	tmpl, _ := ParseFactor(KindTemplate, "seqs=1,2")
+	env, _ := ParseFactor(KindEnv, "OLLAMA_NUM_PARALLEL=1,4")
+	for _, tc := range []struct {
+		name string
+		g    Grid
+		so   bench.ServerOptions
+		err  string
+	}{
+		{"nothing to compare", nil, bench.ServerOptions{}, "no settings"},
+		{"engine flags need the bundled engine", Grid{e}, bench.ServerOptions{ServerCmd: "vllm serve m"}, "--engine-grid max-num-seqs: only for the bundled engine"},
+		{"placeholder missing", Grid{tmpl}, bench.ServerOptions{ServerCmd: "vllm serve m"}, "no {seqs} placeholder"},
+		{"placeholder left unfilled", Grid{tmpl}, bench.ServerOptions{ServerCmd: "x {seqs} {other}"}, "placeholder {other} has no --grid other"},
+		{"env on a running server", Grid{env}, bench.ServerOptions{BaseURL: "http://127.0.0.1:1"}, "running server"},
+		{"twice", Grid{e, e}, bench.ServerOptions{}, "given twice"},
+		{"ok: env on a preset", Grid{env}, bench.ServerOptions{Preset: "ollama"}, ""},
+	} {
+		err := tc.g.Check(tc.so)
+		if (tc.err == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%s: Check = %v, want %q", tc.name, err, tc.err)
+		}
+	}
+}
+
+// TestOrderBlocks: every block (repeat) holds every treatment once, the
+// order within blocks is shuffled by the seed, and the same seed gives the
+// same order.
+func TestOrderBlocks(t *testing.T) {
+	const n, reps = 5, 4
+	u := Order(n, reps, 1)
+	if len(u) != n*reps {
+		t.Fatalf("%d units, want %d", len(u), n*reps)
+	}
+	identity := 0
+	for r := 0; r < reps; r++ {
+		seen := map[int]bool{}
+		for i, x := range u[r*n : (r+1)*n] {
+			if x.Repeat != r+1 || seen[x.Treatment] {
+				t.Fatalf("block %d: unit %+v repeats a treatment or belongs to another block", r+1, x)
+			}
+			seen[x.Treatment] = true
+			if x.Treatment == i {
+				identity++
+			}
+		}
+	}
+	if identity == n*reps {
+		t.Error("no block was shuffled")
+	}
+	if !slices.Equal(Order(n, reps, 1), u) {
+		t.Error("the same seed gave another order")
+	}
+	if slices.Equal(Order(n, reps, 2), u) {
+		t.Error("another seed gave the same order")
+	}
+}

@@ -1,0 +1,289 @@
+package tune
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/servebench/servebench/bench"
+	"github.com/servebench/servebench/bench/result"
+)
+
+// DefaultRepeats is --repeats' default: the fewest runs that give an
+// interval with some width to it (two would, at a t of 12.7).
+const DefaultRepeats = 3
+
+// Options are a tune: the session every unit runs (its server before the
+// grid applies, its runs or search, its limits), the grid, the repeats.
+type Options struct {
+	// Session is what each unit runs; its Dir is the tune's directory, and
+	// each unit's session gets its own directory below it.
+	Session bench.Config
+	Grid    Grid
+	Repeats int
+	// Seed shuffles the order and seeds each repeat's workload (and the
+	// bundled engine): repeat r of a tune with seed S runs with seed
+	// S*1000+r, so another --seed gives other draws throughout.
+	Seed int64
+	// Resume continues the tune in Session.Dir: finished units are kept,
+	// the one a kill interrupted runs again from scratch.
+	Resume bool
+	// GPUs counts the GPUs one server uses (0: the bundled engine's tensor
+	// x pipeline parallel sizes, else 1).
+	GPUs int
+	// GPUHourPrice in USD per GPU-hour prices each treatment's output
+	// tokens (0: no cost).
+	GPUHourPrice float64
+	// Wall keeps the wall clock for a sped-up bundled engine (default: its
+	// modelled, emulated-hardware time).
+	Wall bool
+	Log  io.Writer
+	// Execute runs one unit's session (nil: bench.Execute).
+	Execute func(context.Context, bench.Config) (*result.Results, []result.Record, error)
+}
+
+// Check refuses options that cannot run, before anything starts.
+func (o *Options) Check() error {
+	if o.Repeats < 1 || o.Repeats > 100 {
+		return fmt.Errorf("--repeats %d: expected 1-100 runs per treatment", o.Repeats)
+	}
+	if o.GPUs < 0 {
+		return fmt.Errorf("--gpus %d: expected a count >= 0 (0: from the profile)", o.GPUs)
+	}
+	if o.GPUHourPrice < 0 {
+		return fmt.Errorf("--gpu-hour-price %g: expected USD >= 0", o.GPUHourPrice)
+	}
+	if so := o.Session.Server; so.BaseURL != "" && so.ServerCmd == "" && so.Preset == "" {
+		return errors.New("tune --base-url alone: tune starts a fresh server for every treatment; give --server-cmd or --server (or neither: the bundled engine)")
+	}
+	if len(o.Session.Runs) == 0 && o.Session.Search == nil {
+		return errors.New("tune: no load: expected --concurrency, --rate or --find-max-rate")
+	}
+	return o.Grid.Check(o.Session.Server)
+}
+
+// Run runs every unit not yet done, in order, rewriting tune.json after
+// each, then summarises the repeats into the answer. A unit whose server
+// failed to start or whose runs were invalid is recorded with its error
+// and the tune goes on; an interrupt saves the state and returns an error
+// wrapping bench.ErrInterrupted (resume with Options.Resume).
+func Run(ctx context.Context, o Options) (*result.Tune, error) {
+	if err := o.Check(); err != nil {
+		return nil, fmt.Errorf("%w: %w", bench.ErrUsage, err)
+	}
+	if o.Execute == nil {
+		o.Execute = bench.Execute
+	}
+	dir := o.Session.Dir
+	t, err := o.state(dir)
+	if err != nil {
+		return nil, err
+	}
+	done := 0
+	for _, u := range t.Units {
+		if u.Done {
+			done++
+		}
+	}
+	if done > 0 {
+		o.logf("tune: resuming %s: %d of %d units done\n", dir, done, len(t.Units))
+	}
+	for i := range t.Units {
+		u := &t.Units[i]
+		if u.Done {
+			continue
+		}
+		o.logf("tune: unit %d/%d: %s, repeat %d\n", i+1, len(t.Units), t.Treatments[u.Treatment].Name, u.Repeat)
+		err := o.runUnit(ctx, t, u)
+		if werr := writeTune(dir, t); werr != nil {
+			return t, errors.Join(err, werr)
+		}
+		if err != nil {
+			return t, err
+		}
+	}
+	o.summarize(t)
+	t.Incomplete = false
+	return t, writeTune(dir, t)
+}
+
+// state is a new tune for o, or with Resume the one dir holds, checked to
+// be the same grid, repeats and seed.
+func (o *Options) state(dir string) (*result.Tune, error) {
+	path := filepath.Join(dir, result.TuneFile)
+	if o.Resume {
+		t, err := ReadTune(dir)
+		if err != nil {
+			return nil, fmt.Errorf("--resume %s: %w", dir, err)
+		}
+		if !slices.EqualFunc(t.Grid, o.Grid, factorEqual) || t.Repeats != o.Repeats || t.Seed != o.Seed {
+			return nil, fmt.Errorf("%w: --resume %s: the tune there has another grid, --repeats or --seed (%s); give the same flags as the first invocation", bench.ErrUsage, dir, gridString(t.Grid))
+		}
+		t.Incomplete = true
+		return t, nil
+	}
+	if _, err := os.Stat(path); err == nil {
+		return nil, fmt.Errorf("%w: %s already holds a tune: continue it with --resume %s, or choose another --out", bench.ErrUsage, dir, dir)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("results directory (--out): %w", err)
+	}
+	t := &result.Tune{Schema: result.TuneSchema, Manifest: bench.NewManifest(o.Session.Version, o.Session.Args),
+		Grid: o.Grid, Repeats: o.Repeats, Seed: o.Seed, Treatments: o.Grid.Treatments(), GPUHourPriceUSD: o.GPUHourPrice,
+		Warnings: []string{}, Incomplete: true}
+	if o.Session.Search != nil {
+		t.SLO, t.Target = o.Session.Search.Base.SLO.String(), o.Session.Search.Target
+	} else if len(o.Session.Runs) > 0 {
+		t.SLO = o.Session.Runs[0].SLO.String()
+	}
+	t.Units = Order(len(t.Treatments), o.Repeats, o.Seed)
+	return t, writeTune(dir, t)
+}
+
+// Order is the units of n treatments x repeats: one block per repeat,
+// every treatment once in it, shuffled within the block (seeded), so drift
+// over the tune's hours spreads across the treatments.
+func Order(n, repeats int, seed int64) []result.TuneUnit {
+	rng := rand.New(rand.NewPCG(uint64(seed), 0x7e4e)) //nolint:gosec // an experiment's order, not security
+	units := make([]result.TuneUnit, 0, n*repeats)
+	for r := 1; r <= repeats; r++ {
+		perm := rng.Perm(n)
+		for _, t := range perm {
+			units = append(units, result.TuneUnit{Treatment: t, Repeat: r,
+				Dir: filepath.Join("units", fmt.Sprintf("t%d-r%d", t+1, r))})
+		}
+	}
+	return units
+}
+
+// runUnit runs one unit's session in its own directory (emptied first: a
+// killed unit starts over).
+func (o *Options) runUnit(ctx context.Context, t *result.Tune, u *result.TuneUnit) error {
+	cfg := o.unitConfig(t, u)
+	if err := os.RemoveAll(cfg.Dir); err != nil {
+		return err
+	}
+	start := time.Now()
+	res, _, err := o.Execute(ctx, cfg)
+	u.WallS = time.Since(start).Seconds()
+	switch {
+	case errors.Is(err, bench.ErrInterrupted) || ctx.Err() != nil:
+		return fmt.Errorf("%w: tune stopped during %s (continue with --resume %s)", bench.ErrInterrupted, u.Dir, o.Session.Dir)
+	case errors.Is(err, bench.ErrUsage):
+		return err
+	case err != nil:
+		u.Error = err.Error()
+		o.logf("tune: %s: %v\n", u.Dir, err)
+	case res == nil:
+		u.Error = "no results"
+	}
+	u.Done = true
+	return nil
+}
+
+// unitConfig is the session of unit u: the treatment's server, each run
+// (or the search) reseeded for the repeat, the unit's directory.
+func (o *Options) unitConfig(t *result.Tune, u *result.TuneUnit) bench.Config {
+	cfg := o.Session
+	cfg.Dir = filepath.Join(o.Session.Dir, u.Dir)
+	cfg.Server = o.Grid.Apply(o.Session.Server, t.Treatments[u.Treatment].Settings)
+	seed := o.Seed*1000 + int64(u.Repeat)
+	if cfg.Server.Bundled() && !slices.ContainsFunc(cfg.Server.EngineArgs, isSeedArg) {
+		cfg.Server.EngineArgs = append(cfg.Server.EngineArgs, "--seed="+strconv.FormatInt(seed, 10))
+	}
+	cfg.Runs = slices.Clone(o.Session.Runs)
+	for i := range cfg.Runs {
+		reseed(&cfg.Runs[i], seed, u.Repeat)
+	}
+	if o.Session.Search != nil {
+		s := *o.Session.Search
+		reseed(&s.Base, seed, u.Repeat)
+		cfg.Search = &s
+	}
+	return cfg
+}
+
+func isSeedArg(a string) bool { return a == "--seed" || len(a) > 7 && a[:7] == "--seed=" }
+
+// repeatStride separates the repeats' conversations (Workload.Offset),
+// past what a sweep's levels and a search's steps use.
+const repeatStride = 1 << 40
+
+func reseed(spec *bench.RunSpec, seed int64, repeat int) {
+	spec.Workload.Seed = seed
+	spec.Workload.Offset += repeat * repeatStride
+}
+
+func (o *Options) logf(format string, a ...any) {
+	if o.Log != nil {
+		fmt.Fprintf(o.Log, format, a...)
+	}
+}
+
+func factorEqual(a, b result.TuneFactor) bool {
+	return a.Name == b.Name && a.Kind == b.Kind && slices.Equal(a.Values, b.Values)
+}
+
+func gridString(g Grid) string {
+	var s string
+	for i, f := range g {
+		if i > 0 {
+			s += "; "
+		}
+		s += fmt.Sprintf("%s %s=%v", flagOf[f.Kind], f.Name, f.Values)
+	}
+	return s
+}
+
+// ReadTune reads dir's tune.json.
+func ReadTune(dir string) (*result.Tune, error) {
+	b, err := os.ReadFile(filepath.Join(dir, result.TuneFile))
+	if err != nil {
+		return nil, err
+	}
+	var t result.Tune
+	if err := json.Unmarshal(b, &t); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, result.TuneFile), err)
+	}
+	if t.Schema != result.TuneSchema {
+		return nil, fmt.Errorf("%s: schema %q: expected %s", filepath.Join(dir, result.TuneFile), t.Schema, result.TuneSchema)
+	}
+	return &t, nil
+}
+
+// writeTune writes t to dir/tune.json atomically (a temporary file renamed
+// over it, synced first), so kill -9 leaves the old state or the new one.
+func writeTune(dir string, t *result.Tune) error {
+	b, err := json.MarshalIndent(t, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(dir, "."+result.TuneFile+".tmp")
+	f, err := os.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", result.TuneFile, err)
+	}
+	_, err = f.Write(append(b, '\n'))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, filepath.Join(dir, result.TuneFile))
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", result.TuneFile, err)
+	}
+	return nil
+}

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/engine/launch/launchtest"
+	"github.com/servebench/servebench/report"
+)
+
+// tuneArgs is a small tune on the bundled engine: two treatments, two
+// repeats, one level, a few seconds in all.
+func tuneArgs(dir string, extra ...string) []string {
+	return append([]string{"tune", "--speedup", "50", "--engine-arg=--startup-speedup=1000", "--engine-grid", "max-num-seqs=2,8",
+		"--concurrency", "8", "--requests", "16", "--warmup", "2", "--max-tokens", "16", "--repeats", "2", "--out", dir, "--quiet"}, extra...)
+}
+
+func readTune(t *testing.T, dir string) *result.Tune {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, result.TuneFile))
+	if err != nil {
+		return nil
+	}
+	var tu result.Tune
+	if err := json.Unmarshal(b, &tu); err != nil {
+		t.Fatalf("tune.json: %v (written by atomic rename: never half a file)", err)
+	}
+	return &tu
+}
+
+// TestTuneResumeAfterKill: a tune killed with SIGKILL in its second unit
+// is finished by --resume: the finished unit is not run again (its
+// results.json untouched), the interrupted one is run from scratch, and
+// the answer, report.md, report.html and pareto.png are written.
+func TestTuneResumeAfterKill(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "tune")
+	cmd := exec.Command(launchtest.Servebench(t), tuneArgs(dir)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	var first result.TuneUnit
+	for deadline := time.Now().Add(time.Minute); ; {
+		if tu := readTune(t, dir); tu != nil && tu.Units[0].Done {
+			first = tu.Units[0]
+			// Kill once the second unit's server is up: mid-unit.
+			if _, err := os.Stat(filepath.Join(dir, tu.Units[1].Dir, result.ServerLog)); err == nil {
+				break
+			}
+		}
+		select {
+		case <-exited:
+			t.Fatalf("tune exited before the kill; stderr:\n%s", stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatalf("no unit done after a minute; stderr:\n%s", stderr.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-exited
+	firstResults := filepath.Join(dir, first.Dir, result.ResultsFile)
+	before, err := os.Stat(firstResults)
+	if err != nil {
+		t.Fatal(err)
+	}
+	killed := readTune(t, dir)
+	if !killed.Incomplete || killed.Answer != nil {
+		t.Fatalf("killed tune: incomplete=%v answer=%v", killed.Incomplete, killed.Answer)
+	}
+
+	args := tuneArgs(dir)
+	for i, a := range args { // --resume DIR replaces --out DIR
+		if a == "--out" {
+			args[i] = "--resume"
+		}
+	}
+	code, out, errOut := runMain(args...)
+	if code != 0 {
+		t.Fatalf("--resume: exit %d\n%s\n%s", code, out, errOut)
+	}
+	after, err := os.Stat(firstResults)
+	if err != nil || !after.ModTime().Equal(before.ModTime()) {
+		t.Errorf("the unit finished before the kill was run again (results.json %v -> %v, %v)", before.ModTime(), after.ModTime(), err)
+	}
+	tu := readTune(t, dir)
+	if tu.Incomplete || tu.Answer == nil || len(tu.Treatments) != 2 {
+		t.Fatalf("resumed tune: incomplete=%v answer=%+v", tu.Incomplete, tu.Answer)
+	}
+	for _, u := range tu.Units {
+		if !u.Done || u.Error != "" {
+			t.Errorf("unit %+v not finished cleanly", u)
+		}
+		if _, err := os.Stat(filepath.Join(dir, u.Dir, result.ResultsFile)); err != nil {
+			t.Error(err)
+		}
+	}
+	for _, tr := range tu.Treatments {
+		if tr.Repeats != 2 || len(tr.Levels) != 1 || len(tr.Levels[0].Figures) == 0 || len(tr.Startup) == 0 {
+			t.Errorf("treatment %s: repeats %d, levels %+v, startup %+v", tr.Name, tr.Repeats, tr.Levels, tr.Startup)
+		}
+	}
+	if !strings.Contains(out, "recommended: max-num-seqs=") || !strings.Contains(out, "Clock: modelled") {
+		t.Errorf("stdout lacks the recommendation or the clock:\n%s", out)
+	}
+	for _, f := range []string{report.FilePareto, result.ReportFile, report.FileHTML} {
+		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	html, _ := os.ReadFile(filepath.Join(dir, report.FileHTML))
+	if !bytes.Contains(html, []byte("Which configuration")) || !bytes.Contains(html, []byte("data:image/png")) {
+		t.Error("report.html lacks the tune section or the inlined frontier")
+	}
+	if code, _, errOut := runMain(tuneArgs(dir)...); code != 2 || !strings.Contains(errOut, "--resume") {
+		t.Errorf("a second tune into the same --out: exit %d, %q; want 2 pointing at --resume", code, errOut)
+	}
+}
