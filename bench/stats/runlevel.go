@@ -196,6 +196,18 @@ func (s Spread) Limit(falseAlarm float64, perSide int) float64 {
 	return tQuantile(1-falseAlarm, float64(s.N-1)) * s.CV * math.Sqrt(2/float64(perSide))
 }
 
+// MeanInterval is the confidence interval of the mean of values (one per
+// run) at level (0: DefaultLevel): mean ± t(N-1) * SD / sqrt(N). NaN with
+// fewer than two values.
+func (s Spread) MeanInterval(level float64) (lo, hi float64) {
+	level, err := checkLevel(level)
+	if err != nil || s.N < 2 {
+		return math.NaN(), math.NaN()
+	}
+	h := tQuantile(0.5+level/2, float64(s.N-1)) * s.SD / math.Sqrt(float64(s.N))
+	return s.Mean - h, s.Mean + h
+}
+
 func checkLevel(level float64) (float64, error) {
 	if level == 0 {
 		return DefaultLevel, nil

@@ -191,4 +191,8 @@ func TestSpreadLimit(t *testing.T) {
 	if s.Mean != 10 || s.SD != 1 || s.CV != 0.1 {
 		t.Errorf("spread %+v, want mean 10 SD 1 CV 0.1", s)
 	}
+	// t(0.975, 2) = 4.302653: 10 ± 4.302653/sqrt(3).
+	if lo, hi := s.MeanInterval(0); math.Abs(hi-10-4.302653/math.Sqrt(3)) > 1e-5 || math.Abs(lo+hi-20) > 1e-12 {
+		t.Errorf("mean interval [%g, %g]", lo, hi)
+	}
 }

@@ -61,6 +61,12 @@ func TestCompareExitCodes(t *testing.T) {
 	few := writeSide(t, 5, 0, 1, 32)
 	broken := t.TempDir()
 	os.WriteFile(filepath.Join(broken, result.ResultsFile), []byte("{\n  \"schema\": \"servebench/v1\",\n  \"runs\": [}\n"), 0o644)
+	// A limits file as calibrate writes it: first visible's limit loose
+	// (200%), so the 2x slower side regresses on client.e2e.
+	limits := filepath.Join(t.TempDir(), "limits.txt")
+	os.WriteFile(limits, []byte("# servebench calibrate\nclient.e2e.median=5%\nclient.first_visible.median=200%  # loose\nclient.tpot.median=off\nthroughput.output_tokens_per_s=off\n"), 0o644)
+	badLimits := filepath.Join(t.TempDir(), "limits-bad.txt")
+	os.WriteFile(badLimits, []byte("client.e2e.median=5%\nclient.e2e.median=fast\n"), 0o644)
 	for _, tc := range []struct {
 		name   string
 		args   []string
@@ -71,8 +77,18 @@ func TestCompareExitCodes(t *testing.T) {
 		{"same", []string{"compare", base, same}, 0, "verdict: no regression", ""},
 		{"results.json paths", []string{"compare", filepath.Join(base, "results.json"), filepath.Join(same, "results.json")}, 0, "no regression", ""},
 		{"slower", []string{"compare", base, slow}, 1, "REGRESSION", "streaming: client.e2e.median +100.0%"},
+		// With one run a side the verdict rests on the limits alone; the
+		// per-request test (--test requests) still calls the change worse.
 		{"slower, limit off", []string{"compare", "--max-regression", "client.e2e.median=off", "--max-regression", "client.first_visible.median=off",
+			"--max-regression", "throughput.output_tokens_per_s=off", "--max-regression", "client.tpot.median=off", base, slow}, 0, "no test", ""},
+		{"slower, limit off, per-request test", []string{"compare", "--test", "requests", "--max-regression", "client.e2e.median=off", "--max-regression", "client.first_visible.median=off",
 			"--max-regression", "throughput.output_tokens_per_s=off", "--max-regression", "client.tpot.median=off", base, slow}, 0, "worse", ""},
+		{"several runs a side", []string{"compare", base, same, "--", slow, slow}, 1, "n=2+2 runs", "n=2+2 Welch"},
+		{"several runs a side, same build", []string{"compare", base, same, "--", same, base}, 0, "no regression", ""},
+		{"limits from a file", []string{"compare", "--limits-from", limits, base, slow}, 1, "200%", "client.e2e.median"},
+		{"limits file, bad line", []string{"compare", "--limits-from", badLimits, base, slow}, 2, "", "limits-bad.txt:2:"},
+		{"bad test", []string{"compare", "--test", "t", base, same}, 2, "", `--test "t": want one of auto, requests`},
+		{"nothing after --", []string{"compare", base, "--"}, 2, "", "at least one result set each side of --"},
 		{"slower junit", []string{"compare", "--format", "junit", base, slow}, 1, `<failure message="regression: streaming client.e2e.median`, ""},
 		{"workload differs", []string{"compare", base, other}, 2, "", "max_tokens: 32 -> 64"},
 		{"workload differs, forced", []string{"compare", "--force", base, other}, 0, "workload differs (--force): max_tokens: 32 -> 64", ""},

@@ -51,6 +51,8 @@ type sessionOptions struct {
 	continueOnExit  bool
 	baseline        string
 	maxRegression   []string
+	limitsFrom      string              // --limits-from FILE (servebench calibrate)
+	repeats         int                 // --repeats N: the session N times, DIR/repeat-1..N
 	thresholds      []compare.Threshold // parsed from maxRegression by check
 	base            *compare.Side       // --baseline, loaded by check
 	sloText         string
@@ -86,6 +88,8 @@ func (o *sessionOptions) addFlags(fs *pflag.FlagSet, maxTokens int) {
 	fs.DurationVar(&o.interval, "interval", 0, "split each run into windows this long, each with client figures, engine deltas and a checkpoint (default: none, 1m when --duration is over 10m)")
 	fs.StringVar(&o.baseline, "baseline", "", "compare with the results in this directory after the run (exit 1 on a regression)")
 	fs.StringArrayVar(&o.maxRegression, "max-regression", nil, "with --baseline: QUANTITY.STAT=LIMIT, e.g. client.e2e.median=10% or =+5ms (repeatable)")
+	fs.StringVar(&o.limitsFrom, "limits-from", "", "with --baseline: take limits from this file (servebench calibrate writes one; --max-regression overrides it key by key)")
+	fs.IntVar(&o.repeats, "repeats", 1, "run the same workload this many times (a fresh server each time it starts one), into DIR/repeat-1..N, with a run-level summary (DIR/repeats.json); --baseline then tests across runs")
 	fs.StringVar(&o.sloText, "slo", "", "service-level objective for goodput: any of ttft, tpot, itl, e2e, ttfo (first answer token), e.g. ttft=200ms,tpot=50ms (client figures; a request counts when it meets all)")
 }
 
@@ -165,13 +169,15 @@ func (o *sessionOptions) checkGate(fs *pflag.FlagSet) error {
 	if len(o.maxRegression) > 0 && o.baseline == "" {
 		return errors.New("--max-regression without --baseline: expected a baseline to compare with")
 	}
-	o.thresholds = nil
-	for _, s := range o.maxRegression {
-		th, err := compare.ParseThreshold(s)
-		if err != nil {
-			return fmt.Errorf("--max-regression %q: %w", s, err)
-		}
-		o.thresholds = append(o.thresholds, th)
+	if o.limitsFrom != "" && o.baseline == "" {
+		return errors.New("--limits-from without --baseline: expected a baseline to compare with")
+	}
+	if o.repeats < 0 || (fs.Changed("repeats") && o.repeats < 1) {
+		return fmt.Errorf("--repeats %d: expected 1 or more runs of the workload", o.repeats)
+	}
+	var err error
+	if o.thresholds, err = gateThresholds(o.limitsFrom, o.maxRegression); err != nil {
+		return err
 	}
 	o.base = nil
 	if o.baseline == "" {
@@ -211,15 +217,70 @@ func (o *sessionOptions) session(cmd *cobra.Command, runs []bench.RunSpec, stopA
 	if err != nil {
 		return err
 	}
+	if o.repeats > 1 {
+		return o.repeatSession(cmd, cfg)
+	}
+	res, recs, err := o.once(cmd, cfg)
+	if err != nil {
+		return err
+	}
+	return o.gate(cmd.OutOrStdout(), cfg.Dir, res, recs)
+}
+
+// once executes cfg and shows and saves what it measured; errors are
+// mapped to exit codes.
+func (o *sessionOptions) once(cmd *cobra.Command, cfg bench.Config) (*result.Results, []result.Record, error) {
 	res, recs, err := execute(cmd.Context(), cfg)
 	if res == nil {
-		return mapBenchErr(err, o.bundled())
+		return nil, nil, mapBenchErr(err, o.bundled())
 	}
 	recs, err = o.results(cmd, cfg, res, recs, err)
 	if err != nil { // no runs: the server did not start (what it measured is saved)
-		return mapBenchErr(err, o.bundled() && len(res.Runs) == 0)
+		return nil, nil, mapBenchErr(err, o.bundled() && len(res.Runs) == 0)
 	}
-	return o.gate(cmd.OutOrStdout(), cfg.Dir, res, recs)
+	return res, recs, nil
+}
+
+// repeatSession runs the session --repeats times, each into its own
+// results directory DIR/repeat-K with its own server start when
+// servebench starts one: the same workload (same seed) each time, so what
+// differs between repeats is run-to-run noise, the runs being the unit of
+// evidence. Then the run-level summary (stdout, DIR/repeats.json) and the
+// gate across runs. A failed repeat stops the session; the repeats before
+// it are saved.
+func (o *sessionOptions) repeatSession(cmd *cobra.Command, cfg bench.Config) error {
+	dir, stderr := cfg.Dir, cmd.ErrOrStderr()
+	for k := 1; k <= o.repeats; k++ {
+		c := cfg
+		c.Dir, c.Runs = result.RepeatDir(dir, k), slices.Clone(cfg.Runs)
+		if !o.quiet {
+			fmt.Fprintf(stderr, "repeat %d/%d\n", k, o.repeats)
+		}
+		if _, _, err := o.once(cmd, c); err != nil {
+			return fmt.Errorf("repeat %d of %d: %w", k, o.repeats, err)
+		}
+	}
+	side, err := compare.Load(dir)
+	if err != nil {
+		return compareExit(err)
+	}
+	sum := compare.SummarizeRepeats(side, thresholdKeys(o.thresholds))
+	if err := compare.WriteRepeatSummary(cmd.OutOrStdout(), sum); err != nil {
+		return err
+	}
+	if err := compare.WriteRepeatsFile(dir, sum); err != nil {
+		return fmt.Errorf("--repeats: %w", err)
+	}
+	fmt.Fprintf(stderr, "results: %s (%d repeats)\n", dir, o.repeats)
+	return o.gateSide(cmd.OutOrStdout(), dir, side)
+}
+
+func thresholdKeys(th []compare.Threshold) []string {
+	keys := make([]string, len(th))
+	for i, t := range th {
+		keys[i] = t.Key()
+	}
+	return keys
 }
 
 // config is the session's bench.Config: the checked flags, with the SLO on
@@ -323,9 +384,17 @@ func (o *sessionOptions) gate(w io.Writer, dir string, res *result.Results, recs
 		}
 		recs = side.Records
 	}
+	return o.gateSide(w, dir, &compare.Side{Path: "this run", Results: res, Records: recs})
+}
+
+// gateSide compares side, the session's results, with --baseline; the
+// comparison goes to w and beside the results as a web page.
+func (o *sessionOptions) gateSide(w io.Writer, dir string, side *compare.Side) error {
+	if o.base == nil {
+		return nil
+	}
 	fmt.Fprintln(w)
-	rep, err := compare.Compare(o.base, &compare.Side{Path: "this run", Results: res, Records: recs},
-		compare.Options{Thresholds: o.thresholds})
+	rep, err := compare.Compare(o.base, side, compare.Options{Thresholds: o.thresholds})
 	if err != nil {
 		return compareExit(err)
 	}

@@ -32,6 +32,9 @@ type Options struct {
 	Alpha      float64     // significance level; 0 means DefaultAlpha
 	Thresholds []Threshold // laid over DefaultThresholds by key; Off removes one
 	Force      bool        // compare runs whose workloads differ (the differences are reported)
+	// Test is TestAuto (""; run-level) or TestRequests (per-request, as
+	// before run-level statistics).
+	Test string
 }
 
 // Diff is one field that differs between the two sides.
@@ -95,13 +98,19 @@ func Compare(base, cur *Side, opts Options) (*Report, error) {
 	if err := errors.Join(noRuns(base, "base"), noRuns(cur, "new")); err != nil {
 		return nil, err
 	}
+	nb, nn := len(base.repeats()), len(cur.repeats())
+	mode, err := pickMode(opts.Test, nb, nn)
+	if err != nil {
+		return nil, err
+	}
 	rep := &Report{
 		Alpha:      alpha,
 		MinSamples: MinSamples(alpha),
-		Test:       "two-sided Mann-Whitney U test (normal approximation, tie- and continuity-corrected) on per-request samples, successful measured requests only",
-		Base:       sideInfo(base),
-		New:        sideInfo(cur),
-		Forced:     opts.Force,
+		Test:       testDescription(mode, nb, nn),
+		Mode:       mode, RunsBase: nb, RunsNew: nn,
+		Base:   sideInfo(base),
+		New:    sideInfo(cur),
+		Forced: opts.Force,
 	}
 	th := activeThresholds(opts.Thresholds)
 	if foreign(base, cur) != "" {
@@ -133,8 +142,9 @@ func Compare(base, cur *Side, opts Options) (*Report, error) {
 		p := &pairs[i]
 		slo, note := commonSLO(p.b, p.n)
 		p.sloNote = note
-		p.sb = samplesOf(base.Records, p.b.Name, p.b.Workload.OpenLoop(), slo)
-		p.sn = samplesOf(cur.Records, p.n.Name, p.n.Workload.OpenLoop(), slo)
+		p.slo = slo
+		p.sb = samplesOf(pooled(base), p.b.Name, p.b.Workload.OpenLoop(), slo)
+		p.sn = samplesOf(pooled(cur), p.n.Name, p.n.Workload.OpenLoop(), slo)
 		p.pvals = map[string]*float64{}
 		errs = append(errs, checkSide(base, "base", p.b, p.sb, rep.MinSamples, alpha), checkSide(cur, "new", p.n, p.sn, rep.MinSamples, alpha))
 	}
@@ -142,7 +152,11 @@ func Compare(base, cur *Side, opts Options) (*Report, error) {
 		return nil, err
 	}
 	for _, p := range pairs {
-		rep.Runs = append(rep.Runs, compareRun(p, th, alpha, rep.MinSamples))
+		rr := compareRun(p, th, alpha, rep.MinSamples)
+		if mode != ModeRequests {
+			rejudge(&rr, mode, repRuns(base, p.b.Name, p.slo), repRuns(cur, p.n.Name, p.slo), th, alpha)
+		}
+		rep.Runs = append(rep.Runs, rr)
 	}
 	return rep, nil
 }
@@ -156,6 +170,7 @@ type runPair struct {
 	baseForeign bool                // the base side is not servebench's: the report shows the new side's run
 	pvals       map[string]*float64 // test's memo, by quantity
 	sloNote     string              // goodput rows: which SLO judged both sides, when they differ
+	slo         *result.SLO         // the SLO both sides are judged against
 }
 
 func noRuns(s *Side, label string) error {

@@ -23,7 +23,7 @@ func TestSameProfileNoFalseAlarm(t *testing.T) {
 	for seed := uint64(1); seed <= 10; seed++ {
 		base := synthSide(t, "base", seed, 100, twoRuns(1)...)
 		nw := synthSide(t, "new", seed+1000, 100, twoRuns(1)...)
-		rep, err := Compare(base, nw, Options{})
+		rep, err := Compare(base, nw, Options{Test: TestRequests})
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
@@ -41,7 +41,7 @@ func TestSameProfileNoFalseAlarm(t *testing.T) {
 func TestSlowerIsFlagged(t *testing.T) {
 	base := synthSide(t, "base", 1, 100, twoRuns(1)...)
 	nw := synthSide(t, "new", 2, 50, twoRuns(2)...)
-	rep, err := Compare(base, nw, Options{})
+	rep, err := Compare(base, nw, Options{Test: TestRequests})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestSlowerIsFlagged(t *testing.T) {
 func TestFasterIsNotRegression(t *testing.T) {
 	base := synthSide(t, "base", 1, 50, twoRuns(2)...)
 	nw := synthSide(t, "new", 2, 100, twoRuns(1)...)
-	rep, err := Compare(base, nw, Options{})
+	rep, err := Compare(base, nw, Options{Test: TestRequests})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestFasterIsNotRegression(t *testing.T) {
 func TestSmallShiftWithinLimit(t *testing.T) {
 	base := synthSide(t, "base", 1, 100, synthRun{name: "r", n: 60, scale: 1, stream: true})
 	nw := synthSide(t, "new", 2, 100, synthRun{name: "r", n: 60, scale: 1.05, stream: true})
-	rep, err := Compare(base, nw, Options{})
+	rep, err := Compare(base, nw, Options{Test: TestRequests})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestSmallShiftWithinLimit(t *testing.T) {
 		t.Fatalf("5%% shift: %+v; want significant, worse within limit", row)
 	}
 	tight, _ := ParseThreshold("client.e2e.median=2%")
-	rep, err = Compare(base, nw, Options{Thresholds: []Threshold{tight}})
+	rep, err = Compare(base, nw, Options{Test: TestRequests, Thresholds: []Threshold{tight}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestSmallShiftWithinLimit(t *testing.T) {
 		t.Errorf("5%% shift with a 2%% limit not a regression: %+v", row)
 	}
 	// A stricter alpha that p cannot pass removes the regression again.
-	rep, err = Compare(base, nw, Options{Thresholds: []Threshold{tight}, Alpha: 1e-12})
+	rep, err = Compare(base, nw, Options{Test: TestRequests, Thresholds: []Threshold{tight}, Alpha: 1e-12})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestThresholdOffAndExtraStat(t *testing.T) {
 		}
 		ths = append(ths, th)
 	}
-	rep, err := Compare(base, nw, Options{Thresholds: ths})
+	rep, err := Compare(base, nw, Options{Test: TestRequests, Thresholds: ths})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,11 +159,11 @@ func TestDatasetMismatchRefused(t *testing.T) {
 	}
 	base := synthSide(t, "base", 1, 100, synthRun{name: "r", n: 20, scale: 1, stream: true, workload: sha("aa")})
 	other := synthSide(t, "new", 2, 100, synthRun{name: "r", n: 20, scale: 1, stream: true, workload: sha("bb")})
-	if _, err := Compare(base, other, Options{}); !errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), "source_sha256:") {
+	if _, err := Compare(base, other, Options{Test: TestRequests}); !errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), "source_sha256:") {
 		t.Errorf("different datasets: err = %v, want source_sha256 named", err)
 	}
 	old := synthSide(t, "old", 3, 100, synthRun{name: "r", n: 20, scale: 1, stream: true, workload: sha("")})
-	if _, err := Compare(old, other, Options{}); err != nil {
+	if _, err := Compare(old, other, Options{Test: TestRequests}); err != nil {
 		t.Errorf("baseline without a hash: %v", err)
 	}
 }
@@ -196,7 +196,7 @@ func TestWorkloadMismatchRefused(t *testing.T) {
 		t.Run(tc.field, func(t *testing.T) {
 			base := synthSide(t, "base", 1, 100, synthRun{name: "r", n: 20, scale: 1, stream: true})
 			nw := synthSide(t, "new", 2, 100, synthRun{name: "r", n: 20, scale: 1, stream: true, workload: tc.mut})
-			_, err := Compare(base, nw, Options{})
+			_, err := Compare(base, nw, Options{Test: TestRequests})
 			var me *MismatchError
 			if !errors.As(err, &me) || !errors.Is(err, ErrMismatch) {
 				t.Fatalf("err = %v, want a MismatchError", err)
@@ -204,7 +204,7 @@ func TestWorkloadMismatchRefused(t *testing.T) {
 			if !strings.Contains(err.Error(), tc.field+":") || !strings.Contains(err.Error(), "--force") {
 				t.Errorf("error %q does not name %s or --force", err, tc.field)
 			}
-			rep, err := Compare(base, nw, Options{Force: true})
+			rep, err := Compare(base, nw, Options{Force: true, Test: TestRequests})
 			if err != nil {
 				t.Fatalf("--force: %v", err)
 			}
@@ -220,7 +220,7 @@ func TestWorkloadMismatchRefused(t *testing.T) {
 func TestRequestCountMayDiffer(t *testing.T) {
 	base := synthSide(t, "base", 1, 100, synthRun{name: "r", n: 20, scale: 1, stream: true})
 	nw := synthSide(t, "new", 2, 100, synthRun{name: "r", n: 50, scale: 1, stream: true})
-	if _, err := Compare(base, nw, Options{}); err != nil {
+	if _, err := Compare(base, nw, Options{Test: TestRequests}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -245,7 +245,7 @@ func TestInvalidRuns(t *testing.T) {
 		{"no runs", noRuns, []string{"no runs", "server exited during start-up"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Compare(good, tc.new, Options{})
+			_, err := Compare(good, tc.new, Options{Test: TestRequests})
 			if !errors.Is(err, ErrInvalidRun) {
 				t.Fatalf("err = %v, want ErrInvalidRun", err)
 			}
@@ -255,7 +255,7 @@ func TestInvalidRuns(t *testing.T) {
 				}
 			}
 			// The other way round is just as invalid.
-			if _, err := Compare(tc.new, good, Options{}); !errors.Is(err, ErrInvalidRun) {
+			if _, err := Compare(tc.new, good, Options{Test: TestRequests}); !errors.Is(err, ErrInvalidRun) {
 				t.Errorf("as base: err = %v, want ErrInvalidRun", err)
 			}
 		})
@@ -267,7 +267,7 @@ func TestInvalidRuns(t *testing.T) {
 func TestSomeFailuresJudged(t *testing.T) {
 	base := synthSide(t, "base", 1, 100, synthRun{name: "r", n: 20, scale: 1, stream: true})
 	nw := synthSide(t, "new", 2, 100, synthRun{name: "r", n: 20, scale: 1, stream: true, failed: 1})
-	rep, err := Compare(base, nw, Options{})
+	rep, err := Compare(base, nw, Options{Test: TestRequests})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +277,7 @@ func TestSomeFailuresJudged(t *testing.T) {
 	}
 	// Half the requests failing is significant and past +0.01.
 	nw = synthSide(t, "new", 2, 100, synthRun{name: "r", n: 20, scale: 1, stream: true, failed: 10})
-	rep, err = Compare(base, nw, Options{})
+	rep, err = Compare(base, nw, Options{Test: TestRequests})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +296,7 @@ func TestRetriedAttemptsNotCounted(t *testing.T) {
 			nw.Records[i].Retried = true
 		}
 	}
-	rep, err := Compare(base, nw, Options{})
+	rep, err := Compare(base, nw, Options{Test: TestRequests})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +315,7 @@ func TestOpenLoopFromIntended(t *testing.T) {
 	for i := range nw.Records {
 		nw.Records[i].IntendedLagS = 0.5 // every send half a second late
 	}
-	rep, err := Compare(base, nw, Options{})
+	rep, err := Compare(base, nw, Options{Test: TestRequests})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,7 +326,7 @@ func TestOpenLoopFromIntended(t *testing.T) {
 		t.Errorf("e2e from send: %+v; want no change", row)
 	}
 	// A closed-loop run has no such rows.
-	rep, _ = Compare(synthSide(t, "b", 1, 100, twoRuns(1)...), synthSide(t, "n", 2, 100, twoRuns(1)...), Options{})
+	rep, _ = Compare(synthSide(t, "b", 1, 100, twoRuns(1)...), synthSide(t, "n", 2, 100, twoRuns(1)...), Options{Test: TestRequests})
 	for _, row := range rep.Runs[0].Rows {
 		if strings.Contains(row.Quantity, "intended") {
 			t.Errorf("closed-loop run has %s", row.Key())
@@ -338,11 +338,11 @@ func TestOpenLoopFromIntended(t *testing.T) {
 func TestNoRunInCommon(t *testing.T) {
 	base := synthSide(t, "base", 1, 100, synthRun{name: "a", n: 20, scale: 1})
 	nw := synthSide(t, "new", 2, 100, synthRun{name: "b", n: 20, scale: 1})
-	if _, err := Compare(base, nw, Options{}); !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), `["a"]`) {
+	if _, err := Compare(base, nw, Options{Test: TestRequests}); !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), `["a"]`) {
 		t.Errorf("err = %v, want ErrInput naming the runs", err)
 	}
 	nw = synthSide(t, "new", 2, 100, synthRun{name: "a", n: 20, scale: 1}, synthRun{name: "b", n: 20, scale: 1})
-	rep, err := Compare(base, nw, Options{})
+	rep, err := Compare(base, nw, Options{Test: TestRequests})
 	if err != nil || !slices.Equal(rep.OnlyInNew, []string{"b"}) {
 		t.Errorf("only in new = %v (err %v), want [b]", rep.OnlyInNew, err)
 	}
@@ -354,7 +354,7 @@ func TestEngineAggregateRules(t *testing.T) {
 	base := synthSide(t, "base", 1, 100, twoRuns(1)...)
 	nw := synthSide(t, "new", 2, 50, twoRuns(2)...)
 	nw.Results.Runs[0].Engine.TTFTS.Count = 3
-	rep, err := Compare(base, nw, Options{})
+	rep, err := Compare(base, nw, Options{Test: TestRequests})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -377,7 +377,7 @@ func TestEngineAggregateRules(t *testing.T) {
 	}
 	// A server without engine metrics on one side: shown, not judged.
 	nw.Results.Runs[0].Engine.E2ES = nil
-	rep, err = Compare(base, nw, Options{})
+	rep, err = Compare(base, nw, Options{Test: TestRequests})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,15 +14,17 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
 
-// goldenReports are the scenarios rendered by TestGolden: a 2x slowdown
-// (regressions, server-side differences) and a clean comparison with a
-// few failed requests and a forced workload difference.
+// goldenReports are the scenarios rendered by TestGolden: under the
+// per-request test, a 2x slowdown (regressions, server-side differences)
+// and a clean comparison with a few failed requests and a forced workload
+// difference; under the run-level default, 5+5 runs of a 25% slowdown and
+// the 2x slowdown with one run a side (limits only).
 func goldenReports(t *testing.T) map[string]*Report {
 	t.Helper()
 	out := map[string]*Report{}
 	base := synthSide(t, "baseline/", 1, 100, twoRuns(1)...)
 	nw := synthSide(t, "new/", 2, 50, twoRuns(2)...)
-	rep, err := Compare(base, nw, Options{})
+	rep, err := Compare(base, nw, Options{Test: TestRequests})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,11 +35,20 @@ func goldenReports(t *testing.T) map[string]*Report {
 	nw = synthSide(t, "new/", 4, 100, synthRun{name: "c=4", n: 30, scale: 1, stream: true, failed: 2,
 		workload: func(w *result.Workload) { w.Mode, w.Concurrency, w.PromptTokens = "concurrent", 4, 100 }})
 	nw.Warnings = []string{"new/requests.jsonl:61: truncated last line skipped (writer stopped mid-line?)"}
-	rep, err = Compare(base, nw, Options{Force: true})
+	rep, err = Compare(base, nw, Options{Force: true, Test: TestRequests})
 	if err != nil {
 		t.Fatal(err)
 	}
 	out["clean"] = rep
+
+	// Run-level: five runs a side of one build (issue 30), and one run a
+	// side judged by the limits alone.
+	if out["repeats"], err = Compare(repeatedSide(t, "baseline/", 1, 1, baseShifts), repeatedSide(t, "new/", 50, 1.25, newShifts), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if out["limits"], err = Compare(synthSide(t, "baseline/", 1, 100, twoRuns(1)...), synthSide(t, "new/", 2, 50, twoRuns(2)...), Options{}); err != nil {
+		t.Fatal(err)
+	}
 	return out
 }
 

@@ -10,9 +10,15 @@ import (
 
 // Report is the outcome of Compare. Its JSON form is the json output format.
 type Report struct {
-	Alpha       float64     `json:"alpha"`
-	MinSamples  int         `json:"min_samples"` // successful requests needed per side and run
-	Test        string      `json:"test"`
+	Alpha      float64 `json:"alpha"`
+	MinSamples int     `json:"min_samples"` // successful requests needed per side and run
+	Test       string  `json:"test"`
+	// Mode says which test stands behind the verdicts (ModeRuns,
+	// ModeHistory, ModeLimits, ModeRequests); RunsBase, RunsNew how many
+	// runs of each run name a side holds.
+	Mode        string      `json:"mode"`
+	RunsBase    int         `json:"runs_base"`
+	RunsNew     int         `json:"runs_new"`
 	Base        SideInfo    `json:"base"`
 	New         SideInfo    `json:"new"`
 	ServerDiffs []Diff      `json:"server_differences"` // shown, never refused
@@ -68,31 +74,39 @@ const (
 	VerdictNoTest      = "no test"
 	VerdictUnconfirmed = "past limit, unconfirmed" // engine figure past its limit, client figure did not move
 	VerdictNotJudged   = "not judged"
+	VerdictWithinLimit = "within limit" // one run a side: not past its limit, noise unknown
 )
 
 // Row is one statistic of one quantity in one run.
 type Row struct {
-	Quantity    string   `json:"quantity"`
-	Stat        string   `json:"stat"`
-	Unit        string   `json:"unit"`
-	Base        float64  `json:"base"`
-	New         float64  `json:"new"`
-	Change      *float64 `json:"change"` // (new-base)/base; null when base is 0
-	P           *float64 `json:"p"`      // null: no significance test
-	NBase       int      `json:"n_base"` // samples (or engine count) behind each side
-	NNew        int      `json:"n_new"`
-	Significant bool     `json:"significant"`
-	Threshold   string   `json:"threshold,omitempty"`
-	Past        bool     `json:"past_threshold"`
-	Regression  bool     `json:"regression"`
-	Verdict     string   `json:"verdict"`
-	Note        string   `json:"note,omitempty"`
+	Quantity string   `json:"quantity"`
+	Stat     string   `json:"stat"`
+	Unit     string   `json:"unit"`
+	Base     float64  `json:"base"`
+	New      float64  `json:"new"`
+	Change   *float64 `json:"change"` // (new-base)/base; null when base is 0
+	P        *float64 `json:"p"`      // null: no significance test; run-level when Runs is set
+	// RequestP is the per-request Mann-Whitney p-value when the verdict
+	// rests on runs (or on the limits alone): shown, not gating.
+	RequestP *float64 `json:"p_requests,omitempty"`
+	// Runs is the run-level evidence (ModeRuns, ModeHistory); NBase and
+	// NNew then count runs, not requests.
+	Runs        *RunLevel `json:"runs,omitempty"`
+	NBase       int       `json:"n_base"` // samples (or engine count) behind each side
+	NNew        int       `json:"n_new"`
+	Significant bool      `json:"significant"`
+	Threshold   string    `json:"threshold,omitempty"`
+	Past        bool      `json:"past_threshold"`
+	Regression  bool      `json:"regression"`
+	Verdict     string    `json:"verdict"`
+	Note        string    `json:"note,omitempty"`
 
 	// Confirmed names the client test that stands in for an engine
 	// figure's missing one, e.g. "client.first_token p<0.001 worse".
 	Confirmed string `json:"confirmed_by,omitempty"`
 
 	confirmedWorse bool
+	limitsOnly     bool // judged by its limit alone (ModeLimits)
 	// Throughput rows: the median per-request output tokens/s of each side.
 	rateBase, rateNew float64
 }
@@ -103,8 +117,13 @@ func (r Row) Key() string { return r.Quantity + "." + r.Stat }
 // evidence is what a regression of the row rests on: its own test, or, for
 // an engine figure, which has none, the client test that confirmed it.
 func (r Row) evidence() string {
-	if r.P == nil && r.Confirmed != "" {
+	switch {
+	case r.Runs != nil:
+		return fmt.Sprintf("%s across runs, %s, 95%% %s", pPhrase(r.P), r.Runs.Test, fmtInterval(r.Runs))
+	case r.P == nil && r.Confirmed != "":
 		return "confirmed by " + r.Confirmed
+	case r.limitsOnly:
+		return "past its limit; one run a side, run-to-run noise unknown"
 	}
 	return pPhrase(r.P)
 }

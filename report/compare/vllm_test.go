@@ -42,7 +42,7 @@ func TestVLLMRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rep, err := Compare(base, cur, Options{})
+		rep, err := Compare(base, cur, Options{Test: TestRequests})
 		if err != nil {
 			t.Fatalf("%s vs %s: %v", pair[0], pair[1], err)
 		}
@@ -88,7 +88,7 @@ func TestVLLMFixture(t *testing.T) {
 	res, recs := reporttest.Build("vllm", reporttest.RunSpec{Name: "streaming", Stream: true, N: 12, Tokens: 16,
 		FirstVisible: 0.03, PerToken: 0.015, EngineTTFT: 0.028})
 	sb := &Side{Path: "servebench", Results: res, Records: recs}
-	rep, err := Compare(v, sb, Options{})
+	rep, err := Compare(v, sb, Options{Test: TestRequests})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestVLLMFixture(t *testing.T) {
 	}
 	// A different model is refused, naming the field.
 	res.Runs[0].Workload.Model = "other"
-	if _, err := Compare(v, sb, Options{}); !errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), "model") {
+	if _, err := Compare(v, sb, Options{Test: TestRequests}); !errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), "model") {
 		t.Errorf("other model: err = %v, want a mismatch naming model", err)
 	}
 }

@@ -77,19 +77,51 @@ func WriteText(w io.Writer, r *Report) error {
 		if len(run.Unchecked) > 0 {
 			ew.printf("  workload not checked (one side does not record it): %s\n", strings.Join(run.Unchecked, "; "))
 		}
-		cells := [][]string{{"quantity", "base", "new", "change", "p", "limit", "verdict", ""}}
-		for _, row := range run.Rows {
-			note := rowNote(row)
-			cells = append(cells, []string{row.Key(), fmtValue(row.Base, row.Unit), fmtValue(row.New, row.Unit),
-				fmtChange(row.Change), fmtP(row.P), orDash(row.Threshold), row.Verdict, note})
-		}
-		writeTable(ew, "  ", cells, []bool{false, true, true, true, true, true, false, false})
+		cells, right := rowCells(r.Mode, run.Rows)
+		writeTable(ew, "  ", cells, right)
 		for _, fn := range footnotes(run) {
 			ew.printf("  %s\n", fn)
 		}
 	}
 	writeTrailer(ew, r, "")
 	return ew.err
+}
+
+// rowCells are a run's rows as text cells, and which columns are
+// right-aligned: per mode, the test behind the verdict and, where the
+// verdict rests on runs or limits, the per-request p beside it (p/req:
+// shown, not gating).
+func rowCells(mode string, rows []Row) ([][]string, []bool) {
+	switch mode {
+	case ModeRuns, ModeHistory:
+		ci := "95% CI"
+		if mode == ModeHistory {
+			ci = "95% PI"
+		}
+		cells := [][]string{{"quantity", "base", "new", "change", ci, "p", "n", "p/req", "limit", "verdict", ""}}
+		for _, row := range rows {
+			n := "-"
+			if row.Runs != nil {
+				n = fmt.Sprintf("%d+%d", row.Runs.NBase, row.Runs.NNew)
+			}
+			cells = append(cells, []string{row.Key(), fmtValue(row.Base, row.Unit), fmtValue(row.New, row.Unit),
+				fmtChange(row.Change), fmtInterval(row.Runs), fmtP(row.P), n, fmtP(row.RequestP), orDash(row.Threshold), row.Verdict, rowNote(row)})
+		}
+		return cells, []bool{false, true, true, true, true, true, true, true, true, false, false}
+	case ModeLimits:
+		cells := [][]string{{"quantity", "base", "new", "change", "p/req", "limit", "verdict", ""}}
+		for _, row := range rows {
+			cells = append(cells, []string{row.Key(), fmtValue(row.Base, row.Unit), fmtValue(row.New, row.Unit),
+				fmtChange(row.Change), fmtP(row.RequestP), orDash(row.Threshold), row.Verdict, rowNote(row)})
+		}
+		return cells, []bool{false, true, true, true, true, true, false, false}
+	}
+	cells := [][]string{{"quantity", "base", "new", "change", "p", "limit", "verdict", ""}}
+	for _, row := range rows {
+		cells = append(cells, []string{row.Key(), fmtValue(row.Base, row.Unit), fmtValue(row.New, row.Unit),
+			fmtChange(row.Change), fmtP(row.P), orDash(row.Threshold), row.Verdict, rowNote(row)})
+	}
+	return cells, []bool{false, true, true, true, true, true, false, false}
 }
 
 // writeTrailer writes unmatched runs, the method and the verdict.
@@ -101,8 +133,12 @@ func writeTrailer(ew *errWriter, r *Report, bullet string) {
 	if len(r.OnlyInNew) > 0 {
 		ew.printf("%sruns only in new (not compared): %s\n", bullet, strings.Join(r.OnlyInNew, ", "))
 	}
-	ew.printf("%smethod: %s, alpha %g, at least %d successful requests per side; a regression is a significant change past its limit\n",
-		bullet, r.Test, r.Alpha, r.MinSamples)
+	what := "a significant change past its limit"
+	if r.Mode == ModeLimits {
+		what = "a change past its limit"
+	}
+	ew.printf("%smethod: %s, alpha %g, at least %d successful requests per side; a regression is %s\n",
+		bullet, r.Test, r.Alpha, r.MinSamples, what)
 	ew.printf("%sverdict: %s\n", bullet, verdictLine(r))
 	for _, reg := range r.Regressions() {
 		ew.printf("  %s\n", reg)
@@ -267,8 +303,16 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 			if n := rowNote(row); n != "" {
 				v += " " + mdCell(n)
 			}
+			chg, pv := fmtChange(row.Change), fmtP(row.P)
+			if row.Runs != nil {
+				chg += " " + fmtInterval(row.Runs)
+				pv += " (" + row.Runs.Test + ")"
+			}
+			if row.RequestP != nil {
+				pv += " (per request " + fmtP(row.RequestP) + ", not gating)"
+			}
 			ew.printf("| `%s` | %s | %s | %s | %s | %s | %s |\n", row.Key(), fmtValue(row.Base, row.Unit), fmtValue(row.New, row.Unit),
-				fmtChange(row.Change), mdCell(fmtP(row.P)), orDash(row.Threshold), v)
+				chg, mdCell(pv), orDash(row.Threshold), v)
 		}
 		if fns := footnotes(run); len(fns) > 0 {
 			ew.printf("\n")
