@@ -53,6 +53,8 @@ type sessionOptions struct {
 	maxRegression   []string
 	limitsFrom      string              // --limits-from FILE (servebench calibrate)
 	repeats         int                 // --repeats N: the session N times, DIR/repeat-1..N
+	hasRepeats      bool                // the command has --repeats
+	calibrate       *calibrateOptions   // servebench calibrate: limits after the repeats
 	thresholds      []compare.Threshold // parsed from maxRegression by check
 	base            *compare.Side       // --baseline, loaded by check
 	sloText         string
@@ -89,8 +91,14 @@ func (o *sessionOptions) addFlags(fs *pflag.FlagSet, maxTokens int) {
 	fs.StringVar(&o.baseline, "baseline", "", "compare with the results in this directory after the run (exit 1 on a regression)")
 	fs.StringArrayVar(&o.maxRegression, "max-regression", nil, "with --baseline: QUANTITY.STAT=LIMIT, e.g. client.e2e.median=10% or =+5ms (repeatable)")
 	fs.StringVar(&o.limitsFrom, "limits-from", "", "with --baseline: take limits from this file (servebench calibrate writes one; --max-regression overrides it key by key)")
-	fs.IntVar(&o.repeats, "repeats", 1, "run the same workload this many times (a fresh server each time it starts one), into DIR/repeat-1..N, with a run-level summary (DIR/repeats.json); --baseline then tests across runs")
 	fs.StringVar(&o.sloText, "slo", "", "service-level objective for goodput: any of ttft, tpot, itl, e2e, ttfo (first answer token), e.g. ttft=200ms,tpot=50ms (client figures; a request counts when it meets all)")
+}
+
+// addRepeatsFlag adds --repeats (run, table, sweep and calibrate; tune has
+// its own).
+func (o *sessionOptions) addRepeatsFlag(fs *pflag.FlagSet) {
+	o.hasRepeats = true
+	fs.IntVar(&o.repeats, "repeats", 1, "run the same workload this many times (a fresh server each time it starts one), into DIR/repeat-1..N, with a run-level summary (DIR/repeats.json); --baseline then tests across runs")
 }
 
 // check validates the shared flags before anything starts; errors are usage
@@ -172,7 +180,7 @@ func (o *sessionOptions) checkGate(fs *pflag.FlagSet) error {
 	if o.limitsFrom != "" && o.baseline == "" {
 		return errors.New("--limits-from without --baseline: expected a baseline to compare with")
 	}
-	if o.repeats < 0 || (fs.Changed("repeats") && o.repeats < 1) {
+	if o.hasRepeats && o.repeats < 1 {
 		return fmt.Errorf("--repeats %d: expected 1 or more runs of the workload", o.repeats)
 	}
 	var err error
@@ -272,6 +280,9 @@ func (o *sessionOptions) repeatSession(cmd *cobra.Command, cfg bench.Config) err
 		return fmt.Errorf("--repeats: %w", err)
 	}
 	fmt.Fprintf(stderr, "results: %s (%d repeats)\n", dir, o.repeats)
+	if o.calibrate != nil {
+		return o.calibrate.finish(cmd, dir, side)
+	}
 	return o.gateSide(cmd.OutOrStdout(), dir, side)
 }
 
@@ -594,8 +605,10 @@ func streamName(stream bool) string {
 	return "non-streaming"
 }
 
-func newRunCmd() *cobra.Command {
-	var o sessionOptions
+func newRunCmd() *cobra.Command { return runCmdFor(&sessionOptions{}) }
+
+// runCmdFor is run's command over o (calibrate is run with its own ending).
+func runCmdFor(o *sessionOptions) *cobra.Command {
 	var w workloadOptions
 	cmd := &cobra.Command{
 		Use:   "run",
@@ -625,7 +638,7 @@ sessions, --concurrency sessions in flight, --rate session starts), --dataset or
 		Args:        cobra.NoArgs,
 		Annotations: map[string]string{validatesItself: "session"},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			runs, err := w.runs(cmd.Flags(), &o, "")
+			runs, err := w.runs(cmd.Flags(), o, "")
 			if err != nil {
 				return usageErr(err)
 			}
@@ -633,6 +646,7 @@ sessions, --concurrency sessions in flight, --rate session starts), --dataset or
 		},
 	}
 	o.addFlags(cmd.Flags(), 256)
+	o.addRepeatsFlag(cmd.Flags())
 	w.addFlags(cmd.Flags(), 20)
 	cmd.Flags().StringVar(&w.stream, "stream", "both", "streaming: "+strings.Join(streamChoices, ", ")+" (run's default both: the workload twice, streaming then non-streaming; sweep's default is on)")
 	cmd.Flags().IntVar(&w.concurrency, "concurrency", 1, "requests in flight (closed loop)")

@@ -72,6 +72,7 @@ default --max-error-rate is turned off, with a warning).`,
 		},
 	}
 	o.sessionOptions.addFlags(cmd.Flags(), 256)
+	o.sessionOptions.addRepeatsFlag(cmd.Flags())
 	o.workloadOptions.addFlags(cmd.Flags(), 0)
 	cmd.Flags().Lookup("requests").Usage = "requests per level (default: 4 x concurrency, rate: 10 s worth; at least 32); with --duration each level stops at whichever comes first"
 	cmd.Flags().StringVar(&o.stream, "stream", "on", "streaming: on or off (sweep's default on: one mode, so the levels compare; run's default is both)")

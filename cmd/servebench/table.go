@@ -49,6 +49,7 @@ takes about 90 s to start and 40 x 3.85 s to run; --speedup 10 divides both by t
 		},
 	}
 	o.addFlags(cmd.Flags(), 256)
+	o.addRepeatsFlag(cmd.Flags())
 	cmd.Flags().IntVar(&o.requests, "requests", 20, "requests per mode: this many streaming, then as many non-streaming (table always runs both)")
 	cmd.Flags().StringVar(&o.prompt, "prompt", workload.DefaultPrompt, "the prompt of every request")
 	return cmd

@@ -3,6 +3,7 @@ package compare
 import (
 	"bufio"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 )
@@ -41,7 +42,7 @@ func ReadLimits(path string) ([]Threshold, error) {
 
 // FormatLimit renders a relative limit (0.042 = 4.2%) in
 // --max-regression's syntax, rounded up to 0.1% so it never falls below
-// the limit measured.
+// the limit measured (and at least 0.1%: a limit of 0 is no limit).
 func FormatLimit(key string, rel float64) string {
-	return fmt.Sprintf("%s=%g%%", key, float64(int(rel*1000+0.999999))/10)
+	return fmt.Sprintf("%s=%g%%", key, float64(max(1, int(math.Ceil(rel*1000-1e-9))))/10)
 }
