@@ -208,6 +208,9 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 	go r.watch(ctx, sendCtx, done, stopSending, cancelReqs)
 
 	run := &result.Run{Name: spec.Name, Stream: spec.Request.Stream, Workload: workloadResult(&spec)}
+	if c, ok := r.Client.(interface{ AcceptEncoding() string }); ok {
+		run.Workload.AcceptEncoding = c.AcceptEncoding()
+	}
 	src := r.engineSource(&spec)
 	src.before(sendCtx, run, func() int {
 		r.warmup(st)

@@ -35,6 +35,8 @@ type Config struct {
 
 	RequestTimeout time.Duration
 	StallTimeout   time.Duration
+	// AcceptEncoding is the client's (client.Options.AcceptEncoding).
+	AcceptEncoding string
 	Retries        int
 	// FailOnErrorRate, in percent (0-100), makes a run with more failed
 	// requests than that invalid; negative disables the check.
@@ -133,7 +135,7 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 	}
 	if runner.Client == nil {
 		c := client.New(client.Options{BaseURL: srv.BaseURL, APIKey: cfg.Server.APIKey, MaxConns: maxConns,
-			RequestTimeout: cfg.RequestTimeout, StallTimeout: cfg.StallTimeout})
+			RequestTimeout: cfg.RequestTimeout, StallTimeout: cfg.StallTimeout, AcceptEncoding: cfg.AcceptEncoding})
 		defer c.Close()
 		runner.Client = c
 	}

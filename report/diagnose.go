@@ -147,6 +147,10 @@ func DiagnoseOn(run result.Run, b Basis) Diagnosis {
 	}
 	addClientQueue(&d, run, th)
 	firstText(&d, run, ft, haveTTFT, fv, e2e, th)
+	burstsFinding(&d, run)
+	if d.Has(CauseBetween) {
+		compressedFinding(&d, run)
+	}
 	afterEngine(&d, run, ft, haveTTFT, e2e, th)
 	if len(d.Findings) == 0 && haveTTFT {
 		ft.healthy(&d, fv, e2e)
@@ -315,6 +319,37 @@ func (ft firstToken) between(d *Diagnosis, fv, e2e float64, th Thresholds) {
 		d.Findings = append(d.Findings, Finding{CauseBetween, fmt.Sprintf("The first text arrived with the end of the "+
 			"answer (E2E %s): something buffered the whole stream.", secs(e2e))})
 	}
+}
+
+// compressedFinding names compression when the answers that a buffering
+// path held came gzip-compressed: a proxy compressing text/event-stream
+// keeps the stream in its compressor until its buffers fill or the answer
+// ends.
+func compressedFinding(d *Diagnosis, run result.Run) {
+	n := run.Client.Compressed
+	if n == 0 {
+		return
+	}
+	d.Findings = append(d.Findings, Finding{CauseBetween, fmt.Sprintf("%d of %d answers came gzip-compressed (the client sent "+
+		"Accept-Encoding: %s, as the OpenAI SDKs and browsers do): something on the path compresses the event stream and holds it "+
+		"in its compressor. Fix: do not compress text/event-stream (nginx: leave it out of gzip_types; HAProxy: out of compression type), "+
+		"or flush each chunk (nginx: proxy_buffering off with proxy_http_version 1.1, or the X-Accel-Buffering: no response header); "+
+		"--accept-encoding identity measures the path without compression.", n, run.OK, orDash(run.Workload.AcceptEncoding))})
+}
+
+// burstsFinding names a stream that stutters: most tokens arrived in
+// bursts, so the client's ITL measures the bursts, and a user sees text in
+// clumps though the engine made it token by token.
+func burstsFinding(d *Diagnosis, run result.Run) {
+	s := run.Client.Stutter
+	if !run.Stream || s == nil || !s.Stutter.Bursty() {
+		return
+	}
+	d.Findings = append(d.Findings, Finding{CauseBetween, fmt.Sprintf("The stream stutters: %s of the tokens arrived in bursts "+
+		"(%.1f tokens per arrival, up to %d at once; largest gap between arrivals %s), so the client's ITL is computed over bursts "+
+		"and says nothing of the engine's pace. Something between engine and client buffers the stream: nginx's defaults do "+
+		"(proxy_buffering on with HTTP/1.0 to the upstream); set proxy_buffering off and proxy_http_version 1.1, "+
+		"or send the X-Accel-Buffering: no response header.", pct(s.BurstShare), s.TokensPerArrivalMean, s.TokensPerArrivalMax, secs(s.GapMaxS))})
 }
 
 // addClientQueue names queueing on the client side: an open-loop run whose

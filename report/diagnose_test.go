@@ -222,3 +222,33 @@ func TestDiagnoseLikeStatistics(t *testing.T) {
 		t.Errorf("client mean 0.3 s past the engine's: %+v", d.Findings)
 	}
 }
+
+// TestDiagnoseStutterAndCompression: a run whose tokens arrived in bursts
+// is named a stuttering stream with the nginx fix, and a held stream whose
+// answers came gzip-compressed names compression and its fix.
+func TestDiagnoseStutterAndCompression(t *testing.T) {
+	run := runOf("vllm", reporttest.Buffered())
+	run.Workload.AcceptEncoding = "gzip"
+	run.Client.Stutter = &result.RunStutter{Requests: 20, BurstyRequests: 20,
+		Stutter: result.Stutter{Arrivals: 80, Tokens: 1280, TokensPerArrivalMean: 16, TokensPerArrivalMax: 17, GapMaxS: 0.07, BurstShare: 0.98}}
+	run.Client.Compressed = run.OK
+	d := Diagnose(run)
+	var all []string
+	for _, f := range d.Findings {
+		all = append(all, f.Text)
+	}
+	text := strings.Join(all, "\n")
+	for _, want := range []string{"stutters", "98%", "computed over bursts", "proxy_buffering off", "X-Accel-Buffering: no",
+		"came gzip-compressed", "Accept-Encoding: gzip", "text/event-stream", "--accept-encoding identity"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("diagnosis lacks %q:\n%s", want, text)
+		}
+	}
+	run.Client.Stutter.BurstShare, run.Client.Compressed = 0.01, 0
+	d = Diagnose(run)
+	for _, f := range d.Findings {
+		if strings.Contains(f.Text, "stutters") || strings.Contains(f.Text, "gzip") {
+			t.Errorf("smooth, uncompressed run: %s", f.Text)
+		}
+	}
+}

@@ -266,8 +266,12 @@ func writeRun(b *strings.Builder, r *result.Run, nrec [3]int) {
 	if wl.ExactLength {
 		exact = ", exact length"
 	}
-	fmt.Fprintf(b, "- Workload: %s, %s, %s endpoint, %s%s, %s prompt, %d warm-up\n",
-		load, mode, orDash(wl.Endpoint), lengthsText(wl), exact, orDash(wl.PromptKind), wl.Warmup)
+	enc := ""
+	if wl.AcceptEncoding != "" {
+		enc = ", Accept-Encoding " + wl.AcceptEncoding
+	}
+	fmt.Fprintf(b, "- Workload: %s, %s, %s endpoint, %s%s, %s prompt, %d warm-up%s\n",
+		load, mode, orDash(wl.Endpoint), lengthsText(wl), exact, orDash(wl.PromptKind), wl.Warmup, enc)
 	if t := TrafficText(wl); t != "" {
 		if reuse := reuseText(r); reuse != "" {
 			t += ", " + reuse
@@ -276,6 +280,9 @@ func writeRun(b *strings.Builder, r *result.Run, nrec [3]int) {
 	}
 	fmt.Fprintf(b, "- Requests: %d measured, %d ok%s; %.2f s; %.3g requests/s, %.4g output tokens/s\n",
 		r.Requests, r.OK, errorsText(r.Errors), r.DurationS, r.Throughput.RequestsPerS, r.Throughput.OutputTokensPerS)
+	if s := stutterText(r); s != "" {
+		b.WriteString("- Arrivals: " + s + "\n")
+	}
 	if pt := r.PromptTokens; pt != nil {
 		fmt.Fprintf(b, "- Prompt tokens (generated prompts): requested %.1f on average, the server counted %.1f; %d of %d exactly as requested\n",
 			pt.RequestedMean, pt.CountedMean, pt.Exact, pt.N)
@@ -387,15 +394,37 @@ func errorsText(errs map[string]int) string {
 	return fmt.Sprintf(", %d errors (%s)", total, result.ErrorCounts(errs))
 }
 
+// stutterText says how a run's streamed tokens arrived, and whether its
+// ITL measures bursts; "" when nothing streamed.
+func stutterText(r *result.Run) string {
+	s := r.Client.Stutter
+	if s == nil {
+		return ""
+	}
+	t := fmt.Sprintf("%.2f tokens per arrival (max %d), %.0f%% of tokens in bursts of %d or more, largest gap between arrivals %s (p99 %s); %d streamed requests, %d of them bursty",
+		s.TokensPerArrivalMean, s.TokensPerArrivalMax, 100*s.BurstShare, result.BurstTokens, msText(s.GapMaxS), msText(s.GapP99S), s.Requests, s.BurstyRequests)
+	if r.Client.ITLOverBursts {
+		t += ". **The client ITL below is computed over bursts**: the tokens arrive in clumps (a buffering proxy or gateway), " +
+			"so it measures the gaps inside a clump, not the engine's pace; the stream stutters"
+	}
+	return t
+}
+
+func msText(s float64) string { return fmt.Sprintf("%.1f ms", 1000*s) }
+
 // writeRunStats prints the run's client and engine distributions.
 func writeRunStats(b *strings.Builder, r *result.Run) {
 	b.WriteString("| quantity | clock | n | mean | p50 | p90 | p99 |\n|---|---|---:|---:|---:|---:|---:|\n")
+	overBursts := ""
+	if r.Client.ITLOverBursts {
+		overBursts = ", over bursts"
+	}
 	client := []struct {
 		name string
 		s    *stats.Summary
 	}{
 		{"TTFB", r.Client.TTFBS}, {"first token", r.Client.FirstTokenS}, {"first visible output", r.Client.FirstVisibleS},
-		{"E2E", r.Client.E2ES}, {"ITL per token", r.Client.ITLS}, {"gap between token events", r.Client.ITLEventS}, {"TPOT", r.Client.TPOTS},
+		{"E2E", r.Client.E2ES}, {"ITL per token" + overBursts, r.Client.ITLS}, {"gap between token events" + overBursts, r.Client.ITLEventS}, {"TPOT", r.Client.TPOTS},
 		{"first visible from intended send", r.Client.FirstVisibleFromIntendedS},
 		{"E2E from intended send", r.Client.E2EFromIntendedS},
 		// A reasoning model's (absent otherwise); its first answer token is first visible output.

@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/bench/stats"
 	"github.com/servebench/servebench/client"
 	"github.com/servebench/servebench/scrape"
@@ -15,16 +16,17 @@ import (
 // gaps to see a pattern, short on any server.
 const defaultBufferingTokens = 128
 
-// Burst thresholds. Two events less than JoinFraction of the reference
+// Burst thresholds: bench/result's, so the probe and a run's stutter
+// group arrivals alike. Events less than JoinFraction of the reference
 // inter-token latency apart arrived "together"; a stream is buffered when
 // at least BufferedShare of its tokens arrived in groups of BurstTokens or
 // more. One token per event at the engine's pace gives groups of 1 (2 or 3
 // now and then from scheduling noise); a proxy that flushes every N tokens
 // gives groups of N.
 const (
-	JoinFraction  = 0.25
-	BurstTokens   = 4
-	BufferedShare = 0.5
+	JoinFraction  = result.JoinFraction
+	BurstTokens   = result.BurstTokens
+	BufferedShare = result.BurstyShare
 )
 
 // Bursts is how a stream's tokens were grouped on arrival.
@@ -32,7 +34,7 @@ type Bursts struct {
 	Ref           time.Duration // reference inter-token latency the grouping used
 	Events        int
 	Tokens        int
-	Groups        int     // arrival groups (events closer than JoinFraction*Ref joined)
+	Groups        int     // arrival groups (result.Events.Arrivals against Ref)
 	MeanGroup     float64 // tokens per group
 	MaxGroup      int
 	InBursts      int           // tokens in groups of BurstTokens or more
@@ -48,8 +50,10 @@ type Bursts struct {
 // whether the stream was buffered. It needs at least two events.
 func AnalyzeBursts(events []client.Event, ref time.Duration) Bursts {
 	b := Bursts{Events: len(events)}
-	for _, ev := range events {
+	evs := make(result.Events, len(events))
+	for i, ev := range events {
 		b.Tokens += max(ev.Tokens, 1)
+		evs[i] = [2]float64{ev.At.Seconds(), float64(ev.Tokens)}
 	}
 	if len(events) < 2 {
 		return b
@@ -62,36 +66,27 @@ func AnalyzeBursts(events []client.Event, ref time.Duration) Bursts {
 		ref = b.ClientPace
 	}
 	b.Ref = ref
-	join := time.Duration(float64(ref) * JoinFraction)
-	gaps := make([]float64, 0, len(events)-1)
-	var burstStarts []time.Duration
-	group, groupStart := max(events[0].Tokens, 1), events[0].At
-	closeGroup := func() {
+	var burstStarts []float64
+	evs.Arrivals(ref.Seconds(), func(firstS, _ float64, tokens int) {
 		b.Groups++
-		b.MaxGroup = max(b.MaxGroup, group)
-		if group >= BurstTokens {
-			b.InBursts += group
-			burstStarts = append(burstStarts, groupStart)
+		b.MaxGroup = max(b.MaxGroup, tokens)
+		if tokens >= BurstTokens {
+			b.InBursts += tokens
+			burstStarts = append(burstStarts, firstS)
 		}
-	}
+	})
+	gaps := make([]float64, 0, len(events)-1)
 	for i := 1; i < len(events); i++ {
 		gap := events[i].At - events[i-1].At
 		gaps = append(gaps, float64(gap))
 		b.MaxGap = max(b.MaxGap, gap)
-		if gap < join {
-			group += max(events[i].Tokens, 1)
-			continue
-		}
-		closeGroup()
-		group, groupStart = max(events[i].Tokens, 1), events[i].At
 	}
-	closeGroup()
 	b.MeanGroup = float64(b.Tokens) / float64(b.Groups)
 	if s := stats.Summarize(gaps); s != nil {
 		b.MedianGap = time.Duration(s.Median)
 	}
-	if len(burstStarts) > 1 {
-		b.BurstInterval = (burstStarts[len(burstStarts)-1] - burstStarts[0]) / time.Duration(len(burstStarts)-1)
+	if n := len(burstStarts); n > 1 {
+		b.BurstInterval = time.Duration((burstStarts[n-1] - burstStarts[0]) / float64(n-1) * 1e9)
 	}
 	b.Buffered = float64(b.InBursts) >= BufferedShare*float64(b.Tokens)
 	return b

@@ -124,22 +124,26 @@ type Startup struct {
 // Workload is what a run asked of the server. compare refuses to compare
 // runs whose workloads differ.
 type Workload struct {
-	Mode         string  `json:"mode"` // sequential | concurrent | rate
-	Concurrency  int     `json:"concurrency,omitempty"`
-	Rate         float64 `json:"rate,omitempty"`    // requests/s for mode rate
-	Arrival      string  `json:"arrival,omitempty"` // constant | poisson | gamma
-	Burstiness   float64 `json:"burstiness,omitempty"`
-	Requests     int     `json:"requests,omitempty"`
-	DurationS    float64 `json:"duration_s,omitempty"`
-	Warmup       int     `json:"warmup"`
-	Stream       bool    `json:"stream"`
-	Endpoint     string  `json:"endpoint"` // chat | completions
-	Model        string  `json:"model"`
-	MaxTokens    int     `json:"max_tokens"`
-	ExactLength  bool    `json:"exact_length"` // ignore_eos + min_tokens sent
-	PromptKind   string  `json:"prompt_kind"`  // fixed | synthetic | file
-	PromptTokens int     `json:"prompt_tokens,omitempty"`
-	PromptFile   string  `json:"prompt_file,omitempty"`
+	Mode string `json:"mode"` // sequential | concurrent | rate
+	// AcceptEncoding is what the client asked of the path: "gzip" (as the
+	// OpenAI SDKs and browsers do; the default) or "identity"; absent in
+	// results from before servebench asked for gzip (they sent none).
+	AcceptEncoding string  `json:"accept_encoding,omitempty"`
+	Concurrency    int     `json:"concurrency,omitempty"`
+	Rate           float64 `json:"rate,omitempty"`    // requests/s for mode rate
+	Arrival        string  `json:"arrival,omitempty"` // constant | poisson | gamma
+	Burstiness     float64 `json:"burstiness,omitempty"`
+	Requests       int     `json:"requests,omitempty"`
+	DurationS      float64 `json:"duration_s,omitempty"`
+	Warmup         int     `json:"warmup"`
+	Stream         bool    `json:"stream"`
+	Endpoint       string  `json:"endpoint"` // chat | completions
+	Model          string  `json:"model"`
+	MaxTokens      int     `json:"max_tokens"`
+	ExactLength    bool    `json:"exact_length"` // ignore_eos + min_tokens sent
+	PromptKind     string  `json:"prompt_kind"`  // fixed | synthetic | file
+	PromptTokens   int     `json:"prompt_tokens,omitempty"`
+	PromptFile     string  `json:"prompt_file,omitempty"`
 
 	// What traffic produced the run (issue 11): the source, its file's
 	// SHA-256, the distributions, sessions, shared prefixes, trace and seed.
@@ -226,9 +230,18 @@ type ClientStats struct {
 	// p90 and p99 (relative): they come from an HdrHistogram, so that
 	// memory stays bounded whatever the number of tokens (n, mean, min and
 	// max are exact).
-	ITLRelativeError float64        `json:"itl_quantiles_relative_error,omitempty"`
-	TPOTS            *stats.Summary `json:"tpot_s,omitempty"`
-	OutputTokens     *stats.Summary `json:"output_tokens,omitempty"`
+	ITLRelativeError float64 `json:"itl_quantiles_relative_error,omitempty"`
+	// ITLOverBursts says that ITLS and ITLEventS are computed over bursts:
+	// most of the run's tokens arrived BurstTokens or more at once (a
+	// buffering proxy), so they measure the bursts, not the engine's pace.
+	ITLOverBursts bool `json:"itl_over_bursts,omitempty"`
+	// Compressed counts the successful answers that came compressed
+	// (Record.ContentEncoding), timed as their decompressed content arrived.
+	Compressed int `json:"compressed,omitempty"`
+	// Stutter is how streamed tokens arrived (absent: nothing streamed).
+	Stutter      *RunStutter    `json:"stutter,omitempty"`
+	TPOTS        *stats.Summary `json:"tpot_s,omitempty"`
+	OutputTokens *stats.Summary `json:"output_tokens,omitempty"`
 	// Reasoning models, over the requests that reasoned (absent when none
 	// did): first reasoning token, thinking (first to last reasoning
 	// token), reasoning and answer tokens, answer TPOT. The first answer
@@ -411,18 +424,24 @@ type Record struct {
 	// reasoning, vLLM's, SGLang's and OpenAI-compatible servers' names).
 	OtherReasoning string `json:"other_reasoning_field,omitempty"`
 	TokensFrom     string `json:"tokens_from,omitempty"`
-	FinishReason   string `json:"finish_reason,omitempty"`
-	Error          string `json:"error,omitempty"`
-	ErrorText      string `json:"error_text,omitempty"`
-	Attempt        int    `json:"attempt,omitempty"` // retries: 1-based attempt number when > 1
+	// ContentEncoding is the answer's Content-Encoding ("gzip": timed as
+	// its decompressed content arrived); absent when not compressed.
+	ContentEncoding string `json:"content_encoding,omitempty"`
+	FinishReason    string `json:"finish_reason,omitempty"`
+	Error           string `json:"error,omitempty"`
+	ErrorText       string `json:"error_text,omitempty"`
+	Attempt         int    `json:"attempt,omitempty"` // retries: 1-based attempt number when > 1
 	// RequestID is the X-Request-Id the request carried ("sb-RUN-INDEX-RANDOM"),
 	// which vLLM and SGLang take as their own request id; "" with --request-id=false.
 	RequestID string `json:"request_id,omitempty"`
 	// Retried marks an attempt that got 429/503 and was retried (--retries):
 	// kept as data, counted in Run.Retries, not as the request's outcome.
-	Retried       bool   `json:"retried,omitempty"`
-	Events        Events `json:"events,omitempty"` // [seconds from start, tokens] per content event
-	EventsDropped int    `json:"events_dropped,omitempty"`
+	Retried bool   `json:"retried,omitempty"`
+	Events  Events `json:"events,omitempty"` // [seconds from start, tokens] per content event
+	// Stutter is how the events arrived (Events.Stutter over the request's
+	// own pace); absent unless two or more token events streamed.
+	Stutter       *Stutter `json:"stutter,omitempty"`
+	EventsDropped int      `json:"events_dropped,omitempty"`
 	// Session and Turn (1-based) place a request in a multi-turn session;
 	// PrefixGroup (1-based) is its shared-prefix group. Absent: none.
 	Session     string `json:"session,omitempty"`

@@ -177,26 +177,27 @@ func (rw *RecordWriter) Close() error {
 // send time (open loop; 0 otherwise).
 func NewRecord(run string, index int, warmup bool, tr *client.Trace, lag time.Duration) result.Record {
 	rec := result.Record{
-		Run:           run,
-		Index:         index,
-		Warmup:        warmup,
-		Stream:        tr.Stream,
-		Start:         tr.Start.UTC(),
-		IntendedLagS:  lag.Seconds(),
-		WrittenS:      tr.Written.Seconds(),
-		TTFBS:         tr.FirstByte.Seconds(),
-		FirstTokenS:   tr.FirstToken.Seconds(),
-		FirstVisibleS: tr.FirstVisible.Seconds(),
-		E2ES:          tr.Done.Seconds(),
-		Status:        tr.Status,
-		PromptTokens:  tr.PromptTokens,
-		CachedTokens:  tr.CachedTokens,
-		OutputTokens:  tr.OutputTokens,
-		TokensFrom:    tr.TokensFrom,
-		FinishReason:  tr.FinishReason,
-		Error:         string(tr.Error),
-		ErrorText:     tr.ErrorText,
-		EventsDropped: tr.EventsDropped,
+		Run:             run,
+		Index:           index,
+		Warmup:          warmup,
+		Stream:          tr.Stream,
+		Start:           tr.Start.UTC(),
+		IntendedLagS:    lag.Seconds(),
+		WrittenS:        tr.Written.Seconds(),
+		TTFBS:           tr.FirstByte.Seconds(),
+		FirstTokenS:     tr.FirstToken.Seconds(),
+		FirstVisibleS:   tr.FirstVisible.Seconds(),
+		E2ES:            tr.Done.Seconds(),
+		Status:          tr.Status,
+		PromptTokens:    tr.PromptTokens,
+		CachedTokens:    tr.CachedTokens,
+		OutputTokens:    tr.OutputTokens,
+		TokensFrom:      tr.TokensFrom,
+		ContentEncoding: tr.Encoding,
+		FinishReason:    tr.FinishReason,
+		Error:           string(tr.Error),
+		ErrorText:       tr.ErrorText,
+		EventsDropped:   tr.EventsDropped,
 	}
 	if tr.HasEngine {
 		e := &tr.Engine
@@ -217,6 +218,7 @@ func NewRecord(run string, index int, warmup bool, tr *client.Trace, lag time.Du
 		for i, ev := range tr.Events {
 			rec.Events[i] = [2]float64{ev.At.Seconds(), float64(ev.Tokens)}
 		}
+		rec.Stutter = rec.Events.Stutter(0)
 	}
 	return rec
 }

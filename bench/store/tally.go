@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -29,6 +30,12 @@ type Tally struct {
 	anyLag                       bool
 	// Per-token and per-event gaps: too many to keep, so histograms.
 	itl, itlEv stats.Hist
+	// How streamed tokens arrived: pooled counts and the gaps between
+	// arrivals (a histogram, like the ITL's).
+	stutter     result.RunStutter
+	burstTokens int
+	compressed  int
+	arrivalGaps stats.Hist
 	// selectLimit is the summaries' stats.Selector.Limit (0: its default;
 	// tests set it small to select over files by radix).
 	selectLimit int
@@ -103,6 +110,49 @@ func (t *Tally) Add(r *result.Record) {
 		t.itlEv.Record(g, 1)
 		t.itl.Record(g/float64(k), k)
 	})
+	t.addStutter(r)
+	if r.ContentEncoding != "" {
+		t.compressed++
+	}
+}
+
+// addStutter adds a successful request's arrivals, if it streamed.
+func (t *Tally) addStutter(r *result.Record) {
+	s := result.StutterOf(r)
+	if s == nil {
+		return
+	}
+	st := &t.stutter
+	st.Requests++
+	if s.Bursty() {
+		st.BurstyRequests++
+	}
+	st.Arrivals += s.Arrivals
+	st.Tokens += s.Tokens
+	t.burstTokens += int(math.Round(s.BurstShare * float64(s.Tokens)))
+	st.TokensPerArrivalMax = max(st.TokensPerArrivalMax, s.TokensPerArrivalMax)
+	st.GapMaxS = max(st.GapMaxS, s.GapMaxS)
+	prev := math.NaN()
+	r.Events.Arrivals(0, func(firstS, lastS float64, _ int) {
+		if !math.IsNaN(prev) {
+			t.arrivalGaps.Record(firstS-prev, 1)
+		}
+		prev = lastS
+	})
+}
+
+// runStutter is the run's stutter; nil when nothing streamed.
+func (t *Tally) runStutter() *result.RunStutter {
+	if t.stutter.Requests == 0 || t.stutter.Tokens == 0 {
+		return nil
+	}
+	s := t.stutter
+	s.TokensPerArrivalMean = math.Round(1e4*float64(s.Tokens)/float64(max(s.Arrivals, 1))) / 1e4
+	s.BurstShare = math.Round(1e4*float64(t.burstTokens)/float64(s.Tokens)) / 1e4
+	if g := t.arrivalGaps.Summary(); g != nil {
+		s.GapP99S = g.P99
+	}
+	return &s
 }
 
 // addReasoning adds a successful request's reasoning figures, if it reasoned.
@@ -166,6 +216,8 @@ func (t *Tally) Client() result.ClientStats {
 	if cs.ITLS != nil || cs.ITLEventS != nil {
 		cs.ITLRelativeError = stats.HistRelativeError
 	}
+	cs.Stutter, cs.Compressed = t.runStutter(), t.compressed
+	cs.ITLOverBursts = cs.ITLS != nil && cs.Stutter != nil && cs.Stutter.Stutter.Bursty()
 	if t.anyLag {
 		cs.FirstVisibleFromIntendedS = t.fvI.Summary(&sel)
 		cs.E2EFromIntendedS = t.e2eI.Summary(&sel)

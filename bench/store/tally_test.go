@@ -116,3 +116,39 @@ func TestReasoningWarningNamesClientKeys(t *testing.T) {
 		t.Errorf("warning names %q as known, the client counts %q", got, want)
 	}
 }
+
+// TestTallyStutter: a run's stutter pools its requests' arrivals, and its
+// ITL says when it is computed over bursts; compressed answers are counted.
+func TestTallyStutter(t *testing.T) {
+	clumped := func(size int) result.Record {
+		var evs result.Events
+		for i := 0; i < 32; i++ {
+			evs = append(evs, [2]float64{0.01 + float64(i/size*size)*0.004 + float64(i%size)*2e-6, 1})
+		}
+		r := result.Record{Stream: true, OutputTokens: 32, FirstVisibleS: 0.01, E2ES: 0.2, Events: evs}
+		r.Stutter = evs.Stutter(0)
+		return r
+	}
+	for _, tt := range []struct {
+		size               int
+		arrivals, maxPer   int
+		share              float64
+		bursty, overBursts bool
+	}{{1, 64, 1, 0, false, false}, {16, 4, 16, 1, true, true}} {
+		var ta Tally
+		a, b := clumped(tt.size), clumped(tt.size)
+		b.ContentEncoding = "gzip"
+		ta.Add(&a)
+		ta.Add(&b)
+		cs := ta.Client()
+		s := cs.Stutter
+		if s == nil || s.Requests != 2 || s.Arrivals != tt.arrivals || s.TokensPerArrivalMax != tt.maxPer || s.BurstShare != tt.share ||
+			cs.ITLOverBursts != tt.overBursts || cs.Compressed != 1 || (s.BurstyRequests == 2) != tt.bursty {
+			t.Errorf("clumps of %d: stutter %+v, ITL over bursts %v, compressed %d; want %d arrivals, max %d, share %g, over bursts %v, 1 compressed",
+				tt.size, s, cs.ITLOverBursts, cs.Compressed, tt.arrivals, tt.maxPer, tt.share, tt.overBursts)
+		}
+		if tt.size == 16 && (s.GapP99S < 0.05 || s.GapMaxS < 0.05) {
+			t.Errorf("clumps of 16 every 64 ms: gap p99 %g, max %g", s.GapP99S, s.GapMaxS)
+		}
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/servebench/servebench/bench/fleet"
 	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/bench/workload"
+	"github.com/servebench/servebench/client"
 	"github.com/servebench/servebench/engine/launch"
 	"github.com/servebench/servebench/report"
 	"github.com/servebench/servebench/report/compare"
@@ -43,6 +44,7 @@ type sessionOptions struct {
 	quiet           bool
 	requestTimeout  time.Duration
 	stallTimeout    time.Duration
+	acceptEncoding  string
 	retries         int
 	failOnErrorRate float64
 	requestID       bool
@@ -79,6 +81,7 @@ func (o *sessionOptions) addFlags(fs *pflag.FlagSet, maxTokens int) {
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
 	fs.DurationVar(&o.requestTimeout, "request-timeout", 10*time.Minute, "give up on a request after this long (0: never)")
 	fs.DurationVar(&o.stallTimeout, "stall-timeout", time.Minute, "give up on a stream with no event for this long (0: never)")
+	fs.StringVar(&o.acceptEncoding, "accept-encoding", client.EncodingGzip, "Accept-Encoding to send: "+strings.Join(client.AcceptEncodings, " (as the OpenAI SDKs and browsers; answers are timed decompressed, as they arrive) or ")+" (no compression: the path's pace without a compressing proxy's holding)")
 	fs.IntVar(&o.retries, "retries", 0, "retry requests answered 429 or 503 up to this many times, with backoff (counted apart)")
 	fs.Float64Var(&o.failOnErrorRate, "fail-on-error-rate", 0, "exit 3 when more than this percentage of a run's requests failed (default: only when all failed)")
 	fs.BoolVar(&o.requestID, "request-id", true, "send each request an X-Request-Id: sb-RUN-INDEX-RANDOM (kept in requests.jsonl; vLLM and SGLang log it as the request's id)")
@@ -154,6 +157,9 @@ func (o *sessionOptions) checkValues(fs *pflag.FlagSet) error {
 	if !slices.Contains(report.Formats, o.format) {
 		return fmt.Errorf("--format %q: expected one of %s", o.format, strings.Join(report.Formats, ", "))
 	}
+	if err := client.CheckAcceptEncoding(o.acceptEncoding); err != nil {
+		return fmt.Errorf("--accept-encoding %w", err)
+	}
 	if fs.Changed("fail-on-error-rate") && !(o.failOnErrorRate >= 0 && o.failOnErrorRate <= 100) {
 		return fmt.Errorf("--fail-on-error-rate %g: expected a percentage from 0 to 100", o.failOnErrorRate)
 	}
@@ -167,7 +173,7 @@ func (o *sessionOptions) limits() bench.Config {
 	return bench.Config{
 		Server:         bench.ServerOptions{BaseURL: o.baseURL, ServerCmd: o.serverCmd, Preset: o.preset},
 		RequestTimeout: o.requestTimeout, StallTimeout: o.stallTimeout, Retries: o.retries,
-		Interval: o.interval, GaugeEvery: o.gaugeEvery, ContinueOnServerExit: o.continueOnExit,
+		AcceptEncoding: o.acceptEncoding, Interval: o.interval, GaugeEvery: o.gaugeEvery, ContinueOnServerExit: o.continueOnExit,
 	}
 }
 

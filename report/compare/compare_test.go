@@ -410,3 +410,46 @@ func keys(r RunReport) string {
 	}
 	return strings.Join(k, " ")
 }
+
+// TestCompareBursts: a proxy that starts buffering collapses the ITL and
+// stretches first visible output; compare calls it a regression of
+// smoothness (and first visible), never a better ITL; the fix is no
+// regression, and its ITL is not "worse" either.
+func TestCompareBursts(t *testing.T) {
+	smooth := synthSide(t, "direct", 1, 100, synthRun{name: "streaming", n: 20, scale: 1, stream: true})
+	bursty := synthSide(t, "proxy", 2, 100, synthRun{name: "streaming", n: 20, scale: 1, stream: true, clump: 16})
+	rep, err := Compare(smooth, bursty, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]Row{}
+	for _, r := range rep.Runs[0].Rows {
+		rows[r.Key()] = r
+	}
+	if r := rows["client.burst_share.median"]; !r.Regression || r.Base != 0 || r.New != 1 {
+		t.Errorf("burst share: %+v; want a regression 0 -> 1", r)
+	}
+	if r := rows["client.first_visible.median"]; !r.Regression {
+		t.Errorf("first visible: %+v; want a regression (the first token waits for its clump)", r)
+	}
+	for _, k := range []string{"client.itl.median", "client.tpot.median"} {
+		if r := rows[k]; r.Verdict != VerdictNotJudged || r.Regression || !strings.Contains(r.Note, "computed over bursts") {
+			t.Errorf("%s: verdict %q, note %q; want not judged, computed over bursts", k, r.Verdict, r.Note)
+		}
+	}
+	if regs := strings.Join(rep.Regressions(), "\n"); !strings.Contains(regs, "client.burst_share.median (smoothness)") {
+		t.Errorf("regressions do not name smoothness:\n%s", regs)
+	}
+	fixed, err := Compare(bursty, smooth, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fixed.Regressed() {
+		t.Errorf("the fix regressed: %v", fixed.Regressions())
+	}
+	for _, r := range fixed.Runs[0].Rows {
+		if r.Quantity == "client.itl" && r.Verdict != VerdictNotJudged {
+			t.Errorf("after the fix, ITL %s: %s; want not judged (the base measured bursts)", r.Stat, r.Verdict)
+		}
+	}
+}

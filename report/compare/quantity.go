@@ -28,6 +28,9 @@ type quantity struct {
 	Headline string // the statistic always shown
 	Stats    []string
 	Doc      string
+	// Aspect names what a regression of q is a regression of, where its
+	// name does not say ("smoothness").
+	Aspect string
 }
 
 var (
@@ -47,7 +50,10 @@ var quantities = []quantity{
 	{Name: "client.ttfb", src: fromSamples, Unit: "s", Headline: "median", Stats: clientStats, Doc: "request written -> first response byte"},
 	{Name: "client.e2e", src: fromSamples, Unit: "s", Headline: "median", Stats: clientStats, Doc: "request sent -> end of response"},
 	{Name: "client.tpot", src: fromSamples, Unit: "s", Headline: "median", Stats: clientStats, Doc: "per request (e2e - first_visible) / (output_tokens - 1); streaming only"},
-	{Name: "client.itl", src: fromSamples, Unit: "s", Headline: "median", Stats: clientStats, Doc: "per request median per-token gap (an event gap g over k tokens counts k times g/k); streaming only"},
+	{Name: "client.itl", src: fromSamples, Unit: "s", Headline: "median", Stats: clientStats, Doc: "per request median per-token gap (an event gap g over k tokens counts k times g/k); streaming only; not judged when either side's tokens arrived in bursts (it then measures the bursts)"},
+	{Name: "client.burst_share", src: fromSamples, Unit: "fraction", Headline: "median", Stats: clientStats, Aspect: "smoothness", Doc: "per request share of tokens that arrived 4 or more at once (0 token by token, 1 all in bursts); streaming only"},
+	{Name: "client.tokens_per_arrival", src: fromSamples, Unit: "tokens", Headline: "median", Stats: clientStats, Aspect: "smoothness", Doc: "per request mean tokens per arrival (events that reached the client together); streaming only"},
+	{Name: "client.arrival_gap_max", src: fromSamples, Unit: "s", Headline: "median", Stats: clientStats, Aspect: "smoothness", Doc: "per request largest gap between arrivals (the longest the text stood still); streaming only"},
 	{Name: "client.first_visible_from_intended", src: fromSamples, Unit: "s", Headline: "median", Stats: clientStats, Doc: "open-loop (rate) runs: first visible measured from the intended send time"},
 	{Name: "client.e2e_from_intended", src: fromSamples, Unit: "s", Headline: "median", Stats: clientStats, Doc: "open-loop (rate) runs: E2E measured from the intended send time (no coordinated omission)"},
 	{Name: "engine.ttft", src: fromEngine, Unit: "s", Headline: "mean", Stats: engineStats, Doc: "engine TTFT from /metrics (includes queue wait)"},
@@ -183,6 +189,11 @@ func samplesOf(recs []result.Record, run string, openLoop bool, slo *result.SLO)
 		addReasoning(r, add)
 		if itl, ok := medianTokenGap(r); ok {
 			add("client.itl", itl)
+		}
+		if st := result.StutterOf(r); st != nil {
+			add("client.burst_share", st.BurstShare)
+			add("client.tokens_per_arrival", st.TokensPerArrivalMean)
+			add("client.arrival_gap_max", st.GapMaxS)
 		}
 	}
 	return s

@@ -137,7 +137,11 @@ func (r *Report) Regressions() []string {
 	for _, run := range r.Runs {
 		for _, row := range run.Rows {
 			if row.Regression {
-				out = append(out, fmt.Sprintf("%s: %s %s (%s -> %s, %s)", run.Name, row.Key(), fmtChange(row.Change), fmtValue(row.Base, row.Unit), fmtValue(row.New, row.Unit), row.evidence()))
+				key := row.Key()
+				if q, _ := lookupQuantity(row.Quantity); q.Aspect != "" {
+					key += " (" + q.Aspect + ")"
+				}
+				out = append(out, fmt.Sprintf("%s: %s %s (%s -> %s, %s)", run.Name, key, fmtChange(row.Change), fmtValue(row.Base, row.Unit), fmtValue(row.New, row.Unit), row.evidence()))
 			}
 		}
 	}
@@ -166,6 +170,7 @@ func compareRun(p runPair, th map[string]Threshold, alpha float64, minN int) Run
 			if !ok {
 				continue
 			}
+			overBursts(&row, p)
 			if has {
 				row.Threshold = t.String()
 				row.Past = t.past(row.Base, row.New, q.higherIsWorse())
@@ -180,6 +185,23 @@ func compareRun(p runPair, th map[string]Threshold, alpha float64, minN int) Run
 		}
 	}
 	return rr
+}
+
+// overBursts leaves ITL and TPOT unjudged when either side's tokens
+// arrived in bursts: a buffering proxy collapses the gaps inside a burst
+// to ~0 and stretches the first token, so a "better" ITL or TPOT there is
+// a stream that stutters. client.burst_share judges that (smoothness).
+func overBursts(row *Row, p runPair) {
+	if row.Quantity != "client.itl" && row.Quantity != "client.tpot" {
+		return
+	}
+	b, n := p.sb.stat("client.burst_share", "median"), p.sn.stat("client.burst_share", "median")
+	if !(b >= result.BurstyShare || n >= result.BurstyShare) {
+		return
+	}
+	row.Verdict = VerdictNotJudged
+	row.Note = fmt.Sprintf("computed over bursts (median share of tokens in bursts: base %.0f%%, new %.0f%%): "+
+		"it measures the bursts, not the engine; smoothness (client.burst_share) judges this", 100*b, 100*n)
 }
 
 // buildRow fills base, new, change and p; false when neither side has the

@@ -15,11 +15,14 @@ import (
 // latencies are the calibration figures (26 ms first visible, 15 ms per
 // token) times scale, with lognormal noise.
 type synthRun struct {
-	name     string
-	n        int
-	scale    float64
-	stream   bool
-	failed   int // the first failed requests fail
+	name   string
+	n      int
+	scale  float64
+	stream bool
+	failed int // the first failed requests fail
+	// clump > 0: the tokens reach the client clump at a time, when the
+	// last of them was made, 2 us apart (a buffering proxy's reads).
+	clump    int
 	workload func(*result.Workload)
 }
 
@@ -81,8 +84,9 @@ func synthOne(rng *rand.Rand, sr synthRun) (result.Run, []result.Record) {
 			}
 			rec.Events = append(rec.Events, [2]float64{t, 1})
 		}
+		clumpEvents(rec.Events, sr.clump)
+		rec.FirstVisibleS = max(first, rec.Events[0][0])
 		rec.E2ES = t + 0.0002
-		rec.FirstVisibleS = first
 		if !w.Stream {
 			rec.FirstVisibleS, rec.Events, rec.TTFBS = rec.E2ES, nil, rec.E2ES
 		}
@@ -105,6 +109,18 @@ func synthOne(rng *rand.Rand, sr synthRun) (result.Run, []result.Record) {
 		QueueS: &result.Hist{Mean: 0, Count: n},
 	}
 	return run, recs
+}
+
+// clumpEvents moves each group of size events to when its last one was
+// made, 2 us apart (size 0: unchanged).
+func clumpEvents(evs result.Events, size int) {
+	for g := 0; size > 0 && g < len(evs); g += size {
+		last := min(g+size, len(evs)) - 1
+		at := evs[last][0]
+		for k := g; k <= last; k++ {
+			evs[k][0] = at + float64(k-g)*2e-6
+		}
+	}
 }
 
 func sum(xs []float64) float64 {
