@@ -62,6 +62,9 @@ type RequestSpec struct {
 	// it; nil: one word per token, no template overhead): first-turn
 	// generated prompts are then token-exact.
 	Tokens *result.TokenCalibration
+	// Structured, when set, sends response_format or tools with every
+	// request and times each answer's usable output (Record.UsableS).
+	Structured *workload.Structured
 }
 
 // RunSpec names one run: a workload and the requests it sends.
@@ -606,6 +609,7 @@ func (st *runState) request(conv *workload.Conversation, k int, history []client
 		Stream:      spec.Request.Stream,
 		KeepText:    k < len(conv.Turns)-1,
 	}
+	spec.Request.Structured.Apply(&req)
 	if req.Endpoint == EndpointOllamaChat {
 		req.Seed, req.SeedSet = spec.Workload.Seed, true
 	}
@@ -799,6 +803,7 @@ func workloadResult(s *RunSpec) result.Workload {
 		Model: s.Request.Model, MaxTokens: s.Request.MaxTokens, ExactLength: s.Request.ExactLength,
 	}
 	s.Source.Describe(&res)
+	s.Request.Structured.Describe(&res)
 	if !w.ThinkTime.IsZero() {
 		res.ThinkTimeS = w.ThinkTime.String()
 	}

@@ -45,6 +45,7 @@ var Palette = map[string]color.RGBA{
 	KeyPrefilled:    {0x52, 0x54, 0xa3, 0xff}, // indigo: prompt tokens prefilled (not cached)
 	KeyThinking:     {0xf2, 0xa9, 0x00, 0xff}, // amber: a reasoning model's thinking (time and tokens)
 	KeyFirstTokenS:  {0xc4, 0x9c, 0x94, 0xff}, // rose brown: first token of any kind (table column)
+	KeyUsable:       {0x00, 0x5f, 0x5f, 0xff}, // dark teal: usable output of a structured answer
 }
 
 // Keys of chart-only quantities in Palette.

@@ -49,6 +49,7 @@ func markdown(w io.Writer, res *result.Results, recs []result.Record, s *Sample,
 	embed(FileTable)
 	writeWarnings(&b, res)
 	writeGoodput(&b, res)
+	writeUsable(&b, res)
 
 	b.WriteString("## Where is the time going\n\n")
 	basis := BasisFor(res)

@@ -150,6 +150,10 @@ func NewTableModel(res *result.Results) *TableModel {
 		engineFrom = engineFromOllama
 	}
 	t := &TableModel{Columns: slices.Clone(tableColumns), Caption: tableCaption(engineFrom)}
+	if Structured(res) {
+		t.Columns = withUsable(t.Columns)
+		t.Caption += " Usable output: when a structured answer's JSON, or its tool call's arguments, first parsed complete and valid."
+	}
 	if Reasoned(res) {
 		t.Columns = append(t.Columns, thinkingColumns...)
 		t.Caption += " Thinking: a reasoning model's first to last reasoning token; first visible output is its first answer token."
@@ -202,6 +206,8 @@ func runValue(res *result.Results, run *result.Run, key string) (float64, bool, 
 		return engineMean(res, run, run.Engine.QueueS, "engine queue wait")
 	case KeyFirstTokenS:
 		return clientMedian(run.Client.FirstTokenS)
+	case KeyUsable:
+		return usableValue(run)
 	case KeyThinking:
 		if run.Client.ReasoningTokens == nil {
 			return 0, false, "nothing reasoned in this run"

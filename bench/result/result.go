@@ -170,6 +170,12 @@ type Workload struct {
 	PrefixPick         string         `json:"prefix_pick,omitempty"` // uniform | zipf:S
 	Trace              *TraceWorkload `json:"trace,omitempty"`
 	Seed               int64          `json:"seed"`
+	// A structured workload, whose reader is a program (--response-format
+	// json | json-schema:FILE, --tools FILE and its tool_choice as sent):
+	// each record's usable_s times when its answer became usable.
+	ResponseFormat string `json:"response_format,omitempty"`
+	ToolsFile      string `json:"tools_file,omitempty"`
+	ToolChoice     string `json:"tool_choice,omitempty"`
 }
 
 // OpenLoop reports whether the run sent on a schedule (rate, trace), so
@@ -251,6 +257,11 @@ type ClientStats struct {
 	ReasoningTokens *stats.Summary `json:"reasoning_tokens,omitempty"`
 	AnswerTokens    *stats.Summary `json:"answer_tokens,omitempty"`
 	AnswerTPOTS     *stats.Summary `json:"answer_tpot_s,omitempty"`
+	// UsableS is the time to usable output of a structured workload's
+	// answers (Record.UsableS) over those that became usable; Unusable
+	// counts the successful requests whose answer never did.
+	UsableS  *stats.Summary `json:"usable_s,omitempty"`
+	Unusable int            `json:"unusable,omitempty"`
 	// Measured from the intended send time (open loop): no coordinated omission.
 	FirstVisibleFromIntendedS *stats.Summary `json:"first_visible_from_intended_s,omitempty"`
 	E2EFromIntendedS          *stats.Summary `json:"e2e_from_intended_s,omitempty"`
@@ -399,6 +410,12 @@ type Record struct {
 	FirstTokenS   float64   `json:"first_token_s,omitempty"`
 	FirstVisibleS float64   `json:"first_visible_s,omitempty"`
 	E2ES          float64   `json:"e2e_s,omitempty"`
+	// UsableS is when a structured answer became usable by a program: its
+	// JSON, or its tool call's arguments, first parsed complete (and valid
+	// for the schema given); absent when not structured or never usable,
+	// and UsableError then says why not.
+	UsableS     float64 `json:"usable_s,omitempty"`
+	UsableError string  `json:"usable_error,omitempty"`
 	// FirstReasoningS and LastReasoningS bound a reasoning model's
 	// thinking as streamed (first and last reasoning event); the answer's
 	// first token is FirstVisibleS. Absent when nothing reasoned.

@@ -188,6 +188,8 @@ func NewRecord(run string, index int, warmup bool, tr *client.Trace, lag time.Du
 		FirstTokenS:     tr.FirstToken.Seconds(),
 		FirstVisibleS:   tr.FirstVisible.Seconds(),
 		E2ES:            tr.Done.Seconds(),
+		UsableS:         tr.Usable.Seconds(),
+		UsableError:     tr.UsableError,
 		Status:          tr.Status,
 		PromptTokens:    tr.PromptTokens,
 		CachedTokens:    tr.CachedTokens,

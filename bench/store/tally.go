@@ -26,8 +26,12 @@ type Tally struct {
 	// Reasoning requests' first reasoning token, thinking time, reasoning
 	// and answer tokens, answer TPOT (empty when nothing reasoned).
 	fr, think, rtok, atok, atpot Column
-	otherReasoning               []string // fields that looked like reasoning, uncounted (a few)
-	anyLag                       bool
+	// A structured workload's time to usable output, and the answers
+	// that never became usable.
+	usable         Column
+	unusable       int
+	otherReasoning []string // fields that looked like reasoning, uncounted (a few)
+	anyLag         bool
 	// Per-token and per-event gaps: too many to keep, so histograms.
 	itl, itlEv stats.Hist
 	// How streamed tokens arrived: pooled counts and the gaps between
@@ -57,7 +61,7 @@ func (t *Tally) Close() { t.columns().close() }
 
 func (t *Tally) columns() columns {
 	return columns{&t.fv, &t.ft, &t.e2e, &t.ttfb, &t.tpot, &t.out, &t.fvI, &t.e2eI,
-		&t.fr, &t.think, &t.rtok, &t.atok, &t.atpot}
+		&t.fr, &t.think, &t.rtok, &t.atok, &t.atpot, &t.usable}
 }
 
 // Add counts r: a warm-up request not at all; a retried attempt only in
@@ -106,6 +110,10 @@ func (t *Tally) Add(r *result.Record) {
 		t.tpot.Add(tpot)
 	}
 	t.addReasoning(r)
+	t.usable.AddPos(r.UsableS)
+	if r.UsableError != "" {
+		t.unusable++
+	}
 	r.TokenGaps(func(g float64, k int) {
 		t.itlEv.Record(g, 1)
 		t.itl.Record(g/float64(k), k)
@@ -213,6 +221,7 @@ func (t *Tally) Client() result.ClientStats {
 	}
 	cs.FirstReasoningS, cs.ThinkingS = t.fr.Summary(&sel), t.think.Summary(&sel)
 	cs.ReasoningTokens, cs.AnswerTokens, cs.AnswerTPOTS = t.rtok.Summary(&sel), t.atok.Summary(&sel), t.atpot.Summary(&sel)
+	cs.UsableS, cs.Unusable = t.usable.Summary(&sel), t.unusable
 	if cs.ITLS != nil || cs.ITLEventS != nil {
 		cs.ITLRelativeError = stats.HistRelativeError
 	}

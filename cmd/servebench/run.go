@@ -64,6 +64,8 @@ type sessionOptions struct {
 	search          *bench.MaxRateSearch // sweep --find-max-rate
 	resultsToLog    bool                 // run and sweep --results-to-log
 	recordsInMemory bool                 // hidden --records-in-memory
+	structuredOpts  workload.StructuredOptions
+	structured      *workload.Structured // loaded from structuredOpts by check
 }
 
 func (o *sessionOptions) addFlags(fs *pflag.FlagSet, maxTokens int) {
@@ -94,6 +96,9 @@ func (o *sessionOptions) addFlags(fs *pflag.FlagSet, maxTokens int) {
 	fs.StringVar(&o.baseline, "baseline", "", "compare with the results in this directory after the run (exit 1 on a regression)")
 	fs.StringArrayVar(&o.maxRegression, "max-regression", nil, "with --baseline: QUANTITY.STAT=LIMIT, e.g. client.e2e.median=10% or =+5ms (repeatable)")
 	fs.StringVar(&o.limitsFrom, "limits-from", "", "with --baseline: take limits from this file (servebench calibrate writes one; --max-regression overrides it key by key)")
+	fs.StringVar(&o.structuredOpts.ResponseFormat, "response-format", "", "structured output, for a reader that is a program: json (response_format json_object) or json-schema:FILE (a JSON schema); each request's time to usable output (its JSON parses complete and valid) is recorded beside first visible output and E2E; --exact-length defaults to false")
+	fs.StringVar(&o.structuredOpts.ToolsFile, "tools", "", "send these tools (a JSON file: OpenAI's tools array) with every chat request; time to usable output is when the call's arguments parse complete (and valid for its parameters); --exact-length defaults to false")
+	fs.StringVar(&o.structuredOpts.ToolChoice, "tool-choice", "", "with --tools: tool_choice "+strings.Join(workload.ToolChoices, ", ")+", or a function's name (default required)")
 	fs.StringVar(&o.sloText, "slo", "", "service-level objective for goodput: any of ttft, tpot, itl, e2e, ttfo (first answer token), e.g. ttft=200ms,tpot=50ms (client figures; a request counts when it meets all)")
 }
 
@@ -127,6 +132,9 @@ func (o *sessionOptions) check(fs *pflag.FlagSet) error {
 	if o.promOpts, err = o.prom.options(fs, o.metricsURLs); err != nil {
 		return err
 	}
+	if err := o.checkStructured(fs); err != nil {
+		return err
+	}
 	o.slo = result.SLO{}
 	if fs.Changed("slo") {
 		if o.slo, err = result.ParseSLO(o.sloText); err != nil {
@@ -134,6 +142,30 @@ func (o *sessionOptions) check(fs *pflag.FlagSet) error {
 		}
 	}
 	return o.checkGate(fs)
+}
+
+// checkStructured loads --response-format's and --tools' files. A
+// structured answer is as long as its JSON: padding it to --max-tokens
+// would put E2E past the moment it became usable, so --exact-length is off
+// unless given.
+func (o *sessionOptions) checkStructured(fs *pflag.FlagSet) error {
+	s, err := o.structuredOpts.Load()
+	if err = missingOnValidate(fs, err); err != nil {
+		return err
+	}
+	o.structured = s
+	if s != nil && !fs.Changed("exact-length") {
+		o.exactLength = false
+	}
+	return nil
+}
+
+// structure makes req a structured workload's, when it is one (the runs
+// are built before check loads the files).
+func (o *sessionOptions) structure(req *bench.RequestSpec) {
+	if o.structured != nil {
+		req.Structured, req.ExactLength = o.structured, o.exactLength
+	}
 }
 
 // checkServer refuses, before --validate stops and before anything runs,
@@ -306,9 +338,11 @@ func (o *sessionOptions) config(cmd *cobra.Command, runs []bench.RunSpec, stopAf
 	stderr := cmd.ErrOrStderr()
 	for i := range runs {
 		runs[i].SLO = o.slo
+		o.structure(&runs[i].Request)
 	}
 	if o.search != nil {
 		o.search.Base.SLO = o.slo
+		o.structure(&o.search.Base.Request)
 		if !o.quiet {
 			o.search.Log = stderr // the search's steps, as it goes
 		}
