@@ -26,6 +26,11 @@ const (
 	// EndpointOllamaChat is Ollama's /api/chat: the engine's own timings
 	// per request (result.SourceOllama) instead of /metrics.
 	EndpointOllamaChat = client.EndpointOllamaChat
+	// EndpointMessages (Anthropic's Messages API) and EndpointResponses
+	// (OpenAI's Responses API) carry the same conversation as chat, with
+	// their own events; the engine counts them in the same /metrics.
+	EndpointMessages  = client.EndpointMessages
+	EndpointResponses = client.EndpointResponses
 )
 
 // Errors Run returns for a whole run that could not finish. The partial
@@ -49,7 +54,7 @@ type Doer interface {
 // RequestSpec is what every request of a run asks for; the Source fills the
 // prompt (and may set each request's output length).
 type RequestSpec struct {
-	Endpoint    string // EndpointChat or EndpointCompletions
+	Endpoint    string // EndpointChat (default), EndpointCompletions, EndpointOllamaChat, EndpointMessages or EndpointResponses
 	Model       string
 	MaxTokens   int
 	ExactLength bool // ignore_eos + min_tokens = max_tokens
@@ -95,9 +100,9 @@ func (s *RunSpec) Validate() error {
 	switch s.Request.Endpoint {
 	case "":
 		s.Request.Endpoint = EndpointChat
-	case EndpointChat, EndpointCompletions, EndpointOllamaChat:
+	case EndpointChat, EndpointCompletions, EndpointOllamaChat, EndpointMessages, EndpointResponses:
 	default:
-		return fmt.Errorf("--endpoint %q: expected chat, completions or %s", s.Request.Endpoint, EndpointOllamaChat)
+		return fmt.Errorf("--endpoint %q: expected one of %s", s.Request.Endpoint, strings.Join(client.Endpoints, ", "))
 	}
 	if s.Request.MaxTokens < 1 {
 		return fmt.Errorf("--max-tokens %d: expected at least 1", s.Request.MaxTokens)

@@ -117,7 +117,7 @@ type Message struct {
 
 // Request is one generation request.
 type Request struct {
-	Endpoint    string    // "chat" (POST /v1/chat/completions), "completions" (POST /v1/completions) or "ollama-chat" (POST /api/chat)
+	Endpoint    string    // "chat" (POST /v1/chat/completions), "completions" (POST /v1/completions), "ollama-chat" (POST /api/chat), "messages" (POST /v1/messages) or "responses" (POST /v1/responses)
 	Model       string    //
 	Messages    []Message // chat
 	Prompt      string    // completions
@@ -155,7 +155,7 @@ type Request struct {
 const RequestIDHeader = "X-Request-Id"
 
 // Endpoints lists the valid Request.Endpoint values.
-var Endpoints = []string{"chat", "completions", EndpointOllamaChat}
+var Endpoints = []string{"chat", "completions", EndpointOllamaChat, EndpointMessages, EndpointResponses}
 
 type wireRequest struct {
 	Model          string          `json:"model"`
@@ -191,6 +191,10 @@ func (req *Request) path() (string, error) {
 		return "/v1/completions", nil
 	case EndpointOllamaChat:
 		return "/api/chat", nil
+	case EndpointMessages:
+		return "/v1/messages", nil
+	case EndpointResponses:
+		return "/v1/responses", nil
 	}
 	return "", fmt.Errorf("request endpoint %q: expected one of %s", req.Endpoint, strings.Join(Endpoints, ", "))
 }
@@ -201,6 +205,9 @@ func (req *Request) body() ([]byte, error) {
 	}
 	if req.Endpoint == EndpointOllamaChat {
 		return req.ollamaBody()
+	}
+	if isAPIEndpoint(req.Endpoint) {
+		return req.apiBody()
 	}
 	w := wireRequest{Model: req.Model, MaxTokens: req.MaxTokens, Stream: req.Stream,
 		ResponseFormat: req.ResponseFormat, Tools: req.Tools, ToolChoice: req.ToolChoice}

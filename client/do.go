@@ -116,10 +116,16 @@ func (c *Client) Do(ctx context.Context, req *Request) Trace {
 		x.readOllamaBody(rbody)
 	case req.Stream && !isEventStream(resp.Header.Get("Content-Type")):
 		x.unexpectedBody(resp, rbody)
+	case isAPIEndpoint(req.Endpoint) && req.Stream:
+		if x.readAPIStream(rbody, req.MaxTokens) {
+			x.drain(resp.Body) // the rest of the raw body: a gzip trailer, the last chunk
+		}
 	case req.Stream:
 		if x.readStream(rbody, req.MaxTokens) {
 			x.drain(resp.Body) // the rest of the raw body: a gzip trailer, the last chunk
 		}
+	case isAPIEndpoint(req.Endpoint):
+		x.readAPIBody(rbody, req.Endpoint)
 	default:
 		x.readBody(rbody)
 	}
@@ -131,11 +137,12 @@ func (c *Client) Do(ctx context.Context, req *Request) Trace {
 // client's own inline transport when it has one (c.direct), else an
 // http.Request for c.hc. An error is the base URL's.
 func (c *Client) sender(rctx context.Context, ph *phases, req *Request, path string, body []byte) (func() (*http.Response, error), error) {
+	hdrs := apiHeaders(req.Endpoint, c.opts.APIKey)
 	if d := c.direct; d != nil {
 		pool := c.hc.Transport.(*inlineTransport)
 		return func() (*http.Response, error) {
 			return pool.do(rctx, call{probe: postProbe, hooks: ph,
-				write:  func(bw *bufio.Writer) error { return d.write(bw, path, body, req.Stream, req.ID) },
+				write:  func(bw *bufio.Writer) error { return d.write(bw, path, body, req.Stream, req.ID, hdrs) },
 				rewind: func() error { return nil }})
 		}, nil
 	}
@@ -151,6 +158,9 @@ func (c *Client) sender(rctx context.Context, ph *phases, req *Request, path str
 	c.auth(hreq)
 	if req.ID != "" {
 		hreq.Header.Set(RequestIDHeader, req.ID)
+	}
+	for _, h := range hdrs {
+		hreq.Header.Set(h[0], h[1])
 	}
 	return func() (*http.Response, error) { return c.hc.Do(hreq) }, nil
 }

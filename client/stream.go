@@ -27,6 +27,7 @@ type readers struct {
 	sse    SSEReader // also NDJSON's lines (ollama-chat)
 	dec    ChunkDecoder
 	ollama OllamaDecoder
+	api    APIEventDecoder // messages, responses
 }
 
 var readerPool = sync.Pool{New: func() any { return new(readers) }}
@@ -36,6 +37,7 @@ func (rd *readers) release() {
 	rd.sse.Reset(nil)
 	rd.dec.trim()
 	rd.ollama.trim()
+	rd.api.trim()
 	readerPool.Put(rd)
 }
 
@@ -105,31 +107,51 @@ type streamTally struct {
 // which it records.
 func (x *exchange) readEvents(rd *readers, st *streamTally) bool {
 	for {
-		data, err := rd.sse.Next()
-		now := x.since()
-		if err != nil {
-			x.streamReadError(err, st.counted)
-			return false
-		}
-		if x.stall != nil {
-			x.stall.event(now)
-		}
-		data = bytes.TrimSpace(data)
-		if string(data) == "[DONE]" {
-			x.tr.Done = now
-			return true
+		data, now, done, ok := x.nextData(rd, st.counted)
+		if done || !ok {
+			return ok
 		}
 		ch, err := rd.dec.Decode(data)
-		if err != nil {
-			x.fail(ErrMalformed, fmt.Sprintf("malformed event %s: %v", x.clip(data), err))
-			return false
-		}
-		if ch.HasError {
-			x.fail(ErrStreamError, "stream error event: "+string(ch.ErrorMessage))
+		if x.badEvent(data, err, ch != nil && ch.HasError, func() []byte { return ch.ErrorMessage }) {
 			return false
 		}
 		x.chunkEvent(st, ch, now)
 	}
+}
+
+// nextData reads the next event's data, trimmed, and when it came: done
+// when it was [DONE] (Done recorded), not ok when the stream failed
+// (recorded; counted is the token events so far, for the message).
+func (x *exchange) nextData(rd *readers, counted int) (data []byte, now time.Duration, done, ok bool) {
+	data, err := rd.sse.Next()
+	now = x.since()
+	if err != nil {
+		x.streamReadError(err, counted)
+		return nil, now, false, false
+	}
+	if x.stall != nil {
+		x.stall.event(now)
+	}
+	data = bytes.TrimSpace(data)
+	if string(data) == "[DONE]" {
+		x.tr.Done = now
+		return data, now, true, true
+	}
+	return data, now, false, true
+}
+
+// badEvent records an event that did not decode (err) or that is an error
+// event (hasError, with msg's message), and reports whether it did.
+func (x *exchange) badEvent(data []byte, err error, hasError bool, msg func() []byte) bool {
+	switch {
+	case err != nil:
+		x.fail(ErrMalformed, fmt.Sprintf("malformed event %s: %v", x.clip(data), err))
+	case hasError:
+		x.fail(ErrStreamError, "stream error event: "+string(msg()))
+	default:
+		return false
+	}
+	return true
 }
 
 // chunkEvent takes one decoded chunk that arrived at now: its usage,

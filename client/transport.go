@@ -234,8 +234,9 @@ func newDirectPath(u *url.URL, apiKey, acceptEncoding string) *directPath {
 }
 
 // write writes a POST of body to path (which needs no escaping), with an
-// X-Request-Id header when id is not empty.
-func (d *directPath) write(bw *bufio.Writer, path string, body []byte, stream bool, id string) error {
+// X-Request-Id header when id is not empty and the endpoint's own headers
+// (apiHeaders: checked values, canonical names).
+func (d *directPath) write(bw *bufio.Writer, path string, body []byte, stream bool, id string, hdrs [][2]string) error {
 	bw.WriteString("POST ")
 	bw.WriteString(d.prefix)
 	bw.WriteString(path)
@@ -247,6 +248,10 @@ func (d *directPath) write(bw *bufio.Writer, path string, body []byte, stream bo
 	if id != "" {
 		bw.WriteString("\r\n" + RequestIDHeader + ": ")
 		bw.WriteString(id)
+	}
+	for _, h := range hdrs {
+		bw.WriteString("\r\n" + h[0] + ": ")
+		bw.WriteString(h[1])
 	}
 	bw.WriteString("\r\nContent-Length: ")
 	bw.Write(strconv.AppendInt(bw.AvailableBuffer(), int64(len(body)), 10))

@@ -210,21 +210,28 @@ func testDirectPathMatches(t *testing.T, base, key, path, body, enc string) {
 	if d == nil {
 		t.Fatal("no direct path for a plain http base URL")
 	}
-	for _, stream := range []bool{false, true} {
-		ours, ob := writtenRequest(t, func(bw *bufio.Writer) error { return d.write(bw, path, []byte(body), stream, "sb-x-1-ab") })
-		std, sb := writtenRequest(t, func(bw *bufio.Writer) error {
-			req, _ := http.NewRequest(http.MethodPost, base+path, strings.NewReader(body))
-			req.Header.Set("Content-Type", "application/json")
-			if stream {
-				req.Header.Set("Accept", "text/event-stream")
+	for _, endpoint := range []string{"chat", EndpointMessages} {
+		hdrs := apiHeaders(endpoint, key) // Anthropic's x-api-key and version on messages
+		for _, stream := range []bool{false, true} {
+			ours, ob := writtenRequest(t, func(bw *bufio.Writer) error { return d.write(bw, path, []byte(body), stream, "sb-x-1-ab", hdrs) })
+			std, sb := writtenRequest(t, func(bw *bufio.Writer) error {
+				req, _ := http.NewRequest(http.MethodPost, base+path, strings.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				if stream {
+					req.Header.Set("Accept", "text/event-stream")
+				}
+				(&Client{opts: Options{APIKey: key, AcceptEncoding: enc}}).auth(req)
+				req.Header.Set(RequestIDHeader, "sb-x-1-ab")
+				if endpoint == EndpointMessages {
+					req.Header.Set("x-api-key", key)
+					req.Header.Set("anthropic-version", AnthropicVersion)
+				}
+				return req.Write(bw)
+			})
+			sameRequest(t, fmt.Sprintf("direct path, %s, %s, stream %v", enc, endpoint, stream), ours, ob, std, sb)
+			if got := ours.Header.Get("Accept-Encoding"); got != enc {
+				t.Errorf("Accept-Encoding %q, want %q", got, enc)
 			}
-			(&Client{opts: Options{APIKey: key, AcceptEncoding: enc}}).auth(req)
-			req.Header.Set(RequestIDHeader, "sb-x-1-ab")
-			return req.Write(bw)
-		})
-		sameRequest(t, fmt.Sprintf("direct path, %s, stream %v", enc, stream), ours, ob, std, sb)
-		if got := ours.Header.Get("Accept-Encoding"); got != enc {
-			t.Errorf("Accept-Encoding %q, want %q", got, enc)
 		}
 	}
 }

@@ -137,7 +137,7 @@ type Workload struct {
 	DurationS      float64 `json:"duration_s,omitempty"`
 	Warmup         int     `json:"warmup"`
 	Stream         bool    `json:"stream"`
-	Endpoint       string  `json:"endpoint"` // chat | completions
+	Endpoint       string  `json:"endpoint"` // chat | completions | ollama-chat | messages | responses
 	Model          string  `json:"model"`
 	MaxTokens      int     `json:"max_tokens"`
 	ExactLength    bool    `json:"exact_length"` // ignore_eos + min_tokens sent

@@ -75,7 +75,7 @@ func (o *sessionOptions) addFlags(fs *pflag.FlagSet, maxTokens int) {
 	fs.DurationVar(&o.gaugeEvery, "gauge-interval", bench.DefaultGaugeEvery, "with several --metrics-url: scrape them this often during each run for each replica's KV-cache usage (mean and max of the scrapes; 0: not sampled)")
 	o.prom.add(fs)
 	fs.StringVar(&o.model, "model", "", "model name to request (default: the first model /v1/models lists); also filters /metrics by model_name")
-	fs.StringVar(&o.endpoint, "endpoint", "", "API: chat (/v1/chat/completions), completions (/v1/completions) or ollama-chat (Ollama's /api/chat, with the engine's own timings per request) (default chat; ollama-chat with --server ollama)")
+	fs.StringVar(&o.endpoint, "endpoint", "", "API: chat (/v1/chat/completions), completions (/v1/completions), ollama-chat (Ollama's /api/chat, with the engine's own timings per request), messages (Anthropic's /v1/messages) or responses (OpenAI's /v1/responses) (default chat; ollama-chat with --server ollama)")
 	fs.IntVar(&o.maxTokens, "max-tokens", maxTokens, "output tokens per request")
 	fs.BoolVar(&o.exactLength, "exact-length", true, "ask for exactly --max-tokens tokens (ignore_eos, min_tokens); warn when the server ignores it")
 	fs.StringVar(&o.out, "out", "", "results directory (default servebench-results/<UTC time>/)")

@@ -33,6 +33,9 @@ func (e *Engine) routes() []route {
 		{http.MethodGet, "/v1/models", e.guard(true, e.handleModels)},
 		{http.MethodPost, "/v1/chat/completions", e.guard(true, e.handleGenerate(true))},
 		{http.MethodPost, "/v1/completions", e.guard(true, e.handleGenerate(false))},
+		{http.MethodPost, "/v1/messages", e.guard(true, e.handleMessages)},
+		{http.MethodPost, "/v1/messages/count_tokens", e.guard(true, e.handleCountTokens)},
+		{http.MethodPost, "/v1/responses", e.guard(true, e.handleResponses)},
 	}
 	if e.opts.DebugRequests {
 		rs = append(rs, route{http.MethodGet, "/debug/requests", e.guard(false, e.handleDebugRequests)})
@@ -72,6 +75,9 @@ func (e *Engine) guard(v1 bool, h http.HandlerFunc) http.HandlerFunc {
 		}
 		if v1 && e.opts.APIKey != "" {
 			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			if x := r.Header.Get("X-Api-Key"); !ok && x != "" {
+				got, ok = x, true // Anthropic's clients send the key so (docs/engine.md)
+			}
 			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(e.opts.APIKey)) != 1 {
 				writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "Unauthorized"})
 				return
@@ -251,23 +257,36 @@ type generation struct {
 func (e *Engine) parseGenerate(w http.ResponseWriter, hr *http.Request, chat bool) *generation {
 	req := new(genRequest)
 	rerr := decodeJSON(w, hr, req)
+	var g *generation
 	if rerr == nil {
-		rerr = e.checkRequest(req, chat)
+		g, rerr = e.generation(hr, req, chat)
 	}
+	if rerr != nil {
+		rerr.write(w)
+		return nil
+	}
+	return g
+}
+
+// generation checks a decoded body and builds its engine requests: the
+// chat and completions endpoints' path, and the Messages and Responses
+// endpoints' once they have translated their body into chat's (as vLLM's
+// do).
+func (e *Engine) generation(hr *http.Request, req *genRequest, chat bool) (*generation, *reqError) {
+	rerr := e.checkRequest(req, chat)
 	var in *genInputs
 	if rerr == nil {
 		in, rerr = e.readInputs(req, chat)
 	}
 	if rerr != nil {
-		rerr.write(w)
-		return nil
+		return nil, rerr
 	}
 	g := &generation{req: req, lp: in.lp}
 	if in.plan.format != "" || in.plan.tools.mode != "none" {
 		g.lp = nil // made-up logprobs would not spell a structured answer (docs/engine.md)
 	}
 	e.buildRequests(g, hr, in, chat)
-	return g
+	return g, nil
 }
 
 // checkRequest runs the checks of a decoded body in vLLM's order:
@@ -502,41 +521,14 @@ func (e *Engine) setLength(r *request, minTokens int, ignoreEOS bool) {
 // handleGenerate serves /v1/chat/completions (chat) and /v1/completions.
 func (e *Engine) handleGenerate(chat bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, hr *http.Request) {
-		if e.crashDue() {
-			// A dead engine core starts no answer; net/http drops the
-			// connection. A request arriving on a kept-alive connection
-			// before the server closes would otherwise get a response head
-			// and then be cut off.
-			panic(http.ErrAbortHandler)
-		}
-		if e.faults.closeConnection() {
-			w.Header().Set("Connection", "close") // net/http closes after this response
-		}
-		if e.faults.httpError() {
-			if e.faults.httpErrorStatus == http.StatusTooManyRequests {
-				w.Header().Set("Retry-After", "1")
-			}
-			writeError(w, e.faults.httpErrorStatus, "", "injected error (fault http-error=%g:%d)", e.faults.httpErrorRate, e.faults.httpErrorStatus)
+		if !e.requestFaults(w) {
 			return
 		}
 		g := e.parseGenerate(w, hr, chat)
-		if g == nil {
+		if g == nil || !e.admit(hr, g) {
 			return
 		}
 		req, r, rs, lp := g.req, g.rs[0], g.rs, g.lp
-		// Tokenizing and the API-server-to-engine-core hand-off: part of TTFT
-		// and E2E, not of queue time (vLLM's engine core stamps arrival after it).
-		d := e.scale(e.perf.RequestOverhead() + e.kvTransferTime(r))
-		for _, c := range rs {
-			c.queued = r.arrival + int64(d) // modelled, like every engine time
-			c.remote = e.opts.KVRole == KVRoleConsumer
-		}
-		if d <= fineSleepMax {
-			fineSleep(d)
-		} else if !e.wait(hr, d) {
-			return
-		}
-		e.sched.submit(rs...)
 		created := time.Now().Unix()
 		c := newChunker(chat, g.id, e.served, created)
 		so := req.StreamOptions
@@ -553,25 +545,57 @@ func (e *Engine) handleGenerate(chat bool) http.HandlerFunc {
 	}
 }
 
+// requestFaults applies the faults due before a generation request is
+// read; false when one answered it.
+func (e *Engine) requestFaults(w http.ResponseWriter) bool {
+	if e.crashDue() {
+		// A dead engine core starts no answer; net/http drops the
+		// connection. A request arriving on a kept-alive connection
+		// before the server closes would otherwise get a response head
+		// and then be cut off.
+		panic(http.ErrAbortHandler)
+	}
+	if e.faults.closeConnection() {
+		w.Header().Set("Connection", "close") // net/http closes after this response
+	}
+	if e.faults.httpError() {
+		if e.faults.httpErrorStatus == http.StatusTooManyRequests {
+			w.Header().Set("Retry-After", "1")
+		}
+		writeError(w, e.faults.httpErrorStatus, "", "injected error (fault http-error=%g:%d)", e.faults.httpErrorRate, e.faults.httpErrorStatus)
+		return false
+	}
+	return true
+}
+
+// admit hands g's requests to the engine loop after the API server's
+// share of the request (tokenizing, the hand-off to the engine core, a KV
+// transfer): part of TTFT and E2E, not of queue time (vLLM's engine core
+// stamps arrival after it). false when the client left or the engine
+// stopped meanwhile.
+func (e *Engine) admit(hr *http.Request, g *generation) bool {
+	r, rs := g.rs[0], g.rs
+	d := e.scale(e.perf.RequestOverhead() + e.kvTransferTime(r))
+	for _, c := range rs {
+		c.queued = r.arrival + int64(d) // modelled, like every engine time
+		c.remote = e.opts.KVRole == KVRoleConsumer
+	}
+	if d <= fineSleepMax {
+		fineSleep(d)
+	} else if !e.wait(hr, d) {
+		return false
+	}
+	e.sched.submit(rs...)
+	return true
+}
+
 // complete serves a non-streaming request (rs: one request per choice):
 // nothing is sent until the last token of every choice, exactly like vLLM
 // (the first token waits in the server).
 func (e *Engine) complete(w http.ResponseWriter, hr *http.Request, g *generation, chat bool, created int64) {
 	rs := g.rs
-	for !allDone(rs) {
-		select {
-		case <-rs[0].notify: // shared by the choices
-		case <-hr.Context().Done():
-			for _, r := range rs {
-				e.clientGone(r, 0)
-			}
-			return
-		case <-e.stopping:
-			for _, r := range rs {
-				e.sched.abort(r, "abort")
-			}
-			return
-		}
+	if !e.awaitDone(hr, rs) {
+		return
 	}
 	object := "text_completion"
 	if chat {
@@ -592,6 +616,27 @@ func (e *Engine) complete(w http.ResponseWriter, hr *http.Request, g *generation
 		e.logRequestEnd(r, false)
 	}
 	e.requestFinished(hr)
+}
+
+// awaitDone waits until every request of rs has its last token; false
+// (and rs aborted) when the client left or the engine is stopping first.
+func (e *Engine) awaitDone(hr *http.Request, rs []*request) bool {
+	for !allDone(rs) {
+		select {
+		case <-rs[0].notify: // shared by the choices
+		case <-hr.Context().Done():
+			for _, r := range rs {
+				e.clientGone(r, 0)
+			}
+			return false
+		case <-e.stopping:
+			for _, r := range rs {
+				e.sched.abort(r, "abort")
+			}
+			return false
+		}
+	}
+	return true
 }
 
 // completionResponse is a non-streaming answer, fields in vLLM's order
