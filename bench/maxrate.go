@@ -34,8 +34,24 @@ type MaxRateSearch struct {
 	MaxSteps  int     // most runs (0: DefaultMaxRateSteps)
 	Precision float64 // relative width of the final bracket (0: DefaultMaxRatePrecision)
 	Base      RunSpec // the workload of every step; the search sets the rate
-	Log       io.Writer
+	// Recheck re-runs the answer's rate with fresh seeds (another arrival
+	// schedule, other prompts) once the bracket is closed, up to
+	// MaxRechecks times: a rate holds only if every run at it held, so an
+	// answer that held by the luck of one schedule is not reported; a
+	// failed re-check makes it the bracket's top and the search goes on
+	// below it. The re-checks do not count against MaxSteps.
+	Recheck bool
+	Log     io.Writer
 }
+
+// MaxRechecks bounds MaxRateSearch's re-checks.
+const MaxRechecks = 3
+
+// recheckSuffix ends a re-check run's name: "rate=9.5 recheck 1".
+const recheckSuffix = " recheck "
+
+// recheckSeedStride separates the re-checks' seeds from the search's.
+const recheckSeedStride = 7919
 
 // ParseTarget reads --find-max-rate's "90%" (or "90") as a percentage.
 func ParseTarget(s string) (float64, error) {
@@ -86,67 +102,86 @@ func (m *MaxRateSearch) spec(rate float64) (RunSpec, error) {
 }
 
 // bracket reads the search's state from the runs so far: lo is the highest
-// rate that held the target (0: none), hi the lowest above lo that did not
-// (0: none), steps the search's runs.
-func (m *MaxRateSearch) bracket(runs []result.Run) (lo, hi float64, steps int) {
+// rate at which every run held the target (0: none), hi the lowest above lo
+// at which one did not (0: none), steps the search's runs, rechecks those
+// of them that re-checked an answer.
+func (m *MaxRateSearch) bracket(runs []result.Run) (lo, hi float64, steps, rechecks int) {
+	missed := map[float64]bool{}
 	for _, r := range runs {
 		if r.Workload.Mode != workload.ModeRate || r.Goodput == nil {
 			continue
 		}
 		steps++
-		if m.holds(&r) {
-			lo = max(lo, r.Workload.Rate)
+		if isRecheck(&r) {
+			rechecks++
+		}
+		if !m.holds(&r) {
+			missed[r.Workload.Rate] = true
 		}
 	}
 	for _, r := range runs {
-		if r.Workload.Mode == workload.ModeRate && r.Goodput != nil && !m.holds(&r) && r.Workload.Rate > lo && (hi == 0 || r.Workload.Rate < hi) {
-			hi = r.Workload.Rate
+		if r.Workload.Mode == workload.ModeRate && r.Goodput != nil && !missed[r.Workload.Rate] {
+			lo = max(lo, r.Workload.Rate)
 		}
 	}
-	return lo, hi, steps
+	for rate := range missed {
+		if rate > lo && (hi == 0 || rate < hi) {
+			hi = rate
+		}
+	}
+	return lo, hi, steps, rechecks
 }
 
-func (m *MaxRateSearch) holds(r *result.Run) bool {
-	return r.Goodput.Requests > 0 && r.Goodput.Attainment >= m.Target
+func isRecheck(r *result.Run) bool { return strings.Contains(r.Name, recheckSuffix) }
+
+// runsAt counts the search's runs at rate.
+func runsAt(runs []result.Run, rate float64) int {
+	n := 0
+	for _, r := range runs {
+		if r.Workload.Mode == workload.ModeRate && r.Goodput != nil && r.Workload.Rate == rate {
+			n++
+		}
+	}
+	return n
+}
+
+// holds reports whether run r met the SLO: its percentile keys within
+// bounds and its attainment of the others at the target.
+func (m *MaxRateSearch) holds(r *result.Run) bool { return r.Goodput.Held(m.Target) }
+
+// verdictText is a run's attainment and percentile keys, for the log.
+func verdictText(g *result.Goodput) string {
+	s := fmt.Sprintf("attainment %.1f%% (%d of %d)", g.Attainment, g.Attained, g.Requests)
+	for _, p := range g.Percentiles {
+		op := "<="
+		if !p.Met {
+			op = ">"
+		}
+		s += fmt.Sprintf(", %s %.4g s %s %.4g s", p.Key, p.ValueS, op, p.LimitS)
+	}
+	return s
 }
 
 // Next is the run after runs, or false when the search is done. It logs the
 // last run's verdict and what it does next.
 func (m *MaxRateSearch) Next(runs []result.Run) (RunSpec, bool) {
-	lo, hi, steps := m.bracket(runs)
+	lo, hi, steps, rechecks := m.bracket(runs)
 	if steps > 0 {
 		last := &runs[len(runs)-1]
 		verdict := "holds"
 		if !m.holds(last) {
 			verdict = "misses"
 		}
-		m.logf("find-max-rate: step %d/%d: rate %s req/s: attainment %.1f%% (%d of %d) %s the %g%% target\n",
-			steps, m.MaxSteps, fmtRate(last.Workload.Rate), last.Goodput.Attainment, last.Goodput.Attained, last.Goodput.Requests, verdict, m.Target)
-	}
-	if steps >= m.MaxSteps {
-		return RunSpec{}, false
-	}
-	var next float64
-	switch {
-	case steps == 0:
-		next = m.Start
-	case hi == 0:
-		next = 2 * lo
-	case lo == 0:
-		next = hi / 2
-		if next < minSearchRate {
-			return RunSpec{}, false
+		what := fmt.Sprintf("step %d/%d", steps-rechecks, m.MaxSteps)
+		if isRecheck(last) {
+			what = fmt.Sprintf("re-check %d/%d (fresh seeds)", rechecks, MaxRechecks)
 		}
-	case hi/lo-1 <= m.Precision:
-		return RunSpec{}, false
-	default:
-		next = math.Sqrt(lo * hi)
+		m.logf("find-max-rate: %s: rate %s req/s: %s %s the %g%% target\n",
+			what, fmtRate(last.Workload.Rate), verdictText(last.Goodput), verdict, m.Target)
 	}
-	next = roundRate(next)
-	for _, r := range runs {
-		if r.Workload.Mode == workload.ModeRate && r.Workload.Rate == next {
-			return RunSpec{}, false // the bracket is finer than the rates' rounding
-		}
+	next, ok := m.nextRate(runs, lo, hi, steps-rechecks)
+	if !ok {
+		return m.recheck(runs, lo, steps, rechecks)
 	}
 	spec, err := m.spec(next)
 	if err != nil {
@@ -157,11 +192,61 @@ func (m *MaxRateSearch) Next(runs []result.Run) (RunSpec, bool) {
 	return spec, true
 }
 
+// nextRate is the search's next rate, or false once the bracket is closed
+// (or the steps are spent).
+func (m *MaxRateSearch) nextRate(runs []result.Run, lo, hi float64, steps int) (float64, bool) {
+	if steps >= m.MaxSteps {
+		return 0, false
+	}
+	var next float64
+	switch {
+	case steps == 0:
+		next = m.Start
+	case hi == 0:
+		next = 2 * lo
+	case lo == 0:
+		next = hi / 2
+		if next < minSearchRate {
+			return 0, false
+		}
+	case hi/lo-1 <= m.Precision:
+		return 0, false
+	default:
+		next = math.Sqrt(lo * hi)
+	}
+	next = roundRate(next)
+	if runsAt(runs, next) > 0 {
+		return 0, false // the bracket is finer than the rates' rounding
+	}
+	return next, true
+}
+
+// recheck is the run re-checking the answer lo with fresh seeds, or false
+// when there is nothing to re-check (no answer, already re-checked, the
+// re-checks spent, or Recheck off).
+func (m *MaxRateSearch) recheck(runs []result.Run, lo float64, steps, rechecks int) (RunSpec, bool) {
+	if !m.Recheck || lo == 0 || runsAt(runs, lo) > 1 || rechecks >= MaxRechecks {
+		return RunSpec{}, false
+	}
+	spec, err := m.spec(lo)
+	if err != nil {
+		m.logf("find-max-rate: %v\n", err)
+		return RunSpec{}, false
+	}
+	spec.Name += recheckSuffix + strconv.Itoa(rechecks+1)
+	spec.Workload.Seed += int64(rechecks+1) * recheckSeedStride
+	spec.Workload.Offset += steps * levelStride
+	return spec, true
+}
+
 // Result summarizes the search over runs (results.json's max_rate).
 func (m *MaxRateSearch) Result(runs []result.Run) *result.MaxRate {
-	lo, hi, steps := m.bracket(runs)
-	mr := &result.MaxRate{Target: m.Target, SLO: m.Base.SLO.String(), RatePerS: lo, MissedAtPerS: hi, Steps: steps}
+	lo, hi, steps, rechecks := m.bracket(runs)
+	mr := &result.MaxRate{Target: m.Target, SLO: m.Base.SLO.String(), RatePerS: lo, MissedAtPerS: hi, Steps: steps, Rechecks: rechecks}
+	mr.Confirmed = m.Recheck && lo > 0 && runsAt(runs, lo) > 1
 	switch {
+	case m.Recheck && lo > 0 && !mr.Confirmed:
+		mr.Note = fmt.Sprintf("%s req/s was not confirmed by a re-check with fresh seeds (%d re-checks made)", fmtRate(lo), rechecks)
 	case steps == 0:
 		mr.Note = "no run finished"
 	case lo == 0:
@@ -169,7 +254,7 @@ func (m *MaxRateSearch) Result(runs []result.Run) *result.MaxRate {
 	case hi == 0:
 		mr.Note = "every rate tried held the target: the highest is a lower bound (raise --max-steps)"
 	case hi/lo-1 > m.Precision:
-		mr.Note = fmt.Sprintf("search stopped at %d steps with the bracket %s-%s req/s still wider than %g%%", steps, fmtRate(lo), fmtRate(hi), 100*m.Precision)
+		mr.Note = fmt.Sprintf("search stopped at %d steps with the bracket %s-%s req/s still wider than %g%%", steps-rechecks, fmtRate(lo), fmtRate(hi), 100*m.Precision)
 	}
 	m.logf("find-max-rate: %s\n", mr)
 	return mr

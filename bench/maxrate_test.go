@@ -22,7 +22,7 @@ func searchAgainst(t *testing.T, m *MaxRateSearch, attain func(rate float64) flo
 		if !ok {
 			return runs, m.Result(runs)
 		}
-		if spec.Workload.Mode != workload.ModeRate || spec.Name != "rate="+fmtRate(spec.Workload.Rate) || spec.SLO != m.Base.SLO {
+		if spec.Workload.Mode != workload.ModeRate || !strings.HasPrefix(spec.Name, "rate="+fmtRate(spec.Workload.Rate)) || spec.SLO != m.Base.SLO {
 			t.Fatalf("step spec = %s %+v", spec.Name, spec.Workload)
 		}
 		a := attain(spec.Workload.Rate)
@@ -158,5 +158,33 @@ func TestLevelsGetTheirOwnPrompts(t *testing.T) {
 	runs, _ = Sweep{Concurrencies: []int{1, 2}}.Runs(RunSpec{Request: RequestSpec{MaxTokens: 4}, Prompts: fixed, Workload: workload.Workload{Requests: 4}})
 	if first(runs[0]) != "hello" || first(runs[1]) != "hello" {
 		t.Errorf("a fixed prompt changed across levels")
+	}
+}
+
+// TestMaxRateRecheck: the answer is re-run with fresh seeds; a rate that
+// held once by luck and misses its re-check becomes the bracket's top, and
+// the answer is the rate below that held twice.
+func TestMaxRateRecheck(t *testing.T) {
+	slo, _ := result.ParseSLO("e2e=1s")
+	m := &MaxRateSearch{Target: 90, Recheck: true, MaxSteps: 20, Base: RunSpec{Request: RequestSpec{MaxTokens: 16}, SLO: slo, Workload: workload.Workload{Seed: 5}}}
+	seen := map[float64]int{}
+	// Holds up to 6.3 req/s; 8 holds the first time only (a lucky schedule).
+	runs, mr := searchAgainst(t, m, func(r float64) float64 {
+		seen[r]++
+		if r <= 6.3 || r == 8 && seen[r] == 1 {
+			return 95
+		}
+		return 50
+	})
+	if seen[8] != 2 || mr.RatePerS > 6.3 || mr.RatePerS < 6 || !mr.Confirmed || mr.Rechecks < 2 || mr.MissedAtPerS > 8 {
+		t.Errorf("answer %+v after %v; want 8 re-checked and dropped, the answer in [6, 6.3] confirmed", mr, seen)
+	}
+	last := runs[len(runs)-1]
+	if !strings.Contains(last.Name, "recheck") || last.Workload.Rate != mr.RatePerS {
+		t.Errorf("last run %s at %g, want the answer's re-check", last.Name, last.Workload.Rate)
+	}
+	spec, _ := m.recheck(runs[:1], runs[0].Workload.Rate, 1, 0)
+	if spec.Workload.Seed == 5 || spec.Workload.Offset == 0 {
+		t.Errorf("re-check workload %+v: want a fresh seed and fresh prompts", spec.Workload)
 	}
 }

@@ -476,6 +476,31 @@ func sendPhaseGoodput(r *result.Run) string {
 	return fmt.Sprintf("%.2f req/s over %.3g s", float64(r.Goodput.Attained)/span, span)
 }
 
+// writePercentileKeys lists, for an SLO with percentile keys
+// (ttft.p99=2s), each run's percentile against its bound: those keys are
+// judged on the run, not counted in attainment.
+func writePercentileKeys(b *strings.Builder, res *result.Results) {
+	any := false
+	for _, r := range res.Runs {
+		if r.Goodput == nil || len(r.Goodput.Percentiles) == 0 {
+			continue
+		}
+		var parts []string
+		for _, p := range r.Goodput.Percentiles {
+			verdict := "met"
+			if !p.Met {
+				verdict = "missed"
+			}
+			parts = append(parts, fmt.Sprintf("%s %.4g s against %.4g s, %s", p.Key, p.ValueS, p.LimitS, verdict))
+		}
+		fmt.Fprintf(b, "- %s, judged on the run (failed requests beyond any bound): %s\n", mdEscape(RunLabel(r.Name)), strings.Join(parts, "; "))
+		any = true
+	}
+	if any {
+		b.WriteString("\n")
+	}
+}
+
 // writeGoodput writes the Goodput section, when a run had an SLO: each
 // run's attainment, which thresholds held for how many requests, and the
 // --find-max-rate answer.
@@ -508,6 +533,7 @@ func writeGoodput(b *strings.Builder, res *result.Results) {
 			g.Requests, g.Attainment, g.RatePerS, r.DurationS, sendPhaseGoodput(&r), strings.Join(met, ", "))
 	}
 	b.WriteString("\n")
+	writePercentileKeys(b, res)
 	if mr := res.MaxRate; mr != nil {
 		fmt.Fprintf(b, "**%s.**\n\n", mdEscape(strings.ToUpper(mr.String()[:1])+mr.String()[1:]))
 	}

@@ -14,13 +14,16 @@ func TestParseSLO(t *testing.T) {
 		str  string
 	}{
 		// every key, in the issue's order
-		{"ttft=200ms,tpot=50ms,itl=100ms,e2e=10s", SLO{200 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond, 10 * time.Second, 0}, "ttft=200ms,tpot=50ms,itl=100ms,e2e=10s"},
+		{"ttft=200ms,tpot=50ms,itl=100ms,e2e=10s", SLO{TTFT: 200 * time.Millisecond, TPOT: 50 * time.Millisecond, ITL: 100 * time.Millisecond, E2E: 10 * time.Second}, "ttft=200ms,tpot=50ms,itl=100ms,e2e=10s"},
 		// ttfo: the first answer token (a reasoning model's first visible output)
 		{"ttfo=3s,ttft=100ms", SLO{TTFT: 100 * time.Millisecond, TTFO: 3 * time.Second}, "ttft=100ms,ttfo=3s"},
 		// a subset, out of order, spaces and upper case tolerated; String is canonical
 		{" E2E=1.5s , ttft=0.2s", SLO{TTFT: 200 * time.Millisecond, E2E: 1500 * time.Millisecond}, "ttft=200ms,e2e=1.5s"},
 		// one key
 		{"itl=30ms", SLO{ITL: 30 * time.Millisecond}, "itl=30ms"},
+		// a percentile: judged on the run, not per request (issue 31)
+		{"TTFT.p99=2s,tpot=50ms", SLO{TTFT: 2 * time.Second, TPOT: 50 * time.Millisecond, P: [5]float64{99}}, "ttft.p99=2s,tpot=50ms"},
+		{"e2e.p99.9=10s", SLO{E2E: 10 * time.Second, P: [5]float64{3: 99.9}}, "e2e.p99.9=10s"},
 	} {
 		got, err := ParseSLO(tc.in)
 		if err != nil || got != tc.want || got.String() != tc.str {
@@ -39,6 +42,10 @@ func TestParseSLO(t *testing.T) {
 		{"itl=-5ms", "key itl: -5ms: expected a duration > 0"}, // negative
 		{"ttft=0s", "key ttft"},                                // zero means "not set": refuse it given explicitly
 		{"ttft=1s,ttft=2s", "key ttft given twice"},            // repeated
+		{"ttft=1s,ttft.p99=2s", "key ttft given twice"},        // per request and a percentile of one key
+		{"ttft.99=2s", "expected a percentile after the dot"},  // no p
+		{"ttft.p0=2s", "p50 to p100"},                          // out of range
+		{"ttft.p101=2s", "p50 to p100"},                        // out of range
 	} {
 		_, err := ParseSLO(tc.in)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -183,5 +190,36 @@ func TestJudgeReasoning(t *testing.T) {
 	}
 	if v, ok := r.Thinking(); !ok || math.Abs(v-1.95) > 1e-12 {
 		t.Errorf("Thinking = %v, %v; want 1.95", v, ok)
+	}
+}
+
+// TestPercentileGoodput: ttft.p90 judges the run's 90th percentile (a
+// failed request counting as beyond any bound), while attainment counts
+// only tpot, the key without a percentile.
+func TestPercentileGoodput(t *testing.T) {
+	slo, err := ParseSLO("ttft.p90=200ms,tpot=50ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []Record
+	for i := range 9 {
+		recs = append(recs, rec(0.1+0.01*float64(i), 1.0, 21)) // ttft 100-180 ms, tpot ~45 ms
+	}
+	recs = append(recs, rec(0.5, 1.4, 21)) // the slowest tenth: ttft 500 ms, tpot 45 ms
+	g := NewGoodput(slo, recs, 10)
+	if g.Attained != 10 || g.Attainment != 100 {
+		t.Errorf("attainment %d (%.0f%%): want all 10, ttft judged on the run only", g.Attained, g.Attainment)
+	}
+	if len(g.Percentiles) != 1 || g.Percentiles[0].Key != "ttft.p90" || !g.Percentiles[0].Met || math.Abs(g.Percentiles[0].ValueS-0.18) > 0.001 {
+		t.Fatalf("percentiles %+v, want ttft.p90 = 0.18 s met", g.Percentiles)
+	}
+	if !g.Held(100) {
+		t.Error("Held(100) = false")
+	}
+	recs[0].Error = "boom" // a failure: beyond any bound, and the 9th of 10 is now 500 ms
+	recs[1].FirstTokenS = 0.6
+	g = NewGoodput(slo, recs, 10)
+	if p := g.Percentiles[0]; p.Met || p.ValueS < 0.5 || g.Held(0) {
+		t.Errorf("with a failure and a slow request: %+v held=%v, want the p90 missed", p, g.Held(0))
 	}
 }

@@ -69,16 +69,23 @@ func (h *Hist) Merge(o *Hist) {
 	h.min, h.max = min(h.min, o.min), max(h.max, o.max)
 }
 
+// Quantile is h's p-th percentile (0 < p <= 100), within
+// HistRelativeError of an observed value and clamped to the exact extremes;
+// NaN when h is empty.
+func (h *Hist) Quantile(p float64) float64 {
+	if h.n == 0 {
+		return math.NaN()
+	}
+	v := float64(h.h.ValueAtQuantile(p)) * histUnit
+	return min(max(v, h.min), h.max) // a bucket's edge may pass the extremes
+}
+
 // Summary is h as a Summary: N, mean, min and max exact; median, p90 and
 // p99 within HistRelativeError. Nil when h is empty.
 func (h *Hist) Summary() *Summary {
 	if h.n == 0 {
 		return nil
 	}
-	q := func(p float64) float64 {
-		v := float64(h.h.ValueAtQuantile(p)) * histUnit
-		return min(max(v, h.min), h.max) // a bucket's edge may pass the extremes
-	}
 	return &Summary{N: h.n, Mean: h.sum / float64(h.n), Min: h.min, Max: h.max,
-		Median: q(50), P90: q(90), P99: q(99)}
+		Median: h.Quantile(50), P90: h.Quantile(90), P99: h.Quantile(99)}
 }

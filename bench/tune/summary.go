@@ -175,12 +175,10 @@ func hasSLO(res *result.Results) bool {
 	return len(res.Runs) > 0 && res.Runs[0].Goodput != nil
 }
 
-// HoldsSLO reports whether run met its SLO: at least target percent of its
-// requests attained it.
-func HoldsSLO(run *result.Run, target float64) bool {
-	g := run.Goodput
-	return g != nil && g.Requests > 0 && g.Attainment >= target
-}
+// HoldsSLO reports whether run met its SLO: its percentile keys within
+// their bounds, and at least target percent of its requests attaining the
+// other keys.
+func HoldsSLO(run *result.Run, target float64) bool { return run.Goodput.Held(target) }
 
 // figureKeys are the figures of a level, in the order runFigures gives them.
 var figureKeys = []string{result.FigOutputTokS, result.FigOutputTokSPerGPU, result.FigTokSPerUser, result.FigRequestsS, result.FigTTFTP99,

@@ -148,6 +148,7 @@ func (o *tuneOptions) plan(fs *pflag.FlagSet) (tune.Options, error) {
 		}
 		opts.Session.Runs, o.stopAfter = runs, sw.StopAfter()
 	} else {
+		o.search.Recheck = true // the answer is re-run with fresh seeds before it is reported
 		opts.Session.Search = o.search
 	}
 	if o.resume != "" && fs.Changed("out") {

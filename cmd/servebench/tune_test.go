@@ -19,7 +19,8 @@ import (
 // repeats, one level, a few seconds in all.
 func tuneArgs(dir string, extra ...string) []string {
 	return append([]string{"tune", "--speedup", "50", "--engine-arg=--startup-speedup=1000", "--engine-grid", "max-num-seqs=2,8",
-		"--concurrency", "8", "--requests", "16", "--warmup", "2", "--max-tokens", "16", "--repeats", "2", "--out", dir, "--quiet"}, extra...)
+		"--concurrency", "8", "--requests", "16", "--warmup", "2", "--max-tokens", "16", "--repeats", "2", "--out", dir, "--quiet",
+		"--slo", "ttft.p99=30s,tpot=1s"}, extra...)
 }
 
 func readTune(t *testing.T, dir string) *result.Tune {
@@ -113,6 +114,11 @@ func TestTuneResumeAfterKill(t *testing.T) {
 		if tr.Repeats != 2 || len(tr.Levels) != 1 || len(tr.Levels[0].Figures) == 0 || len(tr.Startup) == 0 {
 			t.Errorf("treatment %s: repeats %d, levels %+v, startup %+v", tr.Name, tr.Repeats, tr.Levels, tr.Startup)
 		}
+	}
+	// The percentile key reaches every run's goodput (judged on the run).
+	res, _ := loadSaved(t, filepath.Join(dir, tu.Units[0].Dir))
+	if g := res.Runs[0].Goodput; g == nil || len(g.Percentiles) != 1 || g.Percentiles[0].Key != "ttft.p99" || !strings.HasPrefix(tu.SLO, "ttft.p99=") {
+		t.Errorf("goodput %+v, tune SLO %q: want ttft.p99 judged on the run", g, tu.SLO)
 	}
 	if !strings.Contains(out, "recommended: max-num-seqs=") || !strings.Contains(out, "Clock: modelled") {
 		t.Errorf("stdout lacks the recommendation or the clock:\n%s", out)
