@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/servebench/servebench/bench/result"
@@ -92,40 +93,104 @@ func AnalyzeBursts(events []client.Event, ref time.Duration) Bursts {
 	return b
 }
 
-// bufferingAttempts bounds the requests the buffering probe sends. A stream
-// is called buffered only when no attempt streams token by token: a proxy
-// buffers every stream alike, while a client or machine that stalls once
-// (CPU contention) makes one stream look bursty, rarely several in a row.
+// bufferingAttempts bounds the requests the buffering probe sends per
+// encoding. A stream is called buffered only when no attempt streams token
+// by token: a proxy buffers every stream alike, while a client or machine
+// that stalls once (CPU contention) makes one stream look bursty, rarely
+// several in a row.
 const bufferingAttempts = 3
 
 // buffering streams exact-length requests and compares their arrival
-// pattern with the engine's inter-token latency from /metrics.
-//
-// Across attempts: any attempt that streams token by token passes; else a
-// bursty attempt whose long gaps the probe's own stalls do not explain
-// fails; else the last attempt (inconclusive) is the answer.
+// pattern with the engine's inter-token latency and TTFT from /metrics,
+// twice: asking for gzip, as the OpenAI SDKs and browsers do (the answer
+// decompressed as it arrives), then for no compression. A path that holds
+// only the compressed stream is named compression; the summary suggests
+// the fix for what was seen.
 func (e *env) buffering(ctx context.Context) *Result {
-	var r, failed *Result
-	for i := 1; i <= bufferingAttempts; i++ {
-		r = e.bufferingOnce(ctx)
-		r.add("attempts", i, fmt.Sprintf("%d (stops at the first that streams token by token)", i))
-		if r.Verdict == Pass {
-			return r
-		}
-		if r.Verdict == Fail && failed == nil {
-			failed = r
-		}
-	}
-	if failed != nil {
-		failed.add("attempts_made", bufferingAttempts, fmt.Sprintf("%d, none streamed token by token; evidence from the first that showed bursts", bufferingAttempts))
-		return failed
+	gz := e.bufferingWith(ctx, e.c)
+	id := client.New(client.Options{BaseURL: e.o.BaseURL, APIKey: e.o.APIKey, MaxConns: 4,
+		RequestTimeout: e.o.RequestTimeout, AcceptEncoding: client.EncodingIdentity})
+	defer id.Close()
+	plain := e.bufferingWith(ctx, id)
+	r := gz.Result
+	r.add("accept_encoding", client.EncodingGzip, "gzip, as the OpenAI SDKs and browsers ask (the figures above); "+
+		"the answer came "+orNone(gz.encoding, "uncompressed"))
+	r.add("identity_verdict", string(plain.Verdict), "asking for no compression: "+strings.ToUpper(string(plain.Verdict))+": "+plain.Summary)
+	switch {
+	case gz.Verdict == Fail && plain.Verdict == Pass && gz.encoding != "":
+		r.Summary = "compression holds the stream: " + r.Summary + "; asked for no compression it streams token by token"
+		r.fix(fixCompression)
+	case gz.Verdict == Pass && plain.Verdict == Fail:
+		// Real clients stream; still, a path that holds identity streams
+		// holds servebench's --accept-encoding identity runs and curl's.
+		r.Verdict, r.Summary = Fail, "asked for no compression the stream is held ("+plain.Summary+"); asked for gzip it streams token by token"
+		r.fix(plain.fix)
+	case gz.Verdict == Fail && gz.fix == "":
+		r.fix(plain.fix)
+	case gz.Verdict == Fail:
+		r.fix(gz.fix)
 	}
 	return r
 }
 
-// bufferingOnce measures one streaming request.
-func (e *env) bufferingOnce(ctx context.Context) *Result {
+// Fixes the buffering probe suggests for what it saw.
+const (
+	fixBuffered = "nginx: proxy_buffering off and proxy_http_version 1.1 in the location (its defaults, HTTP/1.0 to the upstream " +
+		"with buffering on, clump the stream), or have the server send the X-Accel-Buffering: no response header; " +
+		"HAProxy: option http-no-delay"
+	fixHeldStart = "something holds the start of the stream until enough bytes accumulate (a gateway's or proxy's buffer, " +
+		"nginx's postpone_output or proxy_buffer_size): have it flush each event (nginx: proxy_buffering off, " +
+		"X-Accel-Buffering: no)"
+	fixCompression = "do not compress text/event-stream (nginx: leave it out of gzip_types; HAProxy: out of compression type), " +
+		"or flush each chunk of it (nginx: proxy_buffering off with proxy_http_version 1.1)"
+)
+
+// fix adds the suggested fix to r (nothing when fix is "").
+func (r *Result) fix(fix string) {
+	if fix != "" {
+		r.add("fix", fix, "")
+	}
+}
+
+// encodingResult is one encoding's outcome: its result, the fix for what
+// it saw, and the answer's Content-Encoding.
+type encodingResult struct {
+	*Result
+	fix      string
+	encoding string
+}
+
+// bufferingWith runs the attempts with c. Across attempts: any attempt that
+// streams token by token passes; else a bursty attempt whose long gaps the
+// probe's own stalls do not explain fails; else the last attempt
+// (inconclusive) is the answer. One evidence line says how many attempts
+// were made and which one the figures are from.
+func (e *env) bufferingWith(ctx context.Context, c *client.Client) encodingResult {
+	var r, failed encodingResult
+	made, failedAt := 0, 0
+	for i := 1; i <= bufferingAttempts; i++ {
+		made = i
+		r = e.bufferingOnce(ctx, c)
+		if r.Verdict == Pass {
+			break
+		}
+		if r.Verdict == Fail && failed.Result == nil {
+			failed, failedAt = r, i
+		}
+	}
+	from := made
+	if r.Verdict != Pass && failed.Result != nil {
+		r, from = failed, failedAt
+	}
+	r.add("attempts", made, fmt.Sprintf("%d of at most %d (stops at the first that streams token by token); figures from attempt %d",
+		made, bufferingAttempts, from))
+	return r
+}
+
+// bufferingOnce measures one streaming request with c.
+func (e *env) bufferingOnce(ctx context.Context, c *client.Client) encodingResult {
 	r := &Result{Probe: "buffering"}
+	out := encodingResult{Result: r}
 	n := e.o.MaxTokens
 	if n == 0 {
 		n = defaultBufferingTokens
@@ -135,11 +200,12 @@ func (e *env) bufferingOnce(ctx context.Context) *Result {
 		r.warn("engine figures absent (%v): comparing with the client's own pace", werr)
 	}
 	meter := startStallMeter()
-	tr := e.c.Do(ctx, e.request(probePrompt, n, true, true))
+	tr := c.Do(ctx, e.request(probePrompt, n, true, true))
 	stalls := meter.stop()
+	out.encoding = tr.Encoding
 	if !tr.OK() {
 		r.Verdict, r.Summary = Inconclusive, fmt.Sprintf("the streaming request failed (%s): %s", tr.Error, tr.ErrorText)
-		return r
+		return out
 	}
 	var itl, ttft time.Duration
 	if w != nil {
@@ -148,7 +214,7 @@ func (e *env) bufferingOnce(ctx context.Context) *Result {
 	b := AnalyzeBursts(tr.Events, itl)
 	if b.Events < 8 {
 		r.Verdict, r.Summary = Inconclusive, fmt.Sprintf("only %d token events arrived: too few to judge", b.Events)
-		return r
+		return out
 	}
 	e.burstEvidence(r, &tr, b, itl, ttft)
 	// The wait from the response headers to the first token counts too: a
@@ -156,17 +222,74 @@ func (e *env) bufferingOnce(ctx context.Context) *Result {
 	lead := append([]client.Event{{At: tr.FirstByte}}, tr.Events...)
 	long, stalled := StalledGaps(lead, tr.Start, b.Ref, stalls)
 	r.add("long_gaps_client_stalled", stalled, fmt.Sprintf("%d of %d gaps over %gx the reference coincide with the probe's own process stalling", stalled, long, longGap))
+	held, rest := heldStart(&tr, b, ttft)
 	switch {
-	case b.Buffered && long > 0 && 2*stalled >= long:
+	case (b.Buffered || held) && long > 0 && 2*stalled >= long:
 		r.Verdict, r.Summary = Inconclusive, fmt.Sprintf("bursty, but %d of %d long gaps coincide with this probe's own process stalling (CPU contention on the client): rerun on a quiet machine", stalled, long)
+	case held:
+		r.Verdict, r.Summary = Fail, fmt.Sprintf("held start: the engine had its first token at %s (TTFT) but the client saw it at %s, "+
+			"%d tokens at once; then tokens flowed (%.1f per arrival)", ms(ttft), ms(tr.FirstVisible), rest.first, rest.mean)
+		out.fix = fixHeldStart
 	case b.Buffered:
 		r.Verdict, r.Summary = Fail, fmt.Sprintf("buffered: %d of %d tokens arrived in bursts (up to %d tokens at once, gaps up to %s vs %s per token)%s",
 			b.InBursts, b.Tokens, b.MaxGroup, ms(b.MaxGap), ms(b.Ref), lostWhere(&tr, ttft))
+		out.fix = fixBuffered
 	default:
 		r.Verdict, r.Summary = Pass, fmt.Sprintf("streams token by token (%.1f tokens per arrival, median gap %s vs %s per token)",
 			b.MeanGroup, ms(b.MedianGap), ms(b.Ref))
 	}
-	return r
+	if tr.Encoding != "" && out.fix != "" {
+		out.fix = fixCompression + "; " + out.fix
+	}
+	return out
+}
+
+// afterFirst is how the tokens after a stream's first arrival came.
+type afterFirst struct {
+	first int     // tokens of the first arrival
+	mean  float64 // tokens per arrival after it
+}
+
+// heldStart reports a held start: the first visible token came far past
+// the engine's TTFT (longGap x more, and at least heldStartArrivals
+// arrivals' worth of the stream's pace) in one arrival of several tokens,
+// while the tokens after that arrival came token by token. Without the
+// engine's TTFT it cannot tell.
+func heldStart(tr *client.Trace, b Bursts, ttft time.Duration) (bool, afterFirst) {
+	var a afterFirst
+	if ttft <= 0 || len(tr.Events) < 2 || float64(tr.FirstVisible) < longGap*float64(ttft) ||
+		tr.FirstVisible-ttft < heldStartArrivals*b.Ref {
+		return false, a
+	}
+	evs := make(result.Events, len(tr.Events))
+	for i, ev := range tr.Events {
+		evs[i] = [2]float64{ev.At.Seconds(), float64(ev.Tokens)}
+	}
+	first, arrivals, tokens := -1, 0, 0
+	evs.Arrivals(b.Ref.Seconds(), func(_, _ float64, k int) {
+		if first < 0 {
+			first = k
+			return
+		}
+		arrivals++
+		tokens += k
+	})
+	if arrivals == 0 || first < BurstTokens {
+		return false, a
+	}
+	a.first, a.mean = first, float64(tokens)/float64(arrivals)
+	return a.mean < BurstTokens/2.0, a
+}
+
+// heldStartArrivals is how many per-token latencies past the engine's TTFT
+// the first token must come to count as held.
+const heldStartArrivals = 8
+
+func orNone(s, none string) string {
+	if s == "" {
+		return none
+	}
+	return s + "-compressed"
 }
 
 // engineTimes reads the engine's mean inter-token latency and TTFT over the

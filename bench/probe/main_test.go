@@ -36,7 +36,10 @@ var configs = map[string]func(*sim.Options){
 	"ignore-disconnect": func(o *sim.Options) {
 		o.Speedup, o.IgnoreDisconnect = slowSpeedup, true
 	},
-	"buffer-stream=32":         func(o *sim.Options) { o.Speedup, o.Faults = slowSpeedup, []string{"buffer-stream=32"} },
+	"buffer-stream=32": func(o *sim.Options) { o.Speedup, o.Faults = slowSpeedup, []string{"buffer-stream=32"} },
+	// A held start: nothing for 400 ms of wall time from the first token
+	// (about 53 tokens at 7.5 ms), then token by token.
+	"stall-after=0:400ms":      func(o *sim.Options) { o.Speedup, o.Faults = 2, []string{"stall-after=0:400ms"} },
 	"long-context":             func(o *sim.Options) { o.Speedup, o.MaxModelLen = fastSpeedup, 32768 },
 	"metrics-unavailable":      func(o *sim.Options) { o.Speedup, o.Faults = fastSpeedup, []string{"metrics-unavailable"} },
 	"mid-stream-error-after=8": func(o *sim.Options) { o.Speedup, o.Faults = fastSpeedup, []string{"mid-stream-error-after=8"} },

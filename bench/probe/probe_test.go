@@ -119,6 +119,42 @@ func TestBufferingFaultFlagged(t *testing.T) {
 	if !strings.Contains(r.Summary, "held between engine and client") {
 		t.Errorf("summary does not say where the time is lost: %q", r.Summary)
 	}
+	if fix, _ := r.Get("fix").(string); !strings.Contains(fix, "proxy_buffering off") || !strings.Contains(fix, "X-Accel-Buffering: no") {
+		t.Errorf("fix %q; want nginx's and the header's", fix)
+	}
+	// One attempt line, agreeing with itself: three made, none streamed.
+	var lines []string
+	for _, it := range r.Evidence {
+		if strings.HasPrefix(it.Key, "attempt") {
+			lines = append(lines, it.Key)
+		}
+	}
+	if len(lines) != 1 || num(t, r, "attempts") != 3 {
+		t.Errorf("attempt lines %v, attempts %v; want one, 3", lines, r.Get("attempts"))
+	}
+}
+
+// TestBufferingHeldStart: a path that holds the start of the stream, then
+// lets it flow (a gateway that waits for some kilobytes), fails as a held
+// start with its fix, and the attempt line says how many were made.
+func TestBufferingHeldStart(t *testing.T) {
+	e := start(t, "stall-after=0:400ms")
+	r := runOne(t, "buffering", opts(e))
+	if r.Verdict == probe.Inconclusive && strings.Contains(r.Summary, "own process stalling") {
+		t.Skipf("machine too busy to judge: %s", r.Summary)
+	}
+	if r.Verdict != probe.Fail || !strings.HasPrefix(r.Summary, "held start") {
+		t.Fatalf("verdict %s %q, want fail \"held start...\"", r.Verdict, r.Summary)
+	}
+	if fix, _ := r.Get("fix").(string); !strings.Contains(fix, "flush each event") {
+		t.Errorf("fix %q; want the held start's", fix)
+	}
+	if a := num(t, r, "attempts"); a != 3 {
+		t.Errorf("attempts %v; want 3 (none streamed token by token)", a)
+	}
+	if v := r.Get("identity_verdict"); v != string(probe.Fail) {
+		t.Errorf("identity verdict %v; want fail too (the hold is not compression)", v)
+	}
 }
 
 func TestLimits(t *testing.T) {
