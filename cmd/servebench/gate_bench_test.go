@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -54,11 +55,20 @@ func BenchmarkGateFalseAlarm(b *testing.B) {
 			rates := gateRates(b, same.Repeats, slow.Repeats, th)
 			var out strings.Builder
 			fmt.Fprintf(&out, "%s: K=%d runs a build, run %s --speedup %g (slower: %.4g)\n", wl.name, gateRuns, strings.Join(wl.args, " "), gateSpeedup, gateSpeedup/1.1)
-			fmt.Fprintf(&out, "  %-44s %12s %10s %8s\n", "gate", "false alarm", "caught", "trials")
+			fmt.Fprintf(&out, "  %-44s %12s %10s %8s  %s\n", "gate", "false alarm", "caught", "trials", "false alarms by figure")
 			for _, r := range rates {
-				fmt.Fprintf(&out, "  %-44s %11.1f%% %9.1f%% %8d\n", r.name, 100*r.falseAlarm, 100*r.caught, r.trials)
+				fmt.Fprintf(&out, "  %-44s %11.1f%% %9.1f%% %8d  %s\n", r.name, 100*r.falseAlarm, 100*r.caught, r.trials, alarmKeys(r.alarms))
 				b.ReportMetric(100*r.falseAlarm, r.metric+"-false-%")
 				b.ReportMetric(100*r.caught, r.metric+"-caught-%")
+			}
+			// What calibrate would print for the unchanged build: the
+			// run-to-run spread behind those rates.
+			cal, err := compare.Calibrate(same, 0.05, 1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := compare.WriteCalibration(&out, cal); err != nil {
+				b.Fatal(err)
 			}
 			b.Log("\n" + out.String())
 			for b.Loop() { // the measure is the rates above, taken once
@@ -88,6 +98,7 @@ type gateRate struct {
 	name, metric       string
 	falseAlarm, caught float64
 	trials             int
+	alarms             map[string]int // false alarms by figure (a trial may raise several)
 }
 
 // gateRates compares sides drawn from the unchanged runs (same) with each
@@ -95,10 +106,25 @@ type gateRate struct {
 func gateRates(b *testing.B, same, slow []*compare.Side, th []compare.Threshold) []gateRate {
 	b.Helper()
 	rng := rand.New(rand.NewPCG(30, 1))
+	var alarms map[string]int // the current gate's false alarms by figure
 	regressed := func(base, cur *compare.Side, test string) bool {
 		rep, err := compare.Compare(base, cur, compare.Options{Thresholds: th, Test: test})
 		if err != nil {
 			b.Fatal(err)
+		}
+		return rep.Regressed()
+	}
+	falseAlarm := func(base, cur *compare.Side, test string) bool {
+		rep, err := compare.Compare(base, cur, compare.Options{Thresholds: th, Test: test})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, run := range rep.Runs {
+			for _, row := range run.Rows {
+				if row.Regression {
+					alarms[row.Key()]++
+				}
+			}
 		}
 		return rep.Regressed()
 	}
@@ -107,8 +133,9 @@ func gateRates(b *testing.B, same, slow []*compare.Side, th []compare.Threshold)
 	// tonight's run with last night's.
 	for _, test := range []string{compare.TestRequests, compare.TestAuto} {
 		var fa, caught int
+		alarms = map[string]int{}
 		for i := 0; i+1 < len(same); i++ {
-			fa += b2i(regressed(same[i], same[i+1], test))
+			fa += b2i(falseAlarm(same[i], same[i+1], test))
 			caught += b2i(regressed(same[i], slow[i+1], test))
 		}
 		name, metric := "(a) 1+1 runs, per-request Mann-Whitney", "a-requests"
@@ -116,7 +143,7 @@ func gateRates(b *testing.B, same, slow []*compare.Side, th []compare.Threshold)
 			name, metric = "(a') 1+1 runs, limits only (default)", "a-limits"
 		}
 		n := len(same) - 1
-		out = append(out, gateRate{name, metric, float64(fa) / float64(n), float64(caught) / float64(n), n})
+		out = append(out, gateRate{name, metric, float64(fa) / float64(n), float64(caught) / float64(n), n, alarms})
 	}
 	// (b) n runs a side, across runs; (c) one run against N=10 past runs.
 	const trials = 200
@@ -129,13 +156,14 @@ func gateRates(b *testing.B, same, slow []*compare.Side, th []compare.Threshold)
 		{"(c) 1 run vs history N=10, prediction", "c-hist10", 10, 1},
 	} {
 		var fa, caught int
+		alarms = map[string]int{}
 		for range trials {
 			perm := rng.Perm(len(same))
 			base := pick(same, perm[:g.nBase])
-			fa += b2i(regressed(base, pick(same, perm[g.nBase:g.nBase+g.nNew]), compare.TestAuto))
+			fa += b2i(falseAlarm(base, pick(same, perm[g.nBase:g.nBase+g.nNew]), compare.TestAuto))
 			caught += b2i(regressed(base, pick(slow, rng.Perm(len(slow))[:g.nNew]), compare.TestAuto))
 		}
-		out = append(out, gateRate{g.name, g.metric, float64(fa) / trials, float64(caught) / trials, trials})
+		out = append(out, gateRate{g.name, g.metric, float64(fa) / trials, float64(caught) / trials, trials, alarms})
 	}
 	return out
 }
@@ -147,6 +175,19 @@ func pick(runs []*compare.Side, idx []int) *compare.Side {
 		sides[i] = runs[k]
 	}
 	return compare.Group(fmt.Sprintf("%d runs", len(idx)), sides)
+}
+
+// alarmKeys is "client.first_visible.median 3, engine.ttft.mean 1".
+func alarmKeys(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for i, k := range keys {
+		keys[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(keys, ", ")
 }
 
 func b2i(v bool) int {

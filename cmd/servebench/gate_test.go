@@ -36,3 +36,71 @@ func TestBaselineGate(t *testing.T) {
 		t.Errorf("%s: %v: expected the comparison with its regression coloured", compare.FileHTML, err)
 	}
 }
+
+// TestRepeatsGate: --repeats N keeps each run in DIR/repeat-K with a
+// run-level summary, and --baseline of a repeated baseline tests across
+// runs: 2+2 runs of a five times slower server regress (n=2+2), and one
+// new run is judged by the baseline runs' prediction interval.
+func TestRepeatsGate(t *testing.T) {
+	fast := simtest.Start(t, func(o *sim.Options) { o.Speedup = 200 })
+	slow := simtest.Start(t, func(o *sim.Options) { o.Speedup = 40 })
+	run := func(e *sim.Engine, dir string, extra ...string) (int, string, string) {
+		return runMain(append([]string{"run", "--base-url", e.BaseURL(), "--requests", "10", "--max-tokens", "8",
+			"--stream", "on", "--out", dir, "--quiet"}, extra...)...)
+	}
+	base := t.TempDir()
+	code, out, errOut := run(fast, base, "--repeats", "2")
+	if code != exitOK || !strings.Contains(out, "across 2 runs") {
+		t.Fatalf("baseline runs: exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, f := range []string{filepath.Join("repeat-1", "results.json"), filepath.Join("repeat-2", "requests.jsonl"), "repeats.json"} {
+		if _, err := os.Stat(filepath.Join(base, f)); err != nil {
+			t.Errorf("--repeats 2: %v", err)
+		}
+	}
+	code, out, errOut = run(slow, t.TempDir(), "--repeats", "2", "--baseline", base)
+	if code != exitRegression || !strings.Contains(out, "n=2+2 runs") || !strings.Contains(errOut, "regression against the baseline") {
+		t.Errorf("2+2 runs, slower: exit %d, want %d with a test across runs\nstdout:\n%s\nstderr:\n%s", code, exitRegression, out, errOut)
+	}
+	code, out, _ = run(slow, t.TempDir(), "--baseline", base)
+	if code != exitRegression || !strings.Contains(out, "prediction interval") {
+		t.Errorf("one run against 2, slower: exit %d, want %d judged by the prediction interval\n%s", code, exitRegression, out)
+	}
+	if code, _, errOut := run(fast, t.TempDir(), "--repeats", "0"); code != exitUsage || !strings.Contains(errOut, "--repeats 0") {
+		t.Errorf("--repeats 0: exit %d %s", code, errOut)
+	}
+}
+
+// TestCalibrate: calibrate runs the workload K times, prints the spread
+// and writes limits that compare --limits-from reads; bad flags exit 2.
+func TestCalibrate(t *testing.T) {
+	e := simtest.Start(t, func(o *sim.Options) { o.Speedup = 200 })
+	dir := t.TempDir()
+	code, out, errOut := runMain("calibrate", "--base-url", e.BaseURL(), "--requests", "10", "--max-tokens", "8",
+		"--stream", "on", "--repeats", "3", "--out", dir, "--quiet")
+	if code != exitOK || !strings.Contains(out, "run-to-run spread over 3 runs") || !strings.Contains(errOut, compare.LimitsFile) {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	limits := filepath.Join(dir, compare.LimitsFile)
+	th, err := compare.ReadLimits(limits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := map[string]bool{}
+	for _, x := range th {
+		keys[x.Key()] = x.Rel > 0
+	}
+	if !keys["client.e2e.median"] || !keys["throughput.output_tokens_per_s"] {
+		t.Errorf("limits %v: want relative limits for client.e2e.median and throughput", th)
+	}
+	code, out, errOut = runMain("compare", "--limits-from", limits, filepath.Join(dir, "repeat-1"), filepath.Join(dir, "repeat-2"))
+	if code != exitOK && code != exitRegression || !strings.Contains(out, "verdict:") {
+		t.Errorf("compare --limits-from: exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, bad := range [][]string{{"--false-alarm", "2"}, {"--repeats", "1"}, {"--per-side", "0"}} {
+		args := append([]string{"calibrate", "--base-url", e.BaseURL(), "--out", t.TempDir()}, bad...)
+		if code, _, errOut := runMain(args...); code != exitUsage || !strings.Contains(errOut, bad[0]) {
+			t.Errorf("%v: exit %d, want %d naming the flag: %s", bad, code, exitUsage, errOut)
+		}
+	}
+}

@@ -24,13 +24,13 @@ type Calibration struct {
 // Calibrated is one statistic's spread and limit; with several run names
 // (streaming and non-streaming) the widest.
 type Calibrated struct {
-	Key    string  `json:"key"`
-	Run    string  `json:"run"` // the run name the spread is from
-	Unit   string  `json:"unit"`
-	Mean   float64 `json:"mean"`
-	SD     float64 `json:"sd"`
-	CV     float64 `json:"cv"`
-	Limit  float64 `json:"limit"` // relative: 0.042 = 4.2%
+	Key    string    `json:"key"`
+	Run    string    `json:"run"` // the run name the spread is from
+	Unit   string    `json:"unit"`
+	Mean   float64   `json:"mean"`
+	SD     float64   `json:"sd"`
+	CV     float64   `json:"cv"`
+	Limit  float64   `json:"limit"` // relative: 0.042 = 4.2%
 	Values []float64 `json:"values"`
 }
 

@@ -15,19 +15,32 @@
 // `servebench table|run|sweep --baseline DIR` loads the baseline before the
 // run and compares it with the run's results, not yet saved, as a Side.
 //
-// Significance: a two-sided Mann-Whitney U test (normal approximation with
-// tie and continuity correction, as SciPy's asymptotic method and
-// benchstat) on the per-request samples of requests.jsonl, successful
-// measured requests only (warm-up excluded). It is distribution-free: it
-// needs no normality, and latency's long tails and multi-modal shapes
-// (queueing, preemption) only move ranks, so one slow outlier cannot make
-// or break a verdict as it can for a t-test on means. The test asks whether
-// one side's values tend to be larger, which is what a latency regression
-// is; the threshold then asks whether the chosen statistic moved enough to
+// The run is the unit of evidence (Options.Test TestAuto): requests of
+// one run share its batch schedule, so whole runs shift together and a
+// test that takes them as independent samples cries wolf between runs of
+// one build. A side of several runs (Side.Repeats: --repeats N, or Group
+// of several result sets) is tested across runs: each run's statistic is
+// one observation, Welch's t-test with the change's 95% interval
+// (stats.CompareRuns; ModeRuns). One new run against several base runs is
+// judged by their prediction interval (stats.AgainstHistory;
+// ModeHistory). With one run a side the noise is unknown: the limits alone
+// judge (ModeLimits), and the per-request test is shown beside it,
+// Row.RequestP, not gating.
+//
+// The per-request test (TestRequests, ModeRequests; servebench's only
+// test before run-level statistics): a two-sided Mann-Whitney U test (normal
+// approximation with tie and continuity correction, as SciPy's asymptotic
+// method and benchstat) on the per-request samples of requests.jsonl,
+// successful measured requests only (warm-up excluded). It is
+// distribution-free: latency's long tails and multi-modal shapes
+// (queueing, preemption) only move ranks. The test asks whether one
+// side's values tend to be larger, which is what a latency regression is;
+// the threshold then asks whether the chosen statistic moved enough to
 // matter. A regression is both.
 //
 // Engine figures (engine.*) come from /metrics histogram deltas: a mean and
-// bucket estimates per run, no per-request samples, so they get no
+// bucket estimates per run. Across runs they are tested like any run-level
+// value. Under the per-request test they have no samples, so they get no
 // significance test of their own, and a mean moves with one stalled
 // request. An engine figure regresses when it passes its threshold, the
 // engine counted enough requests on both sides, and the client quantity

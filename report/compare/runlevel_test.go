@@ -165,3 +165,42 @@ func TestLoadRepeats(t *testing.T) {
 		t.Errorf("grouped %d repeats as %q, want 4 as base", len(g.Repeats), g.Path)
 	}
 }
+
+// TestCalibrateLimits: the limits file round-trips through ReadLimits, each
+// limit rounded up, never to 0; one run is refused; a bad line is named.
+func TestCalibrateLimits(t *testing.T) {
+	side := repeatedSide(t, "cal", 1, 1, baseShifts)
+	if _, err := Calibrate(side.Repeats[0], 0.05, 1); err == nil {
+		t.Error("one run calibrated")
+	}
+	c, err := Calibrate(side, 0.05, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), LimitsFile)
+	if err := WriteLimitsFile(path, c); err != nil {
+		t.Fatal(err)
+	}
+	th, err := ReadLimits(path)
+	if err != nil || len(th) != len(c.Limits) {
+		t.Fatalf("read %d limits of %d: %v", len(th), len(c.Limits), err)
+	}
+	for i, l := range c.Limits {
+		if th[i].Key() != l.Key || th[i].Rel < l.Limit || th[i].Rel > l.Limit+0.001 {
+			t.Errorf("%s: limit %g read back as %s", l.Key, l.Limit, th[i])
+		}
+		// The whole-run shifts (SD 7.8%) dominate the latency medians: the
+		// limit is t(0.95, 4) * CV * sqrt(2), about 2.132 * 0.078 * 1.414.
+		if l.Key == "client.e2e.median" && (l.Limit < 0.15 || l.Limit > 0.3) {
+			t.Errorf("client.e2e.median limit %.3f, want about 0.235", l.Limit)
+		}
+	}
+	if got := FormatLimit("client.tpot.median", 0); got != "client.tpot.median=0.1%" {
+		t.Errorf("FormatLimit of 0 = %q", got)
+	}
+	bad := filepath.Join(t.TempDir(), "limits.txt")
+	os.WriteFile(bad, []byte("# ok\nclient.e2e.median=5%\nclient.e2e.median=soon\n"), 0o644)
+	if _, err := ReadLimits(bad); err == nil || !strings.Contains(err.Error(), "limits.txt:3:") {
+		t.Errorf("bad line: %v, want the file and line 3", err)
+	}
+}
