@@ -41,7 +41,10 @@ type MaxRateSearch struct {
 	// failed re-check makes it the bracket's top and the search goes on
 	// below it. The re-checks do not count against MaxSteps.
 	Recheck bool
-	Log     io.Writer
+	// WarmupOnce keeps Base's warm-up for the first step only: the later
+	// steps find the same server warm (tune: one warm-up per server).
+	WarmupOnce bool
+	Log        io.Writer
 }
 
 // MaxRechecks bounds MaxRateSearch's re-checks.
@@ -189,6 +192,9 @@ func (m *MaxRateSearch) Next(runs []result.Run) (RunSpec, bool) {
 		return RunSpec{}, false
 	}
 	spec.Workload.Offset += steps * levelStride // fresh prompts: no step is served from an earlier step's prefix cache
+	if m.WarmupOnce && steps > 0 {
+		spec.Workload.Warmup = 0
+	}
 	return spec, true
 }
 
@@ -234,6 +240,9 @@ func (m *MaxRateSearch) recheck(runs []result.Run, lo float64, steps, rechecks i
 		return RunSpec{}, false
 	}
 	spec.Name += recheckSuffix + strconv.Itoa(rechecks+1)
+	if m.WarmupOnce {
+		spec.Workload.Warmup = 0
+	}
 	spec.Workload.Seed += int64(rechecks+1) * recheckSeedStride
 	spec.Workload.Offset += steps * levelStride
 	return spec, true

@@ -126,3 +126,32 @@ func TestOrderBlocks(t *testing.T) {
 		t.Error("another seed gave the same order")
 	}
 }
+
+// TestUnitConfig: a unit's session has the treatment's server, its own
+// directory, the repeat's seed on every run (and the engine), and one
+// warm-up per server.
+func TestUnitConfig(t *testing.T) {
+	e, _ := ParseFactor(KindEngine, "max-num-seqs=4,16")
+	runs, err := bench.Sweep{Concurrencies: []int{1, 4}}.Runs(bench.RunSpec{Request: bench.RequestSpec{MaxTokens: 8}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range runs {
+		runs[i].Workload.Warmup = 3
+	}
+	o := Options{Session: bench.Config{Dir: "/x", Runs: runs}, Grid: Grid{e}, Repeats: 2, Seed: 7}
+	tu := &result.Tune{Treatments: o.Grid.Treatments()}
+	u := &result.TuneUnit{Treatment: 1, Repeat: 2, Dir: "units/t2-r2"}
+	cfg := o.unitConfig(tu, u)
+	if cfg.Dir != "/x/units/t2-r2" || !slices.Equal(cfg.Server.EngineArgs, []string{"--max-num-seqs=16", "--seed=7002"}) {
+		t.Errorf("dir %s, engine args %v", cfg.Dir, cfg.Server.EngineArgs)
+	}
+	for i, r := range cfg.Runs {
+		if r.Workload.Seed != 7002 || r.Workload.Offset != runs[i].Workload.Offset+2*repeatStride || r.Workload.Warmup != []int{3, 0}[i] {
+			t.Errorf("run %s: %+v", r.Name, r.Workload)
+		}
+	}
+	if runs[1].Workload.Warmup != 3 || runs[0].Workload.Seed != 0 {
+		t.Error("unitConfig changed the session's own runs")
+	}
+}

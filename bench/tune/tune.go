@@ -199,13 +199,18 @@ func (o *Options) unitConfig(t *result.Tune, u *result.TuneUnit) bench.Config {
 	if cfg.Server.Bundled() && !slices.ContainsFunc(cfg.Server.EngineArgs, isSeedArg) {
 		cfg.Server.EngineArgs = append(cfg.Server.EngineArgs, "--seed="+strconv.FormatInt(seed, 10))
 	}
+	// One warm-up per server: the first run's; the later levels find it warm.
 	cfg.Runs = slices.Clone(o.Session.Runs)
 	for i := range cfg.Runs {
 		reseed(&cfg.Runs[i], seed, u.Repeat)
+		if i > 0 {
+			cfg.Runs[i].Workload.Warmup = 0
+		}
 	}
 	if o.Session.Search != nil {
 		s := *o.Session.Search
 		reseed(&s.Base, seed, u.Repeat)
+		s.WarmupOnce = true
 		cfg.Search = &s
 	}
 	return cfg
@@ -260,7 +265,8 @@ func ReadTune(dir string) (*result.Tune, error) {
 }
 
 // writeTune writes t to dir/tune.json atomically (a temporary file renamed
-// over it, synced first), so kill -9 leaves the old state or the new one.
+// over it), so kill -9 leaves the old state or the new one, as the soak's
+// checkpoint.json (no fsync: a process kill, not a power cut).
 func writeTune(dir string, t *result.Tune) error {
 	b, err := json.MarshalIndent(t, "", "  ")
 	if err != nil {
@@ -272,9 +278,6 @@ func writeTune(dir string, t *result.Tune) error {
 		return fmt.Errorf("writing %s: %w", result.TuneFile, err)
 	}
 	_, err = f.Write(append(b, '\n'))
-	if err == nil {
-		err = f.Sync()
-	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -136,3 +136,42 @@ func TestTuneResumeAfterKill(t *testing.T) {
 		t.Errorf("a second tune into the same --out: exit %d, %q; want 2 pointing at --resume", code, errOut)
 	}
 }
+
+// TestOllamaTune: tune on a real engine, the grid in the server's
+// environment: each treatment's Ollama logs the OLLAMA_NUM_PARALLEL it was
+// given, and with 4 requests in flight one slot queues them (a higher TTFT
+// p99) where four slots serve them at once.
+func TestOllamaTune(t *testing.T) {
+	model := ollamaModel(t)
+	dir := filepath.Join(t.TempDir(), "tune")
+	code, out, errOut := runMain("tune", "--server", "ollama", "--gguf", model, "--env-grid", "OLLAMA_NUM_PARALLEL=1,4",
+		"--concurrency", "4", "--requests", "8", "--warmup", "1", "--max-tokens", "32", "--repeats", "2", "--out", dir, "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	t.Logf("tune on Ollama:\n%s", out)
+	tu := readTune(t, dir)
+	if tu == nil || tu.Incomplete || len(tu.Treatments) != 2 || tu.Answer == nil {
+		t.Fatalf("tune.json: %+v", tu)
+	}
+	for _, u := range tu.Units {
+		if !u.Done || u.Error != "" {
+			t.Errorf("unit %+v", u)
+		}
+		log, _ := os.ReadFile(filepath.Join(dir, u.Dir, result.ServerLog))
+		want := "OLLAMA_NUM_PARALLEL:" + tu.Treatments[u.Treatment].Settings[0].Value
+		if !strings.Contains(string(log), want) {
+			t.Errorf("%s: server.log lacks %q: the environment did not reach the server", u.Dir, want)
+		}
+	}
+	ttft := func(i int) float64 {
+		iv := tu.Treatments[i].Levels[0].Figure(result.FigTTFTP99)
+		if iv == nil || iv.N != 2 {
+			t.Fatalf("treatment %s: TTFT p99 %+v", tu.Treatments[i].Name, iv)
+		}
+		return iv.Mean
+	}
+	if one, four := ttft(0), ttft(1); !(one > four) {
+		t.Errorf("TTFT p99 with one slot %.3f s, with four %.3f s: want the one slot to queue", one, four)
+	}
+}
