@@ -58,4 +58,3 @@ func BenchmarkTuneOverhead(b *testing.B) {
 		b.Errorf("the tune loop's own time is %.2f%% of the wall time, over the 2%% target", worst)
 	}
 }
-
