@@ -67,6 +67,8 @@ type RequestSpec struct {
 	// it; nil: one word per token, no template overhead): first-turn
 	// generated prompts are then token-exact.
 	Tokens *result.TokenCalibration
+	// Arrivals keeps each response's reads in its record (client.Arrival).
+	Arrivals bool
 	// Structured, when set, sends response_format or tools with every
 	// request and times each answer's usable output (Record.UsableS).
 	Structured *workload.Structured
@@ -613,6 +615,7 @@ func (st *runState) request(conv *workload.Conversation, k int, history []client
 		ExactLength: spec.Request.ExactLength,
 		Stream:      spec.Request.Stream,
 		KeepText:    k < len(conv.Turns)-1,
+		Arrivals:    spec.Request.Arrivals,
 	}
 	spec.Request.Structured.Apply(&req)
 	if req.Endpoint == EndpointOllamaChat {
@@ -809,6 +812,7 @@ func workloadResult(s *RunSpec) result.Workload {
 	}
 	s.Source.Describe(&res)
 	s.Request.Structured.Describe(&res)
+	res.Arrivals = s.Request.Arrivals
 	if !w.ThinkTime.IsZero() {
 		res.ThinkTimeS = w.ThinkTime.String()
 	}

@@ -146,6 +146,9 @@ type Request struct {
 	ResponseFormat json.RawMessage
 	Tools          json.RawMessage
 	ToolChoice     json.RawMessage
+	// Arrivals records the response's reads in Trace.Arrivals (when each
+	// came, its bytes and tokens), up to MaxArrivals. Off by default.
+	Arrivals bool
 	// Usable, when set, times Trace.Usable: when the answer's JSON or tool
 	// call first parses complete (and valid). nil: not measured, no cost.
 	Usable *Usable

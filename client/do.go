@@ -74,6 +74,9 @@ func (c *Client) Do(ctx context.Context, req *Request) Trace {
 		defer stop()
 	}
 	ph := new(phases)
+	if req.Arrivals {
+		ph.arrivals = &arrivalLog{}
+	}
 	send, err := c.sender(rctx, ph, req, path, body)
 	if err != nil {
 		tr.Start = time.Now()
@@ -87,6 +90,9 @@ func (c *Client) Do(ctx context.Context, req *Request) Trace {
 	}
 	ph.start = time.Now()
 	x.start, tr.Start = ph.start, ph.start
+	if ph.arrivals != nil {
+		ph.arrivals.start = ph.start
+	}
 	if req.Stream && c.opts.StallTimeout > 0 {
 		x.stall = newStallWatch(x.start, c.opts.StallTimeout, cancel)
 		defer x.stall.stop()
@@ -99,6 +105,9 @@ func (c *Client) Do(ctx context.Context, req *Request) Trace {
 		return tr
 	}
 	defer resp.Body.Close()
+	if ph.arrivals != nil && c.direct == nil { // the inline path hooks its connection instead
+		resp.Body = arrivalBody{resp.Body, ph.arrivals}
+	}
 	tr.Status = resp.StatusCode
 	rbody, ok := x.decoded(resp)
 	if g, isGzip := rbody.(*gunzip); isGzip {
@@ -130,6 +139,9 @@ func (c *Client) Do(ctx context.Context, req *Request) Trace {
 		x.readBody(rbody)
 	}
 	ph.copyTo(&tr) // WroteRequest may be reported late, from another goroutine
+	if ph.arrivals != nil {
+		ph.arrivals.finish(&tr)
+	}
 	return tr
 }
 
@@ -141,7 +153,7 @@ func (c *Client) sender(rctx context.Context, ph *phases, req *Request, path str
 	if d := c.direct; d != nil {
 		pool := c.hc.Transport.(*inlineTransport)
 		return func() (*http.Response, error) {
-			return pool.do(rctx, call{probe: postProbe, hooks: ph,
+			return pool.do(rctx, call{probe: postProbe, hooks: ph, seen: ph.seen(),
 				write:  func(bw *bufio.Writer) error { return d.write(bw, path, body, req.Stream, req.ID, hdrs) },
 				rewind: func() error { return nil }})
 		}, nil
@@ -268,6 +280,7 @@ func retryAfter(h string) time.Duration {
 // Transport (https) runs on its own goroutines: hence atomics.
 type phases struct {
 	start                    time.Time
+	arrivals                 *arrivalLog // nil: reads not recorded
 	conn, written, firstRead atomic.Int64
 	reused                   atomic.Bool
 }
@@ -285,6 +298,14 @@ func (p *phases) at(v *atomic.Int64) { v.Store(int64(time.Since(p.start))) }
 func (p *phases) gotConn(_ net.Conn, reused bool) {
 	p.at(&p.conn)
 	p.reused.Store(reused)
+}
+
+// seen is the connection read hook recording arrivals; nil without them.
+func (p *phases) seen() func(int) {
+	if p.arrivals == nil {
+		return nil
+	}
+	return p.arrivals.read
 }
 
 func (p *phases) wrote()     { p.at(&p.written) }

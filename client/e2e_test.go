@@ -176,7 +176,9 @@ func TestEndToEndUsable(t *testing.T) {
 	e := simtest.Start(t, func(o *sim.Options) { o.Speedup = 20 })
 	c := client.New(client.Options{BaseURL: e.BaseURL(), RequestTimeout: 30 * time.Second})
 	defer c.Close()
-	const schemaText = `{"type":"object","properties":{"city":{"type":"string"},"days":{"type":"integer","minimum":1,"maximum":7}},"required":["city","days"]}`
+	// A long string, so the answer streams over many steps.
+	const schemaText = `{"type":"object","properties":{"city":{"type":"string"},"days":{"type":"integer","minimum":1,"maximum":7},` +
+		`"summary":{"type":"string","minLength":200}},"required":["city","days","summary"]}`
 	comp := jsonschema.NewCompiler()
 	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(schemaText))
 	if err != nil {

@@ -77,7 +77,12 @@ type Trace struct {
 	FinishReason  string
 	Events        []Event // token-carrying events, capped at MaxEvents
 	EventsDropped int
-	Text          string // the answer's content, only with Request.KeepText
+	// Arrivals are the response's reads (only with Request.Arrivals),
+	// capped at MaxArrivals; ArrivalsDropped counts the reads past the cap
+	// (their tokens are in no arrival).
+	Arrivals        []Arrival
+	ArrivalsDropped int
+	Text            string // the answer's content, only with Request.KeepText
 	// Engine is the engine's own account of the request (ollama-chat's last
 	// line), when HasEngine.
 	Engine    EngineTimes

@@ -100,6 +100,7 @@ type call struct {
 	probe  *http.Request             // what http.ReadResponse reads the answer for (its method)
 	close  bool                      // the request asked for the connection to be closed
 	hooks  connHooks
+	seen   func(n int) // hears of each read of the connection for this exchange; nil: none
 }
 
 // connHooks hear of an exchange's milestones, on the calling goroutine.
@@ -168,8 +169,10 @@ func (t *inlineTransport) exchange(ctx context.Context, pc *inlineConn, c call) 
 	// Cancelling ctx unblocks whatever I/O is in progress on this
 	// goroutine; the connection is then closed, not reused.
 	stop := context.AfterFunc(ctx, func() { pc.conn.SetDeadline(time.Unix(1, 0)) })
+	pc.head.seen = c.seen
 	fail := func(err error) (*http.Response, error) {
 		stop()
+		pc.head.seen = nil
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -269,14 +272,19 @@ const maxHeadBytes = 1 << 20
 // sends an endless head gets an error, not all of the client's memory.
 type headLimit struct {
 	net.Conn
-	left int64 // -1: no limit
+	left int64       // -1: no limit
+	seen func(n int) // the exchange's read hook (call.seen); nil: none
 }
 
 var errHeadTooLarge = fmt.Errorf("response head over %d bytes", maxHeadBytes)
 
 func (h *headLimit) Read(p []byte) (int, error) {
 	if h.left < 0 {
-		return h.Conn.Read(p)
+		n, err := h.Conn.Read(p)
+		if h.seen != nil {
+			h.seen(n)
+		}
+		return n, err
 	}
 	if h.left == 0 {
 		return 0, errHeadTooLarge
@@ -286,6 +294,9 @@ func (h *headLimit) Read(p []byte) (int, error) {
 	}
 	n, err := h.Conn.Read(p)
 	h.left -= int64(n)
+	if h.seen != nil {
+		h.seen(n)
+	}
 	return n, err
 }
 
@@ -384,6 +395,7 @@ func (b *inlineBody) Close() error {
 		return nil
 	}
 	b.done = true
+	b.pc.head.seen = nil // the next exchange on this connection is another request's
 	// Unregistering fails when cancellation already set a past deadline.
 	cancelled := !b.stop()
 	// Bytes read past the end of the response are no answer to anything

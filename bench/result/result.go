@@ -176,6 +176,8 @@ type Workload struct {
 	ResponseFormat string `json:"response_format,omitempty"`
 	ToolsFile      string `json:"tools_file,omitempty"`
 	ToolChoice     string `json:"tool_choice,omitempty"`
+	// Arrivals: each record keeps its response's reads (--arrivals).
+	Arrivals bool `json:"arrivals,omitempty"`
 }
 
 // OpenLoop reports whether the run sent on a schedule (rate, trace), so
@@ -459,6 +461,11 @@ type Record struct {
 	// own pace); absent unless two or more token events streamed.
 	Stutter       *Stutter `json:"stutter,omitempty"`
 	EventsDropped int      `json:"events_dropped,omitempty"`
+	// Arrivals are the response's reads, with --arrivals (client.Arrival):
+	// [seconds from start, bytes, tokens] each, at most client.MaxArrivals
+	// of them; ArrivalsDropped counts the reads past that cap.
+	Arrivals        [][3]float64 `json:"arrivals,omitempty"`
+	ArrivalsDropped int          `json:"arrivals_dropped,omitempty"`
 	// Session and Turn (1-based) place a request in a multi-turn session;
 	// PrefixGroup (1-based) is its shared-prefix group. Absent: none.
 	Session     string `json:"session,omitempty"`

@@ -215,6 +215,13 @@ func NewRecord(run string, index int, warmup bool, tr *client.Trace, lag time.Du
 		}
 		rec.AnswerTokens = max(tr.OutputTokens-rec.ReasoningTokens, 0)
 	}
+	if len(tr.Arrivals) > 0 {
+		rec.Arrivals = make([][3]float64, len(tr.Arrivals))
+		for i, a := range tr.Arrivals {
+			rec.Arrivals[i] = [3]float64{a.At.Seconds(), float64(a.Bytes), float64(a.Tokens)}
+		}
+	}
+	rec.ArrivalsDropped = tr.ArrivalsDropped
 	if len(tr.Events) > 0 {
 		rec.Events = make([][2]float64, len(tr.Events))
 		for i, ev := range tr.Events {

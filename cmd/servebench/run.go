@@ -64,6 +64,7 @@ type sessionOptions struct {
 	search          *bench.MaxRateSearch // sweep --find-max-rate
 	resultsToLog    bool                 // run and sweep --results-to-log
 	recordsInMemory bool                 // hidden --records-in-memory
+	arrivals        bool
 	structuredOpts  workload.StructuredOptions
 	structured      *workload.Structured // loaded from structuredOpts by check
 }
@@ -96,6 +97,7 @@ func (o *sessionOptions) addFlags(fs *pflag.FlagSet, maxTokens int) {
 	fs.StringVar(&o.baseline, "baseline", "", "compare with the results in this directory after the run (exit 1 on a regression)")
 	fs.StringArrayVar(&o.maxRegression, "max-regression", nil, "with --baseline: QUANTITY.STAT=LIMIT, e.g. client.e2e.median=10% or =+5ms (repeatable)")
 	fs.StringVar(&o.limitsFrom, "limits-from", "", "with --baseline: take limits from this file (servebench calibrate writes one; --max-regression overrides it key by key)")
+	fs.BoolVar(&o.arrivals, "arrivals", false, fmt.Sprintf("keep each response's reads in requests.jsonl as arrivals, [seconds, bytes, tokens] each (at most %d per request; more are counted in arrivals_dropped), for plotting clumping elsewhere; export --to csv writes them too", client.MaxArrivals))
 	fs.StringVar(&o.structuredOpts.ResponseFormat, "response-format", "", "structured output, for a reader that is a program: json (response_format json_object) or json-schema:FILE (a JSON schema); each request's time to usable output (its JSON parses complete and valid) is recorded beside first visible output and E2E; --exact-length defaults to false")
 	fs.StringVar(&o.structuredOpts.ToolsFile, "tools", "", "send these tools (a JSON file: OpenAI's tools array) with every chat request; time to usable output is when the call's arguments parse complete (and valid for its parameters); --exact-length defaults to false")
 	fs.StringVar(&o.structuredOpts.ToolChoice, "tool-choice", "", "with --tools: tool_choice "+strings.Join(workload.ToolChoices, ", ")+", or a function's name (default required)")
@@ -246,7 +248,7 @@ func (o *sessionOptions) request(stream bool) bench.RequestSpec {
 		endpoint = bench.EndpointOllamaChat // so the table's engine columns fill
 	}
 	return bench.RequestSpec{Endpoint: endpoint, Model: o.model, MaxTokens: o.maxTokens,
-		ExactLength: o.exactLength, Stream: stream}
+		ExactLength: o.exactLength, Stream: stream, Arrivals: o.arrivals}
 }
 
 // session runs cfg's runs and does what every benchmark command does after:

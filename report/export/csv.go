@@ -13,11 +13,14 @@ import (
 // the request's start (servebench's units); an empty cell is a moment the
 // request never reached, a figure that is undefined for it, or no session
 // (session and turn are set for multi-turn workloads; the reasoning
-// columns, added last, for a request whose model reasoned: first_visible_s
-// is then its first answer token).
+// columns for a request whose model reasoned: first_visible_s is then its
+// first answer token; usable_s for a structured workload's answer that
+// became usable; arrivals, with run --arrivals, the response's reads as
+// space-separated SECONDS:BYTES:TOKENS, up to client.MaxArrivals of them).
 var CSVHeader = []string{"run", "index", "session", "turn", "status", "error", "prompt_tokens", "output_tokens",
 	"ttfb_s", "first_token_s", "first_visible_s", "e2e_s", "tpot_s", "mean_itl_s", "request_id",
-	"first_reasoning_s", "thinking_s", "reasoning_tokens", "answer_tokens", "answer_tpot_s"}
+	"first_reasoning_s", "thinking_s", "reasoning_tokens", "answer_tokens", "answer_tpot_s",
+	"usable_s", "arrivals"}
 
 // CSV writes one RFC 4180 row per measured request (warm-up and retried
 // attempts left out), runs in results.json order, requests by index.
@@ -59,7 +62,24 @@ func csvRow(r *result.Record) []string {
 	return append([]string{r.Run, strconv.Itoa(r.Index), r.Session, turn, status, r.Error,
 		strconv.Itoa(r.PromptTokens), strconv.Itoa(r.OutputTokens),
 		secs(r.TTFBS), secs(r.FirstTokenS), secs(r.FirstVisibleS), secs(r.E2ES), tpot, itl, r.RequestID},
-		csvReasoning(r)...)
+		append(csvReasoning(r), secs(r.UsableS), arrivalsCell(r.Arrivals))...)
+}
+
+// arrivalsCell is a request's arrivals as SECONDS:BYTES:TOKENS, space
+// separated ("" without any).
+func arrivalsCell(as [][3]float64) string {
+	var b []byte
+	for i, a := range as {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = strconv.AppendFloat(b, a[0], 'f', 6, 64)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, int64(a[1]), 10)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, int64(a[2]), 10)
+	}
+	return string(b)
 }
 
 // csvReasoning is a request's reasoning cells, empty when it did not reason.

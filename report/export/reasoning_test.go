@@ -16,7 +16,8 @@ func TestExportReasoning(t *testing.T) {
 	r := result.Record{Run: "streaming", Stream: true, FirstTokenS: 0.03, FirstReasoningS: 0.03, LastReasoningS: 2,
 		FirstVisibleS: 2.1, E2ES: 3, OutputTokens: 110, ReasoningTokens: 100, AnswerTokens: 10}
 	row := csvRow(&r)
-	if got, want := row[len(row)-5:], []string{"0.030000", "1.970000", "100", "10", "0.100000"}; !slices.Equal(got, want) {
+	reasoning := slices.Index(CSVHeader, "first_reasoning_s")
+	if got, want := row[reasoning:reasoning+5], []string{"0.030000", "1.970000", "100", "10", "0.100000"}; !slices.Equal(got, want) {
 		t.Errorf("reasoning cells %q, want %q", got, want)
 	}
 	if len(row) != len(CSVHeader) {
