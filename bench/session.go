@@ -73,6 +73,10 @@ type Config struct {
 	// Bounded keeps no record in memory (Runner.Bounded): Execute returns
 	// none; they are in Dir/requests.jsonl.
 	Bounded bool
+	// Clock is the time the session's inputs were given in and its results
+	// are shown in (results.json "clock"; Clock.Annotate); the zero Clock
+	// records none. Runs, SLOs and searches arrive already in wall time.
+	Clock result.Clock
 }
 
 // Execute starts the server, runs every RunSpec, writes requests.jsonl as it
@@ -88,6 +92,9 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 	}
 	res := &result.Results{Schema: result.Schema, Manifest: NewManifest(cfg.Version, cfg.Args), Runs: []result.Run{}, Warnings: []string{}}
 	res.Warnings = append(res.Warnings, sourceInputWarnings(cfg.Runs)...)
+	if cfg.Clock.Name != "" {
+		cfg.Clock.Annotate(res) // the checkpoints carry it too
+	}
 	prog := newProgress(cfg.Progress)
 	srv, err := StartServer(ctx, serverOptions(cfg, prog))
 	if err != nil {
@@ -152,6 +159,9 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 	runErr := runAll(ctx, cfg, srv, runner, prog, res, &recs)
 	if err := rw.Err(); err != nil {
 		res.Warnings = append(res.Warnings, err.Error())
+	}
+	if cfg.Clock.Name != "" {
+		cfg.Clock.Annotate(res)
 	}
 	if err := store.WriteResults(cfg.Dir, res); err != nil {
 		return res, recs, errors.Join(runErr, err)
