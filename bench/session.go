@@ -32,6 +32,10 @@ type Config struct {
 	Args     []string // command line, redacted before it is written
 	Version  string   // servebench version
 	Progress io.Writer
+	// Labels (--label) and Build (the commit and CI job) go into the
+	// manifest as they are.
+	Labels map[string]string
+	Build  *result.Build
 
 	RequestTimeout time.Duration
 	StallTimeout   time.Duration
@@ -73,10 +77,6 @@ type Config struct {
 	// Bounded keeps no record in memory (Runner.Bounded): Execute returns
 	// none; they are in Dir/requests.jsonl.
 	Bounded bool
-	// Clock is the time the session's inputs were given in and its results
-	// are shown in (results.json "clock"; Clock.Annotate); the zero Clock
-	// records none. Runs, SLOs and searches arrive already in wall time.
-	Clock result.Clock
 }
 
 // Execute starts the server, runs every RunSpec, writes requests.jsonl as it
@@ -91,10 +91,8 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 		return nil, nil, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
 	res := &result.Results{Schema: result.Schema, Manifest: NewManifest(cfg.Version, cfg.Args), Runs: []result.Run{}, Warnings: []string{}}
+	res.Manifest.Labels, res.Manifest.Build = cfg.Labels, cfg.Build
 	res.Warnings = append(res.Warnings, sourceInputWarnings(cfg.Runs)...)
-	if cfg.Clock.Name != "" {
-		cfg.Clock.Annotate(res) // the checkpoints carry it too
-	}
 	prog := newProgress(cfg.Progress)
 	srv, err := StartServer(ctx, serverOptions(cfg, prog))
 	if err != nil {
@@ -159,9 +157,6 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 	runErr := runAll(ctx, cfg, srv, runner, prog, res, &recs)
 	if err := rw.Err(); err != nil {
 		res.Warnings = append(res.Warnings, err.Error())
-	}
-	if cfg.Clock.Name != "" {
-		cfg.Clock.Annotate(res)
 	}
 	if err := store.WriteResults(cfg.Dir, res); err != nil {
 		return res, recs, errors.Join(runErr, err)

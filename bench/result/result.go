@@ -29,11 +29,6 @@ type Results struct {
 	Warnings []string `json:"warnings"`
 	// MaxRate is set by sweep --find-max-rate.
 	MaxRate *MaxRate `json:"max_rate,omitempty"`
-	// Clock is the time the session was given and printed in; absent in
-	// results older than it (wall clock). Under the modelled clock
-	// MaxRateModelled is MaxRate in that time.
-	Clock           *Clock   `json:"clock,omitempty"`
-	MaxRateModelled *MaxRate `json:"max_rate_modelled,omitempty"`
 	// Incomplete: rebuilt from CheckpointFile after servebench stopped
 	// mid-run (kill -9, a machine lost); compare refuses it unless asked.
 	Incomplete bool `json:"incomplete,omitempty"`
@@ -45,6 +40,26 @@ type Manifest struct {
 	CommandLine []string  `json:"command_line"` // secrets redacted
 	StartedAt   time.Time `json:"started_at"`
 	Host        Host      `json:"host"`
+	// Labels are the --label KEY=VALUE pairs the results were run with
+	// (a commit's name, a nightly's flavour), kept with them and in the
+	// history.
+	Labels map[string]string `json:"labels,omitempty"`
+	// Build is the code the results came from, read from the CI's
+	// environment or the working directory's git; nil when unknown.
+	Build *Build `json:"build,omitempty"`
+}
+
+// Build says which commit, branch and CI job produced results. Every
+// field is optional: a field unknown to the source that filled it is "".
+type Build struct {
+	Commit  string `json:"commit,omitempty"`
+	Branch  string `json:"branch,omitempty"`
+	CIRunID string `json:"ci_run_id,omitempty"`
+	CIURL   string `json:"ci_url,omitempty"`
+	// Source names where the fields came from: github-actions, gitlab-ci,
+	// env (GIT_COMMIT, BUILD_ID) or git (git rev-parse in the working
+	// directory).
+	Source string `json:"source"`
 }
 
 // Host facts of the machine that ran the client.
@@ -221,9 +236,6 @@ type Run struct {
 	Warnings     []string          `json:"warnings,omitempty"`
 	Windows      []Window          `json:"windows,omitempty"`    // --interval slices, in order
 	Incomplete   bool              `json:"incomplete,omitempty"` // see Results.Incomplete
-	// Modelled repeats the run's figures in the emulated hardware's time
-	// when the session's clock is modelled (Clock.Annotate).
-	Modelled *ModelledRun `json:"modelled,omitempty"`
 }
 
 // Throughput over the measured part of a run.

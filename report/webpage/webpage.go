@@ -19,6 +19,7 @@ import (
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
 	east "github.com/yuin/goldmark/extension/ast"
+	gmhtml "github.com/yuin/goldmark/renderer/html"
 	"github.com/yuin/goldmark/text"
 )
 
@@ -33,13 +34,24 @@ type Options struct {
 	// CellClass, when set, gives a table cell a CSS class by its text: the
 	// page styles "bad", "good" and "warn" (compare's verdicts).
 	CellClass func(text string) string
+	// RawHTML renders HTML the Markdown holds as it is (an inline SVG, an
+	// anchor), for Markdown servebench wrote itself; without it raw HTML
+	// is left out, as for any Markdown.
+	RawHTML bool
 }
 
 // md is GitHub-flavoured Markdown as report.md is written for: tables.
 var md = goldmark.New(goldmark.WithExtensions(extension.Table))
 
+// mdRaw is md that keeps raw HTML (Options.RawHTML).
+var mdRaw = goldmark.New(goldmark.WithExtensions(extension.Table), goldmark.WithRendererOptions(gmhtml.WithUnsafe()))
+
 // Write renders src as a whole HTML page on w.
 func Write(w io.Writer, src []byte, o Options) error {
+	md := md
+	if o.RawHTML {
+		md = mdRaw
+	}
 	doc := md.Parser().Parse(text.NewReader(src))
 	err := ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if !entering {

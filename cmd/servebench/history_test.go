@@ -1,0 +1,106 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/servebench/servebench/bench/history/pgtest"
+	"github.com/servebench/servebench/engine/sim"
+	"github.com/servebench/servebench/engine/sim/simtest"
+	"github.com/servebench/servebench/report"
+)
+
+// Nightly series: runs 1-20 on an engine paced as vLLM 0.14 (async
+// scheduling), runs 21-30 (commit c21 on) as vLLM 0.7 (V0: the step's
+// CPU work is paid again, plus 54 µs per decoding sequence): at 4
+// sequences a decode step goes from 15.7 to 16.5 ms, +5.2%
+// (engine/perf: StepTime of 4 decodes of ~150 tokens).
+const (
+	nightlyRuns   = 30
+	nightlyChange = 21
+)
+
+// TestHistoryNightly is the simulated nightly series, stored in SQLite and
+// in PostgreSQL: each night gates against the last 20 comparable runs of
+// the history and then stores itself; the gate exits 1 on every slower
+// night and 0 on the others, and history show finds the change point at
+// commit c21.
+func TestHistoryNightly(t *testing.T) {
+	fast := simtest.Start(t, func(o *sim.Options) { o.Speedup, o.StartupSpeedup, o.VLLMVersion = 10, 1000, "0.14.0" })
+	slow := simtest.Start(t, func(o *sim.Options) { o.Speedup, o.StartupSpeedup, o.VLLMVersion = 10, 1000, "0.7.3" })
+	t.Run("sqlite", func(t *testing.T) { nightly(t, fast, slow, filepath.Join(t.TempDir(), "history.db")) })
+	t.Run("postgres", func(t *testing.T) { nightly(t, fast, slow, pgtest.Start(t).NewDatabase(t)) })
+}
+
+func nightly(t *testing.T, fast, slow *sim.Engine, db string) {
+	start := time.Now()
+	// The gate judges the engine's own decode pace (its ITL from /metrics,
+	// on its clock, which a busy host does not move): the client's figures
+	// also carry this shared machine's load, +4-6% on a few nights of 30.
+	sep := "?"
+	if strings.Contains(db, "?") {
+		sep = "&"
+	}
+	baseline := "history:" + db + sep + "last=20&stat=engine.itl.mean"
+	var wrong []string
+	for i := 1; i <= nightlyRuns; i++ {
+		e, want := fast, exitOK
+		if i >= nightlyChange {
+			e, want = slow, exitRegression
+		}
+		dir := filepath.Join(t.TempDir(), fmt.Sprint(i))
+		code, out, errOut := runMain("run", "--base-url", e.BaseURL(), "--concurrency", "4", "--requests", "8", "--max-tokens", "64",
+			"--stream", "on", "--quiet", "--out", dir, "--label", fmt.Sprintf("commit=c%02d", i), "--label", "flavour=nightly",
+			"--history", db, "--baseline", baseline)
+		if i <= 5 && !strings.Contains(out, "need 5: no verdict") {
+			t.Errorf("night %d: expected no verdict on a short history\n%s", i, out)
+		}
+		if code != want {
+			wrong = append(wrong, fmt.Sprintf("night %d: exit %d, want %d\n%s%s", i, code, want, out, errOut))
+		}
+		if i == 1 {
+			checkLabels(t, dir)
+		}
+	}
+	if len(wrong) > 0 {
+		t.Errorf("the history gate judged %d of %d nights wrongly:\n%s", len(wrong), nightlyRuns, strings.Join(wrong, "\n"))
+	}
+	t.Logf("%d nights in %v", nightlyRuns, time.Since(start).Round(time.Millisecond))
+	out := t.TempDir()
+	code, stdout, stderr := runMain("history", "show", db, "--quantity", "engine.itl", "--label", "flavour=nightly", "--out", out)
+	if code != exitOK {
+		t.Fatalf("history show: exit %d\n%s", code, stderr)
+	}
+	var changes []string
+	for _, l := range strings.Split(stdout, "\n") {
+		if strings.HasPrefix(l, "change point between") {
+			changes = append(changes, l)
+		}
+	}
+	if len(changes) == 0 || !strings.Contains(changes[0], "commit=c20 flavour=nightly) and run") || !strings.Contains(changes[0], "commit=c21 flavour=nightly): +") {
+		t.Errorf("history show: change points %q, want the first between c20 and c21, a rise\n%s", changes, stdout)
+	}
+	page, err := os.ReadFile(filepath.Join(out, report.HistoryHTML))
+	if err != nil || !strings.Contains(string(page), `<a href="#run-21">`) || !strings.Contains(string(page), `id="run-21"`) {
+		t.Errorf("%s: %v: expected each point linked to its run's row", report.HistoryHTML, err)
+	}
+	if fi, err := os.Stat(filepath.Join(out, report.HistoryPNG)); err != nil || fi.Size() < 10000 {
+		t.Errorf("%s: %v, want a chart", report.HistoryPNG, err)
+	}
+}
+
+// checkLabels: --label is in results.json and in the report's header.
+func checkLabels(t *testing.T, dir string) {
+	res, _ := loadSaved(t, dir)
+	if res.Manifest.Labels["commit"] != "c01" || res.Manifest.Labels["flavour"] != "nightly" {
+		t.Errorf("results.json labels %v, want commit=c01 flavour=nightly", res.Manifest.Labels)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil || !strings.Contains(string(md), "- **Labels:** `commit=c01`, `flavour=nightly`") {
+		t.Errorf("report.md: %v: expected the labels in its header", err)
+	}
+}
