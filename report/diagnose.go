@@ -345,11 +345,15 @@ func burstsFinding(d *Diagnosis, run result.Run) {
 	if !run.Stream || s == nil || !s.Stutter.Bursty() {
 		return
 	}
-	d.Findings = append(d.Findings, Finding{CauseBetween, fmt.Sprintf("The stream stutters: %s of the tokens arrived in bursts "+
+	text := fmt.Sprintf("The stream stutters: %s of the tokens arrived in bursts "+
 		"(%.1f tokens per arrival, up to %d at once; largest gap between arrivals %s), so the client's ITL is computed over bursts "+
-		"and says nothing of the engine's pace. Something between engine and client buffers the stream: nginx's defaults do "+
-		"(proxy_buffering on with HTTP/1.0 to the upstream); set proxy_buffering off and proxy_http_version 1.1, "+
-		"or send the X-Accel-Buffering: no response header.", pct(s.BurstShare), s.TokensPerArrivalMean, s.TokensPerArrivalMax, secs(s.GapMaxS))})
+		"and says nothing of the engine's pace.", pct(s.BurstShare), s.TokensPerArrivalMean, s.TokensPerArrivalMax, secs(s.GapMaxS))
+	if run.Client.Compressed == 0 { // else compressedFinding says what holds it
+		text += " Something between engine and client buffers the stream: nginx's defaults do " +
+			"(proxy_buffering on with HTTP/1.0 to the upstream); set proxy_buffering off and proxy_http_version 1.1, " +
+			"or send the X-Accel-Buffering: no response header; HAProxy merges small sends unless option http-no-delay."
+	}
+	d.Findings = append(d.Findings, Finding{CauseBetween, text})
 }
 
 // addClientQueue names queueing on the client side: an open-loop run whose

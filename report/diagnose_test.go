@@ -244,6 +244,13 @@ func TestDiagnoseStutterAndCompression(t *testing.T) {
 			t.Errorf("diagnosis lacks %q:\n%s", want, text)
 		}
 	}
+	if strings.Contains(text, "nginx's defaults") {
+		t.Errorf("compressed answers blamed on nginx's defaults:\n%s", text)
+	}
+	run.Client.Compressed = 0
+	if d := Diagnose(run); !strings.Contains(fmt.Sprint(d.Findings), "nginx's defaults") {
+		t.Errorf("uncompressed bursts without nginx's fix: %v", d.Findings)
+	}
 	run.Client.Stutter.BurstShare, run.Client.Compressed = 0.01, 0
 	d = Diagnose(run)
 	for _, f := range d.Findings {
