@@ -158,6 +158,13 @@ type Runner struct {
 	// OnWindow, when set, gets the run so far (Incomplete) at its start and
 	// at every Interval boundary, from another goroutine (see windower).
 	OnWindow func(partial *result.Run)
+	// Direct, when set, gets every request a second time, straight to the
+	// engine (--direct-url; DirectURL, redacted, is recorded): each run
+	// gets a direct side (TakeDirect) to set what the path adds against.
+	Direct         Doer
+	DirectURL      string
+	lastDirect     *result.Run
+	lastDirectRecs []result.Record
 	// SaveSnapshot, when set, keeps the /metrics snapshots a run's engine
 	// figures come from ("RUN.before", "RUN.after"): merge takes a sharded
 	// run's engine delta from them.
@@ -185,6 +192,7 @@ type runState struct {
 	cut      atomic.Int64 // sessions that stopped at a failed turn
 	win      *windower
 	acc      store.RunAcc // the run's figures, fed by keep
+	direct   *runState    // the direct side (Runner.Direct); nil: none
 }
 
 // exactTokens is the output length every request must reach: max_tokens
@@ -213,6 +221,9 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 	defer cancelReqs(nil)
 	st := &runState{spec: &spec, sendCtx: sendCtx, stop: stopSending, reqCtx: reqCtx}
 	st.textSalt = textSalt(spec.Name)
+	if r.Direct != nil {
+		st.direct = newDirectState(st)
+	}
 	done := make(chan struct{})
 	defer close(done)
 	go r.watch(ctx, sendCtx, done, stopSending, cancelReqs)
@@ -239,6 +250,12 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 		defer st.acc.Tally.Close()
 		defer st.lags.Close()
 		defer st.acc.Engine.Close()
+		if d := st.direct; d != nil {
+			if err := d.acc.Tally.Spill(r.SpillDir); err != nil {
+				run.Warnings = append(run.Warnings, "direct side: "+err.Error())
+			}
+			defer d.acc.Tally.Close()
+		}
 	}
 	if sendCtx.Err() == nil && lateErr == nil {
 		r.measure(st, start)
@@ -246,6 +263,9 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 	st.win.stop()
 	run.DurationS = time.Since(start).Seconds()
 	r.clientFigures(run, st)
+	if st.direct != nil {
+		r.lastDirect, r.lastDirectRecs = r.directRun(run, st), st.direct.recs
+	}
 	after := src.after(ctx, run, st)
 	run.Windows = st.win.finish(run.DurationS, after)
 	if err := st.win.spillErr; err != nil {
@@ -694,7 +714,7 @@ func (r *Runner) do(st *runState, j *job, k int, req *client.Request) client.Tra
 		if r.RequestIDs {
 			req.ID = RequestID(st.spec.Name, j.index)
 		}
-		tr := r.Client.Do(st.reqCtx, req)
+		tr := r.send(st, j, k, attempt, req)
 		var lag time.Duration
 		if !intended.IsZero() {
 			lag = tr.Start.Sub(intended)

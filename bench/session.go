@@ -53,6 +53,10 @@ type Config struct {
 	Search *MaxRateSearch
 	// Client replaces the HTTP client (tests); nil builds a client.Client.
 	Client Doer
+	// DirectURL, when set, is the engine's own URL: every request is also
+	// sent there (Runner.Direct), to set what the path to Server.BaseURL
+	// adds against it (--direct-url).
+	DirectURL string
 	// Prometheus, when set, is where engine figures come from instead of
 	// scraping Server.MetricsURLs (Filter is set from Server.Model).
 	Prometheus *promql.Options
@@ -144,6 +148,12 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 		defer c.Close()
 		runner.Client = c
 	}
+	if cfg.DirectURL != "" {
+		dc := client.New(client.Options{BaseURL: cfg.DirectURL, APIKey: cfg.Server.APIKey, MaxConns: maxConns,
+			RequestTimeout: cfg.RequestTimeout, StallTimeout: cfg.StallTimeout, AcceptEncoding: cfg.AcceptEncoding})
+		defer dc.Close()
+		runner.Direct, runner.DirectURL = dc, launch.RedactURL(cfg.DirectURL)
+	}
 	res.Server.Dialect = detectDialect(ctx, runner.Metrics, res)
 	calibrateTokens(ctx, &cfg, srv, runner.Client, res)
 	if slices.ContainsFunc(cfg.Runs, func(r RunSpec) bool { return r.Shard.sharded() }) {
@@ -203,6 +213,9 @@ func checkConfig(cfg Config) (maxConns int, prom *promql.Source, err error) {
 		return 0, nil, err
 	}
 	if err := CheckServer(cfg.Server); err != nil {
+		return 0, nil, err
+	}
+	if err := checkDirectURL(&cfg); err != nil {
 		return 0, nil, err
 	}
 	if cfg.Prometheus != nil {
@@ -366,6 +379,13 @@ func runAll(ctx context.Context, cfg Config, srv *Server, runner *Runner, prog *
 			}
 		}
 		*recs = append(*recs, rs...)
+		if d, drs := runner.TakeDirect(); d != nil {
+			res.Runs = append(res.Runs, *d)
+			for _, w := range d.Warnings {
+				res.Warnings = append(res.Warnings, d.Name+": "+w)
+			}
+			*recs = append(*recs, drs...)
+		}
 		if err == nil && run != nil && serverGone(srv, run) {
 			err = ErrServerExited
 		}

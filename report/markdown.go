@@ -50,6 +50,8 @@ func markdown(w io.Writer, res *result.Results, recs []result.Record, s *Sample,
 	writeWarnings(&b, res)
 	writeGoodput(&b, res)
 	writeUsable(&b, res)
+	writePath(&b, PathPairs(res, recs))
+	embed(FilePath)
 
 	b.WriteString("## Where is the time going\n\n")
 	basis := BasisFor(res)

@@ -83,6 +83,10 @@ func planCharts(res *result.Results, recs []result.Record, s *Sample) []Chart {
 		cs = append(cs, Chart{File: FileTimeseries, Title: "Figures over time, per --interval window",
 			render: func() ([]byte, error) { return TimeseriesChart(res) }})
 	}
+	if pairs := PathPairs(res, recs); len(pairs) > 0 && len(pairs[0].AddedE2E) > 0 {
+		cs = append(cs, Chart{File: FilePath, Title: "What the path adds per request (proxied minus direct)", Note: note,
+			render: func() ([]byte, error) { return pathChart(res, pairs) }})
+	}
 	if isSweep(res) {
 		cs = append(cs, Chart{File: FileSweep, Title: "Latency and throughput against load",
 			render: func() ([]byte, error) { return SweepChart(res) }})

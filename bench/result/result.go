@@ -198,6 +198,13 @@ type Workload struct {
 	ToolChoice     string `json:"tool_choice,omitempty"`
 	// Arrivals: each record keeps its response's reads (--arrivals).
 	Arrivals bool `json:"arrivals,omitempty"`
+	// With --direct-url every request went twice, one after the other in
+	// alternating order: Path "proxied" through the server's base URL (a
+	// proxy, a gateway), "direct" to DirectURL (the engine itself);
+	// PairedWith names the other side's run (same requests, by index).
+	Path       string `json:"path,omitempty"`
+	PairedWith string `json:"paired_with,omitempty"`
+	DirectURL  string `json:"direct_url,omitempty"`
 }
 
 // OpenLoop reports whether the run sent on a schedule (rate, trace), so

@@ -67,6 +67,7 @@ type sessionOptions struct {
 	resultsToLog    bool                 // run and sweep --results-to-log
 	recordsInMemory bool                 // hidden --records-in-memory
 	arrivals        bool
+	directURL       string // run --direct-url
 	structuredOpts  workload.StructuredOptions
 	structured      *workload.Structured // loaded from structuredOpts by check
 }
@@ -373,6 +374,7 @@ func (o *sessionOptions) config(cmd *cobra.Command, runs []bench.RunSpec, stopAf
 	cfg.Labels, cfg.Build = o.labels, o.build(cmd.Context())
 	cfg.StopAfter, cfg.Search = stopAfter, o.search
 	cfg.Prometheus, cfg.RequestIDs = o.promOpts, o.requestID
+	cfg.DirectURL = o.directURL
 	cfg.FailOnErrorRate = -1
 	if cmd.Flags().Changed("fail-on-error-rate") {
 		cfg.FailOnErrorRate = o.failOnErrorRate
@@ -706,6 +708,7 @@ sessions, --concurrency sessions in flight, --rate session starts), --dataset or
 	w.addTraceFlags(cmd.Flags())
 	o.addResultsToLog(cmd.Flags())
 	w.addShardFlags(cmd.Flags(), "the run", "start at this RFC 3339 instant, as every shard does")
+	cmd.Flags().StringVar(&o.directURL, "direct-url", "", "the engine's own URL: send every request there too, one after the other with --base-url's (a proxy, a gateway) in alternating order, and report what the path adds (run NAME"+bench.DirectSuffix+" beside each run, report.md's 'What the path adds', path.png)")
 	return cmd
 }
 
