@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -276,6 +278,49 @@ func TestInterruptKeepsRecords(t *testing.T) {
 	if run.Engine.Reconciliation == nil || run.Engine.TTFTS == nil {
 		t.Errorf("engine figures missing after an interrupt: %+v", run.Engine)
 	}
+}
+
+// diskFull takes room bytes, then fails as a full file system does.
+type diskFull struct{ room int }
+
+func (d *diskFull) Write(p []byte) (int, error) {
+	n := min(len(p), d.room)
+	d.room -= n
+	if n < len(p) {
+		return n, syscall.ENOSPC
+	}
+	return n, nil
+}
+
+// TestWriteFailureStopsRun: when requests.jsonl stops taking writes (a
+// full disk), the run stops at once with ErrResultsWrite naming the file,
+// the cause and the records kept, never a claim about the server; the
+// requests that completed still count in the figures.
+func TestWriteFailureStopsRun(t *testing.T) {
+	e := startEngine(t, nil)
+	rw := store.NewRecordWriter(&diskFull{room: 8 << 10}) // a few records
+	defer rw.Close()
+	r := &Runner{
+		Client:  client.New(client.Options{BaseURL: e.BaseURL(), MaxConns: 4}),
+		Records: rw,
+		Metrics: &Metrics{URLs: []string{e.BaseURL() + "/metrics"}},
+	}
+	spec := RunSpec{Name: "streaming", Workload: workload.Workload{Mode: workload.ModeConcurrent, Concurrency: 4, Requests: 400},
+		Request: RequestSpec{Model: e.ServedModelName(), MaxTokens: 64, ExactLength: true, Stream: true}}
+	run, _, err := r.Run(context.Background(), spec)
+	if !errors.Is(err, ErrResultsWrite) || errors.Is(err, ErrServerExited) || errors.Is(err, ErrInvalidRun) {
+		t.Fatalf("Run error = %v, want ErrResultsWrite alone", err)
+	}
+	kept := fmt.Sprintf("keeps the %d records", rw.Kept())
+	for _, want := range []string{result.RequestsFile, "no space left on device", kept} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if run == nil || run.Requests >= 40 || run.OK == 0 || run.Client.E2ES == nil || run.Client.E2ES.N != run.OK {
+		t.Fatalf("run: want it stopped soon after the failure, its completed requests counted: %+v", run)
+	}
+	t.Logf("%d of 400 requests before the stop; %s", run.Requests, err)
 }
 
 // TestReconciliation: two replicas' /metrics are summed (--metrics-url

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -39,6 +40,10 @@ var (
 	ErrInterrupted  = errors.New("interrupted")
 	ErrServerExited = errors.New("server exited during the run")
 	ErrInvalidRun   = errors.New("invalid run")
+	// ErrResultsWrite: the results folder stopped taking writes (a full
+	// disk, a removed folder); the run stopped at once, and the error says
+	// which file, why, and what it keeps. Nothing about the server.
+	ErrResultsWrite = errors.New("the results could not be written")
 	// ErrUsage wraps errors in the options given (bad flags or input).
 	ErrUsage         = errors.New("bad usage")
 	errDurationDone  = errors.New("duration reached")
@@ -177,6 +182,7 @@ type runState struct {
 	sendCtx context.Context // done: send nothing more
 	stop    context.CancelCauseFunc
 	reqCtx  context.Context // done: abandon in-flight requests
+	cancel  context.CancelCauseFunc
 	mu      sync.Mutex
 	recs    []result.Record
 	sent    atomic.Int64 // measured attempts sent
@@ -219,7 +225,7 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 	defer stopSending(nil)
 	reqCtx, cancelReqs := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer cancelReqs(nil)
-	st := &runState{spec: &spec, sendCtx: sendCtx, stop: stopSending, reqCtx: reqCtx}
+	st := &runState{spec: &spec, sendCtx: sendCtx, stop: stopSending, reqCtx: reqCtx, cancel: cancelReqs}
 	st.textSalt = textSalt(spec.Name)
 	if r.Direct != nil {
 		st.direct = newDirectState(st)
@@ -273,11 +279,43 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 	}
 	src.windows(ctx, run, st.win)
 	run.Warnings = append(run.Warnings, restartWarnings(run.Windows)...)
-	_ = r.Records.Err() // returns once this run's lines are in the file; the session reports the error
+	werr := r.Records.Err() // returns once this run's lines are in the file
 	if lateErr != nil {
 		return run, st.recs, lateErr
 	}
+	if err := writeFailure(st, run, werr); err != nil {
+		return run, st.recs, err
+	}
 	return run, st.recs, runErr(ctx, sendCtx)
+}
+
+// stopOnWriteFailure stops the run at once, sending and in flight, when
+// the results folder stopped taking writes: whatever is measured after it
+// could not be kept.
+func (st *runState) stopOnWriteFailure() {
+	cause := fmt.Errorf("%w: the run stopped", ErrResultsWrite)
+	st.stop(cause)
+	st.cancel(cause)
+}
+
+// writeFailure is the error of a run whose results could not be written
+// (nil when they were): the file and the cause (requests.jsonl's error
+// says how many records it keeps), also kept as the run's warning. The
+// samples that could not be spilled are in memory: the figures count
+// every request that completed.
+func writeFailure(st *runState, run *result.Run, recErr error) error {
+	err := recErr
+	if err == nil {
+		st.mu.Lock()
+		err = cmp.Or(st.acc.WriteErr(), st.lags.WriteErr)
+		st.mu.Unlock()
+	}
+	if err == nil {
+		return nil
+	}
+	msg := fmt.Sprintf("%v; the run stopped there, %d measured requests completed", err, run.Requests)
+	run.Warnings = append(run.Warnings, msg)
+	return fmt.Errorf("%w: %s", ErrResultsWrite, msg)
 }
 
 // spill sends a bounded run's samples, send lags and, where the answers
@@ -365,6 +403,11 @@ func (r *Runner) watch(ctx, sendCtx context.Context, done <-chan struct{}, stop,
 			cause = ErrInterrupted
 		case <-r.ServerExited: // nil channel: never
 			cause = ErrServerExited
+		case <-r.Records.Failed(): // nil channel without a file: never
+			cause = fmt.Errorf("%w: the run stopped", ErrResultsWrite)
+			stop(cause)
+			cancelReqs(cause) // at once: their records could not be kept
+			return
 		case <-sendCtx.Done():
 			// Duration reached: in-flight requests finish normally, but Ctrl-C
 			// or a server exit while draining still applies.
@@ -779,10 +822,15 @@ func (r *Runner) retryWait(tr *client.Trace, attempt int) time.Duration {
 // orders in the two: the write is not under st.mu.
 func (r *Runner) keep(st *runState, rec result.Record, firstOpenLoop bool, lag time.Duration) {
 	st.win.assign(&rec)
-	_ = r.Records.Write(&rec) // a write error is reported once by the session (RecordWriter.Err)
+	if r.Records.Write(&rec) != nil { // a write failed: the file keeps what came before
+		st.stopOnWriteFailure()
+	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.acc.Add(&rec, st.spec.exactTokens(), st.spec.SLO)
+	if r.Bounded && (st.acc.WriteErr() != nil || st.lags.WriteErr != nil) {
+		st.stopOnWriteFailure() // the samples are kept in memory, the folder takes no more
+	}
 	if !r.Bounded {
 		st.recs = append(st.recs, rec)
 	}

@@ -165,11 +165,12 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 	}
 	var recs []result.Record
 	runErr := runAll(ctx, cfg, srv, runner, prog, res, &recs)
-	if err := rw.Err(); err != nil {
+	if err := rw.Err(); err != nil && !errors.Is(runErr, ErrResultsWrite) { // a run's error says it already
 		res.Warnings = append(res.Warnings, err.Error())
+		runErr = errors.Join(runErr, fmt.Errorf("%w: %w", ErrResultsWrite, err))
 	}
 	if err := store.WriteResults(cfg.Dir, res); err != nil {
-		return res, recs, errors.Join(runErr, err)
+		return res, recs, errors.Join(runErr, fmt.Errorf("%w: %w", ErrResultsWrite, err))
 	}
 	_ = store.RemoveCheckpoint(cfg.Dir) // results.json is newer: report would not read it
 	if runErr != nil {

@@ -292,8 +292,8 @@ func writeRun(b *strings.Builder, r *result.Run, nrec [3]int) {
 			pt.RequestedMean, pt.CountedMean, pt.Exact, pt.N)
 	}
 	switch {
-	case nrec == [3]int{} && r.Requests > 0: // a bounded-memory run whose file was not read back
-		b.WriteString("- Records in requests.jsonl: not read back for the charts (too large to keep memory bounded); the figures above count every one\n")
+	case nrec == [3]int{} && r.Requests > 0: // a bounded-memory run whose lines could not be read back
+		b.WriteString("- Records in requests.jsonl: none of this run's read back for the charts (the warnings say why); the figures above count every request\n")
 	default:
 		fmt.Fprintf(b, "- Records in requests.jsonl: %d measured, %d warm-up", nrec[0], nrec[1])
 		if nrec[2] > 0 {

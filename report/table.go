@@ -195,9 +195,9 @@ func runValue(res *result.Results, run *result.Run, key string) (float64, bool, 
 		if run.Client.FirstVisibleS == nil && run.Client.ReasoningTokens != nil {
 			return 0, false, "no answer token came: the model was still thinking at max_tokens"
 		}
-		return clientMedian(run.Client.FirstVisibleS)
+		return clientSample(run, run.Client.FirstVisibleS)
 	case KeyE2EClient:
-		return clientMedian(run.Client.E2ES)
+		return clientSample(run, run.Client.E2ES)
 	case KeyEngineTTFT:
 		return engineMean(res, run, run.Engine.TTFTS, "engine TTFT")
 	case KeyE2EEngine:
@@ -234,6 +234,17 @@ func runValue(res *result.Results, run *result.Run, key string) (float64, bool, 
 		return g.Attainment, true, ""
 	}
 	return 0, false, "unknown quantity " + key
+}
+
+// clientSample is clientMedian of a figure every successful request has
+// (E2E, first visible output): absent when requests succeeded, it was lost
+// (a spilled file unreadable), and the note says so rather than that none
+// succeeded.
+func clientSample(run *result.Run, s *stats.Summary) (float64, bool, string) {
+	if (s == nil || s.N == 0) && run.OK > 0 {
+		return 0, false, fmt.Sprintf("%d requests succeeded but their samples could not be read back (see the warnings)", run.OK)
+	}
+	return clientMedian(s)
 }
 
 func clientMedian(s *stats.Summary) (float64, bool, string) {

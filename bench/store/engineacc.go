@@ -37,6 +37,9 @@ func (a *EngineAcc) Close() { a.columns().close() }
 // SpillErr is the first error writing or reading back spilled timings.
 func (a *EngineAcc) SpillErr() error { return a.columns().err() }
 
+// WriteErr is the first error writing spilled timings (see Tally.WriteErr).
+func (a *EngineAcc) WriteErr() error { return a.columns().writeErr() }
+
 func (a *EngineAcc) Add(rec *result.Record) {
 	e := rec.Engine
 	if e == nil || rec.Error != "" {

@@ -25,6 +25,16 @@ type RunAcc struct {
 	Fails     Failures
 }
 
+// WriteErr is the first error writing the spilled samples or engine
+// timings to their files (see Tally.WriteErr): nothing is lost, but the
+// results folder takes no more.
+func (a *RunAcc) WriteErr() error {
+	if err := a.Tally.WriteErr(); err != nil {
+		return err
+	}
+	return a.Engine.WriteErr()
+}
+
 // Add keeps rec's figures: exactTokens is the output length every request
 // was asked to reach (--exact-length; 0: not asked), slo the goodput's.
 func (a *RunAcc) Add(rec *result.Record, exactTokens int, slo result.SLO) {

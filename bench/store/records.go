@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"sync"
 	"time"
@@ -26,16 +27,25 @@ import (
 // one system call (and one wake-up) carries dozens of lines instead of
 // one each. Lines are only ever written whole. Call Close (or Err) to wait
 // until everything queued is written.
+//
+// A write that fails (a full disk, a removed folder) stops the writer: the
+// file keeps the whole lines written before it (a part line is cut off
+// where the file allows), Failed is closed, and the error names the file,
+// the cause and how many records the file keeps.
 type RecordWriter struct {
 	mu     sync.Mutex
 	cond   sync.Cond // wakes the writer (work queued) and waiters (batch done)
 	w      io.Writer
 	c      io.Closer
+	name   string // the file's path, for errors (RequestsFile when not a file)
 	queue  []result.Record
 	busy   bool // the writer holds a batch
 	closed bool
 	done   chan struct{}
-	err    error // first encode or write error; later records are dropped
+	failed chan struct{} // closed at the first error
+	err    error         // first encode or write error; later records are dropped
+	kept   int           // records whole in the file
+	size   int64         // their bytes (the writer goroutine's)
 }
 
 // CreateRecordFile creates (truncating) the JSONL file at path.
@@ -45,13 +55,13 @@ func CreateRecordFile(path string) (*RecordWriter, error) {
 		return nil, fmt.Errorf("creating %s: %w", path, err)
 	}
 	rw := NewRecordWriter(f)
-	rw.c = f
+	rw.c, rw.name = f, path
 	return rw, nil
 }
 
 // NewRecordWriter writes records to w as they come; Close stops it.
 func NewRecordWriter(w io.Writer) *RecordWriter {
-	rw := &RecordWriter{w: w, done: make(chan struct{})}
+	rw := &RecordWriter{w: w, name: result.RequestsFile, done: make(chan struct{}), failed: make(chan struct{})}
 	rw.cond.L = &rw.mu
 	go rw.loop()
 	return rw
@@ -118,20 +128,63 @@ func (rw *RecordWriter) loop() {
 			batch[i] = result.Record{} // let the events go
 		}
 		if err != nil {
-			err = fmt.Errorf("encoding a record for %s: %w", result.RequestsFile, err)
+			err = fmt.Errorf("encoding a record for %s: %w", rw.name, err)
 		} else if !failed {
-			if _, err = rw.w.Write(buf.Bytes()); err != nil {
-				err = fmt.Errorf("writing %s: %w", result.RequestsFile, err)
-			}
+			err = rw.write(buf.Bytes())
 		}
 
 		rw.mu.Lock()
 		rw.busy = false
 		if err != nil && rw.err == nil {
 			rw.err = err
+			close(rw.failed)
 		}
 		rw.cond.Broadcast()
 	}
+}
+
+// write writes b, whole lines, and counts them. On a failure it counts the
+// lines written whole, cuts a part line off a file, and says how many
+// records the file keeps. Only the writer goroutine calls it.
+func (rw *RecordWriter) write(b []byte) error {
+	n, err := rw.w.Write(b)
+	whole := bytes.LastIndexByte(b[:n], '\n') + 1
+	rw.size += int64(whole)
+	rw.mu.Lock()
+	rw.kept += bytes.Count(b[:whole], []byte{'\n'})
+	kept := rw.kept
+	rw.mu.Unlock()
+	if err == nil {
+		return nil
+	}
+	if t, ok := rw.w.(interface{ Truncate(int64) error }); ok && whole < n {
+		_ = t.Truncate(rw.size) // best effort: the reader skips a part last line anyway
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) { // "write PATH: CAUSE": the path is said once
+		err = pe.Err
+	}
+	return fmt.Errorf("writing %s: %w: it keeps the %d records written before", rw.name, err, kept)
+}
+
+// Failed is closed at the first error writing the records: the run should
+// stop, as nothing it measures from then on can be kept.
+func (rw *RecordWriter) Failed() <-chan struct{} {
+	if rw == nil {
+		return nil
+	}
+	return rw.failed
+}
+
+// Kept is how many records the file holds whole so far (those written,
+// not those queued).
+func (rw *RecordWriter) Kept() int {
+	if rw == nil {
+		return 0
+	}
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
+	return rw.kept
 }
 
 // Err waits until everything queued is written and returns the first error

@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -307,4 +310,105 @@ func TestFailuresBounded(t *testing.T) {
 	if got, want := f.Commonest(), ": http_status: HTTP 503: overloaded (3 of 1003 failures)"; got != want {
 		t.Errorf("commonest = %q, want %q", got, want)
 	}
+}
+
+// fullDisk takes room bytes, then fails with ENOSPC, writing what fits
+// (a part line, as a full file system does).
+type fullDisk struct {
+	room    int
+	written bytes.Buffer
+}
+
+func (d *fullDisk) Write(p []byte) (int, error) {
+	n := min(len(p), d.room)
+	d.room -= n
+	d.written.Write(p[:n])
+	if n < len(p) {
+		return n, syscall.ENOSPC
+	}
+	return n, nil
+}
+
+// TestRecordWriterDiskFull: the write that finds the disk full stops the
+// writer at once (Failed closed), and its error names the file, the cause
+// and how many records the file keeps whole: those before the part line.
+func TestRecordWriterDiskFull(t *testing.T) {
+	rec := result.Record{Run: "streaming", E2ES: 1.5, OutputTokens: 64}
+	line, _ := json.Marshal(&rec)
+	d := &fullDisk{room: 3*(len(line)+1) + len(line)/2} // three lines and half of the fourth
+	rw := NewRecordWriter(d)
+	defer rw.Close()
+	for i := range 3 {
+		rec.Index = i
+		if err := rw.Write(&rec); err != nil {
+			t.Fatal(err)
+		}
+		if err := rw.Err(); err != nil { // one line per write
+			t.Fatal(err)
+		}
+	}
+	select {
+	case <-rw.Failed():
+		t.Fatal("Failed closed before any write failed")
+	default:
+	}
+	for i := 3; i < 6; i++ {
+		rec.Index = i
+		_ = rw.Write(&rec)
+	}
+	err := rw.Err()
+	select {
+	case <-rw.Failed():
+	case <-time.After(time.Second):
+		t.Fatal("Failed not closed after the failed write")
+	}
+	if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), result.RequestsFile) ||
+		!strings.Contains(err.Error(), "no space left on device") || !strings.Contains(err.Error(), "keeps the 3 records") {
+		t.Errorf("error %q: want the file, the cause and the 3 records kept", err)
+	}
+	if rw.Kept() != 3 {
+		t.Errorf("Kept() = %d, want 3", rw.Kept())
+	}
+	if err := rw.Write(&rec); err == nil {
+		t.Error("a record accepted after the disk filled")
+	}
+}
+
+// TestCreateRecordFileCutsPartLine: on a file, the part line a full disk
+// leaves is cut off, so the file holds whole records only.
+func TestCreateRecordFileCutsPartLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), result.RequestsFile)
+	rw, err := CreateRecordFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := rw.w.(*os.File)
+	rec := result.Record{Run: "r"}
+	line, _ := json.Marshal(&rec)
+	rw.w = &truncatingFull{File: f, room: len(line) + 1 + 5}
+	_ = rw.Write(&rec)
+	_ = rw.Write(&rec)
+	_ = rw.Close()
+	b, _ := os.ReadFile(path)
+	if string(b) != string(line)+"\n" {
+		t.Errorf("file %q: want the one whole line", b)
+	}
+}
+
+// truncatingFull is a file that takes room bytes, then fails with ENOSPC.
+type truncatingFull struct {
+	*os.File
+	room int
+}
+
+func (d *truncatingFull) Write(p []byte) (int, error) {
+	n := min(len(p), d.room)
+	d.room -= n
+	if _, err := d.File.Write(p[:n]); err != nil {
+		return 0, err
+	}
+	if n < len(p) {
+		return n, &os.PathError{Op: "write", Path: d.Name(), Err: syscall.ENOSPC}
+	}
+	return n, nil
 }

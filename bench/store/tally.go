@@ -238,6 +238,11 @@ func (t *Tally) Client() result.ClientStats {
 // the figures it concerns are absent.
 func (t *Tally) SpillErr() error { return t.columns().err() }
 
+// WriteErr is the first error writing spilled samples to their file (a
+// full disk): the samples are kept in memory, the results folder is not
+// writable.
+func (t *Tally) WriteErr() error { return t.columns().writeErr() }
+
 // ErrorsMap is the error counts by class, never nil (results.json writes {}).
 func (t *Tally) ErrorsMap() map[string]int {
 	if t.errors == nil {

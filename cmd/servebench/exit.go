@@ -12,6 +12,7 @@ const (
 	exitUsage       = 2 // bad usage or input
 	exitInvalidRun  = 3 // server failed to start or died, every request failed, harness overloaded
 	exitInterrupted = 4 // interrupted; partial results saved
+	exitResultsIO   = 5 // the results could not be written or read back (disk full, folder removed): nothing about the server
 )
 
 // exitError carries the exit code a command wants for err.

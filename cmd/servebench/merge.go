@@ -50,10 +50,11 @@ table, report.md and the charts are written as 'run' writes them.`,
 				err = errors.Join(err, terr)
 			}
 			// The merge kept no records: the charts read them back, bounded.
-			recs, sample, notes, _ := report.ChartRecords(out, res, report.MaxChartBytes)
+			recs, sample, notes, rerr := report.ChartRecords(out, res, report.MaxChartBytes)
 			for _, n := range notes {
 				fmt.Fprintf(cmd.ErrOrStderr(), "servebench: %s\n", n)
 			}
+			err = errors.Join(err, readBackErr(res, rerr))
 			if werr := writeReport(out, res, recs, sample); werr != nil {
 				fmt.Fprintf(cmd.ErrOrStderr(), "servebench: report: %v\n", werr)
 			}

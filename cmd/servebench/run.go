@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -410,10 +411,12 @@ func (o *sessionOptions) results(cmd *cobra.Command, cfg bench.Config, res *resu
 	var sample *report.Sample
 	if cfg.Bounded { // the run kept no records: the charts read them back
 		var notes []string
-		recs, sample, notes, _ = report.ChartRecords(dir, res, report.MaxChartBytes)
+		var rerr error
+		recs, sample, notes, rerr = report.ChartRecords(dir, res, report.MaxChartBytes)
 		for _, n := range notes {
 			fmt.Fprintf(stderr, "servebench: %s\n", n)
 		}
+		err = errors.Join(err, readBackErr(res, rerr))
 	}
 	if werr := writeReport(dir, res, recs, sample); werr != nil {
 		fmt.Fprintf(stderr, "servebench: report: %v\n", werr)
@@ -428,6 +431,22 @@ func (o *sessionOptions) results(cmd *cobra.Command, cfg bench.Config, res *resu
 		}
 	}
 	return recs, err
+}
+
+// errResultsRead: the records just written could not be read back.
+var errResultsRead = errors.New("the results could not be read back")
+
+// readBackErr is a failure to read requests.jsonl back for the charts: a
+// results error (exit 5), also a warning of the report, so that report.md
+// says why its charts have no records. A run that sent nothing has no file
+// to read.
+func readBackErr(res *result.Results, err error) error {
+	if err == nil || (errors.Is(err, fs.ErrNotExist) && !slices.ContainsFunc(res.Runs, func(r result.Run) bool { return r.Requests > 0 })) {
+		return nil
+	}
+	err = fmt.Errorf("reading %s back for the charts: %w", result.RequestsFile, err)
+	res.Warnings = append(res.Warnings, err.Error())
+	return fmt.Errorf("%w: %w", errResultsRead, err)
 }
 
 // execute runs the session (a variable so that tests can see the Config
@@ -488,6 +507,8 @@ func mapBenchErr(err error, bundled bool) error {
 		return engineRefusal(err)
 	case errors.Is(err, bench.ErrInterrupted):
 		return withExit(exitInterrupted, err)
+	case errors.Is(err, bench.ErrResultsWrite) || errors.Is(err, errResultsRead):
+		return withExit(exitResultsIO, err) // a full disk is not a dead server
 	}
 	return withExit(exitInvalidRun, err) // server failed or died, every request failed, error rate
 }
