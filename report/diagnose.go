@@ -202,10 +202,12 @@ func afterEngine(d *Diagnosis, run result.Run, ft firstToken, haveTTFT bool, e2e
 func (ft firstToken) healthy(d *Diagnosis, fv, e2e float64) {
 	rest := fmt.Sprintf("the remaining %s of E2E (%s) is generating the answer", secs(max(e2e-fv, 0)), secs(e2e))
 	switch {
-	case ft.haveQueue && ft.share() >= 0.01:
-		rest = fmt.Sprintf("queue wait is %s (%s of it); %s", secs(ft.queue), pct(ft.share()), rest)
+	case ft.haveQueue && ft.share() >= 0.01 && ft.share() <= 1:
+		rest = fmt.Sprintf("requests waited %s on average for a slot, %s of their time to the first token; %s", secs(ft.queue), pct(ft.share()), rest)
+	case ft.haveQueue && ft.queue == 0:
+		rest = "no request waited for a slot; " + rest
 	case ft.haveQueue:
-		rest = fmt.Sprintf("queue wait is %s; %s", secs(ft.queue), rest)
+		rest = fmt.Sprintf("requests waited %s on average for a slot; %s", secs(ft.queue), rest)
 	}
 	d.Findings = append(d.Findings, Finding{CauseHealthy, fmt.Sprintf("Engine TTFT (%s) and the client's first visible output (mean %s) agree: nothing is lost "+
 		"between engine and client; %s.", secs(ft.arrival()), secs(fv), rest)})
@@ -232,6 +234,8 @@ func readFirstToken(run result.Run, b Basis) (firstToken, bool) {
 	}
 	ft.queue, ft.haveQueue = histMean(run.Engine.QueueS)
 	switch {
+	case run.Engine.Source != nil && run.Engine.Source.Kind == result.SourceOllama:
+		ft.excluded = "Ollama's TTFT (load + prompt eval) leaves the wait for a slot out"
 	case b.TTFTQueue == scrape.QueueInTTFTExcluded:
 		ft.excluded = "this server's TTFT leaves queue wait out"
 	case ft.haveQueue && ft.queue > 1.1*ft.ttft && ft.queue-ft.ttft >= b.LostGap/4:
@@ -284,17 +288,17 @@ func (ft firstToken) large() []Finding {
 	share, rest := ft.share(), max(ft.arrival()-ft.queue, 0)
 	switch {
 	case share >= 0.5:
-		return []Finding{{CauseQueue, fmt.Sprintf("%s is large and mostly queue wait (%s, %s of it): requests wait "+
-			"for a slot, so the server is overloaded; fewer concurrent requests or more capacity would help, streaming would not.",
-			ft.what(), secs(ft.queue), pct(share))}}
+		return []Finding{{CauseQueue, fmt.Sprintf("%s is large and mostly queue wait: requests waited %s on average for a slot, "+
+			"%s of their time to the first token, so the server is overloaded; fewer concurrent requests or more capacity would help, streaming would not.",
+			ft.what(), secs(ft.queue), pct(min(share, 1)))}}
 	case share >= 0.1:
 		return []Finding{
-			{CauseQueue, fmt.Sprintf("%s is large: %s of it is queue wait (%s), requests waiting for a slot;",
+			{CauseQueue, fmt.Sprintf("%s is large: requests spent %s of it (%s on average) waiting for a slot;",
 				ft.what(), pct(share), secs(ft.queue))},
 			{CauseEngine, fmt.Sprintf("the other %s goes to prefill, from a long prompt, a large batch or a slow model. "+
 				"Fewer concurrent requests would cut the first part; streaming cannot hide either.", secs(rest))}}
 	}
-	return []Finding{{CauseEngine, fmt.Sprintf("%s is large with little queue wait (%s, %s of it): the time goes to prefill, "+
+	return []Finding{{CauseEngine, fmt.Sprintf("%s is large, though requests waited little for a slot (%s on average, %s of it): the time goes to prefill, "+
 		"from a long prompt, a large batch or a slow model; streaming cannot hide it.", ft.what(), secs(ft.queue), pct(share))}}
 }
 

@@ -36,7 +36,7 @@ func TestDiagnose(t *testing.T) {
 			[]string{"0.03 s", "1.21 s", "proxy", "lost between engine and client"}},
 		// Overloaded: 2 s of the 2.1 s TTFT is queue wait.
 		{"queued server", runOf("vllm", reporttest.Queued()), CauseQueue, []Cause{CauseBetween, CauseHealthy, CauseEngine},
-			[]string{"2.1 s", "queue wait (2 s, 95% of it)", "overloaded"}},
+			[]string{"2.1 s", "requests waited 2 s on average for a slot, 95% of their time", "overloaded"}},
 		// Large TTFT without queueing: prefill.
 		{"slow prefill", runOf("vllm", slowPrefill), CauseEngine, []Cause{CauseQueue, CauseHealthy},
 			[]string{"1 s", "prefill"}},
@@ -149,15 +149,15 @@ func TestDiagnoseQueueShares(t *testing.T) {
 			[]string{"queue wait (1.6 s) accounts for it", "exceeds mean TTFT", "mostly queue wait"}, []string{"proxy"}},
 		// The same simulator overloaded at 4 req/s: 11.2 s of queue wait.
 		{"simulator overloaded", runOf("vllm", spec(10.7, 0.05, 11.2)), scrape.QueueInTTFTIncluded,
-			[]Cause{CauseQueue}, []Cause{CauseBetween}, []string{"mostly queue wait (11.2 s", "overloaded"}, []string{"proxy", "lost between"}},
+			[]Cause{CauseQueue}, []Cause{CauseBetween}, []string{"mostly queue wait: requests waited 11.2 s", "overloaded"}, []string{"proxy", "lost between"}},
 		// Bundled engine under load: 44% of a 1 s TTFT is queue wait, so
 		// neither "little queue wait" nor "mostly".
 		{"queue 44 percent", runOf("vllm", spec(1.0, 1.0, 0.44)), scrape.QueueInTTFTIncluded,
 			[]Cause{CauseQueue, CauseEngine}, []Cause{CauseBetween, CauseHealthy},
-			[]string{"44% of it is queue wait (0.44 s)", "other 0.56 s goes to prefill"}, []string{"little queue wait", "mostly"}},
+			[]string{"requests spent 44% of it (0.44 s on average) waiting for a slot", "other 0.56 s goes to prefill"}, []string{"waited little", "mostly"}},
 		// A long prompt: 5% queue wait is little.
 		{"queue 5 percent", runOf("vllm", spec(1.0, 1.0, 0.05)), scrape.QueueInTTFTIncluded,
-			[]Cause{CauseEngine}, []Cause{CauseQueue, CauseBetween}, []string{"little queue wait (0.05 s, 5% of it)"}, nil},
+			[]Cause{CauseEngine}, []Cause{CauseQueue, CauseBetween}, []string{"requests waited little for a slot (0.05 s on average, 5% of it)"}, nil},
 		// Queue wait below TTFT but fitting the gap exactly, on a server of
 		// unknown dialect: queue + TTFT explain the first text.
 		{"fit unknown dialect", runOf("vllm", spec(1.3, 0.8, 0.5)), scrape.QueueInTTFTUnknown,
@@ -257,5 +257,26 @@ func TestDiagnoseStutterAndCompression(t *testing.T) {
 		if strings.Contains(f.Text, "stutters") || strings.Contains(f.Text, "gzip") {
 			t.Errorf("smooth, uncompressed run: %s", f.Text)
 		}
+	}
+}
+
+// TestDiagnoseOllamaShares: Ollama's TTFT (load + prompt eval) leaves the
+// wait for a slot out, so the share is of the time from arrival (queue +
+// TTFT), never "321% of it", and the sentence says who waited for what.
+func TestDiagnoseOllamaShares(t *testing.T) {
+	seed := reporttest.SeedSpecs()[0]
+	seed.FirstVisible, seed.EngineTTFT = 0.02, 0.0036
+	run := runOf("none", seed)
+	run.Engine.Source = &result.EngineSource{Kind: result.SourceOllama}
+	run.Engine.TTFTS = &result.Hist{Mean: 0.0036, Count: 20, Exact: true}
+	run.Engine.QueueS = &result.Hist{Mean: 0.0115, Count: 20, Exact: true}
+	d := DiagnoseOn(run, Basis{Thresholds: DefaultThresholds})
+	var text strings.Builder
+	for _, f := range d.Findings {
+		text.WriteString(f.Text + " ")
+	}
+	got := text.String()
+	if strings.Contains(got, "321%") || !strings.Contains(got, "requests waited 0.0115 s on average for a slot, 76% of their time to the first token") {
+		t.Errorf("findings: %s", got)
 	}
 }

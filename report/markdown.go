@@ -454,17 +454,52 @@ func writeRunStats(b *strings.Builder, r *result.Run) {
 		{"TTFT", r.Engine.TTFTS}, {"E2E", r.Engine.E2ES}, {"queue wait", r.Engine.QueueS},
 		{"prefill", r.Engine.PrefillS}, {"decode", r.Engine.DecodeS}, {"ITL", r.Engine.ITLS},
 	}
+	exact, bounded := false, false
 	for _, q := range engine {
 		if h := q.h; h != nil {
-			p50, p90, p99 := h.P50Est, h.P90Est, h.P99Est
-			if h.Mean == 0 { // every observation was 0; interpolation inside the first bucket would invent values
-				p50, p90, p99 = 0, 0, 0
-			}
-			fmt.Fprintf(b, "| %s (s) | engine | %g | %.4f | ~%.4f | ~%.4f | ~%.4f |\n", q.name, h.Count, h.Mean, p50, p90, p99)
+			exact = exact || h.Exact
+			bounded = bounded || len(h.Bounds) > 0
+			fmt.Fprintf(b, "| %s (s) | engine | %g | %.4f | %s | %s | %s |\n", q.name, h.Count, h.Mean,
+				EngineQuantile(h, "p50"), EngineQuantile(h, "p90"), EngineQuantile(h, "p99"))
 		}
 	}
-	b.WriteString("\n_Engine means are exact; quantiles (~) interpolate inside the server's histogram buckets, " +
-		"so when most requests fall into one bucket (e.g. below vLLM's first E2E bucket, 0.3 s) they say little: trust the mean._\n\n")
+	b.WriteString("\n_" + engineQuantileNote(exact, bounded) + "_\n\n")
+}
+
+// EngineQuantile formats an engine quantile ("p50", "p90", "p99") of h: a
+// figure when exact (per-request timings), "~" a figure when interpolated
+// inside a bucket, and the bucket ("<= 0.3", "2.5-5", "> 60") where the
+// histogram cannot place it (result.Hist.Bounds).
+func EngineQuantile(h *result.Hist, p string) string {
+	v, bound := h.Quantile(p)
+	switch {
+	case h.Mean == 0: // every observation 0, whatever a bucket's middle says
+		return fmt.Sprintf("%.4f", 0.0)
+	case h.Exact:
+		return fmt.Sprintf("%.4f", v)
+	case bound == nil:
+		return fmt.Sprintf("~%.4f", v)
+	case bound.AtMost == nil:
+		return fmt.Sprintf("> %g", bound.Above)
+	case bound.Above <= 0:
+		return fmt.Sprintf("<= %g", *bound.AtMost)
+	}
+	return fmt.Sprintf("%g-%g", bound.Above, *bound.AtMost)
+}
+
+// engineQuantileNote says how the engine quantiles of a run's details
+// were found: the requests' own (exact), or from histogram buckets, with
+// what a bound means.
+func engineQuantileNote(exact, bounded bool) string {
+	if exact {
+		return "Engine means and quantiles are exact: the requests' own timings, as the engine reported each one."
+	}
+	note := "Engine means are exact (delta sum / delta count); quantiles (~) interpolate inside the server's histogram buckets."
+	if bounded {
+		note += " Where the histogram cannot place a quantile (every observation in one bucket, or past the last bound) the bucket is given instead " +
+			"(\"<= 0.3\": at most 0.3 s; \"2.5-5\": between 2.5 and 5 s): the mean says more."
+	}
+	return note
 }
 
 // sendPhaseGoodput is an open-loop run's attained requests per second of

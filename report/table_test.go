@@ -191,3 +191,45 @@ func TestCellPrecision(t *testing.T) {
 		}
 	}
 }
+
+// TestEngineQuantileBounds: an engine quantile the histogram cannot place
+// prints as its bucket, never as an interpolated figure that contradicts
+// the mean (prefill mean 0.0009 s beside a median "~0.15 s"; E2E
+// "~3.75 / ~4.75 / ~4.975 s" when every request took 3.857 s); exact
+// quantiles print bare, and the note says which are which.
+func TestEngineQuantileBounds(t *testing.T) {
+	five, low := 5.0, 0.3
+	e2e := &result.Hist{Mean: 3.857, Count: 20, P50Est: 3.75, P90Est: 4.75, P99Est: 4.975, Bounds: map[string]result.QuantileBound{
+		"p50": {Above: 2.5, AtMost: &five}, "p90": {Above: 2.5, AtMost: &five}, "p99": {Above: 2.5, AtMost: &five}}}
+	prefill := &result.Hist{Mean: 0.0009, Count: 20, P50Est: 0.15, P90Est: 0.27, P99Est: 0.297, Bounds: map[string]result.QuantileBound{
+		"p50": {AtMost: &low}, "p90": {AtMost: &low}, "p99": {AtMost: &low}}}
+	tail := &result.Hist{Mean: 2, Count: 100, P50Est: 1.2, P90Est: 3, P99Est: 60, Bounds: map[string]result.QuantileBound{"p99": {Above: 60}}}
+	exact := &result.Hist{Mean: 0.0048, Count: 20, P50Est: 0.0047, P90Est: 0.0051, P99Est: 0.0060, Exact: true}
+	for _, c := range []struct {
+		h    *result.Hist
+		p    string
+		want string
+	}{
+		{e2e, "p50", "2.5-5"}, {e2e, "p99", "2.5-5"}, {prefill, "p50", "<= 0.3"},
+		{tail, "p50", "~1.2000"}, {tail, "p99", "> 60"}, {exact, "p50", "0.0047"},
+	} {
+		if got := EngineQuantile(c.h, c.p); got != c.want {
+			t.Errorf("%s of mean %g: %q, want %q", c.p, c.h.Mean, got, c.want)
+		}
+	}
+	res, _ := reporttest.Seed()
+	res.Runs[0].Engine.E2ES, res.Runs[0].Engine.PrefillS = e2e, prefill
+	var b bytes.Buffer
+	if err := Markdown(&b, res, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	for _, bad := range []string{"~3.7500", "~0.1500"} {
+		if strings.Contains(md, bad) {
+			t.Errorf("report.md prints the interpolation %s", bad)
+		}
+	}
+	if !strings.Contains(md, "| 2.5-5 | 2.5-5 | 2.5-5 |") || !strings.Contains(md, "| <= 0.3 |") || !strings.Contains(md, "the bucket is given instead") {
+		t.Errorf("report.md does not give the buckets:\n%s", md)
+	}
+}

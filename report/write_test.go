@@ -180,7 +180,8 @@ func TestWriteAllBadDir(t *testing.T) {
 }
 
 // TestMarkdownZeroQueueQuantiles: a histogram whose observations were all 0
-// shows quantiles of 0, not the first bucket's interpolated middle.
+// shows quantiles of 0, exactly (no "~"), not the first bucket's
+// interpolated middle.
 func TestMarkdownZeroQueueQuantiles(t *testing.T) {
 	res, recs := reporttest.Seed()
 	res.Runs[0].Engine.QueueS = &result.Hist{Mean: 0, Count: 21, P50Est: 0.15, P90Est: 0.27, P99Est: 0.297}
@@ -188,7 +189,7 @@ func TestMarkdownZeroQueueQuantiles(t *testing.T) {
 	if err := Markdown(&b, res, recs, nil); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), "| queue wait (s) | engine | 21 | 0.0000 | ~0.0000 | ~0.0000 | ~0.0000 |") ||
+	if !strings.Contains(b.String(), "| queue wait (s) | engine | 21 | 0.0000 | 0.0000 | 0.0000 | 0.0000 |") ||
 		strings.Contains(b.String(), "~0.1500") {
 		t.Errorf("queue wait row wrong:\n%s", b.String())
 	}

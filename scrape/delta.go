@@ -56,24 +56,10 @@ func (h HistDelta) Mean() float64 {
 // This is deliberately not bench/stats: there are no samples here, only
 // bucket counts, and the estimate must match what Prometheus would show.
 func (h HistDelta) Quantile(q float64) float64 {
-	bs := h.Buckets
-	if math.IsNaN(q) || q < 0 || q > 1 || len(bs) < 2 || !math.IsInf(bs[len(bs)-1].UpperBound, 1) {
+	bs, counts, i, rank, ok := h.locate(q)
+	if !ok {
 		return math.NaN()
 	}
-	// Counts must not fall as bounds rise; floating-point noise in deltas
-	// could make them, so clamp like Prometheus' ensureMonotonic.
-	counts := make([]float64, len(bs))
-	maxc := 0.0
-	for i, b := range bs {
-		maxc = max(maxc, b.Count)
-		counts[i] = maxc
-	}
-	total := counts[len(counts)-1]
-	if !(total > 0) || math.IsInf(total, 0) {
-		return math.NaN()
-	}
-	rank := q * total
-	i := sort.Search(len(counts)-1, func(i int) bool { return counts[i] >= rank })
 	if i == len(bs)-1 {
 		return bs[len(bs)-2].UpperBound
 	}
@@ -92,6 +78,55 @@ func (h HistDelta) Quantile(q float64) float64 {
 	// round past ub (0.1*3/3 = 0.10000000000000002).
 	v := lo + (bs[i].UpperBound-lo)*((rank-below)/inBucket)
 	return min(max(v, lo), bs[i].UpperBound)
+}
+
+// QuantileBucket returns the bucket that holds the q-quantile's rank: the
+// quantile lies in (lo, hi] (hi is +Inf for the overflow bucket; lo is 0
+// for the lowest bucket when its bound is positive). placed says whether
+// Quantile's interpolation inside it means anything: not when every
+// observation sits in that one bucket (the histogram then knows nothing of
+// their spread: a 0.9 ms mean beside a median "estimated" at 0.15 s in a
+// [0, 0.3] bucket), nor in the overflow bucket (no upper bound to
+// interpolate to). ok is false where Quantile is NaN.
+func (h HistDelta) QuantileBucket(q float64) (lo, hi float64, placed, ok bool) {
+	bs, counts, i, _, ok := h.locate(q)
+	if !ok {
+		return 0, 0, false, false
+	}
+	below := 0.0
+	if i > 0 {
+		lo, below = bs[i-1].UpperBound, counts[i-1]
+	} else if bs[0].UpperBound <= 0 {
+		lo = math.Inf(-1)
+	}
+	hi = bs[i].UpperBound
+	all := counts[i]-below >= counts[len(counts)-1]
+	return lo, hi, !all && !math.IsInf(hi, 1), true
+}
+
+// locate finds the bucket i holding the q-quantile's rank, with the
+// counts made monotonic; ok is false when there are no buckets or no
+// observations, or q is out of range.
+func (h HistDelta) locate(q float64) (bs []Bucket, counts []float64, i int, rank float64, ok bool) {
+	bs = h.Buckets
+	if math.IsNaN(q) || q < 0 || q > 1 || len(bs) < 2 || !math.IsInf(bs[len(bs)-1].UpperBound, 1) {
+		return nil, nil, 0, 0, false
+	}
+	// Counts must not fall as bounds rise; floating-point noise in deltas
+	// could make them, so clamp like Prometheus' ensureMonotonic.
+	counts = make([]float64, len(bs))
+	maxc := 0.0
+	for i, b := range bs {
+		maxc = max(maxc, b.Count)
+		counts[i] = maxc
+	}
+	total := counts[len(counts)-1]
+	if !(total > 0) || math.IsInf(total, 0) {
+		return nil, nil, 0, 0, false
+	}
+	rank = q * total
+	i = sort.Search(len(counts)-1, func(i int) bool { return counts[i] >= rank })
+	return bs, counts, i, rank, true
 }
 
 // Delta is the engine's account of one run: histogram and counter changes

@@ -127,7 +127,7 @@ func (r *Readout) WriteText(w io.Writer) error {
 		nh++
 		name, _ := r.Totals.MetricName(q)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", JSONKey(q), num(h.Count), num(h.Sum), num(h.Mean()),
-			num(h.Quantile(0.5)), num(h.Quantile(0.9)), num(h.Quantile(0.99)), name)
+			quantileText(h, 0.5), quantileText(h, 0.9), quantileText(h, 0.99), name)
 	}
 	if nh == 0 {
 		fmt.Fprintln(tw, "(none exported)\t\t\t\t\t\t\t")
@@ -158,7 +158,8 @@ func (r *Readout) WriteText(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	b.WriteString("\n~ quantiles are estimates: linear interpolation inside the server's histogram buckets.\n")
+	b.WriteString("\n~ quantiles are estimates: linear interpolation inside the server's histogram buckets; " +
+		"where every observation sits in one bucket (or past the last bound) the bucket is given instead (<= 0.3: at most 0.3).\n")
 	if len(missing) > 0 {
 		fmt.Fprintf(&b, "not exported: %s\n", strings.Join(missing, ", "))
 	}
@@ -181,6 +182,21 @@ func (r *Readout) WriteText(w io.Writer) error {
 
 // num formats a figure: integers in full (token counts), else 4 significant
 // digits; "-" for NaN (no data).
+// quantileText is h's q-quantile as the table prints it: the estimate, or
+// the bucket where h cannot place it (HistDelta.QuantileBucket).
+func quantileText(h HistDelta, q float64) string {
+	lo, hi, placed, ok := h.QuantileBucket(q)
+	switch {
+	case !ok || placed || math.IsInf(lo, -1):
+		return num(h.Quantile(q))
+	case math.IsInf(hi, 1):
+		return "> " + num(lo)
+	case lo <= 0:
+		return "<= " + num(hi)
+	}
+	return num(lo) + "-" + num(hi)
+}
+
 func num(v float64) string {
 	switch {
 	case math.IsNaN(v):

@@ -380,13 +380,48 @@ type EngineSource struct {
 }
 
 // Hist is a histogram delta: the mean is exact (delta sum / delta count);
-// the quantiles are estimated from bucket deltas by linear interpolation.
+// the quantiles are estimated from bucket deltas by linear interpolation,
+// unless Exact (per-request engine timings: the requests' own quantiles).
 type Hist struct {
 	Mean   float64 `json:"mean"`
 	Count  float64 `json:"count"`
 	P50Est float64 `json:"p50_est"`
 	P90Est float64 `json:"p90_est"`
 	P99Est float64 `json:"p99_est"`
+	// Exact: the quantiles are the observations' own (Ollama's per-request
+	// timings), not estimates from buckets.
+	Exact bool `json:"exact,omitempty"`
+	// Bounds holds, by quantile ("p50", "p90", "p99"), the bucket a
+	// quantile lies in where the histogram cannot place it inside: every
+	// observation sits in that one bucket, or it is the overflow (+Inf)
+	// bucket. The _est figure is then an artefact of interpolation, and
+	// reports print the bound instead.
+	Bounds map[string]QuantileBound `json:"quantile_bounds,omitempty"`
+}
+
+// QuantileBound is the histogram bucket a quantile lies in: above Above,
+// at most AtMost (absent for the overflow bucket).
+type QuantileBound struct {
+	Above  float64  `json:"above"`
+	AtMost *float64 `json:"at_most,omitempty"`
+}
+
+// Quantile is the p ("p50", "p90", "p99") quantile of h and its bound,
+// when the histogram places it only in a bucket (bound non-nil).
+func (h *Hist) Quantile(p string) (float64, *QuantileBound) {
+	var v float64
+	switch p {
+	case "p50":
+		v = h.P50Est
+	case "p90":
+		v = h.P90Est
+	case "p99":
+		v = h.P99Est
+	}
+	if b, ok := h.Bounds[p]; ok {
+		return v, &b
+	}
+	return v, nil
 }
 
 // Reconciliation compares what the client sent with what the engine counted.

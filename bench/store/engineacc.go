@@ -59,7 +59,7 @@ func exactHist(c *Column, sel *stats.Selector) *result.Hist {
 	if s == nil {
 		return nil
 	}
-	return &result.Hist{Mean: s.Mean, Count: float64(s.N), P50Est: s.Median, P90Est: s.P90, P99Est: s.P99}
+	return &result.Hist{Mean: s.Mean, Count: float64(s.N), P50Est: s.Median, P90Est: s.P90, P99Est: s.P99, Exact: true}
 }
 
 // Fill sets run.Engine from the per-request timings (source "ollama"):

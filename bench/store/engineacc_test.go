@@ -46,7 +46,7 @@ func memoryEngineHists(recs []result.Record) []*result.Hist {
 	var hs []*result.Hist
 	for _, q := range xs {
 		s := stats.Summarize(q)
-		hs = append(hs, &result.Hist{Mean: s.Mean, Count: float64(s.N), P50Est: s.Median, P90Est: s.P90, P99Est: s.P99})
+		hs = append(hs, &result.Hist{Mean: s.Mean, Count: float64(s.N), P50Est: s.Median, P90Est: s.P90, P99Est: s.P99, Exact: true})
 	}
 	return hs
 }

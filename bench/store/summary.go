@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"math"
 	"sort"
 
 	"github.com/servebench/servebench/bench/result"
@@ -100,6 +101,7 @@ func EngineSummary(d *scrape.Delta) result.EngineStats {
 			P50Est: stats.Finite(h.Quantile(0.50)),
 			P90Est: stats.Finite(h.Quantile(0.90)),
 			P99Est: stats.Finite(h.Quantile(0.99)),
+			Bounds: quantileBounds(h),
 		})
 	}
 	zeroQueue(d, &es)
@@ -113,6 +115,31 @@ func EngineSummary(d *scrape.Delta) result.EngineStats {
 		}
 	}
 	return es
+}
+
+// quantileBounds is the buckets of h's quantiles that h cannot place
+// inside their bucket (scrape.HistDelta.QuantileBucket); nil when it
+// places them all.
+func quantileBounds(h scrape.HistDelta) map[string]result.QuantileBound {
+	var bs map[string]result.QuantileBound
+	for _, q := range []struct {
+		key string
+		q   float64
+	}{{"p50", 0.50}, {"p90", 0.90}, {"p99", 0.99}} {
+		lo, hi, placed, ok := h.QuantileBucket(q.q)
+		if !ok || placed || math.IsInf(lo, -1) {
+			continue
+		}
+		b := result.QuantileBound{Above: lo}
+		if !math.IsInf(hi, 1) {
+			b.AtMost = &hi
+		}
+		if bs == nil {
+			bs = map[string]result.QuantileBound{}
+		}
+		bs[q.key] = b
+	}
+	return bs
 }
 
 // zeroQueue fills es.QueueS with zero wait when the server is known to

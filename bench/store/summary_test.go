@@ -412,3 +412,40 @@ func (d *truncatingFull) Write(p []byte) (int, error) {
 	}
 	return n, nil
 }
+
+// TestEngineSummaryBounds: a /metrics delta whose observations all sit in
+// one bucket (the seed's 20 requests of 3.857 s in vLLM's (2.5, 5] E2E
+// bucket) records each quantile's bucket, so reports print "2.5-5" and
+// not an interpolated ~3.75 / ~4.75 / ~4.975; a spread delta records none.
+func TestEngineSummaryBounds(t *testing.T) {
+	e2e := func(counts ...int) string {
+		var b strings.Builder
+		b.WriteString("# TYPE vllm:e2e_request_latency_seconds histogram\n")
+		for i, le := range []string{"1", "2.5", "5", "10", "+Inf"} {
+			fmt.Fprintf(&b, "vllm:e2e_request_latency_seconds_bucket{model_name=\"m\",le=%q} %d\n", le, counts[i])
+		}
+		fmt.Fprintf(&b, "vllm:e2e_request_latency_seconds_sum{model_name=\"m\"} %g\nvllm:e2e_request_latency_seconds_count{model_name=\"m\"} %d\n",
+			3.857*float64(counts[4]), counts[4])
+		return b.String()
+	}
+	diff := func(after string) *result.Hist {
+		b, err := scrape.ParseSource(strings.NewReader(e2e(0, 0, 0, 0, 0)), "before")
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := scrape.ParseSource(strings.NewReader(after), "after")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return EngineSummary(scrape.Diff(b, a, nil, scrape.Filter{})).E2ES
+	}
+	one := diff(e2e(0, 0, 20, 20, 20))
+	for _, p := range []string{"p50", "p90", "p99"} {
+		if _, b := one.Quantile(p); b == nil || b.Above != 2.5 || b.AtMost == nil || *b.AtMost != 5 {
+			t.Errorf("one bucket: %s bound %+v, want (2.5, 5]", p, b)
+		}
+	}
+	if spread := diff(e2e(5, 10, 20, 20, 20)); spread.Bounds != nil {
+		t.Errorf("spread over three buckets: bounds %+v, want none", spread.Bounds)
+	}
+}
