@@ -6,7 +6,8 @@
 //
 // Imports go down only (TestLayers checks every package of the module):
 //
-//	cmd -> report -> bench/fleet, bench/tune -> bench -> bench/probe -> bench/store
+//	cmd -> report -> bench/fleet, bench/tune -> bench -> bench/probe, bench/history
+//	    -> bench/store
 //	    -> bench/workload -> bench/result, bench/stats -> client, scrape, engine
 //
 // bench/workload is what to send, bench the runner and the session,
@@ -14,9 +15,11 @@
 // spilled tallies, results.json, checkpoints, recovery), bench/fleet the
 // shards' merge (with fleet/logblock, a results directory through a log,
 // and fleet/k8s, the Kubernetes Job), bench/probe the server's behaviour
-// checks, bench/tune the grids of server settings (servebench tune: a
+// checks, bench/history the runs' history in a database (SQLite or
+// PostgreSQL: trends, change points, the gate against history), bench/tune the grids of server settings (servebench tune: a
 // session per treatment and repeat), bench/result the saved outputs' types and bench/stats the
-// statistics they use.
+// statistics they use; bench/proxytest runs real nginx and HAProxy in front of
+// a server for tests (below bench/result, above client and scrape).
 //
 // A workload.Workload decides when requests are sent: sequential, closed-loop
 // concurrency, or an open-loop rate whose Pacer (constant, Poisson, gamma)

@@ -13,7 +13,7 @@ import (
 // prefix covering its subtree): a package imports only its own rank or
 // lower ones (Go refuses the cycles within a rank). The pipeline reads top to bottom, as in
 // doc.go: cmd -> report -> bench/fleet, bench/tune -> bench (runner, session) ->
-// bench/probe -> bench/store -> bench/workload -> bench/result, bench/stats -> client,
+// bench/probe, bench/history -> bench/store -> bench/workload -> bench/result, bench/stats -> client,
 // scrape, engine.
 var layers = []struct {
 	prefix string
@@ -26,6 +26,8 @@ var layers = []struct {
 	{"bench/tune", 60, false},
 	{"bench", 50, true},
 	{"bench/probe", 45, false},
+	{"bench/history", 45, false},
+	{"bench/proxytest", 15, false}, // test support: real proxies, above client and scrape
 	{"bench/store", 40, false},
 	{"bench/workload", 30, false},
 	{"bench/result", 20, false},
