@@ -38,7 +38,7 @@ func WriteHistoryText(w io.Writer, ss []history.Series) error {
 			if isChange(s, k) {
 				mark = "<- change point"
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%.6g\t%s\t%s\n", e.ID, e.StartedAt.UTC().Format(time.DateTime), dash(shortCommit(e.Build.Commit)),
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%.6g\t%s\t%s\n", e.ID, e.StartedAt.UTC().Format(time.DateTime), dash(shortCommit(e.Commit())),
 				dash(e.Build.Branch), dash(e.LabelText()), s.Values[k], dash(e.Gate), mark)
 		}
 		if err := tw.Flush(); err != nil {
@@ -142,7 +142,7 @@ func rawSafe(s string) string { return mdEscape(html.EscapeString(s)) }
 // commitLink links a commit to its page where the CI's URL tells the
 // repository (GitHub Actions' .../actions/runs/N, GitLab's .../-/pipelines/N).
 func commitLink(e *history.Entry) string {
-	c := e.Build.Commit
+	c := e.Commit()
 	if c == "" {
 		return "-"
 	}

@@ -47,16 +47,13 @@ type Entry struct {
 	Gate  string // GatePass, GateFail, or "" when the run was not gated
 }
 
-// Label is the entry's value of label key, or its commit for "commit" when
-// no such label was given.
-func (e *Entry) Label(key string) string {
-	if v, ok := e.Labels[key]; ok {
-		return v
-	}
-	if key == "commit" {
+// Commit is the entry's commit: its build's, else its label "commit"
+// (results added by hand, or from a CI the build detection does not know).
+func (e *Entry) Commit() string {
+	if e.Build.Commit != "" {
 		return e.Build.Commit
 	}
-	return ""
+	return e.Labels["commit"]
 }
 
 // FromResults makes one Entry per run of res. recs are the results'

@@ -177,16 +177,19 @@ func HigherIsWorse(key string) bool {
 
 // Judge judges each new entry (a run not yet stored) against the last
 // b.Last runs in st with its workload and server fingerprints (and
-// branch, and age), leaving out runs that failed their own gate: a
-// regression repeated night after night stays a regression. A statistic
-// regresses when the new run's value falls outside the prediction
-// interval of one more run drawn from that history (stats.AgainstHistory),
-// on the worse side.
+// branch, and age). The newest runs that failed their gate one after
+// another (the current failing streak) are left out, so a regression
+// stays one night after night instead of becoming its own baseline; a
+// failure followed by a pass was noise after all and counts as such (left
+// out, it would make the history look quieter than it is). A statistic
+// regresses when the new run's value falls outside the prediction interval
+// of one more run drawn from that history (stats.AgainstHistory), on the
+// worse side.
 func (b Baseline) Judge(ctx context.Context, st *Store, news []Entry, now time.Time) ([]Judgement, error) {
 	var out []Judgement
 	for i := range news {
 		e := &news[i]
-		f := Filter{WorkloadFP: e.WorkloadFP, ServerFP: e.ServerFP, Branch: b.Branch, Last: b.Last, SkipFailed: true}
+		f := Filter{WorkloadFP: e.WorkloadFP, ServerFP: e.ServerFP, Branch: b.Branch, Last: b.Last + maxStreak}
 		if b.Since > 0 {
 			f.Since = now.Add(-b.Since)
 		}
@@ -194,6 +197,7 @@ func (b Baseline) Judge(ctx context.Context, st *Store, news []Entry, now time.T
 		if err != nil {
 			return nil, err
 		}
+		past = beforeStreak(past, b.Last)
 		j := Judgement{Run: e.Run, History: past}
 		if len(past) < b.Min {
 			j.Note = fmt.Sprintf("%d comparable runs in the history, need %d: no verdict", len(past), b.Min)
@@ -212,6 +216,19 @@ func (b Baseline) Judge(ctx context.Context, st *Store, news []Entry, now time.T
 		out = append(out, j)
 	}
 	return out, nil
+}
+
+// maxStreak bounds how far back Judge looks past a failing streak.
+const maxStreak = 100
+
+// beforeStreak drops the newest runs that failed their gate in a row and
+// keeps the last n of the rest.
+func beforeStreak(past []Entry, n int) []Entry {
+	end := len(past)
+	for end > 0 && past[end-1].Gate == GateFail {
+		end--
+	}
+	return past[max(0, end-n):end]
 }
 
 // judgeKey tests one statistic; ok is false when the new run or too few

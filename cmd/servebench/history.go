@@ -223,11 +223,12 @@ func (o *sessionOptions) record(cmd *cobra.Command, dir string, res *result.Resu
 		return gateErr
 	}
 	verdict := ""
-	if o.base != nil || o.histBase != nil && o.histJudged {
+	switch {
+	case o.base == nil && !(o.histBase != nil && o.histJudged): // not judged
+	case gateErr == nil:
 		verdict = history.GatePass
-		if exitCode(gateErr) == exitRegression {
-			verdict = history.GateFail
-		}
+	case exitCode(gateErr) == exitRegression:
+		verdict = history.GateFail
 	}
 	entries := history.FromResults(res, nil, dir)
 	for i := range entries {
@@ -238,6 +239,20 @@ func (o *sessionOptions) record(cmd *cobra.Command, dir string, res *result.Resu
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "history: %d runs stored in %s\n", len(entries), history.Redact(o.history))
 	return gateErr
+}
+
+// storeRepeat stores one repeat of --repeats in --history, not gated
+// (the gate judges the repeats together, after the last).
+func (o *sessionOptions) storeRepeat(cmd *cobra.Command, dir string, res *result.Results) error {
+	if o.history == "" {
+		return nil
+	}
+	entries := history.FromResults(res, nil, dir)
+	if err := storeEntries(cmd.Context(), o.history, entries); err != nil {
+		return usageErr(fmt.Errorf("--history: %w", err))
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "history: %d runs stored in %s\n", len(entries), history.Redact(o.history))
+	return nil
 }
 
 func storeEntries(ctx context.Context, dsn string, es []history.Entry) error {

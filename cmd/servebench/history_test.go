@@ -1,17 +1,20 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/servebench/servebench/bench/history"
 	"github.com/servebench/servebench/bench/history/pgtest"
-	"github.com/servebench/servebench/engine/sim"
-	"github.com/servebench/servebench/engine/sim/simtest"
 	"github.com/servebench/servebench/report"
+	"github.com/servebench/servebench/report/compare"
+	"github.com/servebench/servebench/scrape/promql/promtest"
 )
 
 // Nightly series: runs 1-20 on an engine paced as vLLM 0.14 (async
@@ -30,13 +33,33 @@ const (
 // night and 0 on the others, and history show finds the change point at
 // commit c21.
 func TestHistoryNightly(t *testing.T) {
-	fast := simtest.Start(t, func(o *sim.Options) { o.Speedup, o.StartupSpeedup, o.VLLMVersion = 10, 1000, "0.14.0" })
-	slow := simtest.Start(t, func(o *sim.Options) { o.Speedup, o.StartupSpeedup, o.VLLMVersion = 10, 1000, "0.7.3" })
+	fast, slow := engineProcess(t, "--vllm-version", "0.14.0"), engineProcess(t, "--vllm-version", "0.7.3")
 	t.Run("sqlite", func(t *testing.T) { nightly(t, fast, slow, filepath.Join(t.TempDir(), "history.db")) })
 	t.Run("postgres", func(t *testing.T) { nightly(t, fast, slow, pgtest.Start(t).NewDatabase(t)) })
 }
 
-func nightly(t *testing.T, fast, slow *sim.Engine, db string) {
+// engineProcess starts the bundled engine at --speedup 10 as its own
+// process (this test binary, as main_test's init lets it), so that the
+// test's client, its garbage collection and the other tests' goroutines
+// do not share its process; it returns the base URL.
+func engineProcess(t *testing.T, args ...string) string {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := promtest.FreeAddr(t)
+	_, port, _ := strings.Cut(addr, ":")
+	eng := exec.Command(self, append([]string{"engine", "--port", port, "--speedup", "10", "--startup-speedup", "1000"}, args...)...)
+	if err := eng.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = eng.Process.Kill(); _ = eng.Wait() })
+	base := "http://" + addr
+	waitHealthy(t, base)
+	return base
+}
+
+func nightly(t *testing.T, fast, slow, db string) {
 	start := time.Now()
 	// The gate judges the engine's own decode pace (its ITL from /metrics,
 	// on its clock, which a busy host does not move): the client's figures
@@ -53,7 +76,7 @@ func nightly(t *testing.T, fast, slow *sim.Engine, db string) {
 			e, want = slow, exitRegression
 		}
 		dir := filepath.Join(t.TempDir(), fmt.Sprint(i))
-		code, out, errOut := runMain("run", "--base-url", e.BaseURL(), "--concurrency", "4", "--requests", "8", "--max-tokens", "64",
+		code, out, errOut := runMain("run", "--base-url", e, "--concurrency", "4", "--requests", "8", "--max-tokens", "64",
 			"--stream", "on", "--quiet", "--out", dir, "--label", fmt.Sprintf("commit=c%02d", i), "--label", "flavour=nightly",
 			"--history", db, "--baseline", baseline)
 		if i <= 5 && !strings.Contains(out, "need 5: no verdict") {
@@ -102,5 +125,36 @@ func checkLabels(t *testing.T, dir string) {
 	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
 	if err != nil || !strings.Contains(string(md), "- **Labels:** `commit=c01`, `flavour=nightly`") {
 		t.Errorf("report.md: %v: expected the labels in its header", err)
+	}
+}
+
+// TestHistoryAdd stores a saved vLLM bench result (its per-request arrays
+// summarised as servebench summarises its own) with an added label, and
+// refuses what it cannot read with exit 2.
+func TestHistoryAdd(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "history.db")
+	vllm := filepath.Join("..", "..", "testdata", "vllm-bench", "detailed")
+	code, out, errOut := runMain("history", "add", "--label", "commit=abc", db, vllm)
+	if code != exitOK || !strings.Contains(out, "1 runs of 1 result sets stored") {
+		t.Fatalf("history add: exit %d\n%s%s", code, out, errOut)
+	}
+	st, err := history.Open(context.Background(), db, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	es, err := st.Query(context.Background(), history.Filter{Labels: map[string]string{"commit": "abc"}})
+	if err != nil || len(es) != 1 {
+		t.Fatalf("%d entries, %v; want the vLLM run", len(es), err)
+	}
+	e := es[0]
+	if e.Tool != compare.ForeignVLLM || e.Stats["client.e2e.median"] <= 0 || e.Stats["client.first_token.p99"] <= 0 || e.Commit() != "abc" {
+		t.Errorf("stored %q with %v, want vLLM's run with its client statistics", e.Tool, e.Stats)
+	}
+	if code, _, errOut := runMain("history", "add", db, filepath.Join(t.TempDir(), "missing")); code != exitUsage {
+		t.Errorf("a missing directory: exit %d, want %d\n%s", code, exitUsage, errOut)
+	}
+	if code, _, errOut := runMain("history", "show", filepath.Join(t.TempDir(), "none.db")); code != exitUsage || !strings.Contains(errOut, "does not exist") {
+		t.Errorf("show of a missing history: exit %d, want %d\n%s", code, exitUsage, errOut)
 	}
 }

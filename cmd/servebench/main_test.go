@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"net/http"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/engine/launch/launchtest"
@@ -40,4 +42,19 @@ func loadSaved(t *testing.T, dir string) (*result.Results, []result.Record) {
 		t.Fatal(err)
 	}
 	return res, recs
+}
+
+// waitHealthy polls base/health until it answers 200 (bounded).
+func waitHealthy(tb testing.TB, base string) {
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		if resp, err := http.Get(base + "/health"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	tb.Fatalf("%s/health not OK after a minute", base)
 }

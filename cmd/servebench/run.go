@@ -315,8 +315,12 @@ func (o *sessionOptions) repeatSession(cmd *cobra.Command, cfg bench.Config) err
 		if !o.quiet {
 			fmt.Fprintf(stderr, "repeat %d/%d\n", k, o.repeats)
 		}
-		if _, _, err := o.once(cmd, c); err != nil {
+		res, _, err := o.once(cmd, c)
+		if err != nil {
 			return fmt.Errorf("repeat %d of %d: %w", k, o.repeats, err)
+		}
+		if err := o.storeRepeat(cmd, c.Dir, res); err != nil {
+			return err
 		}
 	}
 	side, err := compare.Load(dir)

@@ -5,7 +5,6 @@ package main
 import (
 	"flag"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -217,19 +216,4 @@ func soakCounts(b *testing.B) []int {
 		ns = append(ns, n)
 	}
 	return ns
-}
-
-// waitHealthy polls base/health until it answers 200 (bounded).
-func waitHealthy(tb testing.TB, base string) {
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
-		if resp, err := http.Get(base + "/health"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	tb.Fatalf("%s/health not OK after a minute", base)
 }
