@@ -90,6 +90,9 @@ func Merge(ctx context.Context, o MergeOptions) (*result.Results, error) {
 	}
 	res := &result.Results{Schema: result.Schema, Manifest: bench.NewManifest(o.Version, o.Args), Server: first.res.Server,
 		Runs: []result.Run{}, Warnings: []string{}}
+	// The shards ran one build with one set of labels: the merge keeps them,
+	// so a merged run lands in the history as a one-machine run would.
+	res.Manifest.Labels, res.Manifest.Build = first.res.Manifest.Labels, first.res.Manifest.Build
 	for i, acc := range accs {
 		run := mergeRun(shards, i, acc)
 		mergeEngine(ctx, shards, i, run, acc)
