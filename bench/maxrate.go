@@ -45,6 +45,10 @@ type MaxRateSearch struct {
 	// steps find the same server warm (tune: one warm-up per server).
 	WarmupOnce bool
 	Log        io.Writer
+	// Clock is the time Start, the runs' names, the log and the notes give
+	// rates in (the zero Clock: wall); Base's SLO is in wall time already,
+	// and results.json's max_rate keeps wall-clock rates.
+	Clock result.Clock
 }
 
 // MaxRechecks bounds MaxRateSearch's re-checks.
@@ -97,7 +101,7 @@ func (m *MaxRateSearch) Validate() error {
 
 // spec is the run at rate, as a one-level rate sweep makes it.
 func (m *MaxRateSearch) spec(rate float64) (RunSpec, error) {
-	runs, err := Sweep{Rates: []float64{rate}}.Runs(m.Base)
+	runs, err := Sweep{Rates: []float64{rate}, Clock: m.Clock}.Runs(m.Base)
 	if err != nil {
 		return RunSpec{}, err
 	}
@@ -107,7 +111,7 @@ func (m *MaxRateSearch) spec(rate float64) (RunSpec, error) {
 // bracket reads the search's state from the runs so far: lo is the highest
 // rate at which every run held the target (0: none), hi the lowest above lo
 // at which one did not (0: none), steps the search's runs, rechecks those
-// of them that re-checked an answer.
+// of them that re-checked an answer; rates in the search's clock.
 func (m *MaxRateSearch) bracket(runs []result.Run) (lo, hi float64, steps, rechecks int) {
 	missed := map[float64]bool{}
 	for _, r := range runs {
@@ -119,12 +123,12 @@ func (m *MaxRateSearch) bracket(runs []result.Run) (lo, hi float64, steps, reche
 			rechecks++
 		}
 		if !m.holds(&r) {
-			missed[r.Workload.Rate] = true
+			missed[m.rate(&r)] = true
 		}
 	}
 	for _, r := range runs {
-		if r.Workload.Mode == workload.ModeRate && r.Goodput != nil && !missed[r.Workload.Rate] {
-			lo = max(lo, r.Workload.Rate)
+		if r.Workload.Mode == workload.ModeRate && r.Goodput != nil && !missed[m.rate(&r)] {
+			lo = max(lo, m.rate(&r))
 		}
 	}
 	for rate := range missed {
@@ -137,11 +141,20 @@ func (m *MaxRateSearch) bracket(runs []result.Run) (lo, hi float64, steps, reche
 
 func isRecheck(r *result.Run) bool { return strings.Contains(r.Name, recheckSuffix) }
 
-// runsAt counts the search's runs at rate.
-func runsAt(runs []result.Run, rate float64) int {
+// rate is run r's rate in the search's clock, as it named the run (rounded
+// as the names are, so a converted rate equals the one tried).
+func (m *MaxRateSearch) rate(r *result.Run) float64 {
+	if !m.Clock.Modelled() {
+		return r.Workload.Rate
+	}
+	return roundRate(m.Clock.RateToModelled(r.Workload.Rate))
+}
+
+// runsAt counts the search's runs at rate (in its clock).
+func (m *MaxRateSearch) runsAt(runs []result.Run, rate float64) int {
 	n := 0
 	for _, r := range runs {
-		if r.Workload.Mode == workload.ModeRate && r.Goodput != nil && r.Workload.Rate == rate {
+		if r.Workload.Mode == workload.ModeRate && r.Goodput != nil && m.rate(&r) == rate {
 			n++
 		}
 	}
@@ -152,15 +165,16 @@ func runsAt(runs []result.Run, rate float64) int {
 // bounds and its attainment of the others at the target.
 func (m *MaxRateSearch) holds(r *result.Run) bool { return r.Goodput.Held(m.Target) }
 
-// verdictText is a run's attainment and percentile keys, for the log.
-func verdictText(g *result.Goodput) string {
+// verdictText is a run's attainment and percentile keys, for the log, in
+// the search's clock.
+func (m *MaxRateSearch) verdictText(g *result.Goodput) string {
 	s := fmt.Sprintf("attainment %.1f%% (%d of %d)", g.Attainment, g.Attained, g.Requests)
 	for _, p := range g.Percentiles {
 		op := "<="
 		if !p.Met {
 			op = ">"
 		}
-		s += fmt.Sprintf(", %s %.4g s %s %.4g s", p.Key, p.ValueS, op, p.LimitS)
+		s += fmt.Sprintf(", %s %.4g s %s %.4g s", p.Key, m.Clock.ToModelled(p.ValueS), op, m.Clock.ToModelled(p.LimitS))
 	}
 	return s
 }
@@ -180,7 +194,7 @@ func (m *MaxRateSearch) Next(runs []result.Run) (RunSpec, bool) {
 			what = fmt.Sprintf("re-check %d/%d (fresh seeds)", rechecks, MaxRechecks)
 		}
 		m.logf("find-max-rate: %s: rate %s req/s: %s %s the %g%% target\n",
-			what, fmtRate(last.Workload.Rate), verdictText(last.Goodput), verdict, m.Target)
+			what, fmtRate(m.rate(last)), m.verdictText(last.Goodput), verdict, m.Target)
 	}
 	next, ok := m.nextRate(runs, lo, hi, steps-rechecks)
 	if !ok {
@@ -221,7 +235,7 @@ func (m *MaxRateSearch) nextRate(runs []result.Run, lo, hi float64, steps int) (
 		next = math.Sqrt(lo * hi)
 	}
 	next = roundRate(next)
-	if runsAt(runs, next) > 0 {
+	if m.runsAt(runs, next) > 0 {
 		return 0, false // the bracket is finer than the rates' rounding
 	}
 	return next, true
@@ -231,7 +245,7 @@ func (m *MaxRateSearch) nextRate(runs []result.Run, lo, hi float64, steps int) (
 // when there is nothing to re-check (no answer, already re-checked, the
 // re-checks spent, or Recheck off).
 func (m *MaxRateSearch) recheck(runs []result.Run, lo float64, steps, rechecks int) (RunSpec, bool) {
-	if !m.Recheck || lo == 0 || runsAt(runs, lo) > 1 || rechecks >= MaxRechecks {
+	if !m.Recheck || lo == 0 || m.runsAt(runs, lo) > 1 || rechecks >= MaxRechecks {
 		return RunSpec{}, false
 	}
 	spec, err := m.spec(lo)
@@ -251,8 +265,9 @@ func (m *MaxRateSearch) recheck(runs []result.Run, lo float64, steps, rechecks i
 // Result summarizes the search over runs (results.json's max_rate).
 func (m *MaxRateSearch) Result(runs []result.Run) *result.MaxRate {
 	lo, hi, steps, rechecks := m.bracket(runs)
-	mr := &result.MaxRate{Target: m.Target, SLO: m.Base.SLO.String(), RatePerS: lo, MissedAtPerS: hi, Steps: steps, Rechecks: rechecks}
-	mr.Confirmed = m.Recheck && lo > 0 && runsAt(runs, lo) > 1
+	mr := &result.MaxRate{Target: m.Target, SLO: m.Base.SLO.String(), RatePerS: m.Clock.RateFromModelled(lo),
+		MissedAtPerS: m.Clock.RateFromModelled(hi), Steps: steps, Rechecks: rechecks}
+	mr.Confirmed = m.Recheck && lo > 0 && m.runsAt(runs, lo) > 1
 	switch {
 	case m.Recheck && lo > 0 && !mr.Confirmed:
 		mr.Note = fmt.Sprintf("%s req/s was not confirmed by a re-check with fresh seeds (%d re-checks made)", fmtRate(lo), rechecks)
@@ -265,7 +280,7 @@ func (m *MaxRateSearch) Result(runs []result.Run) *result.MaxRate {
 	case hi/lo-1 > m.Precision:
 		mr.Note = fmt.Sprintf("search stopped at %d steps with the bracket %s-%s req/s still wider than %g%%", steps-rechecks, fmtRate(lo), fmtRate(hi), 100*m.Precision)
 	}
-	m.logf("find-max-rate: %s\n", mr)
+	m.logf("find-max-rate: %s\n", m.Clock.ViewMaxRate(mr))
 	return mr
 }
 

@@ -22,7 +22,7 @@ func searchAgainst(t *testing.T, m *MaxRateSearch, attain func(rate float64) flo
 		if !ok {
 			return runs, m.Result(runs)
 		}
-		if spec.Workload.Mode != workload.ModeRate || !strings.HasPrefix(spec.Name, "rate="+fmtRate(spec.Workload.Rate)) || spec.SLO != m.Base.SLO {
+		if spec.Workload.Mode != workload.ModeRate || !strings.HasPrefix(spec.Name, "rate="+fmtRate(roundRate(m.Clock.RateToModelled(spec.Workload.Rate)))) || spec.SLO != m.Base.SLO {
 			t.Fatalf("step spec = %s %+v", spec.Name, spec.Workload)
 		}
 		a := attain(spec.Workload.Rate)
@@ -31,6 +31,32 @@ func searchAgainst(t *testing.T, m *MaxRateSearch, attain func(rate float64) flo
 	}
 	t.Fatal("search did not stop")
 	return nil, nil
+}
+
+// TestMaxRateSearchModelled: at --speedup 4 under the modelled clock the
+// search starts, names its runs and answers in modelled req/s, while the
+// runs send at the wall-clock rate (4x) and max_rate keeps it.
+func TestMaxRateSearchModelled(t *testing.T) {
+	slo, _ := result.ParseSLO("e2e=250ms") // 1 s modelled
+	clock, _ := result.NewClock("", 4)
+	var log bytes.Buffer
+	m := MaxRateSearch{Target: 90, Start: 1, Clock: clock, Log: &log, Base: RunSpec{Request: RequestSpec{MaxTokens: 16}, SLO: slo}}
+	runs, mr := searchAgainst(t, &m, func(wall float64) float64 {
+		if wall <= 4*6.3 { // the knee at 6.3 req/s modelled
+			return 95
+		}
+		return 50
+	})
+	if runs[0].Name != "rate=1" || runs[0].Workload.Rate != 4 {
+		t.Errorf("first run %s at %g req/s wall, want rate=1 at 4", runs[0].Name, runs[0].Workload.Rate)
+	}
+	shown := clock.ViewMaxRate(mr)
+	if !(mr.RatePerS >= 24 && mr.RatePerS <= 25.2) || !(shown.RatePerS >= 6 && shown.RatePerS <= 6.3) || shown.SLO != "e2e=1s" {
+		t.Errorf("answer %g req/s wall, shown %+v: want 24-25.2 wall, 6-6.3 modelled under e2e=1s", mr.RatePerS, shown)
+	}
+	if !strings.Contains(log.String(), "step 1/10: rate 1 req/s") || !strings.Contains(log.String(), "SLO e2e=1s") {
+		t.Errorf("log not in modelled time:\n%s", log.String())
+	}
 }
 
 func TestMaxRateSearch(t *testing.T) {

@@ -81,6 +81,10 @@ type Config struct {
 	// Bounded keeps no record in memory (Runner.Bounded): Execute returns
 	// none; they are in Dir/requests.jsonl.
 	Bounded bool
+	// Clock is the time the session's inputs were given in and its results
+	// are shown in (results.json "clock"; Clock.Annotate); the zero Clock
+	// records none. Runs, SLOs and searches arrive already in wall time.
+	Clock result.Clock
 }
 
 // Execute starts the server, runs every RunSpec, writes requests.jsonl as it
@@ -97,6 +101,9 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 	res := &result.Results{Schema: result.Schema, Manifest: NewManifest(cfg.Version, cfg.Args), Runs: []result.Run{}, Warnings: []string{}}
 	res.Manifest.Labels, res.Manifest.Build = cfg.Labels, cfg.Build
 	res.Warnings = append(res.Warnings, sourceInputWarnings(cfg.Runs)...)
+	if cfg.Clock.Name != "" {
+		cfg.Clock.Annotate(res) // the checkpoints carry it too
+	}
 	prog := newProgress(cfg.Progress)
 	srv, err := StartServer(ctx, serverOptions(cfg, prog))
 	if err != nil {
@@ -168,6 +175,9 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 	if err := rw.Err(); err != nil && !errors.Is(runErr, ErrResultsWrite) { // a run's error says it already
 		res.Warnings = append(res.Warnings, err.Error())
 		runErr = errors.Join(runErr, fmt.Errorf("%w: %w", ErrResultsWrite, err))
+	}
+	if cfg.Clock.Name != "" {
+		cfg.Clock.Annotate(res)
 	}
 	if err := store.WriteResults(cfg.Dir, res); err != nil {
 		return res, recs, errors.Join(runErr, fmt.Errorf("%w: %w", ErrResultsWrite, err))

@@ -8,7 +8,6 @@ import (
 	"math"
 	"strings"
 
-	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/report/textwrap"
 
 	"gonum.org/v1/plot"
@@ -314,15 +313,6 @@ func (logScale) Normalize(min, max, x float64) float64 {
 		return 0.5
 	}
 	return plot.LogScale{}.Normalize(min, max, x)
-}
-
-// speedNote tells the reader of a time axis that a bundled engine ran
-// faster than real time; "" otherwise.
-func speedNote(res *result.Results) string {
-	if bd := res.Server.Bundled; bd != nil && bd.Speedup > 1 {
-		return fmt.Sprintf("Bundled engine at %gx real time: multiply times by %g for the emulated hardware.", bd.Speedup, bd.Speedup)
-	}
-	return ""
 }
 
 // joinNotes joins non-empty footnote sentences.

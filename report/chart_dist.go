@@ -111,7 +111,7 @@ func tokensChart(res *result.Results, recs []result.Record, s *Sample) ([]byte, 
 		title = "Output over time, thinking (amber) before the answer"
 	}
 	f := figure{title: title, panels: []*plot.Plot{p}, legend: leg,
-		footnote: joinNotes(s.note(res, true), medianNote(s, "Each median request (thick line)"), speedNote(res))}
+		footnote: joinNotes(s.note(res, true), medianNote(s, "Each median request (thick line)"), clockNote(res))}
 	if hasMode(res, true) && hasMode(res, false) {
 		f.title += ": streaming arrives as a staircase, non-streaming all at the end"
 	}
@@ -170,7 +170,7 @@ func cdfChart(res *result.Results, recs []result.Record, s *Sample) ([]byte, err
 	if hasMode(res, false) {
 		f.footnote = "Not streaming, first visible output is E2E by construction: its two curves are the same."
 	}
-	f.footnote = joinNotes(s.Note(res), f.footnote, speedNote(res))
+	f.footnote = joinNotes(s.Note(res), f.footnote, clockNote(res))
 	return f.render()
 }
 

@@ -93,7 +93,7 @@ func StartupChart(res *result.Results) ([]byte, error) {
 	leg.Add("measured by servebench", colorBox{phaseColor})
 	leg.Add("duration from the server log", colorBox{logColor})
 	f := figure{title: "Server start-up: from process spawned to first token", panels: []*plot.Plot{p},
-		legend: leg, footnote: joinNotes(startupFacts(st), speedNote(res))}
+		legend: leg, footnote: joinNotes(startupFacts(st), clockNote(res))}
 	return f.render()
 }
 

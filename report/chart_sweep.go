@@ -97,7 +97,7 @@ func SweepChart(res *result.Results) ([]byte, error) {
 	if zeroQueue {
 		f.footnote = "Queue wait of 0 is not drawn on the log axis."
 	}
-	f.footnote = joinNotes(f.footnote, speedNote(res))
+	f.footnote = joinNotes(f.footnote, clockNote(res))
 	return f.render()
 }
 

@@ -78,7 +78,7 @@ func barChart(res *result.Results, t *TableModel, title string) ([]byte, error) 
 	if len(t.Notes) > 0 {
 		f.footnote = joinNotes(f.footnote, "n/a: not available (see report.md).")
 	}
-	f.footnote = joinNotes(f.footnote, speedNote(res))
+	f.footnote = joinNotes(f.footnote, clockNote(res))
 	return f.render()
 }
 

@@ -81,7 +81,7 @@ func timelineChart(res *result.Results, recs []result.Record, s *Sample) ([]byte
 		title:  "One request per mode: when the engine made the first token vs when the user saw it",
 		panels: []*plot.Plot{p}, legend: leg,
 		footnote: joinNotes("Engine marks are run means on the engine's clock, drawn from the send time; "+
-			"compare them with client marks at the order-of-magnitude level only.", medianNote(s, "The client lane's request"), speedNote(res)),
+			"compare them with client marks at the order-of-magnitude level only.", medianNote(s, "The client lane's request"), clockNote(res)),
 	}
 	if groupWord(res) == "run" {
 		f.title = "One request per run: when the engine made the first token vs when the user saw it"

@@ -159,6 +159,6 @@ func TimeseriesChart(res *result.Results) ([]byte, error) {
 		}
 	}
 	f := figure{title: "Figures over time, one point per --interval window", panels: used, cols: 2, legend: leg,
-		footnote: joinNotes("Client figures (top) are over requests that completed in the window; engine figures (bottom) are /metrics deltas between the scrapes at its boundaries.", speedNote(res))}
+		footnote: joinNotes("Client figures (top) are over requests that completed in the window; engine figures (bottom) are /metrics deltas between the scrapes at its boundaries.", clockNote(res))}
 	return f.render()
 }

@@ -19,6 +19,7 @@ func Markdown(w io.Writer, res *result.Results, recs []result.Record, charts []C
 
 // markdown is Markdown for records that may be a Sample (s nil: all).
 func markdown(w io.Writer, res *result.Results, recs []result.Record, s *Sample, charts []Chart) error {
+	res, recs, s = shownAll(res, recs, s)
 	var b strings.Builder
 	b.WriteString("# servebench report\n\n")
 	writeIncomplete(&b, res)
@@ -42,7 +43,7 @@ func markdown(w io.Writer, res *result.Results, recs []result.Record, s *Sample,
 		return err
 	}
 	b.WriteString("## Results\n\n")
-	if err := writeMarkdown(&b, NewTableModel(res)); err != nil {
+	if err := writeMarkdown(&b, NewTableModelWith(res, TableOptions{Load: true})); err != nil {
 		return err
 	}
 	b.WriteString("\n")
@@ -156,6 +157,9 @@ func orDash(s string) string {
 // thresholdsFor scales the diagnosis thresholds for a bundled engine that
 // runs faster than real time.
 func thresholdsFor(res *result.Results) Thresholds {
+	if result.ClockOf(res).Modelled() {
+		return DefaultThresholds // the figures are in the emulated hardware's time
+	}
 	if bd := res.Server.Bundled; bd != nil && bd.Speedup > 1 {
 		return DefaultThresholds.Scaled(bd.Speedup)
 	}

@@ -30,6 +30,20 @@ var tableWriters = map[string]tableWriter{
 // Formats): a row per run; columns client first visible output and E2E
 // (medians), engine TTFT, E2E and queue wait (means from /metrics).
 func Table(w io.Writer, res *result.Results, format string) error {
+	return TableWith(w, res, format, TableOptions{})
+}
+
+// TableOptions choose a table's optional columns.
+type TableOptions struct {
+	// Load adds the figures a load test is read by (loadColumns): the
+	// client p99s of first visible output and E2E, and throughput in
+	// requests and output tokens per second. run's, sweep's and report.md's
+	// table; the seed's (servebench table) is without.
+	Load bool
+}
+
+// TableWith is Table with opts.
+func TableWith(w io.Writer, res *result.Results, format string, opts TableOptions) error {
 	wr, ok := tableWriters[format]
 	if !ok {
 		return fmt.Errorf("table format %q: expected one of %s", format, strings.Join(Formats, ", "))
@@ -37,7 +51,7 @@ func Table(w io.Writer, res *result.Results, format string) error {
 	if res == nil {
 		return fmt.Errorf("table: no results")
 	}
-	return wr(w, NewTableModel(res))
+	return wr(w, NewTableModelWith(res, opts))
 }
 
 // Column describes one column of the latency table.
@@ -88,6 +102,10 @@ const (
 	KeyReasoningTok = "reasoning_tokens"
 	KeyGoodput      = "goodput_per_s"
 	KeyAttainment   = "slo_attainment_pct"
+	KeyFirstVisP99  = "first_visible_p99_s"
+	KeyE2EClientP99 = "e2e_client_p99_s"
+	KeyRequestsPerS = "requests_per_s"
+	KeyOutputTokPS  = "output_tokens_per_s"
 )
 
 // tableColumns are the seed's columns, in the seed's order and precision.
@@ -107,6 +125,15 @@ var thinkingColumns = []Column{
 	{KeyFirstTokenS, "First token, any (client, median)", "client.first_token", "client", "median", "s", 3},
 	{KeyThinking, "Thinking (client, median)", "client.thinking", "client", "median", "s", 3},
 	{KeyReasoningTok, "Reasoning tokens (client, median)", "client.reasoning_tokens", "client", "median", "tokens", 0},
+}
+
+// loadColumns join the table with TableOptions.Load: the tails and the
+// throughput a load level is judged by.
+var loadColumns = []Column{
+	{KeyFirstVisP99, "First visible output (client, p99)", "client.first_visible", "client", "p99", "s", 3},
+	{KeyE2EClientP99, "E2E (client, p99)", "client.e2e", "client", "p99", "s", 3},
+	{KeyRequestsPerS, "Throughput (client, requests)", "throughput.requests_per_s", "client", "rate", "req/s", 2},
+	{KeyOutputTokPS, "Output tokens (client, rate)", "throughput.output_tokens_per_s", "client", "rate", "tok/s", 1},
 }
 
 // goodputColumns join the table when a run has an SLO (--slo).
@@ -141,8 +168,14 @@ func RunLabel(name string) string {
 	return name
 }
 
-// NewTableModel builds the table for res.
-func NewTableModel(res *result.Results) *TableModel {
+// NewTableModel builds the seed's table for res, in the clock it was
+// recorded in (result.Shown), the caption saying which when the engine was
+// sped up.
+func NewTableModel(res *result.Results) *TableModel { return NewTableModelWith(res, TableOptions{}) }
+
+// NewTableModelWith is NewTableModel with opts.
+func NewTableModelWith(res *result.Results, opts TableOptions) *TableModel {
+	res = result.Shown(res)
 	engineFrom := engineFromMetrics
 	if slices.ContainsFunc(res.Runs, func(r result.Run) bool {
 		return r.Engine.Source != nil && r.Engine.Source.Kind == result.SourceOllama
@@ -153,6 +186,14 @@ func NewTableModel(res *result.Results) *TableModel {
 	if Structured(res) {
 		t.Columns = withUsable(t.Columns)
 		t.Caption += " Usable output: when a structured answer's JSON, or its tool call's arguments, first parsed complete and valid."
+	}
+	if note := clockNote(res); note != "" {
+		t.Caption += " " + note
+	}
+	if opts.Load {
+		t.Columns = append(t.Columns, loadColumns...)
+		t.Caption += " p99: the client figure's 99th percentile (nearest rank). Throughput: the run's successful requests" +
+			" and their output tokens per second of its duration."
 	}
 	if Reasoned(res) {
 		t.Columns = append(t.Columns, thinkingColumns...)
@@ -208,6 +249,18 @@ func runValue(res *result.Results, run *result.Run, key string) (float64, bool, 
 		return clientMedian(run.Client.FirstTokenS)
 	case KeyUsable:
 		return usableValue(run)
+	case KeyFirstVisP99:
+		return clientP99(run.Client.FirstVisibleS)
+	case KeyE2EClientP99:
+		return clientP99(run.Client.E2ES)
+	case KeyRequestsPerS, KeyOutputTokPS:
+		if run.OK == 0 {
+			return 0, false, "no successful requests in this run"
+		}
+		if key == KeyRequestsPerS {
+			return run.Throughput.RequestsPerS, true, ""
+		}
+		return run.Throughput.OutputTokensPerS, true, ""
 	case KeyThinking:
 		if run.Client.ReasoningTokens == nil {
 			return 0, false, "nothing reasoned in this run"
@@ -252,6 +305,13 @@ func clientMedian(s *stats.Summary) (float64, bool, string) {
 		return 0, false, "no successful requests in this run"
 	}
 	return s.Median, true, ""
+}
+
+func clientP99(s *stats.Summary) (float64, bool, string) {
+	if s == nil || s.N == 0 {
+		return 0, false, "no successful requests in this run"
+	}
+	return s.P99, true, ""
 }
 
 // noAfterScrape: why a run rebuilt from its checkpoint (servebench killed)

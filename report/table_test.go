@@ -233,3 +233,65 @@ func TestEngineQuantileBounds(t *testing.T) {
 		t.Errorf("report.md does not give the buckets:\n%s", md)
 	}
 }
+
+// TestTableLoadColumns (issue 31, item 6): run's and sweep's table adds
+// the client p99s and the throughput, from the run's own figures; the
+// seed's table stays without them.
+func TestTableLoadColumns(t *testing.T) {
+	res, _ := reporttest.Build("vllm", reporttest.SweepSpecs()...)
+	m := NewTableModelWith(res, TableOptions{Load: true})
+	col := map[string]int{}
+	for i, c := range m.Columns {
+		col[c.Key] = i
+	}
+	for i, run := range res.Runs {
+		cells := m.Rows[i].Cells
+		for key, want := range map[string]float64{
+			KeyFirstVisP99: run.Client.FirstVisibleS.P99, KeyE2EClientP99: run.Client.E2ES.P99,
+			KeyRequestsPerS: run.Throughput.RequestsPerS, KeyOutputTokPS: run.Throughput.OutputTokensPerS,
+		} {
+			j, ok := col[key]
+			if !ok {
+				t.Fatalf("no column %s in %v", key, m.Columns)
+			}
+			if c := cells[j]; !c.OK || c.Value != want || want == 0 {
+				t.Errorf("%s %s = %+v, want %g", run.Name, key, c, want)
+			}
+		}
+	}
+	var b bytes.Buffer
+	if err := TableWith(&b, res, "text", TableOptions{Load: true}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"(client, p99)", "req/s", "tok/s", "(nearest rank)"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("text table lacks %q:\n%s", want, b.String())
+		}
+	}
+	if n := len(NewTableModel(res).Columns); n != len(tableColumns) {
+		t.Errorf("the seed's table has %d columns, want %d", n, len(tableColumns))
+	}
+}
+
+// TestTableModelledClock (issue 31, item 4): results recorded under the
+// modelled clock print the emulated hardware's figures and say so; the
+// same results recorded in wall time print them as measured.
+func TestTableModelledClock(t *testing.T) {
+	res, _ := reporttest.Bundled(10) // the seed's run at --speedup 10: E2E ~0.386 s wall
+	wall := NewTableModel(res)
+	clock, _ := result.NewClock("", 10)
+	clock.Annotate(res)
+	mod := NewTableModel(res)
+	for i := range wall.Rows {
+		w, m := wall.Rows[i].Cells[1].Value, mod.Rows[i].Cells[1].Value
+		if diff := m/w - 10; diff > 1e-9 || diff < -1e-9 || m < 3.8 {
+			t.Errorf("%s E2E %g s modelled, %g s wall: want 10x, the seed's ~3.85 s", wall.Rows[i].Run, m, w)
+		}
+	}
+	if !strings.Contains(mod.Caption, "Clock: modelled") || !strings.Contains(wall.Caption, "Clock: wall") {
+		t.Errorf("captions do not name the clock:\n%s\n%s", mod.Caption, wall.Caption)
+	}
+	if seed, _ := reporttest.Seed(); strings.Contains(NewTableModel(seed).Caption, "Clock") {
+		t.Error("a server that was not sped up names a clock")
+	}
+}

@@ -199,7 +199,7 @@ func turnsChart(res *result.Results, recs []result.Record, s *Sample) ([]byte, e
 	}
 	f := figure{title: "Multi-turn sessions: latency and prompt by turn", panels: []*plot.Plot{lat, toks}, legend: leg,
 		footnote: joinNotes("Engine TTFT by turn is not on /metrics; the client's first token stands for it. "+
-			"Cached tokens are the server's usage.prompt_tokens_details.cached_tokens.", s.Note(res), speedNote(res))}
+			"Cached tokens are the server's usage.prompt_tokens_details.cached_tokens.", s.Note(res), clockNote(res))}
 	return f.render()
 }
 

@@ -40,6 +40,7 @@ type Chart struct {
 // startup when start-up was measured; replicas when runs have per-replica
 // engine figures; sweep when the runs are a sweep.
 func PlanCharts(res *result.Results, recs []result.Record) []Chart {
+	res, recs, _ = shownAll(res, recs, nil)
 	return planCharts(res, recs, nil)
 }
 
@@ -111,6 +112,7 @@ func WriteSampled(dir string, res *result.Results, recs []result.Record, s *Samp
 	if res == nil {
 		return errors.New("report: no results")
 	}
+	res, recs, s = shownAll(res, recs, s)
 	charts := planCharts(res, recs, s)
 	var md bytes.Buffer
 	if err := markdown(&md, res, recs, s, charts); err != nil {

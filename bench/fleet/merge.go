@@ -101,6 +101,9 @@ func Merge(ctx context.Context, o MergeOptions) (*result.Results, error) {
 			res.Warnings = append(res.Warnings, run.Name+": "+w)
 		}
 	}
+	if c := first.res.Clock; c != nil {
+		c.Annotate(res) // the merged figures in the shards' clock, as one machine's
+	}
 	if o.Log != nil {
 		logSkews(o.Log, shards)
 	}

@@ -29,6 +29,11 @@ type Results struct {
 	Warnings []string `json:"warnings"`
 	// MaxRate is set by sweep --find-max-rate.
 	MaxRate *MaxRate `json:"max_rate,omitempty"`
+	// Clock is the time the session was given and printed in; absent in
+	// results older than it (wall clock). Under the modelled clock
+	// MaxRateModelled is MaxRate in that time.
+	Clock           *Clock   `json:"clock,omitempty"`
+	MaxRateModelled *MaxRate `json:"max_rate_modelled,omitempty"`
 	// Incomplete: rebuilt from CheckpointFile after servebench stopped
 	// mid-run (kill -9, a machine lost); compare refuses it unless asked.
 	Incomplete bool `json:"incomplete,omitempty"`
@@ -243,6 +248,9 @@ type Run struct {
 	Warnings     []string          `json:"warnings,omitempty"`
 	Windows      []Window          `json:"windows,omitempty"`    // --interval slices, in order
 	Incomplete   bool              `json:"incomplete,omitempty"` // see Results.Incomplete
+	// Modelled repeats the run's figures in the emulated hardware's time
+	// when the session's clock is modelled (Clock.Annotate).
+	Modelled *ModelledRun `json:"modelled,omitempty"`
 }
 
 // Throughput over the measured part of a run.

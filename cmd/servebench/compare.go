@@ -26,6 +26,7 @@ type compareOptions struct {
 	format        string
 	drift         bool   // one directory: its runs' last window against their first
 	incomplete    bool   // --allow-incomplete
+	clock         string // --clock
 	html          string // --html FILE: the report also as a web page
 }
 
@@ -132,6 +133,8 @@ Exit status: 0 no regression, 1 regression, 2 unusable input or workloads differ
 	f.StringVar(&o.format, "format", "text", "output format: "+strings.Join(compare.Formats, ", "))
 	f.BoolVar(&o.drift, "drift", false, "compare DIR's runs' last --interval window with their first (one directory)")
 	f.StringVar(&o.html, "html", "", "also write the comparison as one self-contained web page to this file (verdicts coloured, tables sortable)")
+	f.StringVar(&o.clock, "clock", "", "compare in this time: "+strings.Join(result.ClockNames, " or ")+
+		", each side converted with its own --speedup (default modelled when a side was recorded in it, else wall)")
 	f.BoolVar(&o.incomplete, "allow-incomplete", false, "compare a side marked incomplete (rebuilt after servebench stopped mid-run)")
 	return cmd
 }
@@ -144,7 +147,10 @@ func (o *compareOptions) compareOpts() (compare.Options, error) {
 	if !slices.Contains(compare.Tests, o.test) {
 		return compare.Options{}, fmt.Errorf("--test %q: want one of %s", o.test, strings.Join(compare.Tests, ", "))
 	}
-	opts := compare.Options{Alpha: o.alpha, Force: o.force, Test: o.test}
+	if o.clock != "" && !slices.Contains(result.ClockNames, o.clock) {
+		return compare.Options{}, fmt.Errorf("--clock %q: expected one of %s", o.clock, strings.Join(result.ClockNames, ", "))
+	}
+	opts := compare.Options{Alpha: o.alpha, Force: o.force, Test: o.test, Clock: o.clock}
 	th, err := gateThresholds(o.limitsFrom, o.maxRegression)
 	opts.Thresholds = th
 	return opts, err

@@ -46,7 +46,7 @@ table, report.md and the charts are written as 'run' writes them.`,
 			if res == nil {
 				return mapBenchErr(err, false)
 			}
-			if terr := report.Table(cmd.OutOrStdout(), res, format); terr != nil {
+			if terr := report.TableWith(cmd.OutOrStdout(), res, format, report.TableOptions{Load: true}); terr != nil {
 				err = errors.Join(err, terr)
 			}
 			// The merge kept no records: the charts read them back, bounded.

@@ -106,7 +106,7 @@ func runReport(cmd *cobra.Command, o *reportOptions) error {
 	werr := report.WriteSampled(o.dir, res, recs, sample)
 	if len(res.Runs) == 0 { // `servebench startup --out DIR`: no table to print
 		fmt.Fprintf(cmd.OutOrStdout(), "%s: no benchmark runs, start-up only; wrote %s\n", o.dir, result.ReportFile)
-	} else if err := report.Table(cmd.OutOrStdout(), res, o.format); err != nil {
+	} else if err := report.TableWith(cmd.OutOrStdout(), res, o.format, report.TableOptions{Load: true}); err != nil {
 		return err
 	}
 	if werr != nil {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -71,6 +72,9 @@ type sessionOptions struct {
 	directURL       string // run --direct-url
 	structuredOpts  workload.StructuredOptions
 	structured      *workload.Structured // loaded from structuredOpts by check
+	loadColumns     bool                 // run's and sweep's table: p99 and throughput columns
+	clockName       string
+	clock           result.Clock // from clockName and --speedup, by sessionClock
 }
 
 func (o *sessionOptions) addFlags(fs *pflag.FlagSet, maxTokens int) {
@@ -106,6 +110,8 @@ func (o *sessionOptions) addFlags(fs *pflag.FlagSet, maxTokens int) {
 	fs.StringVar(&o.structuredOpts.ResponseFormat, "response-format", "", "structured output, for a reader that is a program: json (response_format json_object) or json-schema:FILE (a JSON schema); each request's time to usable output (its JSON parses complete and valid) is recorded beside first visible output and E2E; --exact-length defaults to false")
 	fs.StringVar(&o.structuredOpts.ToolsFile, "tools", "", "send these tools (a JSON file: OpenAI's tools array) with every chat request; time to usable output is when the call's arguments parse complete (and valid for its parameters); --exact-length defaults to false")
 	fs.StringVar(&o.structuredOpts.ToolChoice, "tool-choice", "", "with --tools: tool_choice "+strings.Join(workload.ToolChoices, ", ")+", or a function's name (default required)")
+	fs.StringVar(&o.clockName, "clock", "", "the time SLOs, rates, durations and every printed figure are in: "+strings.Join(result.ClockNames, " or ")+
+		" (the emulated hardware's, or this machine's); default modelled with --speedup, else wall (results.json keeps both)")
 	fs.StringVar(&o.sloText, "slo", "", "service-level objective for goodput: any of ttft, tpot, itl, e2e, ttfo (first answer token), e.g. ttft=200ms,tpot=50ms (client figures; a request counts when it meets all)")
 }
 
@@ -145,11 +151,15 @@ func (o *sessionOptions) check(fs *pflag.FlagSet) error {
 	if err := o.checkStructured(fs); err != nil {
 		return err
 	}
+	if o.clock, err = o.sessionClock(fs); err != nil {
+		return err
+	}
 	o.slo = result.SLO{}
 	if fs.Changed("slo") {
 		if o.slo, err = result.ParseSLO(o.sloText); err != nil {
 			return fmt.Errorf("--slo %q: %w", o.sloText, err)
 		}
+		o.slo = o.clock.SLOFromModelled(o.slo) // the runs judge wall-clock records
 	}
 	return o.checkGate(fs)
 }
@@ -176,6 +186,36 @@ func (o *sessionOptions) structure(req *bench.RequestSpec) {
 	if o.structured != nil {
 		req.Structured, req.ExactLength = o.structured, o.exactLength
 	}
+}
+
+// sessionClock is the clock --clock and --speedup make: modelled by default
+// when the bundled engine is sped up; modelled is refused for a server
+// that is not the bundled engine (its time is the wall clock's).
+func (o *sessionOptions) sessionClock(fs *pflag.FlagSet) (result.Clock, error) {
+	if o.clockName == result.ClockModelled && fs.Changed("clock") && o.speedup == 0 && !o.bundled() {
+		return result.Clock{}, errors.New("--clock modelled: only for the bundled engine (--speedup): another server runs in wall-clock time")
+	}
+	c, err := result.NewClock(o.clockName, o.speedup)
+	if err != nil {
+		return c, fmt.Errorf("--clock %w", err)
+	}
+	c.StartupSpeedup = engineArgFloat(o.engineArgs, "--startup-speedup")
+	return c, nil
+}
+
+// engineArgFloat is the value of the engine flag name in args
+// (--name=V or --name V), 0 when absent or not a number.
+func engineArgFloat(args []string, name string) float64 {
+	for i, a := range args {
+		v, ok := strings.CutPrefix(a, name+"=")
+		if !ok && a == name && i+1 < len(args) {
+			v, ok = args[i+1], true
+		}
+		if f, err := strconv.ParseFloat(v, 64); ok && err == nil {
+			return f
+		}
+	}
+	return 0
 }
 
 // checkServer refuses, before --validate stops and before anything runs,
@@ -378,6 +418,8 @@ func (o *sessionOptions) config(cmd *cobra.Command, runs []bench.RunSpec, stopAf
 	cfg.Args, cfg.Version = os.Args, version
 	cfg.Labels, cfg.Build = o.labels, o.build(cmd.Context())
 	cfg.StopAfter, cfg.Search = stopAfter, o.search
+	cfg.Clock = o.clock
+	cfg.Interval = o.clock.DurationFromModelled(cfg.Interval)
 	cfg.Prometheus, cfg.RequestIDs = o.promOpts, o.requestID
 	cfg.DirectURL = o.directURL
 	cfg.FailOnErrorRate = -1
@@ -405,12 +447,12 @@ func (o *sessionOptions) results(cmd *cobra.Command, cfg bench.Config, res *resu
 	stdout, stderr, dir := cmd.OutOrStdout(), cmd.ErrOrStderr(), cfg.Dir
 	// No table when the server did not start: no runs, the error says why.
 	if len(res.Runs) > 0 || err == nil {
-		if terr := report.Table(stdout, res, o.format); terr != nil {
+		if terr := report.TableWith(stdout, res, o.format, report.TableOptions{Load: o.loadColumns}); terr != nil {
 			err = errors.Join(err, terr)
 		}
 	}
 	if res.MaxRate != nil && (o.format == "text" || o.format == "markdown") {
-		fmt.Fprintf(stdout, "\n%s\n", res.MaxRate)
+		fmt.Fprintf(stdout, "\n%s\n", result.Shown(res).MaxRate)
 	}
 	var sample *report.Sample
 	if cfg.Bounded { // the run kept no records: the charts read them back
@@ -717,6 +759,7 @@ sessions, --concurrency sessions in flight, --rate session starts), --dataset or
 		Args:        cobra.NoArgs,
 		Annotations: map[string]string{validatesItself: "session"},
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.loadColumns = true
 			runs, err := w.runs(cmd.Flags(), o, "")
 			if err != nil {
 				return usageErr(err)
@@ -756,6 +799,11 @@ func (w *workloadOptions) runs(fs *pflag.FlagSet, o *sessionOptions, prefix stri
 	if err != nil {
 		return nil, err
 	}
+	clock, err := o.sessionClock(fs)
+	if err != nil {
+		return nil, err
+	}
+	wl.Rate, wl.Duration = clock.RateFromModelled(wl.Rate), clock.DurationFromModelled(wl.Duration)
 	src, think, err := w.source(fs)
 	if err != nil {
 		return nil, err

@@ -59,6 +59,7 @@ default --max-error-rate is turned off, with a warning).`,
 		Annotations: map[string]string{validatesItself: "session"},
 		Args:        cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.loadColumns = true
 			base, runs, sw, err := o.plan(cmd.Flags(), cmd.ErrOrStderr())
 			switch {
 			case err != nil:
@@ -96,16 +97,23 @@ func (o *sweepOptions) plan(fs *pflag.FlagSet, w io.Writer) (base bench.RunSpec,
 	if base, err = o.base(fs); err != nil {
 		return
 	}
+	clock, err := o.sessionClock(fs)
+	if err != nil {
+		return
+	}
+	base.Workload.Duration = clock.DurationFromModelled(base.Workload.Duration)
 	sharded := base.Shard.Count > 0
 	if fs.Changed("find-max-rate") {
 		if sharded {
 			err = errors.New("--find-max-rate with --shard: the search picks each next rate from the last run's attainment, of which one shard sees only its slice; sweep fixed --rate levels on the shards and merge them")
 			return
 		}
-		err = o.maxRateSearch(fs, base)
+		if err = o.maxRateSearch(fs, base); err == nil {
+			o.search.Clock = clock
+		}
 		return
 	}
-	sw = bench.Sweep{Concurrencies: o.levels, Rates: o.rates, MaxErrorRate: o.maxErrorRate, MaxP99E2E: o.maxP99E2E, LevelGap: o.levelGap}
+	sw = bench.Sweep{Concurrencies: o.levels, Rates: o.rates, MaxErrorRate: o.maxErrorRate, MaxP99E2E: o.maxP99E2E, LevelGap: o.levelGap, Clock: clock}
 	switch {
 	case !sharded && fs.Changed("level-gap"):
 		err = errors.New("--level-gap without --shard: it separates a sharded sweep's levels")

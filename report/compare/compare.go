@@ -35,6 +35,10 @@ type Options struct {
 	// Test is TestAuto (""; run-level) or TestRequests (per-request, as
 	// before run-level statistics).
 	Test string
+	// Clock is the time both sides are compared in (result.ClockNames):
+	// each side converted with its own speed-up; "" is modelled when
+	// either side was recorded in modelled time, else wall.
+	Clock string
 }
 
 // Diff is one field that differs between the two sides.
@@ -98,12 +102,18 @@ func Compare(base, cur *Side, opts Options) (*Report, error) {
 	if err := errors.Join(noRuns(base, "base"), noRuns(cur, "new")); err != nil {
 		return nil, err
 	}
+	clock := opts.Clock
+	if clock == "" {
+		clock = defaultClock(base, cur)
+	}
+	base, cur = sideIn(base, clock), sideIn(cur, clock)
 	nb, nn := len(base.repeats()), len(cur.repeats())
 	mode, err := pickMode(opts.Test, nb, nn)
 	if err != nil {
 		return nil, err
 	}
 	rep := &Report{
+		Clock:      clockCaption(base, cur, clock),
 		Alpha:      alpha,
 		MinSamples: MinSamples(alpha),
 		Test:       testDescription(mode, nb, nn),
@@ -382,4 +392,40 @@ func relChange(base, cur float64) *float64 {
 	}
 	c := (cur - base) / math.Abs(base)
 	return &c
+}
+
+// defaultClock is modelled when either side was recorded in modelled time.
+func defaultClock(sides ...*Side) string {
+	for _, s := range sides {
+		if result.ClockOf(s.Results).Modelled() {
+			return result.ClockModelled
+		}
+	}
+	return result.ClockWall
+}
+
+// sideIn is s with its figures and records in the clock name, converted
+// with s's own speed-up (s itself when that changes nothing).
+func sideIn(s *Side, name string) *Side {
+	c := result.ClockAs(s.Results, name)
+	if !c.Modelled() {
+		return s
+	}
+	out := *s
+	out.Results = c.View(s.Results)
+	out.Records = c.ViewRecords(s.Records, s.Results.Runs)
+	return &out
+}
+
+// clockCaption says which clock a comparison is in; "" when neither side
+// was sped up.
+func clockCaption(base, cur *Side, name string) string {
+	b, n := result.ClockAs(base.Results, name), result.ClockAs(cur.Results, name)
+	switch {
+	case b.Caption() == "" && n.Caption() == "":
+		return ""
+	case name == result.ClockModelled:
+		return fmt.Sprintf("Clock: modelled, the emulated hardware's time (base sped up %sx, new %sx, each converted).", result.FormatFactor(b.Speedup), result.FormatFactor(n.Speedup))
+	}
+	return fmt.Sprintf("Clock: wall, this machine's time (base sped up %sx, new %sx).", result.FormatFactor(b.Speedup), result.FormatFactor(n.Speedup))
 }

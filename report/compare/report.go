@@ -13,6 +13,7 @@ type Report struct {
 	Alpha      float64 `json:"alpha"`
 	MinSamples int     `json:"min_samples"` // successful requests needed per side and run
 	Test       string  `json:"test"`
+	Clock      string  `json:"clock,omitempty"` // which time the figures are in, when a side was sped up
 	// Mode says which test stands behind the verdicts (ModeRuns,
 	// ModeHistory, ModeLimits, ModeRequests); RunsBase, RunsNew how many
 	// runs of each run name a side holds.

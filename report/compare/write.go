@@ -59,6 +59,9 @@ func WriteText(w io.Writer, r *Report) error {
 	ew := &errWriter{w: w}
 	ew.printf("servebench compare: %s (base) vs %s (new)\n\n", r.Base.Path, r.New.Path)
 	writeManifest(ew, manifestRows(r.Base, r.New))
+	if r.Clock != "" {
+		ew.printf("\n%s\n", r.Clock)
+	}
 	ew.printf("\nserver-side differences (what is compared; never refused):%s\n", noneIfEmpty(len(r.ServerDiffs)))
 	for _, d := range r.ServerDiffs {
 		ew.printf("  %s\n", d)
@@ -275,6 +278,9 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	ew.printf("| | base | new |\n|---|---|---|\n")
 	for _, m := range manifestRows(r.Base, r.New) {
 		ew.printf("| %s | %s | %s |\n", m[0], mdCell(m[1]), mdCell(m[2]))
+	}
+	if r.Clock != "" {
+		ew.printf("\n%s\n", r.Clock)
 	}
 	ew.printf("\n**Server-side differences** (what is compared; never refused):%s\n", noneIfEmpty(len(r.ServerDiffs)))
 	for _, d := range r.ServerDiffs {
