@@ -188,6 +188,6 @@ func pathChart(res *result.Results, pairs []PathPair) ([]byte, error) {
 		panels = append(panels, p)
 	}
 	f := figure{title: "What the path adds, per request: proxied against the same request sent direct",
-		panels: panels, cols: 2, legend: leg, footnote: joinNotes("Below 0: the proxied request was the faster one (noise, or the order).", speedNote(res))}
+		panels: panels, cols: 2, legend: leg, footnote: joinNotes("Below 0: the proxied request was the faster one (noise, or the order).", clockNote(res))}
 	return f.render()
 }
