@@ -411,7 +411,7 @@ func stutterText(r *result.Run) string {
 	}
 	t := fmt.Sprintf("%.2f tokens per arrival (max %d), %.0f%% of tokens in bursts of %d or more, largest gap between arrivals %s (p99 %s); %d streamed requests, %d of them bursty",
 		s.TokensPerArrivalMean, s.TokensPerArrivalMax, 100*s.BurstShare, result.BurstTokens, msText(s.GapMaxS), msText(s.GapP99S), s.Requests, s.BurstyRequests)
-	if r.Client.ITLOverBursts {
+	if r.Client.ITLOverBursts() {
 		t += ". **The client ITL below is computed over bursts**: the tokens arrive in clumps (a buffering proxy or gateway), " +
 			"so it measures the gaps inside a clump, not the engine's pace; the stream stutters"
 	}
@@ -424,7 +424,7 @@ func msText(s float64) string { return fmt.Sprintf("%.1f ms", 1000*s) }
 func writeRunStats(b *strings.Builder, r *result.Run) {
 	b.WriteString("| quantity | clock | n | mean | p50 | p90 | p99 |\n|---|---|---:|---:|---:|---:|---:|\n")
 	overBursts := ""
-	if r.Client.ITLOverBursts {
+	if r.Client.ITLOverBursts() {
 		overBursts = ", over bursts"
 	}
 	client := []struct {

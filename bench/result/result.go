@@ -274,10 +274,6 @@ type ClientStats struct {
 	// memory stays bounded whatever the number of tokens (n, mean, min and
 	// max are exact).
 	ITLRelativeError float64 `json:"itl_quantiles_relative_error,omitempty"`
-	// ITLOverBursts says that ITLS and ITLEventS are computed over bursts:
-	// most of the run's tokens arrived BurstTokens or more at once (a
-	// buffering proxy), so they measure the bursts, not the engine's pace.
-	ITLOverBursts bool `json:"itl_over_bursts,omitempty"`
 	// Compressed counts the successful answers that came compressed
 	// (Record.ContentEncoding), timed as their decompressed content arrived.
 	Compressed int `json:"compressed,omitempty"`

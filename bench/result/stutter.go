@@ -16,9 +16,11 @@ import (
 // not the engine.
 const (
 	JoinFraction = 0.25
-	// JoinFloorS keeps the events of one read together when the whole
-	// answer came in one burst, so the stream's own pace is ~0 too.
-	JoinFloorS  = 200e-6
+	// JoinFloorS keeps the events of one read (parsed microseconds apart)
+	// together when the whole answer came in one burst, so the stream's own
+	// pace is ~0 too; small enough that an engine sped up 200x (75 us per
+	// token) still streams token by token.
+	JoinFloorS  = 50e-6
 	BurstTokens = 4
 	BurstyShare = 0.5
 )
@@ -117,6 +119,14 @@ func StutterOf(r *Record) *Stutter {
 		return r.Stutter
 	}
 	return r.Events.Stutter(0)
+}
+
+// ITLOverBursts says that c's ITLS and ITLEventS are computed over
+// bursts: most of the run's tokens arrived BurstTokens or more at once
+// (stutter.burst_share >= BurstyShare: a buffering proxy), so they measure
+// the bursts, not the engine's pace.
+func (c *ClientStats) ITLOverBursts() bool {
+	return c.ITLS != nil && c.Stutter != nil && c.Stutter.Stutter.Bursty()
 }
 
 // RunStutter is a run's stutter over its successful streamed requests:

@@ -226,7 +226,6 @@ func (t *Tally) Client() result.ClientStats {
 		cs.ITLRelativeError = stats.HistRelativeError
 	}
 	cs.Stutter, cs.Compressed = t.runStutter(), t.compressed
-	cs.ITLOverBursts = cs.ITLS != nil && cs.Stutter != nil && cs.Stutter.Stutter.Bursty()
 	if t.anyLag {
 		cs.FirstVisibleFromIntendedS = t.fvI.Summary(&sel)
 		cs.E2EFromIntendedS = t.e2eI.Summary(&sel)

@@ -143,9 +143,9 @@ func TestTallyStutter(t *testing.T) {
 		cs := ta.Client()
 		s := cs.Stutter
 		if s == nil || s.Requests != 2 || s.Arrivals != tt.arrivals || s.TokensPerArrivalMax != tt.maxPer || s.BurstShare != tt.share ||
-			cs.ITLOverBursts != tt.overBursts || cs.Compressed != 1 || (s.BurstyRequests == 2) != tt.bursty {
+			cs.ITLOverBursts() != tt.overBursts || cs.Compressed != 1 || (s.BurstyRequests == 2) != tt.bursty {
 			t.Errorf("clumps of %d: stutter %+v, ITL over bursts %v, compressed %d; want %d arrivals, max %d, share %g, over bursts %v, 1 compressed",
-				tt.size, s, cs.ITLOverBursts, cs.Compressed, tt.arrivals, tt.maxPer, tt.share, tt.overBursts)
+				tt.size, s, cs.ITLOverBursts(), cs.Compressed, tt.arrivals, tt.maxPer, tt.share, tt.overBursts)
 		}
 		if tt.size == 16 && (s.GapP99S < 0.05 || s.GapMaxS < 0.05) {
 			t.Errorf("clumps of 16 every 64 ms: gap p99 %g, max %g", s.GapP99S, s.GapMaxS)

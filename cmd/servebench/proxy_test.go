@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/servebench/servebench/bench/proxytest"
+	"github.com/servebench/servebench/client/proxytest"
 	"github.com/servebench/servebench/engine/sim"
 )
 

@@ -81,6 +81,18 @@ func (q quantity) higherIsWorse() bool { return q.src != fromThroughput && q.src
 
 func (q quantity) hasStat(s string) bool { return slices.Contains(q.Stats, s) }
 
+// past reports whether going from base to cur passes t. The burst share
+// passes its limit only where the stream became bursty (base below
+// result.BurstyShare, cur at or above it): two smooth runs differ by a few
+// clumped tokens, and an engine too fast to tell from its network reads is
+// bursty on both sides.
+func (q quantity) past(t Threshold, base, cur float64) bool {
+	if q.Name == "client.burst_share" && !(base < result.BurstyShare && cur >= result.BurstyShare) {
+		return false
+	}
+	return t.past(base, cur, q.higherIsWorse())
+}
+
 // unitOf is the unit of one statistic of q.
 func (q quantity) unitOf(stat string) string {
 	if stat == "requests_per_s" || stat == "rate_per_s" {

@@ -174,7 +174,7 @@ func compareRun(p runPair, th map[string]Threshold, alpha float64, minN int) Run
 			overBursts(&row, p)
 			if has {
 				row.Threshold = t.String()
-				row.Past = t.past(row.Base, row.New, q.higherIsWorse())
+				row.Past = q.past(t, row.Base, row.New)
 				if q.src == fromThroughput {
 					// The run figure has no samples to test; it counts only
 					// when the tested per-request rates moved as far too.
@@ -188,8 +188,8 @@ func compareRun(p runPair, th map[string]Threshold, alpha float64, minN int) Run
 	return rr
 }
 
-// overBursts leaves ITL and TPOT unjudged when either side's tokens
-// arrived in bursts: a buffering proxy collapses the gaps inside a burst
+// overBursts leaves ITL and TPOT unjudged when one side's tokens arrived
+// in bursts and the other's did not: a buffering proxy collapses the gaps inside a burst
 // to ~0 and stretches the first token, so a "better" ITL or TPOT there is
 // a stream that stutters. client.burst_share judges that (smoothness).
 func overBursts(row *Row, p runPair) {
@@ -197,8 +197,8 @@ func overBursts(row *Row, p runPair) {
 		return
 	}
 	b, n := p.sb.stat("client.burst_share", "median"), p.sn.stat("client.burst_share", "median")
-	if !(b >= result.BurstyShare || n >= result.BurstyShare) {
-		return
+	if (b >= result.BurstyShare) == (n >= result.BurstyShare) {
+		return // both smooth, or both bursty (the same proxy, or an engine too fast to tell): like for like
 	}
 	row.Verdict = VerdictNotJudged
 	row.Note = fmt.Sprintf("computed over bursts (median share of tokens in bursts: base %.0f%%, new %.0f%%): "+

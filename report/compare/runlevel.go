@@ -174,7 +174,7 @@ func rejudge(rr *RunReport, mode string, b, n []repRun, th map[string]Threshold,
 		}
 		t, has := th[row.Key()]
 		if has {
-			row.Past = t.past(row.Base, row.New, q.higherIsWorse())
+			row.Past = q.past(t, row.Base, row.New)
 		}
 		judgeRuns(row, q, has, alpha)
 	}

@@ -90,7 +90,8 @@ func DefaultThresholds() []Threshold {
 		{Quantity: "client.first_visible", Stat: "median", Rel: 0.10, Abs: 1 * ms},
 		{Quantity: "client.e2e", Stat: "median", Rel: 0.10, Abs: 1 * ms},
 		{Quantity: "client.tpot", Stat: "median", Rel: 0.10, Abs: 0.1 * ms},
-		// A quarter of the tokens more in bursts: a proxy started buffering.
+		// A quarter of the tokens more in bursts, and most of them now: a
+		// proxy started buffering (quantity.past).
 		{Quantity: "client.burst_share", Stat: "median", Abs: 0.25},
 		{Quantity: "engine.ttft", Stat: "mean", Rel: 0.10, Abs: 5 * ms},
 		{Quantity: "engine.e2e", Stat: "mean", Rel: 0.10, Abs: 5 * ms},
