@@ -244,15 +244,15 @@ func paretoPoints(t *result.Tune) []paretoPoint {
 }
 
 // Frontier returns the indices of the points no other point beats on both
-// axes (x higher-is-better when xHigher, y always higher-is-better),
-// ordered by x.
+// axes (x higher-is-better when xHigher, lower otherwise; y always
+// higher-is-better), ordered by x.
 func Frontier(xs, ys []float64, xHigher bool) []int {
+	atLeast := func(a, b float64) bool { return a >= b == xHigher || a == b }
 	var idx []int
 	for i := range xs {
 		dominated := false
 		for j := range xs {
-			bx := xs[j] > xs[i] == xHigher && xs[j] != xs[i] || xs[j] == xs[i]
-			if j != i && bx && ys[j] >= ys[i] && (xs[j] != xs[i] || ys[j] > ys[i]) {
+			if j != i && atLeast(xs[j], xs[i]) && ys[j] >= ys[i] && (xs[j] != xs[i] || ys[j] != ys[i]) {
 				dominated = true
 				break
 			}
