@@ -193,7 +193,7 @@ func writeTuneSection(b *bytes.Buffer, t *result.Tune) {
 			fmt.Fprintf(b, " %s |\n", heldText(lv))
 		}
 	}
-	fmt.Fprintf(b, "\n### Start-up per treatment (wall seconds, as the server took them)\n\n| Treatment | Max rate (req/s) |")
+	fmt.Fprintf(b, "\n### Start-up per treatment (seconds in the tune's clock)\n\n| Treatment | Max rate (req/s) |")
 	keys := []string{"health_ok_s", "first_token_s", "weights_load_s", "kv_cache_tokens"}
 	for _, k := range keys {
 		fmt.Fprintf(b, " %s |", k)

@@ -149,16 +149,6 @@ func (s SLO) String() string {
 	return strings.Join(parts, ",")
 }
 
-// Scaled is s with every threshold multiplied by f (the percentiles kept):
-// a modelled clock's thresholds in wall-clock time and back.
-func (s SLO) Scaled(f float64) SLO {
-	for _, k := range SLOKeys {
-		d := s.field(k)
-		*d = time.Duration(math.Round(float64(*d) * f))
-	}
-	return s
-}
-
 // Judge reports, for record r, whether it attains s and, per key of s,
 // whether it met that key. A failed request attains nothing and meets no
 // key. met is indexed like SLOKeys; keys not in s stay false. A

@@ -23,7 +23,6 @@ const DefaultLadderTarget = 99.0
 type unitRun struct {
 	repeat int
 	res    *result.Results
-	scale  float64 // shown seconds per wall second
 	gpus   int
 }
 
@@ -31,7 +30,7 @@ type unitRun struct {
 // treatment's start-up, levels and max rate, then the answer.
 func (o *Options) summarize(t *result.Tune) {
 	byT := make([][]unitRun, len(t.Treatments))
-	t.Clock, t.Speedup = "wall", 0
+	t.Clock, t.Speedup = result.ClockWall, 0
 	for _, u := range t.Units {
 		if !u.Done {
 			continue
@@ -41,13 +40,14 @@ func (o *Options) summarize(t *result.Tune) {
 			t.Warnings = append(t.Warnings, fmt.Sprintf("%s: %v", u.Dir, err))
 			continue
 		}
-		ur := unitRun{repeat: u.Repeat, res: res, scale: 1, gpus: o.GPUs}
-		if bd := res.Server.Bundled; bd != nil && bd.Speedup > 0 && bd.Speedup != 1 {
-			t.Speedup = bd.Speedup
-			if !o.Wall {
-				ur.scale, t.Clock = bd.Speedup, "modelled"
-			}
+		// Every figure in the clock the unit recorded (--clock; modelled by
+		// default for a sped-up bundled engine): result.Shown converts.
+		if c := result.ClockOf(res); c.Modelled() {
+			t.Clock, t.Speedup = result.ClockModelled, c.Speedup
+		} else if c.Speedup > 1 {
+			t.Speedup = c.Speedup
 		}
+		ur := unitRun{repeat: u.Repeat, res: result.Shown(res), gpus: o.GPUs}
 		if ur.gpus == 0 {
 			ur.gpus = 1
 			if bd := res.Server.Bundled; bd != nil {
@@ -78,9 +78,8 @@ func (o *Options) summarize(t *result.Tune) {
 	t.Answer, t.Comparisons = answer(t)
 }
 
-// startupFigures are the start-up phases and KV capacity across repeats
-// (wall seconds as the server took them: the engine's --startup-speedup
-// may differ from its --speedup).
+// startupFigures are the start-up phases and KV capacity across repeats,
+// in the tune's clock (the engine's --startup-speedup undone).
 func startupFigures(units []unitRun) []result.TuneFigure {
 	keys := []string{"health_ok_s", "first_token_s", "weights_load_s", "kv_cache_tokens"}
 	vals := make([][]float64, len(keys))
@@ -121,7 +120,7 @@ func levels(units []unitRun, target, price float64) []result.TuneLevel {
 				names = append(names, name)
 				perLevel[name] = make([][]float64, len(figureKeys))
 			}
-			for k, v := range runFigures(run, u.scale, u.gpus, price) {
+			for k, v := range runFigures(run, u.gpus, price) {
 				if v != nil {
 					perLevel[name][k] = append(perLevel[name][k], *v)
 				}
@@ -184,13 +183,13 @@ func HoldsSLO(run *result.Run, target float64) bool { return run.Goodput.Held(ta
 var figureKeys = []string{result.FigOutputTokS, result.FigOutputTokSPerGPU, result.FigTokSPerUser, result.FigRequestsS, result.FigTTFTP99,
 	result.FigTPOTMedian, result.FigTPOTP99, result.FigE2EMedian, result.FigE2EP99, result.FigAttainment, result.FigUSDPerMTok}
 
-// runFigures are run's figures in the tune's clock (scale shown seconds
-// per wall second), nil where the run has none.
-func runFigures(run *result.Run, scale float64, gpus int, price float64) []*float64 {
+// runFigures are run's figures (run already in the tune's clock), nil
+// where the run has none.
+func runFigures(run *result.Run, gpus int, price float64) []*float64 {
 	f := make([]*float64, len(figureKeys))
 	set := func(k int, v float64) { f[k] = &v }
 	c := run.Client
-	if tps := run.Throughput.OutputTokensPerS / scale; tps > 0 {
+	if tps := run.Throughput.OutputTokensPerS; tps > 0 {
 		set(0, tps)
 		set(1, tps/float64(gpus))
 		if price > 0 {
@@ -198,17 +197,17 @@ func runFigures(run *result.Run, scale float64, gpus int, price float64) []*floa
 		}
 	}
 	if c.TPOTS != nil && c.TPOTS.Median > 0 {
-		set(2, 1/(c.TPOTS.Median*scale))
-		set(5, c.TPOTS.Median*scale)
-		set(6, c.TPOTS.P99*scale)
+		set(2, 1/c.TPOTS.Median)
+		set(5, c.TPOTS.Median)
+		set(6, c.TPOTS.P99)
 	}
-	set(3, run.Throughput.RequestsPerS/scale)
+	set(3, run.Throughput.RequestsPerS)
 	if c.FirstTokenS != nil {
-		set(4, c.FirstTokenS.P99*scale)
+		set(4, c.FirstTokenS.P99)
 	}
 	if c.E2ES != nil {
-		set(7, c.E2ES.Median*scale)
-		set(8, c.E2ES.P99*scale)
+		set(7, c.E2ES.Median)
+		set(8, c.E2ES.P99)
 	}
 	if run.Goodput != nil {
 		set(9, run.Goodput.Attainment)
@@ -224,7 +223,7 @@ func maxRate(units []unitRun, tr *result.TuneTreatment) *result.Interval {
 		if mr == nil {
 			continue
 		}
-		xs = append(xs, mr.RatePerS/u.scale)
+		xs = append(xs, mr.RatePerS)
 		if mr.Note != "" {
 			tr.Notes = append(tr.Notes, fmt.Sprintf("repeat %d: %s", u.repeat, mr.Note))
 		}

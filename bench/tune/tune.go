@@ -42,10 +42,7 @@ type Options struct {
 	// GPUHourPrice in USD per GPU-hour prices each treatment's output
 	// tokens (0: no cost).
 	GPUHourPrice float64
-	// Wall keeps the wall clock for a sped-up bundled engine (default: its
-	// modelled, emulated-hardware time).
-	Wall bool
-	Log  io.Writer
+	Log          io.Writer
 	// Execute runs one unit's session (nil: bench.Execute).
 	Execute func(context.Context, bench.Config) (*result.Results, []result.Record, error)
 }
