@@ -95,6 +95,9 @@ func (m *Metrics) Figures(run *result.Run, rec *result.Reconciliation, before, a
 	run.Engine.Reconciliation = rec
 	run.Engine.Source = &result.EngineSource{Kind: result.SourceMetrics}
 	run.Engine.Replicas = metricsReplicas(m, before, after)
+	if l := scrape.LoRA(after); l != nil {
+		run.Engine.LoRA = &result.LoRAInfo{MaxLoRA: l.MaxLoRA, Running: l.Running, Waiting: l.Waiting}
+	}
 	noteIdleReplicas(run, rec)
 }
 

@@ -77,6 +77,9 @@ type RequestSpec struct {
 	// Structured, when set, sends response_format or tools with every
 	// request and times each answer's usable output (Record.UsableS).
 	Structured *workload.Structured
+	// LoRA picks each conversation's adapter, sent as its model (--lora);
+	// nil: the base model, unless the source names one.
+	LoRA *workload.LoRAMix
 }
 
 // RunSpec names one run: a workload and the requests it sends.
@@ -622,6 +625,9 @@ func (r *Runner) prepare(st *runState, index int, warmup bool) job {
 		si += st.spec.Workload.Offset
 	}
 	j := job{index: index, warmup: warmup, conv: st.spec.Source.Conversation(si)}
+	if m := st.spec.Request.LoRA; m != nil && j.conv.LoRA == "" {
+		j.conv.LoRA = m.Pick(st.spec.Workload.Seed, si)
+	}
 	j.req = st.request(&j.conv, 0, nil)
 	return j
 }
@@ -683,6 +689,9 @@ func (st *runState) request(conv *workload.Conversation, k int, history []client
 	spec.Request.Structured.Apply(&req)
 	if req.Endpoint == EndpointOllamaChat {
 		req.Seed, req.SeedSet = spec.Workload.Seed, true
+	}
+	if conv.LoRA != "" {
+		req.Model = conv.LoRA // vLLM serves an adapter as a model of its own
 	}
 	t := &conv.Turns[k]
 	maxLen := spec.Request.MaxModelLen
@@ -791,6 +800,7 @@ func attemptRecord(st *runState, j *job, k int, req *client.Request, tr *client.
 	rec := store.NewRecord(st.spec.Name, j.index, j.warmup, tr, lag)
 	rec.RequestID = req.ID
 	rec.PrefixGroup = j.conv.Group
+	rec.LoRA = j.conv.LoRA
 	if j.conv.Session != "" {
 		rec.Session, rec.Turn = j.conv.Session, k+1
 	}
@@ -881,6 +891,9 @@ func workloadResult(s *RunSpec) result.Workload {
 	s.Source.Describe(&res)
 	s.Request.Structured.Describe(&res)
 	res.Arrivals = s.Request.Arrivals
+	if s.Request.LoRA != nil {
+		res.LoRA = s.Request.LoRA.String()
+	}
 	if !w.ThinkTime.IsZero() {
 		res.ThinkTimeS = w.ThinkTime.String()
 	}

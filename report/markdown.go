@@ -291,6 +291,7 @@ func writeRun(b *strings.Builder, r *result.Run, nrec [3]int) {
 	if s := stutterText(r); s != "" {
 		b.WriteString("- Arrivals: " + s + "\n")
 	}
+	writeAdapters(b, r)
 	if pt := r.PromptTokens; pt != nil {
 		fmt.Fprintf(b, "- Prompt tokens (generated prompts): requested %.1f on average, the server counted %.1f; %d of %d exactly as requested\n",
 			pt.RequestedMean, pt.CountedMean, pt.Exact, pt.N)

@@ -18,6 +18,7 @@ type Readout struct {
 	Dialect *Dialect
 	Totals  *Delta               // Diff(nil, s): cumulative since server start
 	Gauges  map[Quantity]float64 // current values
+	LoRA    *LoRAInfo            // vLLM's LoRA gauge (LoRA); nil without one
 	gaugeOf map[Quantity]string  // metric family each gauge came from
 }
 
@@ -30,7 +31,8 @@ func Read(s *Snapshot, dl *Dialect, f Filter) (*Readout, error) {
 			return nil, fmt.Errorf("%s: no vLLM, SGLang, TGI or llama.cpp metrics found (looked for families named %s...)", sourceName(s), strings.Join(prefixes(), "..., "))
 		}
 	}
-	r := &Readout{Source: sourceName(s), Dialect: dl, Totals: Diff(nil, s, dl, f), Gauges: map[Quantity]float64{}, gaugeOf: map[Quantity]string{}}
+	r := &Readout{Source: sourceName(s), Dialect: dl, Totals: Diff(nil, s, dl, f), Gauges: map[Quantity]float64{}, gaugeOf: map[Quantity]string{},
+		LoRA: LoRA(s)}
 	for _, q := range Quantities {
 		if v, ok := s.Gauge(dl, f, q); ok {
 			r.Gauges[q] = v
@@ -97,7 +99,8 @@ func (r *Readout) WriteJSON(w io.Writer) error {
 	return enc.Encode(struct {
 		Dialect    string                  `json:"dialect"`
 		Quantities map[string]quantityJSON `json:"quantities"`
-	}{r.Dialect.Name, qs})
+		LoRA       *LoRAInfo               `json:"lora,omitempty"`
+	}{r.Dialect.Name, qs, r.LoRA})
 }
 
 // WriteText writes a human-readable table: the dialect, each quantity with
@@ -160,6 +163,10 @@ func (r *Readout) WriteText(w io.Writer) error {
 	}
 	b.WriteString("\n~ quantiles are estimates: linear interpolation inside the server's histogram buckets; " +
 		"where every observation sits in one bucket (or past the last bound) the bucket is given instead (<= 0.3: at most 0.3).\n")
+	if l := r.LoRA; l != nil {
+		fmt.Fprintf(&b, "lora: max_lora %d, running [%s], waiting [%s] (%s, its latest series)\n",
+			l.MaxLoRA, strings.Join(l.Running, ","), strings.Join(l.Waiting, ","), LoRAFamily)
+	}
 	if len(missing) > 0 {
 		fmt.Fprintf(&b, "not exported: %s\n", strings.Join(missing, ", "))
 	}

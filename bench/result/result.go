@@ -210,6 +210,9 @@ type Workload struct {
 	Path       string `json:"path,omitempty"`
 	PairedWith string `json:"paired_with,omitempty"`
 	DirectURL  string `json:"direct_url,omitempty"`
+	// LoRA is the adapter mix (--lora, --lora-dist): the distribution and
+	// each adapter's share; "" without one.
+	LoRA string `json:"lora,omitempty"`
 }
 
 // OpenLoop reports whether the run sent on a schedule (rate, trace), so
@@ -251,6 +254,27 @@ type Run struct {
 	// Modelled repeats the run's figures in the emulated hardware's time
 	// when the session's clock is modelled (Clock.Annotate).
 	Modelled *ModelledRun `json:"modelled,omitempty"`
+	// Adapters are the client figures per LoRA adapter, when requests went
+	// to adapters (--lora, a dataset's "lora"): the base model's as "".
+	Adapters []AdapterStats `json:"adapters,omitempty"`
+}
+
+// LoRAInfo is what a server's LoRA gauge said (scrape.LoRAInfo).
+type LoRAInfo struct {
+	MaxLoRA int      `json:"max_lora"`
+	Running []string `json:"running,omitempty"`
+	Waiting []string `json:"waiting,omitempty"`
+}
+
+// AdapterStats are one LoRA adapter's requests of a run: how many, how
+// many succeeded, and their client figures. Requests of one run share its
+// batches, adapters included: compare adapters within a run, and runs
+// across repeats.
+type AdapterStats struct {
+	Name     string      `json:"name"` // "" : the base model
+	Requests int         `json:"requests"`
+	OK       int         `json:"ok"`
+	Client   ClientStats `json:"client"`
 }
 
 // Throughput over the measured part of a run.
@@ -322,6 +346,10 @@ type EngineStats struct {
 	// Replicas are each replica's figures beside the sum above, when the
 	// engine figures come from several --metrics-url or from Prometheus.
 	Replicas []Replica `json:"replicas,omitempty"`
+	// LoRA is vllm:lora_requests_info after the run: the server's adapter
+	// slots and the adapters it last saw running and waiting (after a
+	// run, usually none); absent when the server serves no adapters.
+	LoRA *LoRAInfo `json:"lora,omitempty"`
 }
 
 // Replica is one replica's engine figures over a run. A quantity the
@@ -537,6 +565,9 @@ type Record struct {
 	Session     string `json:"session,omitempty"`
 	Turn        int    `json:"turn,omitempty"`
 	PrefixGroup int    `json:"prefix_group,omitempty"`
+	// LoRA is the adapter the request was sent to (its model); absent: the
+	// base model.
+	LoRA string `json:"lora,omitempty"`
 	// MaxTokens is the output length asked of this request when a source
 	// sets it per request (--output-tokens, a dataset, a trace) or it was
 	// clipped below the run's max_tokens to fit the server's context.

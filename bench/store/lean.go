@@ -23,6 +23,7 @@ type RunAcc struct {
 	Goodput   *result.Goodput // nil without an SLO
 	Engine    EngineAcc       // per-request engine timings (ollama-chat)
 	Fails     Failures
+	Adapters  AdapterAcc // per LoRA adapter
 }
 
 // WriteErr is the first error writing the spilled samples or engine
@@ -45,6 +46,7 @@ func (a *RunAcc) Add(rec *result.Record, exactTokens int, slo result.SLO) {
 		return
 	}
 	a.Tally.Add(rec)
+	a.Adapters.Add(rec)
 	a.Fails.Add(rec)
 	if rec.Status != 0 {
 		a.Completed++
@@ -68,6 +70,7 @@ func (a *RunAcc) Add(rec *result.Record, exactTokens int, slo result.SLO) {
 // once run.DurationS is known.
 func (a *RunAcc) Fill(run *result.Run, slo result.SLO) {
 	a.Tally.fill(run)
+	run.Adapters = a.Adapters.Stats()
 	judged(run, &a.Prompt, a.Goodput, slo)
 }
 

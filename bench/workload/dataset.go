@@ -302,10 +302,11 @@ type jsonlExtra struct {
 	OutputTokens *int            `json:"output_tokens"`
 	Session      json.RawMessage `json:"session"`
 	Turn         *int            `json:"turn"`
+	LoRA         string          `json:"lora"` // the LoRA adapter (model) the line is sent to
 }
 
-// readJSONL reads prompt-file lines plus "output_tokens", "session" and
-// "turn". Lines of one session become its turns, ordered by "turn" (file
+// readJSONL reads prompt-file lines plus "output_tokens", "session",
+// "turn" and "lora" (a session's first line names its adapter). Lines of one session become its turns, ordered by "turn" (file
 // order without it), at most maxTurns (0: all).
 func (d *Dataset) readJSONL(data []byte, maxTurns int) error {
 	type sess struct {
@@ -334,7 +335,7 @@ func (d *Dataset) readJSONL(data []byte, maxTurns int) error {
 		}
 		id := rawID(x.Session)
 		if id == "" {
-			d.convs = append(d.convs, Conversation{Turns: []Turn{t}})
+			d.convs = append(d.convs, Conversation{Turns: []Turn{t}, LoRA: x.LoRA})
 			return nil
 		}
 		if it.Messages != nil {
@@ -345,7 +346,7 @@ func (d *Dataset) readJSONL(data []byte, maxTurns int) error {
 		if s == nil {
 			s = &sess{conv: len(d.convs)}
 			byID[id] = s
-			d.convs = append(d.convs, Conversation{Session: id})
+			d.convs = append(d.convs, Conversation{Session: id, LoRA: x.LoRA})
 		}
 		order := len(s.turns) + 1
 		if x.Turn != nil {

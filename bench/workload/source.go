@@ -56,6 +56,9 @@ type Conversation struct {
 	// each Turn.Seed is its stream).
 	TextSeed uint64
 	Turns    []Turn
+	// LoRA is the adapter every turn is sent to (as its model): a
+	// dataset's "lora" field, or the run's mix (LoRAMix); "": the base.
+	LoRA string
 }
 
 // Turn is one request of a conversation. Its user text is Text, then

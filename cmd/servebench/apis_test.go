@@ -2,8 +2,12 @@ package main
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/servebench/servebench/bench/result"
 )
 
 // TestTableAgentAPIs: `servebench table --endpoint messages` and
@@ -51,5 +55,52 @@ func TestTableAgentAPIs(t *testing.T) {
 				st.Client.FirstVisibleS.Median, st.Client.E2ES.Median, st.Engine.TTFTS.Mean,
 				ns.Client.FirstVisibleS.Median, ns.Client.E2ES.Median, ns.Engine.TTFTS.Mean)
 		})
+	}
+}
+
+// TestLoRAMixRun: a run with --lora on the bundled engine serving those
+// adapters reports per-adapter figures in results.json and report.md, and
+// shows what too few adapter slots cost: with --max-loras 1 the four
+// adapters take turns (E2E up), with --max-loras 4 they share batches.
+func TestLoRAMixRun(t *testing.T) {
+	e2e := map[string]float64{}
+	for _, slots := range []string{"1", "4"} {
+		dir := t.TempDir()
+		code, out, errOut := runMain("run", "--speedup", "50", "--engine-arg=--startup-speedup=1000",
+			"--engine-arg=--lora-modules=a,b,c,d", "--engine-arg=--max-loras="+slots,
+			"--lora", "a,b,c,d", "--concurrency", "8", "--requests", "24", "--max-tokens", "32", "--stream", "on",
+			"--out", dir, "--quiet")
+		if code != 0 {
+			t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+		}
+		res, recs := loadSaved(t, dir)
+		r := res.Runs[0]
+		if len(r.Adapters) != 4 || r.Workload.LoRA == "" || r.Engine.LoRA == nil || r.Engine.LoRA.MaxLoRA != int(slots[0]-'0') {
+			t.Fatalf("max-loras %s: adapters %+v, workload lora %q, engine lora %+v", slots, r.Adapters, r.Workload.LoRA, r.Engine.LoRA)
+		}
+		n := 0
+		for _, a := range r.Adapters {
+			n += a.OK
+			if a.Name == "" || a.Client.E2ES == nil {
+				t.Errorf("adapter %+v", a)
+			}
+		}
+		if n != 24 || r.Engine.Reconciliation == nil || r.Engine.Reconciliation.EngineCount != 24 {
+			t.Errorf("max-loras %s: %d ok over adapters, reconciliation %+v", slots, n, r.Engine.Reconciliation)
+		}
+		for _, rec := range recs {
+			if rec.LoRA == "" {
+				t.Fatalf("record without its adapter: %+v", rec)
+			}
+		}
+		md, _ := os.ReadFile(filepath.Join(dir, result.ReportFile))
+		if !strings.Contains(string(md), "Per LoRA adapter") {
+			t.Errorf("report.md has no per-adapter table")
+		}
+		e2e[slots] = r.Client.E2ES.Median
+	}
+	t.Logf("E2E median: %.4f s with --max-loras 1, %.4f s with 4", e2e["1"], e2e["4"])
+	if e2e["1"] < 1.5*e2e["4"] {
+		t.Errorf("E2E median %.4f s with one adapter slot, %.4f s with four: want the turns to show", e2e["1"], e2e["4"])
 	}
 }

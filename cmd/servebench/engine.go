@@ -18,6 +18,7 @@ type engineOptions struct {
 	sim           sim.Options
 	listProfiles  bool
 	prefixCaching bool // --enable-prefix-caching
+	enableLoRA    bool // --enable-lora: accepted for vLLM command lines; adapters come with --lora-modules
 	pdPrefill     int  // --pd-prefill: P/D deployment (engine/pd)
 	pdDecode      int  // --pd-decode
 }
@@ -125,6 +126,10 @@ request thinks first (--reasoning-tokens), streamed as vLLM's reasoning parsers 
 	f.BoolVar(&s.EnableAutoToolChoice, "enable-auto-tool-choice", false, `allow tool_choice "auto" (vLLM's flag; needs --tool-call-parser)`)
 	f.StringVar(&s.ToolCallParser, "tool-call-parser", "", "vLLM tool call parser name: "+strings.Join(sim.ToolCallParsers, ", "))
 	f.Float64Var(&s.AutoToolCallRate, "auto-tool-call-rate", s.AutoToolCallRate, `share of tool_choice "auto" answers that call a tool (seeded per request)`)
+	f.BoolVar(&o.enableLoRA, "enable-lora", false, "serve LoRA adapters (vLLM's flag; --lora-modules alone turns them on here)")
+	f.StringSliceVar(&s.LoRAModules, "lora-modules", nil, "LoRA adapters served beside the base model, name=path (repeatable or comma-separated); each is a model in /v1/models")
+	f.IntVar(&s.MaxLoRAs, "max-loras", 0, "distinct adapters in one batch, and GPU slots; another adapter waits and is swapped in from host memory (0: vLLM's default, 1)")
+	f.IntVar(&s.MaxLoRARank, "max-lora-rank", 0, "adapter rank, which sizes the swap (0: vLLM's default, 16)")
 	f.StringArrayVar(&s.Faults, "fault", nil, "inject a fault (repeatable): "+strings.Join(sim.FaultNames, ", "))
 	f.BoolVar(&o.listProfiles, "list-profiles", false, "print the GPU and model profiles and which models fit which GPUs, then exit")
 	return cmd

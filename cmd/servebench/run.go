@@ -59,6 +59,9 @@ type sessionOptions struct {
 	maxRegression   []string
 	limitsFrom      string              // --limits-from FILE (servebench calibrate)
 	repeats         int                 // --repeats N: the session N times, DIR/repeat-1..N
+	loraSpec        string              // --lora NAME[:WEIGHT],...
+	loraDist        string              // --lora-dist
+	lora            *workload.LoRAMix   // from loraSpec and loraDist, by check
 	hasRepeats      bool                // the command has --repeats
 	calibrate       *calibrateOptions   // servebench calibrate: limits after the repeats
 	thresholds      []compare.Threshold // parsed from maxRegression by check
@@ -112,6 +115,8 @@ func (o *sessionOptions) addFlags(fs *pflag.FlagSet, maxTokens int) {
 	fs.StringVar(&o.structuredOpts.ToolChoice, "tool-choice", "", "with --tools: tool_choice "+strings.Join(workload.ToolChoices, ", ")+", or a function's name (default required)")
 	fs.StringVar(&o.clockName, "clock", "", "the time SLOs, rates, durations and every printed figure are in: "+strings.Join(result.ClockNames, " or ")+
 		" (the emulated hardware's, or this machine's); default modelled with --speedup, else wall (results.json keeps both)")
+	fs.StringVar(&o.loraSpec, "lora", "", "send each conversation to one of these LoRA adapters (served as models: vLLM's --lora-modules), NAME[:WEIGHT],...; per-adapter figures in results and report (a dataset line's \"lora\" field names its own)")
+	fs.StringVar(&o.loraDist, "lora-dist", "", "with --lora: how adapters are picked, "+strings.Join(workload.LoRADists, ", ")+" (default weighted when --lora gives weights, else uniform; zipf favours the first listed)")
 	fs.StringVar(&o.sloText, "slo", "", "service-level objective for goodput: any of ttft, tpot, itl, e2e, ttfo (first answer token), e.g. ttft=200ms,tpot=50ms (client figures; a request counts when it meets all)")
 }
 
@@ -151,6 +156,9 @@ func (o *sessionOptions) check(fs *pflag.FlagSet) error {
 	if err := o.checkStructured(fs); err != nil {
 		return err
 	}
+	if err := o.checkLoRA(fs); err != nil {
+		return err
+	}
 	if o.clock, err = o.sessionClock(fs); err != nil {
 		return err
 	}
@@ -181,11 +189,26 @@ func (o *sessionOptions) checkStructured(fs *pflag.FlagSet) error {
 }
 
 // structure makes req a structured workload's, when it is one (the runs
-// are built before check loads the files).
+// are built before check loads the files), and gives it the adapter mix.
 func (o *sessionOptions) structure(req *bench.RequestSpec) {
 	if o.structured != nil {
 		req.Structured, req.ExactLength = o.structured, o.exactLength
 	}
+	req.LoRA = o.lora
+}
+
+// checkLoRA reads --lora and --lora-dist.
+func (o *sessionOptions) checkLoRA(fs *pflag.FlagSet) error {
+	o.lora = nil
+	if o.loraSpec == "" {
+		if fs.Changed("lora-dist") {
+			return fmt.Errorf("--lora-dist %q needs --lora", o.loraDist)
+		}
+		return nil
+	}
+	var err error
+	o.lora, err = workload.ParseLoRA(o.loraSpec, o.loraDist)
+	return err
 }
 
 // sessionClock is the clock --clock and --speedup make: modelled by default

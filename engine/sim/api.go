@@ -113,11 +113,11 @@ func (e *Engine) handleModels(w http.ResponseWriter, _ *http.Request) {
 	created := e.epoch.Unix()
 	writeJSON(w, http.StatusOK, map[string]any{
 		"object": "list",
-		"data": []map[string]any{{
+		"data": append([]map[string]any{{
 			"id": e.served, "object": "model", "created": created, "owned_by": "vllm",
 			"root": e.served, "parent": nil, "max_model_len": e.opts.MaxModelLen,
 			"permission": []any{},
-		}},
+		}}, e.loraModels(created)...),
 	})
 }
 
@@ -362,6 +362,9 @@ func (e *Engine) buildRequests(g *generation, hr *http.Request, in *genInputs, c
 		cs := e.fanOut(r, req)
 		e.think(cs, req, chat)
 		for _, c := range cs {
+			if e.lora.has(req.Model) {
+				c.lora = req.Model
+			}
 			e.shape(c, req, in.plan, p)
 			c.usagePrompt = usagePrompt
 			g.rs = append(g.rs, c)
@@ -401,7 +404,7 @@ func (e *Engine) logRequestEnd(r *request, aborted bool) {
 // checkModel answers 404 for a model name other than the served one, as
 // vLLM does ("" means the served model).
 func (e *Engine) checkModel(name string) *reqError {
-	if name != "" && name != e.served {
+	if name != "" && name != e.served && !e.lora.has(name) {
 		return &reqError{status: http.StatusNotFound, param: "model", msg: fmt.Sprintf("The model `%s` does not exist.", name)}
 	}
 	return nil

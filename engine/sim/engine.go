@@ -38,6 +38,7 @@ type Engine struct {
 	maxConc    float64
 	faults     *faults
 	reasoner   *reasoner // nil without --reasoning-parser
+	lora       *loraSet  // nil without --lora-modules
 
 	epoch   time.Time
 	metrics atomic.Pointer[metrics]
@@ -87,7 +88,11 @@ func New(opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	e := &Engine{opts: opts, perf: p, gpu: g, model: m, faults: fs, reasoner: rz, pid: os.Getpid(),
+	ls, err := newLoRASet(&opts, m.Layers, m.Hidden)
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{opts: opts, perf: p, gpu: g, model: m, faults: fs, reasoner: rz, lora: ls, pid: os.Getpid(),
 		ready: make(chan struct{}), stopping: make(chan struct{}), crash: make(chan struct{})}
 	e.served = opts.ServedModelName
 	if e.served == "" {
@@ -119,6 +124,9 @@ func New(opts Options) (*Engine, error) {
 	e.sched = &scheduler{e: e, perf: p, speedup: opts.Speedup, maxSeqs: e.maxSeqs, maxTokens: e.maxBatched,
 		pool: newBlockPool(e.numBlocks, blockSize, !opts.NoPrefixCaching), bs: blockSize, wakeCh: make(chan struct{}, 1),
 		spec: opts.SpeculativeTokens, accept: opts.AcceptanceRate, reserve: opts.KVAllocation == KVContiguous, specLog: specCounts{perPos: make([]atomic.Int64, opts.SpeculativeTokens)}}
+	if ls != nil {
+		e.sched.lora = &loraSlots{set: ls}
+	}
 	if e.sched.vocabIDs, err = vocabIDs(e.tok); err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
@@ -134,6 +142,9 @@ func (e *Engine) newMetrics() *metrics {
 	}
 	if e.opts.KVRole == KVRoleConsumer {
 		m.xfer = newXferMetrics(m.reg, engineLabels(e.served))
+	}
+	if e.lora != nil {
+		m.lora = newLoRAGauge(m.reg, e.lora.maxLoRAs)
 	}
 	return m
 }

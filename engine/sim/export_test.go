@@ -26,3 +26,6 @@ func (s *SyncBuffer) String() string {
 
 // GuidedMaskCost is guidedMaskCost, for the external tests.
 const GuidedMaskCost = guidedMaskCost
+
+// LoRASwapTime is loraSwapTime, for the external tests.
+var LoRASwapTime = loraSwapTime

@@ -51,6 +51,7 @@ type metrics struct {
 	running, waiting, kvUsage                prometheus.Gauge
 	spec                                     *specMetrics // nil without speculative decoding
 	xfer                                     *xferMetrics // nil unless --kv-role consumer
+	lora                                     *loraGauge   // nil without --lora-modules
 }
 
 // cacheInfo is what vllm:cache_config_info labels describe.

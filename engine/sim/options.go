@@ -10,40 +10,43 @@ import (
 // Options configures the bundled engine. Field names follow vLLM's flags
 // (--max-model-len is MaxModelLen, and so on).
 type Options struct {
-	GPU                  string  // perf GPU profile, e.g. "rtx3060-12gb"
-	Model                string  // perf model profile, e.g. "qwen2.5-7b-instruct-awq"
-	MaxModelLen          int     // --max-model-len; 0: the model's context length
-	GPUMemoryUtilization float64 // --gpu-memory-utilization, (0, 1]
-	MaxNumSeqs           int     // --max-num-seqs; 0: vLLM's default for the GPU (perf.DefaultBatching: 256, 1024 on H100/H200)
-	MaxNumBatchedTokens  int     // --max-num-batched-tokens; 0: vLLM's default (2048, 8192 on H100/H200)
-	NumGPUBlocksOverride int     // --num-gpu-blocks-override; 0: from the performance model
-	TensorParallelSize   int     // --tensor-parallel-size: GPUs of one node the model is split over; 0 or 1: one GPU
-	PipelineParallelSize int     // --pipeline-parallel-size: stages of consecutive layers, each on TensorParallelSize GPUs; 0 or 1: none
-	VLLMVersion          string  // --vllm-version: the release whose step loop is emulated (perf.Config.VLLMVersion); "": the seed's
-	NoPrefixCaching      bool    // --no-enable-prefix-caching: vLLM V1 caches prefixes unless told not to
-	KVRole               string  // --kv-role: "" (serves whole requests), "producer" (prefill instance) or "consumer" (decode instance); kvrole.go
-	KVLinkGbps           float64 // --kv-link-gbps: the consumer's KV link (0: DefaultKVLinkGbps)
-	KVAllocation         string  // --kv-allocation: "paged" (vLLM's; "" too) or "contiguous" (prompt + max_tokens reserved at admission; kvalloc.go)
-	PromptTokensDetails  bool    // --enable-prompt-tokens-details: usage.prompt_tokens_details.cached_tokens
-	DebugRequests        bool    // --debug-requests: keep each request's record, served on GET /debug/requests
-	Speedup              float64 // divides every modelled duration; 1 is real time
-	StartupSpeedup       float64 // divides start-up phases instead, when > 0 (tests: real-time steps, quick start)
-	Seed                 int64   // --seed: generated text and lengths
-	Host                 string  // bind address; "127.0.0.1" unless said otherwise
-	Port                 int     // 0 picks a free port
-	APIKey               string  // --api-key: /v1 endpoints need "Authorization: Bearer KEY"
-	HealthDuringLoad     string  // "refuse" (not listening until ready, like vLLM) or "503" (like llama.cpp)
-	IgnoreDisconnect     bool    // keep generating for clients that left (to show what it costs)
-	LogRequests          bool    // --enable-log-requests: log each request's receipt, finish and abort by id
-	ServedModelName      string  // name in /v1/models; "": the model profile's served name
-	SpeculativeTokens    int     // --speculative-tokens K: drafts verified per decode step; 0 is off
-	AcceptanceRate       float64 // --acceptance-rate: chance each draft is accepted (given the ones before it were)
-	ReasoningParser      string  // --reasoning-parser: deepseek_r1, qwen3 or openai (reasoning.go); "" is off
-	ReasoningTokens      string  // --reasoning-tokens: thinking length per chat request, a dist grammar spec
-	ReasoningField       string  // --reasoning-field: reasoning_content (vLLM 0.11, the default) or reasoning (newer)
-	EnableAutoToolChoice bool    // --enable-auto-tool-choice: tool_choice "auto" allowed (needs ToolCallParser)
-	ToolCallParser       string  // --tool-call-parser: one of ToolCallParsers
-	AutoToolCallRate     float64 // --auto-tool-call-rate: share of tool_choice "auto" answers that call a tool
+	GPU                  string   // perf GPU profile, e.g. "rtx3060-12gb"
+	Model                string   // perf model profile, e.g. "qwen2.5-7b-instruct-awq"
+	MaxModelLen          int      // --max-model-len; 0: the model's context length
+	GPUMemoryUtilization float64  // --gpu-memory-utilization, (0, 1]
+	MaxNumSeqs           int      // --max-num-seqs; 0: vLLM's default for the GPU (perf.DefaultBatching: 256, 1024 on H100/H200)
+	MaxNumBatchedTokens  int      // --max-num-batched-tokens; 0: vLLM's default (2048, 8192 on H100/H200)
+	NumGPUBlocksOverride int      // --num-gpu-blocks-override; 0: from the performance model
+	TensorParallelSize   int      // --tensor-parallel-size: GPUs of one node the model is split over; 0 or 1: one GPU
+	PipelineParallelSize int      // --pipeline-parallel-size: stages of consecutive layers, each on TensorParallelSize GPUs; 0 or 1: none
+	VLLMVersion          string   // --vllm-version: the release whose step loop is emulated (perf.Config.VLLMVersion); "": the seed's
+	NoPrefixCaching      bool     // --no-enable-prefix-caching: vLLM V1 caches prefixes unless told not to
+	KVRole               string   // --kv-role: "" (serves whole requests), "producer" (prefill instance) or "consumer" (decode instance); kvrole.go
+	KVLinkGbps           float64  // --kv-link-gbps: the consumer's KV link (0: DefaultKVLinkGbps)
+	KVAllocation         string   // --kv-allocation: "paged" (vLLM's; "" too) or "contiguous" (prompt + max_tokens reserved at admission; kvalloc.go)
+	PromptTokensDetails  bool     // --enable-prompt-tokens-details: usage.prompt_tokens_details.cached_tokens
+	DebugRequests        bool     // --debug-requests: keep each request's record, served on GET /debug/requests
+	Speedup              float64  // divides every modelled duration; 1 is real time
+	StartupSpeedup       float64  // divides start-up phases instead, when > 0 (tests: real-time steps, quick start)
+	Seed                 int64    // --seed: generated text and lengths
+	Host                 string   // bind address; "127.0.0.1" unless said otherwise
+	Port                 int      // 0 picks a free port
+	APIKey               string   // --api-key: /v1 endpoints need "Authorization: Bearer KEY"
+	HealthDuringLoad     string   // "refuse" (not listening until ready, like vLLM) or "503" (like llama.cpp)
+	IgnoreDisconnect     bool     // keep generating for clients that left (to show what it costs)
+	LogRequests          bool     // --enable-log-requests: log each request's receipt, finish and abort by id
+	ServedModelName      string   // name in /v1/models; "": the model profile's served name
+	SpeculativeTokens    int      // --speculative-tokens K: drafts verified per decode step; 0 is off
+	AcceptanceRate       float64  // --acceptance-rate: chance each draft is accepted (given the ones before it were)
+	ReasoningParser      string   // --reasoning-parser: deepseek_r1, qwen3 or openai (reasoning.go); "" is off
+	ReasoningTokens      string   // --reasoning-tokens: thinking length per chat request, a dist grammar spec
+	ReasoningField       string   // --reasoning-field: reasoning_content (vLLM 0.11, the default) or reasoning (newer)
+	EnableAutoToolChoice bool     // --enable-auto-tool-choice: tool_choice "auto" allowed (needs ToolCallParser)
+	ToolCallParser       string   // --tool-call-parser: one of ToolCallParsers
+	AutoToolCallRate     float64  // --auto-tool-call-rate: share of tool_choice "auto" answers that call a tool
+	LoRAModules          []string // --lora-modules name=path ...: LoRA adapters served beside the base model (lora.go)
+	MaxLoRAs             int      // --max-loras: distinct adapters in a batch, and GPU slots (0: vLLM's default, 1)
+	MaxLoRARank          int      // --max-lora-rank: sizes an adapter's swap (0: vLLM's default, 16)
 	Faults               []string
 	Log                  io.Writer // vLLM-format log lines; nil discards them
 }

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,6 +36,7 @@ type request struct {
 	arrival     int64       // engine clock, ns: the request reached the API server
 	queued      int64       // engine clock, ns: it joined the engine's waiting queue
 	thinking                // which output tokens are reasoning (reasoning.go); zero: none
+	lora        string      // the LoRA adapter it runs with (lora.go); "": the base model
 
 	// Owned by the scheduler goroutine.
 	state                        int
@@ -114,6 +116,8 @@ type scheduler struct {
 	accept    float64            // --acceptance-rate
 	reserve   bool               // --kv-allocation contiguous: admission reserves prompt + max_tokens (kvalloc.go)
 	specLog   specCounts         // drafts for the stats log
+	lora      *loraSlots         // nil without --lora-modules
+	inUse     []string           // scratch: the adapters of the batch being scheduled
 
 	mu     sync.Mutex // guards inbox, aborts
 	inbox  []*request
@@ -186,7 +190,7 @@ func (s *scheduler) run(ctx context.Context) {
 				return
 			}
 		}
-		end := start + int64(float64(s.perf.StepTime(st)+s.guidedCost())/s.speedup)
+		end := start + int64(float64(s.perf.StepTime(st)+s.guidedCost()+s.loraOwed())/s.speedup)
 		if !s.e.sleepUntil(ctx, timer, end) {
 			return
 		}
@@ -293,15 +297,30 @@ func (s *scheduler) schedule(start int64) (perf.Step, int64) {
 	}
 	if !preempted {
 		var adm cacheStats
-		for len(s.waiting) > 0 && len(s.running) < s.maxSeqs && budget > 0 {
-			r := s.waiting[0]
+		s.inUse = adapters(s.inUse, s.running)
+		for i := 0; i < len(s.waiting) && len(s.running) < s.maxSeqs && budget > 0; {
+			r := s.waiting[i]
+			if s.lora != nil && !s.lora.fits(r, s.inUse) {
+				i++ // one adapter too many: vLLM skips it this step, later requests may go
+				continue
+			}
 			n, ok := s.admit(r, budget, &adm)
 			if !ok {
 				break // FIFO: the head waits for blocks, nobody overtakes it
 			}
-			s.waiting = s.waiting[1:]
+			if i == 0 {
+				s.waiting = s.waiting[1:]
+			} else {
+				s.waiting = slices.Delete(s.waiting, i, i+1)
+			}
+			if s.lora != nil {
+				s.lora.use(r, s.inUse)
+			}
 			r.state = stateRunning
 			s.running = append(s.running, r)
+			if s.lora != nil {
+				s.inUse = adapters(s.inUse, s.running)
+			}
 			start = max(start, r.queued)
 			s.add(&st, r, n, 0)
 			budget -= n
@@ -512,6 +531,20 @@ func (s *scheduler) gauges() {
 	s.stats.waiting.Store(int64(len(s.waiting)))
 	s.stats.usedBlocks.Store(int64(s.pool.used()))
 	s.kvGauge()
+	if m.lora != nil {
+		running := adapters(s.inUse, s.running)
+		m.lora.set(running, adapters(nil, s.waiting), time.Now())
+	}
+}
+
+// loraOwed is the adapter copies this step waits for, and clears them.
+func (s *scheduler) loraOwed() time.Duration {
+	if s.lora == nil {
+		return 0
+	}
+	d := s.lora.owed
+	s.lora.owed = 0
+	return d
 }
 
 func (s *scheduler) kvGauge() {
