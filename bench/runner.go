@@ -200,8 +200,9 @@ type runState struct {
 	clipped  atomic.Int64 // requests whose drawn lengths were clipped to max_model_len
 	cut      atomic.Int64 // sessions that stopped at a failed turn
 	win      *windower
-	acc      store.RunAcc // the run's figures, fed by keep
-	direct   *runState    // the direct side (Runner.Direct); nil: none
+	acc      store.RunAcc   // the run's figures, fed by keep
+	direct   *runState      // the direct side (Runner.Direct); nil: none
+	steady   *steadyTracker // the steady state and saturation test, fed by keep
 }
 
 // exactTokens is the output length every request must reach: max_tokens
@@ -251,6 +252,7 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 	start := time.Now()
 	run.Shard = spec.Shard.result(start)
 	st.win = r.newWindower(run, start)
+	st.steady = newSteadyTracker(spec.Workload.Mode, spec.Workload.Concurrency, start, scheduleRate(&spec, run), st.stop)
 	stopSource := src.start(reqCtx, run, st.win)
 	defer stopSource()
 	st.win.begin()
@@ -352,6 +354,11 @@ func (r *Runner) clientFigures(run *result.Run, st *runState) {
 	r.commonErr[spec.Name] = acc.Fails.Commonest()
 	run.Retries = int(st.retries.Load())
 	acc.Fill(run, spec.SLO)
+	run.Steady, run.Saturation = st.steady.finish()
+	if s := run.Saturation; s != nil && s.StoppedAtS > 0 {
+		run.Warnings = append(run.Warnings, fmt.Sprintf("saturated: the wait for a first token grew without bound (slope test, t = %.1f, the last quarter's wait %.1fx the first's): sending stopped early (runs[].saturation)",
+			s.T, s.WaitLastS/max(s.WaitFirstS, 1e-9)))
+	}
 	if m := spec.Workload.Mode; m == workload.ModeRate || m == workload.ModeTrace {
 		run.Rate = rateStats(st, scheduleRate(spec, run))
 		if w := store.LateWarning(run.Rate, &run.Workload); w != "" {
@@ -838,6 +845,7 @@ func (r *Runner) keep(st *runState, rec result.Record, firstOpenLoop bool, lag t
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.acc.Add(&rec, st.spec.exactTokens(), st.spec.SLO)
+	st.steady.add(&rec)
 	if r.Bounded && (st.acc.WriteErr() != nil || st.lags.WriteErr != nil) {
 		st.stopOnWriteFailure() // the samples are kept in memory, the folder takes no more
 	}

@@ -161,6 +161,9 @@ func (s Sweep) StopAfter() func(run *result.Run) string {
 				return fmt.Sprintf("error rate %.1f%% over the bound %g%%", pct, s.MaxErrorRate)
 			}
 		}
+		if sat := run.Saturation; sat != nil && sat.Saturated {
+			return fmt.Sprintf("saturated: the queue wait grew without bound (slope test, t = %.1f); higher levels would only queue longer", sat.T)
+		}
 		if p99 := s.Clock.ToModelled(e2eP99(run)); s.MaxP99E2E > 0 && p99 > s.MaxP99E2E.Seconds() {
 			return fmt.Sprintf("p99 E2E %.3f s over the bound %v", p99, s.MaxP99E2E)
 		}

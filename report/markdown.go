@@ -50,6 +50,7 @@ func markdown(w io.Writer, res *result.Results, recs []result.Record, s *Sample,
 	embed(FileTable)
 	writeWarnings(&b, res)
 	writeGoodput(&b, res)
+	writeSteady(&b, res)
 	writeUsable(&b, res)
 	writePath(&b, PathPairs(res, recs))
 	embed(FilePath)

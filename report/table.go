@@ -195,6 +195,9 @@ func NewTableModelWith(res *result.Results, opts TableOptions) *TableModel {
 		t.Caption += " p99: the client figure's 99th percentile (nearest rank). Throughput: the run's successful requests" +
 			" and their output tokens per second of its duration."
 	}
+	if slices.ContainsFunc(res.Runs, func(r result.Run) bool { return saturated(&r) }) {
+		t.Caption += saturatedCaption
+	}
 	if Reasoned(res) {
 		t.Columns = append(t.Columns, thinkingColumns...)
 		t.Caption += " Thinking: a reasoning model's first to last reasoning token; first visible output is its first answer token."
@@ -207,6 +210,9 @@ func NewTableModelWith(res *result.Results, opts TableOptions) *TableModel {
 	}
 	for _, run := range res.Runs {
 		row := Row{Run: run.Name, Label: RunLabel(run.Name)}
+		if saturated(&run) {
+			row.Label += saturatedLabel
+		}
 		for _, col := range t.Columns {
 			v, ok, why := runValue(res, &run, col.Key)
 			c := Cell{Value: v, OK: ok}

@@ -82,6 +82,7 @@ func Merge(ctx context.Context, o MergeOptions) (*result.Results, error) {
 	accs := make([]*mergeAcc, len(first.res.Runs))
 	for i := range accs {
 		accs[i] = newMergeAcc(&first.res.Runs[i])
+		accs[i].steady = bench.NewSteadyState(&first.res.Runs[i].Workload, shardsStart(shards, i))
 	}
 	if err := mergeStream(shards, filepath.Join(o.Out, result.RequestsFile), accs); errors.Is(err, result.ErrInput) {
 		return nil, fmt.Errorf("%w: %w", bench.ErrUsage, err)
@@ -599,6 +600,9 @@ type mergeAcc struct {
 	rate  bool
 	lags  store.Column
 	last  time.Time // the latest first-attempt send
+	// steady is the merged run's steady state (set by Merge, which knows
+	// the shards' common start).
+	steady *bench.SteadyState
 }
 
 // newMergeAcc accumulates for the run ref is a shard of.
@@ -613,10 +617,18 @@ func newMergeAcc(ref *result.Run) *mergeAcc {
 	return m
 }
 
-func (m *mergeAcc) reset() { *m = mergeAcc{exact: m.exact, slo: m.slo, rate: m.rate} }
+func (m *mergeAcc) reset() {
+	*m = mergeAcc{exact: m.exact, slo: m.slo, rate: m.rate, steady: m.steady}
+	if m.steady != nil {
+		m.steady.Reset()
+	}
+}
 
 func (m *mergeAcc) add(r *result.Record) {
 	m.acc.Add(r, m.exact, m.slo)
+	if m.steady != nil {
+		m.steady.Add(r)
+	}
 	if m.rate && !r.Warmup && r.Attempt <= 1 && r.Turn <= 1 {
 		m.lags.Add(r.IntendedLagS)
 		if r.Start.After(m.last) {
@@ -643,6 +655,9 @@ func mergeRun(shards []*shardDir, i int, m *mergeAcc) *result.Run {
 	}
 	run.DurationS = end.Sub(run.StartedAt).Seconds()
 	m.acc.Fill(run, m.slo)
+	if m.steady != nil {
+		run.Steady, run.Saturation = m.steady.Finish()
+	}
 	if ref.Rate != nil {
 		last := run.StartedAt
 		if m.last.After(last) {
@@ -827,4 +842,16 @@ func mergeGauges(shards []*shardDir, i int, reps []result.Replica) {
 			reps[r].KVUsage = &result.Gauge{Mean: sum / float64(n), Max: mx, Samples: n}
 		}
 	}
+}
+
+// shardsStart is the earliest start of the shards' i'th run: the merged
+// run's.
+func shardsStart(shards []*shardDir, i int) time.Time {
+	start := shards[0].res.Runs[i].StartedAt
+	for _, s := range shards[1:] {
+		if t := s.res.Runs[i].StartedAt; t.Before(start) {
+			start = t
+		}
+	}
+	return start
 }

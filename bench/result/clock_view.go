@@ -102,7 +102,7 @@ func modelledRun(r *Run) *ModelledRun {
 	e := r.Engine
 	e.Reconciliation, e.Source, e.Replicas = nil, nil, nil
 	return &ModelledRun{DurationS: r.DurationS, RatePerS: r.Workload.Rate, WorkloadDurationS: r.Workload.DurationS,
-		Throughput: r.Throughput, Client: r.Client, Engine: e, Rate: r.Rate, Goodput: r.Goodput}
+		Throughput: r.Throughput, Client: r.Client, Engine: e, Rate: r.Rate, Goodput: r.Goodput, Steady: r.Steady, Saturation: r.Saturation}
 }
 
 // ModelledRun repeats a run's figures in the emulated hardware's time
@@ -116,6 +116,8 @@ type ModelledRun struct {
 	Engine            EngineStats `json:"engine"`
 	Rate              *RateStats  `json:"rate,omitempty"`
 	Goodput           *Goodput    `json:"goodput,omitempty"`
+	Steady            *Steady     `json:"steady_state,omitempty"`
+	Saturation        *Saturation `json:"saturation,omitempty"`
 }
 
 // cloneResults is a deep copy of res (through its JSON form, which is all

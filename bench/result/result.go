@@ -251,6 +251,10 @@ type Run struct {
 	Warnings     []string          `json:"warnings,omitempty"`
 	Windows      []Window          `json:"windows,omitempty"`    // --interval slices, in order
 	Incomplete   bool              `json:"incomplete,omitempty"` // see Results.Incomplete
+	// Steady and Saturation: the run's steady-state window and figures,
+	// and the open-loop test for a queue growing without bound.
+	Steady     *Steady     `json:"steady_state,omitempty"`
+	Saturation *Saturation `json:"saturation,omitempty"`
 	// Modelled repeats the run's figures in the emulated hardware's time
 	// when the session's clock is modelled (Clock.Annotate).
 	Modelled *ModelledRun `json:"modelled,omitempty"`

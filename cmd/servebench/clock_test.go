@@ -113,3 +113,36 @@ func TestClockFlagRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepSaturation (issue 31, item 3): a level sent twice what the
+// engine serves (one sequence at a time, ~0.5 s each, at 4 req/s) stops
+// sending once its queue wait grows without bound, says so in
+// results.json, the table and report.md, and the sweep goes no higher;
+// every level states its steady-state window.
+func TestSweepSaturation(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := runMain("sweep", "--speedup", "10", fastStart, "--engine-arg=--max-num-seqs=1", "--rate", "4,8",
+		"--duration", "60s", "--max-tokens", "32", "--out", dir, "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	res, _ := loadSaved(t, dir)
+	if len(res.Runs) != 1 {
+		t.Fatalf("%d levels ran, want the sweep to stop after the saturated rate=4", len(res.Runs))
+	}
+	run := res.Runs[0]
+	sat, st := run.Saturation, run.Steady
+	if sat == nil || !sat.Saturated || !(sat.StoppedAtS > 0 && sat.StoppedAtS < 5) || !(sat.WaitLastS > 2*sat.WaitFirstS) {
+		t.Fatalf("saturation %+v: want saturated, sending stopped well before the 6 s (wall) planned", sat)
+	}
+	if st == nil || !(st.EndS > st.StartS) || st.Requests == 0 || run.Modelled == nil || run.Modelled.Steady == nil {
+		t.Fatalf("steady state %+v, modelled %+v: want a window with requests, in both clocks", st, run.Modelled)
+	}
+	if !strings.Contains(out, "rate=4 (saturated)") || !strings.Contains(out, "Saturated:") {
+		t.Errorf("table does not mark the saturated level:\n%s", out)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, result.ReportFile))
+	if !strings.Contains(string(md), "## Steady state") || !strings.Contains(string(md), "**saturated**") {
+		t.Errorf("report.md lacks the steady-state section or the verdict:\n%s", md)
+	}
+}
