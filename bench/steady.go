@@ -158,7 +158,7 @@ func (t *steadyTracker) saturation() result.Saturation {
 	s.WaitSlope, s.T = slopeT(x, y)
 	q := len(w) / 4
 	s.WaitFirstS, s.WaitLastS = mean(y[:q]), mean(y[len(y)-q:])
-	s.Saturated = s.T > result.SaturationT && s.WaitSlope > 0 && s.WaitLastS > result.SaturationGrowth*s.WaitFirstS
+	s.Saturated = s.T > result.SaturationT && s.WaitSlope > result.SaturationMinSlope && s.WaitLastS > result.SaturationGrowth*s.WaitFirstS
 	return s
 }
 

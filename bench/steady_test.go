@@ -51,6 +51,9 @@ func TestSaturation(t *testing.T) {
 	}{
 		// the server serves 5 req/s of the 10 sent: each waits longer
 		{"queue grows", func(_ int, sent float64) float64 { return 0.2 + 0.5*sent }, true, result.SaturationMinPoints},
+		// a fast server's millisecond waits drifting up (a loaded client
+		// machine): significant and 5x, but no queue worth the name
+		{"millisecond drift", func(_ int, sent float64) float64 { return 0.001 + 0.0002*sent }, false, 0},
 		// a steady queue with jitter: no trend
 		{"steady", func(i int, _ float64) float64 { return 0.2 + 0.05*float64(i%3) }, false, 0},
 	} {

@@ -34,9 +34,12 @@ type Steady struct {
 // Saturation is the open-loop test for a server that cannot keep up
 // (results.json runs[].saturation): the requests' wait (first token from
 // the intended send time) regressed on their send time over the steady
-// window. Saturated when the slope is significant (t > SaturationT) and
-// the wait of the window's last quarter is over SaturationGrowth times its
-// first quarter's: the queue grows without bound, so the level stopped
+// window. Saturated when the slope is significant (t > SaturationT), at
+// least SaturationMinSlope (the queue gains 5% of the time spent sending:
+// the server serves under ~95% of what is sent; a noisy fast server's
+// millisecond waits drifting up does not count), and the wait of the
+// window's last quarter is over SaturationGrowth times its first
+// quarter's: the queue grows without bound, so the level stopped
 // sending early (StoppedAtS) instead of measuring an ever longer queue.
 type Saturation struct {
 	Saturated  bool    `json:"saturated"`
@@ -52,6 +55,9 @@ type Saturation struct {
 const (
 	SaturationT      = 4.0
 	SaturationGrowth = 2.0
+	// SaturationMinSlope is the least growth of the wait per second of
+	// sending (dimensionless, so the same in either clock).
+	SaturationMinSlope = 0.05
 	// SaturationMinPoints is the fewest requests in the window the test
 	// judges on.
 	SaturationMinPoints = 32
