@@ -42,8 +42,18 @@ type Stutter struct {
 	BurstShare float64 `json:"burst_share"`
 }
 
-// Bursty reports whether most tokens arrived in bursts (BurstyShare).
-func (s *Stutter) Bursty() bool { return s != nil && s.BurstShare >= BurstyShare }
+// Bursty reports whether the tokens came in clumps (Clumped).
+func (s *Stutter) Bursty() bool { return s != nil && Clumped(s.BurstShare, s.TokensPerArrivalMean) }
+
+// Clumped says whether a stream with this share of tokens in bursts and
+// these tokens per arrival came in clumps: most tokens in bursts, and a
+// burst's worth per arrival on average. A buffering proxy gives 17 to 256
+// tokens per arrival; an engine sped up so far that its steps come tens of
+// microseconds apart joins pairs and triples now and then, which the mean
+// keeps apart from a proxy's clumps.
+func Clumped(burstShare, tokensPerArrival float64) bool {
+	return burstShare >= BurstyShare && tokensPerArrival >= BurstTokens
+}
 
 // Arrivals calls yield for each arrival of e, in order: the first and last
 // event's offsets and the tokens the arrival carried (an event counts at

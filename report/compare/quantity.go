@@ -81,16 +81,16 @@ func (q quantity) higherIsWorse() bool { return q.src != fromThroughput && q.src
 
 func (q quantity) hasStat(s string) bool { return slices.Contains(q.Stats, s) }
 
-// past reports whether going from base to cur passes t. The burst share
-// passes its limit only where the stream became bursty (base below
-// result.BurstyShare, cur at or above it): two smooth runs differ by a few
-// clumped tokens, and an engine too fast to tell from its network reads is
-// bursty on both sides.
-func (q quantity) past(t Threshold, base, cur float64) bool {
-	if q.Name == "client.burst_share" && !(base < result.BurstyShare && cur >= result.BurstyShare) {
+// past reports whether row's change passes t. The burst share passes its
+// limit only where the stream became clumped (runSamples.clumped: the new
+// side is, the base side is not): two smooth runs differ by a few clumped
+// tokens, and an engine sped up to tens of microseconds per token joins a
+// few now and then.
+func (q quantity) past(t Threshold, row *Row) bool {
+	if q.Name == "client.burst_share" && !row.becameClumped {
 		return false
 	}
-	return t.past(base, cur, q.higherIsWorse())
+	return t.past(row.Base, row.New, q.higherIsWorse())
 }
 
 // unitOf is the unit of one statistic of q.
@@ -141,6 +141,12 @@ func (s *runSamples) stat(name, stat string) float64 {
 }
 
 func (s *runSamples) ok() int { return s.measured - s.failed }
+
+// clumped says whether the side's streams came in clumps, by the median
+// request's burst share and tokens per arrival (result.Clumped).
+func (s *runSamples) clumped() bool {
+	return result.Clumped(s.stat("client.burst_share", "median"), s.stat("client.tokens_per_arrival", "median"))
+}
 
 // samplesOf extracts run's samples from recs. Only successful, measured
 // requests give latency samples; ITL is one median per request, not the

@@ -107,7 +107,10 @@ type Row struct {
 	Confirmed string `json:"confirmed_by,omitempty"`
 
 	confirmedWorse bool
-	limitsOnly     bool // judged by its limit alone (ModeLimits)
+	// becameClumped: the base side's streams were smooth, the new side's
+	// came in clumps (burst share rows; quantity.past).
+	becameClumped bool
+	limitsOnly    bool // judged by its limit alone (ModeLimits)
 	// Throughput rows: the median per-request output tokens/s of each side.
 	rateBase, rateNew float64
 }
@@ -172,9 +175,10 @@ func compareRun(p runPair, th map[string]Threshold, alpha float64, minN int) Run
 				continue
 			}
 			overBursts(&row, p)
+			row.becameClumped = !p.sb.clumped() && p.sn.clumped()
 			if has {
 				row.Threshold = t.String()
-				row.Past = q.past(t, row.Base, row.New)
+				row.Past = q.past(t, &row)
 				if q.src == fromThroughput {
 					// The run figure has no samples to test; it counts only
 					// when the tested per-request rates moved as far too.
@@ -197,8 +201,8 @@ func overBursts(row *Row, p runPair) {
 		return
 	}
 	b, n := p.sb.stat("client.burst_share", "median"), p.sn.stat("client.burst_share", "median")
-	if (b >= result.BurstyShare) == (n >= result.BurstyShare) {
-		return // both smooth, or both bursty (the same proxy, or an engine too fast to tell): like for like
+	if p.sb.clumped() == p.sn.clumped() {
+		return // both smooth, or both clumped (the same proxy): like for like
 	}
 	row.Verdict = VerdictNotJudged
 	row.Note = fmt.Sprintf("computed over bursts (median share of tokens in bursts: base %.0f%%, new %.0f%%): "+

@@ -174,7 +174,7 @@ func rejudge(rr *RunReport, mode string, b, n []repRun, th map[string]Threshold,
 		}
 		t, has := th[row.Key()]
 		if has {
-			row.Past = q.past(t, row.Base, row.New)
+			row.Past = q.past(t, row)
 		}
 		judgeRuns(row, q, has, alpha)
 	}
