@@ -1,9 +1,11 @@
 package stats
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -196,16 +198,26 @@ func (s Spread) Limit(falseAlarm float64, perSide int) float64 {
 	return tQuantile(1-falseAlarm, float64(s.N-1)) * s.CV * math.Sqrt(2/float64(perSide))
 }
 
-// MeanInterval is the confidence interval of the mean of values (one per
-// run) at level (0: DefaultLevel): mean ± t(N-1) * SD / sqrt(N). NaN with
-// fewer than two values.
-func (s Spread) MeanInterval(level float64) (lo, hi float64) {
-	level, err := checkLevel(level)
-	if err != nil || s.N < 2 {
-		return math.NaN(), math.NaN()
+// Holm returns Holm's step-down adjusted p-values of ps (same order): a
+// gate that judges m figures at once and fails on any keeps its
+// family-wise false-alarm rate at alpha when it compares the adjusted
+// p-values with alpha (Holm 1979), less conservatively than Bonferroni's
+// m*p. NaN stays NaN and does not count towards m.
+func Holm(ps []float64) []float64 {
+	idx := make([]int, 0, len(ps))
+	for i, p := range ps {
+		if !math.IsNaN(p) {
+			idx = append(idx, i)
+		}
 	}
-	h := tQuantile(0.5+level/2, float64(s.N-1)) * s.SD / math.Sqrt(float64(s.N))
-	return s.Mean - h, s.Mean + h
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(ps[a], ps[b]) })
+	out := slices.Clone(ps)
+	m, run := len(idx), 0.0
+	for k, i := range idx {
+		run = math.Max(run, math.Min(1, float64(m-k)*ps[i]))
+		out[i] = run
+	}
+	return out
 }
 
 func checkLevel(level float64) (float64, error) {

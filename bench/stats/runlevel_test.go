@@ -191,8 +191,19 @@ func TestSpreadLimit(t *testing.T) {
 	if s.Mean != 10 || s.SD != 1 || s.CV != 0.1 {
 		t.Errorf("spread %+v, want mean 10 SD 1 CV 0.1", s)
 	}
-	// t(0.975, 2) = 4.302653: 10 ± 4.302653/sqrt(3).
-	if lo, hi := s.MeanInterval(0); math.Abs(hi-10-4.302653/math.Sqrt(3)) > 1e-5 || math.Abs(lo+hi-20) > 1e-12 {
-		t.Errorf("mean interval [%g, %g]", lo, hi)
+}
+
+// TestHolm: the worked example of Holm's method (m = 4): sorted p
+// 0.01 0.02 0.03 0.04 adjust to 0.04 0.06 0.06 0.06; NaN is left out.
+func TestHolm(t *testing.T) {
+	got := Holm([]float64{0.03, 0.01, math.NaN(), 0.04, 0.02})
+	want := []float64{0.06, 0.04, math.NaN(), 0.06, 0.06}
+	for i := range want {
+		if math.IsNaN(want[i]) != math.IsNaN(got[i]) || (!math.IsNaN(want[i]) && math.Abs(got[i]-want[i]) > 1e-12) {
+			t.Fatalf("Holm = %v, want %v", got, want)
+		}
+	}
+	if got := Holm([]float64{0.5, 0.9}); got[0] != 1 || got[1] != 1 {
+		t.Errorf("capped at 1: %v", got)
 	}
 }

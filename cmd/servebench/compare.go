@@ -52,8 +52,8 @@ one build. Which test stands behind a verdict (--test auto, the default):
                         runs when it is a directory of --repeats N
                         (DIR/repeat-1..N) or several directories:
                         compare BASE1 BASE2 BASE3 -- NEW1 NEW2 NEW3.
-  several base, one new the new run against the base runs' 95% prediction
-                        interval (Student t, N-1 degrees of freedom).
+  several base runs,    the new run against the base runs' 95% prediction
+  one new run           interval (Student t, N-1 degrees of freedom).
   one run a side        no test: run-to-run noise is unknown, so the verdict
                         uses the limits alone; repeat runs (--repeats 5) or
                         measure the noise (servebench calibrate, --limits-from).

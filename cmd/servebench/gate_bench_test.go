@@ -12,7 +12,7 @@ import (
 )
 
 // gateRuns is K for BenchmarkGateFalseAlarm: runs of each build.
-const gateRuns = 12
+const gateRuns = 16
 
 // gateSpeedup is the unchanged build's --speedup; the slower build's is
 // 10% slower: every modelled duration, decode steps included, 1.1x as long.
@@ -70,8 +70,15 @@ func BenchmarkGateFalseAlarm(b *testing.B) {
 			if err := compare.WriteCalibration(&out, cal); err != nil {
 				b.Fatal(err)
 			}
-			b.Log("\n" + out.String())
-			for b.Loop() { // the measure is the rates above, taken once
+			for _, key := range []string{"client.first_visible.median", "client.e2e.median"} {
+				for _, l := range cal.Limits {
+					if l.Key == key {
+						fmt.Fprintf(&out, "  %s, each run: %s\n", key, fmtRunValues(l.Values, 1e3, "ms"))
+					}
+				}
+			}
+			fmt.Print(out.String()) // whole: b.Log would truncate it
+			for b.Loop() {          // the measure is the rates above, taken once
 			}
 		})
 	}
@@ -175,6 +182,15 @@ func pick(runs []*compare.Side, idx []int) *compare.Side {
 		sides[i] = runs[k]
 	}
 	return compare.Group(fmt.Sprintf("%d runs", len(idx)), sides)
+}
+
+// fmtRunValues is "7.1 8.3 ... ms": the runs' values, scaled.
+func fmtRunValues(vs []float64, scale float64, unit string) string {
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		parts[i] = fmt.Sprintf("%.2f", v*scale)
+	}
+	return strings.Join(parts, " ") + " " + unit
 }
 
 // alarmKeys is "client.first_visible.median 3, engine.ttft.mean 1".

@@ -39,8 +39,10 @@ func TestBaselineGate(t *testing.T) {
 
 // TestRepeatsGate: --repeats N keeps each run in DIR/repeat-K with a
 // run-level summary, and --baseline of a repeated baseline tests across
-// runs: 2+2 runs of a five times slower server regress (n=2+2), and one
-// new run is judged by the baseline runs' prediction interval.
+// runs: 3+3 runs of a five times slower server regress (n=3+3), and one
+// new run is judged by the baseline runs' prediction interval. (Three a
+// side: with two, Welch's test has one or two degrees of freedom, too few
+// to pass the Holm adjustment over the gated figures.)
 func TestRepeatsGate(t *testing.T) {
 	fast := simtest.Start(t, func(o *sim.Options) { o.Speedup = 200 })
 	slow := simtest.Start(t, func(o *sim.Options) { o.Speedup = 40 })
@@ -49,22 +51,25 @@ func TestRepeatsGate(t *testing.T) {
 			"--stream", "on", "--out", dir, "--quiet"}, extra...)...)
 	}
 	base := t.TempDir()
-	code, out, errOut := run(fast, base, "--repeats", "2")
-	if code != exitOK || !strings.Contains(out, "across 2 runs") {
+	code, out, errOut := run(fast, base, "--repeats", "3")
+	if code != exitOK || !strings.Contains(out, "across 3 runs") {
 		t.Fatalf("baseline runs: exit %d\n%s\n%s", code, out, errOut)
 	}
-	for _, f := range []string{filepath.Join("repeat-1", "results.json"), filepath.Join("repeat-2", "requests.jsonl"), "repeats.json"} {
+	for _, f := range []string{filepath.Join("repeat-1", "results.json"), filepath.Join("repeat-3", "requests.jsonl"), "repeats.json"} {
 		if _, err := os.Stat(filepath.Join(base, f)); err != nil {
-			t.Errorf("--repeats 2: %v", err)
+			t.Errorf("--repeats 3: %v", err)
 		}
 	}
-	code, out, errOut = run(slow, t.TempDir(), "--repeats", "2", "--baseline", base)
-	if code != exitRegression || !strings.Contains(out, "n=2+2 runs") || !strings.Contains(errOut, "regression against the baseline") {
-		t.Errorf("2+2 runs, slower: exit %d, want %d with a test across runs\nstdout:\n%s\nstderr:\n%s", code, exitRegression, out, errOut)
+	code, out, errOut = run(slow, t.TempDir(), "--repeats", "3", "--baseline", base)
+	if code != exitRegression || !strings.Contains(out, "n=3+3 runs") || !strings.Contains(errOut, "regression against the baseline") {
+		t.Errorf("3+3 runs, slower: exit %d, want %d with a test across runs\nstdout:\n%s\nstderr:\n%s", code, exitRegression, out, errOut)
 	}
-	code, out, _ = run(slow, t.TempDir(), "--baseline", base)
+	// One run against three has two degrees of freedom: the Holm-adjusted
+	// prediction needs a change far outside their spread.
+	slower := simtest.Start(t, func(o *sim.Options) { o.Speedup = 10 })
+	code, out, _ = run(slower, t.TempDir(), "--baseline", base)
 	if code != exitRegression || !strings.Contains(out, "prediction interval") {
-		t.Errorf("one run against 2, slower: exit %d, want %d judged by the prediction interval\n%s", code, exitRegression, out)
+		t.Errorf("one run against 3, twenty times slower: exit %d, want %d judged by the prediction interval\n%s", code, exitRegression, out)
 	}
 	if code, _, errOut := run(fast, t.TempDir(), "--repeats", "0"); code != exitUsage || !strings.Contains(errOut, "--repeats 0") {
 		t.Errorf("--repeats 0: exit %d %s", code, errOut)

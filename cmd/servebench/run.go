@@ -294,8 +294,12 @@ func (o *sessionOptions) checkGate(fs *pflag.FlagSet) error {
 	if o.hasRepeats && o.repeats < 1 {
 		return fmt.Errorf("--repeats %d: expected 1 or more runs of the workload", o.repeats)
 	}
+	limitsFrom := o.limitsFrom
+	if _, err := os.Stat(limitsFrom); limitsFrom != "" && err != nil && missingOnValidate(fs, err) == nil {
+		limitsFrom = "" // --validate: the reader's limits file, not this machine's
+	}
 	var err error
-	if o.thresholds, err = gateThresholds(o.limitsFrom, o.maxRegression); err != nil {
+	if o.thresholds, err = gateThresholds(limitsFrom, o.maxRegression); err != nil {
 		return err
 	}
 	o.base, o.histBase = nil, nil

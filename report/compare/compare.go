@@ -168,6 +168,9 @@ func Compare(base, cur *Side, opts Options) (*Report, error) {
 		}
 		rep.Runs = append(rep.Runs, rr)
 	}
+	if mode == ModeRuns || mode == ModeHistory {
+		judgeFamily(rep, alpha)
+	}
 	return rep, nil
 }
 

@@ -75,7 +75,7 @@ func repeatStat(q quantity, stat string, rs []repRun) (RepeatStat, bool) {
 	st := RepeatStat{Key: q.Name + "." + stat, Unit: q.unitOf(stat), N: sp.N, Mean: sp.Mean, Values: vs}
 	if sp.N >= 2 {
 		st.SD, st.CV = finite(sp.SD), finite(sp.CV)
-		lo, hi := sp.MeanInterval(0)
+		_, lo, hi, _ := stats.MeanInterval(vs, 0)
 		st.Lo, st.Hi = finite(lo), finite(hi)
 	}
 	return st, true

@@ -17,9 +17,12 @@ type Report struct {
 	// Mode says which test stands behind the verdicts (ModeRuns,
 	// ModeHistory, ModeLimits, ModeRequests); RunsBase, RunsNew how many
 	// runs of each run name a side holds.
-	Mode        string      `json:"mode"`
-	RunsBase    int         `json:"runs_base"`
-	RunsNew     int         `json:"runs_new"`
+	Mode     string `json:"mode"`
+	RunsBase int    `json:"runs_base"`
+	RunsNew  int    `json:"runs_new"`
+	// Gated counts the figures whose p-values were Holm-adjusted together
+	// (ModeRuns, ModeHistory: those with a limit).
+	Gated       int         `json:"gated,omitempty"`
 	Base        SideInfo    `json:"base"`
 	New         SideInfo    `json:"new"`
 	ServerDiffs []Diff      `json:"server_differences"` // shown, never refused

@@ -39,13 +39,16 @@ const (
 // RunLevel is a row's run-level evidence: one value of the statistic per
 // run, and the test across them.
 type RunLevel struct {
-	Test     string    `json:"test"`
-	NBase    int       `json:"n_base"`
-	NNew     int       `json:"n_new"`
-	ChangeLo *float64  `json:"change_lo"` // 95% interval of the change (prediction interval in history mode); null when base is 0
-	ChangeHi *float64  `json:"change_hi"`
-	Base     []float64 `json:"base_values"`
-	New      []float64 `json:"new_values"`
+	Test     string   `json:"test"`
+	NBase    int      `json:"n_base"`
+	NNew     int      `json:"n_new"`
+	ChangeLo *float64 `json:"change_lo"` // 95% interval of the change (prediction interval in history mode); null when base is 0
+	ChangeHi *float64 `json:"change_hi"`
+	// PRaw is the test's own p-value when Row.P is Holm-adjusted (a
+	// gated figure: judgeFamily).
+	PRaw *float64  `json:"p_raw,omitempty"`
+	Base []float64 `json:"base_values"`
+	New  []float64 `json:"new_values"`
 }
 
 // pickMode says which test judges a comparison of nb base runs and nn
@@ -71,9 +74,9 @@ func pickMode(test string, nb, nn int) (string, error) {
 func testDescription(mode string, nb, nn int) string {
 	switch mode {
 	case ModeRuns:
-		return fmt.Sprintf("Welch's two-sided t-test across runs (each run's statistic one observation; n=%d+%d runs), 95%% interval of the change", nb, nn)
+		return fmt.Sprintf("Welch's two-sided t-test across runs (each run's statistic one observation; n=%d+%d runs), 95%% interval of the change; p of the figures with a limit Holm-adjusted over them (the gate fails on any)", nb, nn)
 	case ModeHistory:
-		return fmt.Sprintf("one new run against %d base runs: two-sided Student-t prediction interval (95%%) from their mean and run-to-run SD", nb)
+		return fmt.Sprintf("one new run against %d base runs: two-sided Student-t prediction interval (95%%) from their mean and run-to-run SD; p of the figures with a limit Holm-adjusted over them (the gate fails on any)", nb)
 	case ModeLimits:
 		return fmt.Sprintf("none across runs: %d+%d runs, run-to-run noise unknown, so verdicts use the limits only; p/req (per-request Mann-Whitney) is shown, not gating, since requests of one run share its batch schedule; repeat runs (--repeats 5) for a test across runs", nb, nn)
 	}
@@ -176,7 +179,42 @@ func rejudge(rr *RunReport, mode string, b, n []repRun, th map[string]Threshold,
 		if has {
 			row.Past = q.past(t, row)
 		}
-		judgeRuns(row, q, has, alpha)
+		if mode == ModeLimits {
+			judgeRuns(row, q, has, alpha)
+		}
+	}
+}
+
+// judgeFamily judges the rows of a run-level report (ModeRuns,
+// ModeHistory) after adjusting the p-values of its gated figures (those
+// with a limit, across every run) with Holm's method: the gate fails on
+// any of them, so its false-alarm rate is family-wise. Each such row's
+// unadjusted p stays in RunLevel.PRaw.
+func judgeFamily(rep *Report, alpha float64) {
+	var gated []*Row
+	for i := range rep.Runs {
+		for j := range rep.Runs[i].Rows {
+			if row := &rep.Runs[i].Rows[j]; row.Runs != nil && row.P != nil && row.Threshold != "" {
+				gated = append(gated, row)
+			}
+		}
+	}
+	ps := make([]float64, len(gated))
+	for i, row := range gated {
+		ps[i] = *row.P
+	}
+	for i, adj := range stats.Holm(ps) {
+		gated[i].Runs.PRaw, gated[i].P = gated[i].P, &adj
+	}
+	rep.Gated = len(gated)
+	for i := range rep.Runs {
+		for j := range rep.Runs[i].Rows {
+			row := &rep.Runs[i].Rows[j]
+			if row.Verdict == "" {
+				q, _ := lookupQuantity(row.Quantity)
+				judgeRuns(row, q, row.Threshold != "", alpha)
+			}
+		}
 	}
 }
 
