@@ -68,12 +68,18 @@ func nightly(t *testing.T, fast, slow, db string) {
 	if strings.Contains(db, "?") {
 		sep = "&"
 	}
-	baseline := "history:" + db + sep + "last=20&stat=engine.itl.mean"
+	baseline := "history:" + db + sep + "branch=main&last=20&stat=engine.itl.mean"
 	var wrong []string
 	for i := 1; i <= nightlyRuns; i++ {
 		e, want := fast, exitOK
 		if i >= nightlyChange {
 			e, want = slow, exitRegression
+		}
+		// The night's CI: GitHub Actions' variables name its commit,
+		// branch and run (the gate's branch=main reads them back).
+		for k, v := range map[string]string{"GITHUB_SHA": fmt.Sprintf("%040d", i), "GITHUB_REF_NAME": "main", "GITHUB_RUN_ID": fmt.Sprint(1000 + i),
+			"GITHUB_SERVER_URL": "https://github.example", "GITHUB_REPOSITORY": "o/r"} {
+			t.Setenv(k, v)
 		}
 		dir := filepath.Join(t.TempDir(), fmt.Sprint(i))
 		code, out, errOut := runMain("run", "--base-url", e, "--concurrency", "4", "--requests", "8", "--max-tokens", "64",
@@ -108,8 +114,10 @@ func nightly(t *testing.T, fast, slow, db string) {
 		t.Errorf("history show: change points %q, want the first between c20 and c21, a rise\n%s", changes, stdout)
 	}
 	page, err := os.ReadFile(filepath.Join(out, report.HistoryHTML))
-	if err != nil || !strings.Contains(string(page), `<a href="#run-21">`) || !strings.Contains(string(page), `id="run-21"`) {
-		t.Errorf("%s: %v: expected each point linked to its run's row", report.HistoryHTML, err)
+	if err != nil || !strings.Contains(string(page), `<a href="#run-21">`) || !strings.Contains(string(page), `id="run-21"`) ||
+		!strings.Contains(string(page), `href="https://github.example/o/r/commit/`+fmt.Sprintf("%040d", 21)+`"`) ||
+		!strings.Contains(string(page), `href="https://github.example/o/r/actions/runs/1021"`) {
+		t.Errorf("%s: %v: expected each point linked to its run's row, the row to its commit and CI run", report.HistoryHTML, err)
 	}
 	if fi, err := os.Stat(filepath.Join(out, report.HistoryPNG)); err != nil || fi.Size() < 10000 {
 		t.Errorf("%s: %v, want a chart", report.HistoryPNG, err)
@@ -122,9 +130,13 @@ func checkLabels(t *testing.T, dir string) {
 	if res.Manifest.Labels["commit"] != "c01" || res.Manifest.Labels["flavour"] != "nightly" {
 		t.Errorf("results.json labels %v, want commit=c01 flavour=nightly", res.Manifest.Labels)
 	}
+	if b := res.Manifest.Build; b == nil || b.Source != "github-actions" || b.Branch != "main" || b.CIURL != "https://github.example/o/r/actions/runs/1001" {
+		t.Errorf("results.json build %+v, want GitHub Actions' run 1001 on main", b)
+	}
 	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
-	if err != nil || !strings.Contains(string(md), "- **Labels:** `commit=c01`, `flavour=nightly`") {
-		t.Errorf("report.md: %v: expected the labels in its header", err)
+	if err != nil || !strings.Contains(string(md), "- **Labels:** `commit=c01`, `flavour=nightly`") ||
+		!strings.Contains(string(md), "- **Build:** commit `"+fmt.Sprintf("%040d", 1)+"`, branch `main`, CI run [1001](https://github.example/o/r/actions/runs/1001) (from github-actions)") {
+		t.Errorf("report.md: %v: expected the labels and the build in its header", err)
 	}
 }
 
