@@ -45,7 +45,7 @@ func WriteHistoryText(w io.Writer, ss []history.Series) error {
 			return err
 		}
 		if len(s.Changes) == 0 {
-			fmt.Fprintln(w, "no change point (E-divisive means, permutation test at 5%)")
+			fmt.Fprintln(w, "no change point found (E-divisive means, permutation test)")
 		}
 		for _, c := range s.Changes {
 			fmt.Fprintf(w, "change point %s\n", c)
@@ -115,7 +115,7 @@ func HistoryMarkdown(title string, ss []history.Series) string {
 		b.WriteString(historySVG(s))
 		b.WriteString("\n\n")
 		if len(s.Changes) == 0 {
-			b.WriteString("No change point (E-divisive means, permutation test at 5%).\n\n")
+			b.WriteString("No change point found (E-divisive means, permutation test).\n\n")
 		}
 		for _, c := range s.Changes {
 			fmt.Fprintf(&b, "- **Change point** %s\n", rawSafe(c.String()))

@@ -21,10 +21,6 @@ type Filter struct {
 	Before     time.Time         // started before
 	Labels     map[string]string // every one must match
 	Last       int               // only the last N that match (by start time)
-	// SkipFailed leaves out runs that failed their gate (Entry.Gate
-	// GateFail), so that a regression does not become a baseline by being
-	// repeated.
-	SkipFailed bool
 }
 
 // Query returns the entries f selects, oldest first, with their labels and
@@ -90,9 +86,6 @@ func (f Filter) where() (string, []any) {
 	sort.Strings(keys)
 	for _, k := range keys {
 		add("EXISTS (SELECT 1 FROM labels l WHERE l.run_id = runs.id AND l.key = ? AND l.value = ?)", k, f.Labels[k])
-	}
-	if f.SkipFailed {
-		add("gate <> ?", GateFail)
 	}
 	if len(conds) == 0 {
 		return "", nil

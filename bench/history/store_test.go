@@ -85,6 +85,9 @@ func TestStoreRoundTrip(t *testing.T) {
 				e.Bundled == nil || e.Bundled.VLLMVersion != "0.14.0" || e.Summary.Client.E2ES == nil || e.Machine.CPUs != 2 || e.Build.CIURL != "https://ci.example/7" {
 				t.Errorf("entry 2 read back as %+v", e)
 			}
+			if all[3].Gate != history.GateFail || all[2].Gate != "" {
+				t.Errorf("gates read back %q, %q; want %q, none", all[3].Gate, all[2].Gate, history.GateFail)
+			}
 			if !e.StartedAt.Equal(t0.Add(48 * time.Hour)) {
 				t.Errorf("started at %v, want %v", e.StartedAt, t0.Add(48*time.Hour))
 			}
@@ -93,7 +96,6 @@ func TestStoreRoundTrip(t *testing.T) {
 				want []string // commits, oldest first
 			}{
 				{history.Filter{Last: 2}, []string{"c3", "c4"}},                                                                     // the newest two, oldest first
-				{history.Filter{Last: 2, SkipFailed: true}, []string{"c2", "c4"}},                                                   // c3 failed its gate
 				{history.Filter{Since: t0.Add(72 * time.Hour)}, []string{"c3", "c4"}},                                               // since a time
 				{history.Filter{Labels: map[string]string{"night": "1"}}, []string{"c1"}},                                           // one label
 				{history.Filter{WorkloadFP: all[0].WorkloadFP[:6], Branch: "main", Before: t0.Add(24 * time.Hour)}, []string{"c0"}}, // fingerprint prefix
