@@ -301,6 +301,17 @@ func baseName(p string) string {
 	return filepath.Base(p)
 }
 
+// acceptEncoding is the Accept-Encoding res's runs sent ("" when none
+// recorded one).
+func acceptEncoding(res *result.Results) string {
+	for _, r := range res.Runs {
+		if r.Workload.AcceptEncoding != "" {
+			return r.Workload.AcceptEncoding
+		}
+	}
+	return ""
+}
+
 // serverDiffs lists server-side and harness differences: what a
 // comparison is for, so they are shown and never refused.
 func serverDiffs(b, n *result.Results) []Diff {
@@ -316,6 +327,9 @@ func serverDiffs(b, n *result.Results) []Diff {
 	add("server.preset", b.Server.Preset, n.Server.Preset)
 	add("server.model", b.Server.Model, n.Server.Model)
 	add("server.dialect", b.Server.Dialect, n.Server.Dialect)
+	// How the client asked: a compressing proxy holds a gzip client's stream
+	// and streams an identity client's (results before gzip sent none).
+	add("client.accept_encoding", acceptEncoding(b), acceptEncoding(n))
 	bb, nb := bundledFields(b.Server.Bundled), bundledFields(n.Server.Bundled)
 	for i := range bb {
 		add("bundled."+bundledNames[i], bb[i], nb[i])

@@ -453,3 +453,19 @@ func TestCompareBursts(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareAcceptEncoding: sides whose clients asked for different
+// encodings are compared, and the difference is shown.
+func TestCompareAcceptEncoding(t *testing.T) {
+	gz := synthSide(t, "gzip", 1, 100, synthRun{name: "streaming", n: 20, scale: 1, stream: true,
+		workload: func(w *result.Workload) { w.AcceptEncoding = "gzip" }})
+	plain := synthSide(t, "identity", 2, 100, synthRun{name: "streaming", n: 20, scale: 1, stream: true,
+		workload: func(w *result.Workload) { w.AcceptEncoding = "identity" }})
+	rep, err := Compare(gz, plain, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(rep.ServerDiffs); !strings.Contains(got, "client.accept_encoding: gzip -> identity") {
+		t.Errorf("server differences %s; want the accept encoding's", got)
+	}
+}
