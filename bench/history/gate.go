@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/url"
 	"strconv"
 	"strings"
@@ -43,6 +44,23 @@ type Baseline struct {
 	Min    int      // fewer comparable runs than this: no verdict
 	Level  float64  // the prediction interval's level
 	Keys   []string // statistics judged, QUANTITY.STAT
+	// Floors are limits a change must pass too to fail the gate, by key
+	// (--max-regression, --limits-from): a change the noise does not
+	// explain but too small to matter is "worse, within limit".
+	Floors map[string]Floor
+}
+
+// Floor is a limit on a worse change: relative to the history's mean
+// (0.05 = 5%) and absolute, in the statistic's unit; each set part must
+// be passed, as compare's limits.
+type Floor struct{ Rel, Abs float64 }
+
+// passed reports whether going from mean to v (worse by worse > 0) passes f.
+func (f Floor) passed(mean, worse float64) bool {
+	if f.Rel > 0 && mean != 0 && worse/math.Abs(mean) <= f.Rel {
+		return false
+	}
+	return !(f.Abs > 0 && worse <= f.Abs)
 }
 
 // IsBaseline reports whether a --baseline names a history.
@@ -154,7 +172,10 @@ type Judgement struct {
 type GateRow struct {
 	Key       string
 	Test      stats.HistoryTest
-	Regressed bool // outside the prediction interval, on the worse side
+	Regressed bool // outside the prediction interval on the worse side, and past its floor
+	// WithinLimit: outside the interval on the worse side, but not past
+	// the key's floor.
+	WithinLimit bool
 }
 
 // Regressed reports whether any statistic regressed.
@@ -205,7 +226,7 @@ func (b Baseline) Judge(ctx context.Context, st *Store, news []Entry, now time.T
 			continue
 		}
 		for _, key := range b.Keys {
-			row, ok, err := judgeKey(key, e, past, b.Level)
+			row, ok, err := judgeKey(key, e, past, b.Level, b.Floors)
 			if err != nil {
 				return nil, err
 			}
@@ -233,7 +254,7 @@ func beforeStreak(past []Entry, n int) []Entry {
 
 // judgeKey tests one statistic; ok is false when the new run or too few
 // past runs have it.
-func judgeKey(key string, e *Entry, past []Entry, level float64) (GateRow, bool, error) {
+func judgeKey(key string, e *Entry, past []Entry, level float64, floors map[string]Floor) (GateRow, bool, error) {
 	v, ok := e.Stats[key]
 	if !ok {
 		return GateRow{}, false, nil
@@ -251,11 +272,15 @@ func judgeKey(key string, e *Entry, past []Entry, level float64) (GateRow, bool,
 	if err != nil {
 		return GateRow{}, false, fmt.Errorf("%s: %w", key, err)
 	}
-	worse := t.Value > t.Hi
+	outside, by := t.Value > t.Hi, t.Value-t.Mean
 	if !HigherIsWorse(key) {
-		worse = t.Value < t.Lo
+		outside, by = t.Value < t.Lo, -by
 	}
-	return GateRow{Key: key, Test: t, Regressed: worse}, true, nil
+	row := GateRow{Key: key, Test: t, Regressed: outside}
+	if f, ok := floors[key]; ok && outside && !f.passed(t.Mean, by) {
+		row.Regressed, row.WithinLimit = false, true
+	}
+	return row, true, nil
 }
 
 // WriteJudgements writes the gate's verdicts as text.
@@ -277,9 +302,12 @@ func WriteJudgements(w io.Writer, b Baseline, js []Judgement) error {
 		fmt.Fprintln(tw, "  statistic\tnew\thistory mean\tchange vs prediction interval\tverdict")
 		for _, r := range j.Rows {
 			verdict := "ok"
-			if r.Regressed {
+			switch {
+			case r.Regressed:
 				verdict = "REGRESSION"
-			} else if r.Test.Outside() {
+			case r.WithinLimit:
+				verdict = "worse, within limit"
+			case r.Test.Outside():
 				verdict = "better"
 			}
 			fmt.Fprintf(tw, "  %s\t%.6g\t%.6g\t%s\t%s\n", r.Key, r.Test.Value, r.Test.Mean, r.Test, verdict)

@@ -85,6 +85,12 @@ func TestJudge(t *testing.T) {
 	if j := judge(0.1, 600); !j.Regressed() {
 		t.Errorf("throughput -6%%: not regressed (lower is worse there)")
 	}
+	floored := b
+	floored.Floors = map[string]history.Floor{"client.e2e.median": {Rel: 0.10}}
+	js, err := floored.Judge(ctx, st, history.FromResults(results(0.106, t0.Add(100*time.Hour), "new", nil), nil, "new"), t0)
+	if err != nil || js[0].Regressed() || !js[0].Rows[0].WithinLimit {
+		t.Errorf("+6%% E2E under a 10%% floor: %+v, %v; want worse, within limit", js, err)
+	}
 	add(20, 0.2, history.GateFail) // an isolated failure, then a pass: noise, back in the baseline
 	add(21, 0.1, history.GatePass)
 	add(22, 0.106, history.GateFail) // the current failing streak: left out
@@ -98,7 +104,7 @@ func TestJudge(t *testing.T) {
 		t.Errorf("baseline %s (regressed %v), want it to end c9 c20 c21, the 0.2 outlier widening it past +6%%", got, j.Regressed())
 	}
 	short, _ := history.ParseBaseline("history:x?min=50")
-	js, _ := short.Judge(ctx, st, history.FromResults(results(0.5, t0.Add(100*time.Hour), "new", nil), nil, "n"), t0)
+	js, _ = short.Judge(ctx, st, history.FromResults(results(0.5, t0.Add(100*time.Hour), "new", nil), nil, "n"), t0)
 	if len(js) != 1 || js[0].Judged() || js[0].Regressed() {
 		t.Errorf("with too few runs: %+v, want no verdict", js)
 	}

@@ -66,7 +66,9 @@ func (h *historyFlags) build(ctx context.Context) *result.Build {
 // checkHistoryBaseline parses --baseline history:DB[?...] and, unless
 // validating, opens the history so that a wrong path or URL fails before
 // the run. A missing SQLite file is refused unless --history names it
-// too: a nightly's first run starts its history.
+// too: a nightly's first run starts its history. --max-regression and
+// --limits-from become floors a change must pass too (compare's
+// defaults do not: the history's noise is the gate).
 func (o *sessionOptions) checkHistoryBaseline(fs *pflag.FlagSet) error {
 	b, err := history.ParseBaseline(o.baseline)
 	if err != nil {
@@ -81,6 +83,14 @@ func (o *sessionOptions) checkHistoryBaseline(fs *pflag.FlagSet) error {
 			return fmt.Errorf("--baseline %q: %w", o.baseline, err)
 		}
 		st.Close()
+	}
+	for _, th := range o.thresholds { // --max-regression, --limits-from: floors
+		if !th.Off {
+			if b.Floors == nil {
+				b.Floors = map[string]history.Floor{}
+			}
+			b.Floors[th.Key()] = history.Floor{Rel: th.Rel, Abs: th.Abs}
+		}
 	}
 	o.histBase = &b
 	return nil

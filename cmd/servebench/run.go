@@ -106,7 +106,7 @@ func (o *sessionOptions) addFlags(fs *pflag.FlagSet, maxTokens int) {
 	fs.BoolVar(&o.recordsInMemory, "records-in-memory", false, "keep every record in memory (memory grows with the run)")
 	_ = fs.MarkHidden("records-in-memory")
 	fs.DurationVar(&o.interval, "interval", 0, "split each run into windows this long, each with client figures, engine deltas and a checkpoint (default: none, 1m when --duration is over 10m)")
-	fs.StringVar(&o.baseline, "baseline", "", "compare with the results in this directory after the run (exit 1 on a regression)")
+	fs.StringVar(&o.baseline, "baseline", "", "compare with the results in this directory after the run, or judge each run against a history: history:DB[?branch=main&last=20] (exit 1 on a regression)")
 	fs.StringArrayVar(&o.maxRegression, "max-regression", nil, "with --baseline: QUANTITY.STAT=LIMIT, e.g. client.e2e.median=10% or =+5ms (repeatable)")
 	fs.StringVar(&o.limitsFrom, "limits-from", "", "with --baseline: take limits from this file (servebench calibrate writes one; --max-regression overrides it key by key)")
 	fs.BoolVar(&o.arrivals, "arrivals", false, fmt.Sprintf("keep each response's reads in requests.jsonl as arrivals, [seconds, bytes, tokens] each (at most %d per request; more are counted in arrivals_dropped), for plotting clumping elsewhere; export --to csv writes them too", client.MaxArrivals))
