@@ -17,8 +17,9 @@ var usableColumn = Column{KeyUsable, "Usable output (client, median)", "client.u
 
 // usableNear is how close to E2E a run's median time to usable output must
 // come for the report to say streaming gains a program nothing: within
-// this share of E2E or usableNearAbs, whichever is larger (the engine's
-// end-of-turn step and the closing chunks come after the value closes).
+// this share of E2E, usableNearAbs or two tokens' time (TPOT), whichever
+// is largest (the engine's end-of-turn step and the closing chunks come
+// after the value closes).
 const (
 	usableNear    = 0.05
 	usableNearAbs = 0.005 // seconds
@@ -103,7 +104,11 @@ func usableVerdict(r *result.Run) string {
 	}
 	u, e, fv := c.UsableS.Median, c.E2ES.Median, c.FirstVisibleS.Median
 	label := mdEscape(RunLabel(r.Name))
-	if e-u <= max(usableNear*e, usableNearAbs) {
+	near := max(usableNear*e, usableNearAbs)
+	if c.TPOTS != nil {
+		near = max(near, 2*c.TPOTS.Median)
+	}
+	if e-u <= near {
 		return fmt.Sprintf("**%s:** streaming gains a program nothing here. Its first visible output came at %s, "+
 			"but the answer was usable only at %s (median; %s to %s over %d requests of this one run), %s before "+
 			"E2E %s: the JSON closes with the answer, so the program waits as long as it would without streaming.",

@@ -22,10 +22,13 @@ func TestUsableSection(t *testing.T) {
 			Client: result.ClientStats{FirstVisibleS: summary(fv, fv, fv, 10), UsableS: summary(usable, usable*0.9, usable*1.1, 10),
 				E2ES: summary(e2e, e2e, e2e, 10), Unusable: 1}}
 	}
+	short := run("short", true, 0.03, 0.185, 0.2) // 15 ms short of E2E: one token's step
+	short.Client.TPOTS = summary(0.015, 0.015, 0.015, 10)
 	res := &result.Results{Runs: []result.Run{
 		run("streaming", true, 0.03, 3.851, 3.853),
 		run("early", true, 0.03, 1.2, 3.85),
 		run("non-streaming", false, 3.85, 3.85, 3.85),
+		short,
 	}}
 	tm := NewTableModel(res)
 	if tm.Columns[0].Key != KeyFirstVisible || tm.Columns[1].Key != KeyUsable || tm.Columns[2].Key != KeyE2EClient {
@@ -40,6 +43,7 @@ func TestUsableSection(t *testing.T) {
 	for _, want := range []string{
 		"| Streaming | 10 | 0.03 s | 3.85 s | 3.85 s | 0.002 s | 1 |",
 		"**Streaming:** streaming gains a program nothing here. Its first visible output came at 0.03 s, but the answer was usable only at 3.85 s (median; 3.47 s to 4.24 s over 10 requests of this one run), 0.002 s before E2E 3.85 s",
+		"**short:** streaming gains a program nothing here.",
 		"**early:** the answer was usable at 1.2 s (median over 10 requests of this one run), 2.65 s before E2E 3.85 s",
 	} {
 		if !strings.Contains(text, want) {
