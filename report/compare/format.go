@@ -35,7 +35,10 @@ func fmtValue(v float64, unit string) string {
 	case "fraction":
 		return fmt.Sprintf("%.1f%%", v*100)
 	}
-	return fmt.Sprintf("%g", v)
+	if math.Abs(v) >= 1000 { // token counts: whole
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.4g", v) // a spread of 0.1571 tokens, not 0.15705975611079798
 }
 
 func fmtChange(c *float64) string {
