@@ -51,6 +51,7 @@ func markdown(w io.Writer, res *result.Results, recs []result.Record, s *Sample,
 	writeWarnings(&b, res)
 	writeGoodput(&b, res)
 	writeSteady(&b, res)
+	writeEnergy(&b, res)
 	writeUsable(&b, res)
 	writePath(&b, PathPairs(res, recs))
 	embed(FilePath)

@@ -215,7 +215,7 @@ func Diff(before, after *Snapshot, dl *Dialect, f Filter) *Delta {
 		if before != nil {
 			bfam = before.Families[name]
 		}
-		sd := seriesDiff{d: d, q: m.Quantity, name: name, dl: dl, f: f, before: before, after: after}
+		sd := seriesDiff{d: d, q: m.Quantity, name: name, dl: dl.forMapping(m), f: f, before: before, after: after}
 		if kind == KindHistogram && m.Field == FieldValue {
 			if h, ok := sd.hist(bfam, after.Families[name]); ok {
 				d.hists[m.Quantity] = h
@@ -277,8 +277,9 @@ func (s *Snapshot) Gauge(dl *Dialect, f Filter, q Quantity) (float64, bool) {
 		return 0, false
 	}
 	sum, n := 0.0, 0
+	mdl := dl.forMapping(m)
 	for _, series := range s.Families[name].GetMetric() {
-		if !matches(dl, f, series) {
+		if !matches(mdl, f, series) {
 			continue
 		}
 		v, ok := scalar(s.Families[name].GetType(), series, m.Field)
@@ -322,4 +323,15 @@ func sourceName(s *Snapshot) string {
 		return "/metrics"
 	}
 	return s.Source
+}
+
+// forMapping is dl as m's series are filtered: a GPU's series (PerGPU)
+// carry no model label, so the model filter does not apply to them.
+func (d *Dialect) forMapping(m Mapping) *Dialect {
+	if !m.PerGPU || len(d.ModelLabels) == 0 {
+		return d
+	}
+	c := *d
+	c.ModelLabels = nil
+	return &c
 }

@@ -35,6 +35,12 @@ const (
 	// servers without the two counters above (SGLang before
 	// sglang:cached_tokens_total).
 	EnginePrefixCacheHitRate Quantity = "engine.prefix_cache_hit_rate" // gauge
+
+	// A DCGM exporter's GPU series, read beside any dialect's (a
+	// --metrics-url of dcgm-exporter, or the bundled engine's own): per
+	// GPU, summed; not in Quantities, which are the engine's.
+	GPUEnergy Quantity = "gpu.energy_mj" // counter: energy since boot, mJ
+	GPUPower  Quantity = "gpu.power_w"   // gauge: power draw, W
 )
 
 // Quantities lists every canonical quantity in report order.
@@ -74,9 +80,9 @@ func (q Quantity) Kind() Kind {
 	switch q {
 	case EngineTTFT, EngineE2E, EngineQueue, EnginePrefill, EngineDecode, EngineITL:
 		return KindHistogram
-	case EnginePromptTokens, EngineGenerationTokens, EngineRequests, EnginePrefixCacheQueries, EnginePrefixCacheHits, EnginePreemptions:
+	case EnginePromptTokens, EngineGenerationTokens, EngineRequests, EnginePrefixCacheQueries, EnginePrefixCacheHits, EnginePreemptions, GPUEnergy:
 		return KindCounter
-	case EngineRunning, EngineWaiting, EngineKVUsage, EnginePrefixCacheHitRate:
+	case EngineRunning, EngineWaiting, EngineKVUsage, EnginePrefixCacheHitRate, GPUPower:
 		return KindGauge
 	}
 	return 0
@@ -116,6 +122,10 @@ type Mapping struct {
 	// series on first observation has simply had none. Readers count it
 	// as zero observations rather than "not exported".
 	Always bool
+	// PerGPU: the series are a GPU's (DCGM), labelled by GPU, not by
+	// model: the model filter does not apply, and Detect does not count
+	// them.
+	PerGPU bool
 }
 
 // QueueInTTFT says whether a server's engine.ttft histogram counts the
@@ -245,6 +255,9 @@ func Detect(s *Snapshot) (*Dialect, bool) {
 func mappedScore(d *Dialect, s *Snapshot) int {
 	n := 0
 	for _, m := range d.Mappings {
+		if m.PerGPU {
+			continue
+		}
 		for _, name := range m.Names {
 			if _, ok := s.Families[name]; ok {
 				n++
@@ -280,7 +293,7 @@ func prefixScore(d *Dialect, s *Snapshot) int {
 // queue, so it contains sglang:queue_time_seconds too; its docs example in
 // testdata/fixtures has no queue histogram to check against. TGI exports no
 // TTFT and llama.cpp no histograms: unknown.
-var dialects = []*Dialect{
+var dialects = withDCGM([]*Dialect{
 	{
 		Name:        "vllm",
 		Title:       "vLLM (V1 engine metrics)",
@@ -390,4 +403,21 @@ var dialects = []*Dialect{
 			"llama.cpp exports no finished-request counter: engine.requests is unavailable",
 		},
 	},
+})
+
+// dcgmMappings read dcgm-exporter's power and energy series (its
+// etc/default-counters.csv: DCGM_FI_DEV_POWER_USAGE, gauge, W;
+// DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION, counter, mJ since boot) in every
+// dialect: a DCGM exporter sits beside any server.
+var dcgmMappings = []Mapping{
+	{Quantity: GPUEnergy, Names: []string{"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"}, PerGPU: true},
+	{Quantity: GPUPower, Names: []string{"DCGM_FI_DEV_POWER_USAGE"}, PerGPU: true},
+}
+
+// withDCGM adds dcgmMappings to every dialect of ds.
+func withDCGM(ds []*Dialect) []*Dialect {
+	for _, d := range ds {
+		d.Mappings = append(d.Mappings, dcgmMappings...)
+	}
+	return ds
 }

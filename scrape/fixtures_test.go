@@ -355,3 +355,33 @@ func TestTTFTQueueFixtures(t *testing.T) {
 		}
 	}
 }
+
+// TestDCGMFixture (issue 31, item 5): a public dcgm-exporter scrape gives
+// its GPU's energy counter and power gauge through any dialect, the
+// model filter notwithstanding (GPU series carry no model label), and
+// does not make a DCGM-only scrape look like a server's.
+func TestDCGMFixture(t *testing.T) {
+	s, raw := loadFixture(t, "dcgm_exporter_a100_docs_example.txt")
+	wantMJ, _ := textSum(t, raw, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION")
+	wantW, _ := textSum(t, raw, "DCGM_FI_DEV_POWER_USAGE")
+	vllm, _ := Lookup("vllm")
+	f := Filter{Model: "Qwen/Qwen2.5-1.5B-Instruct"}
+	d := Diff(nil, s, vllm, f)
+	if mj, ok := d.Counter(GPUEnergy); !ok || mj != wantMJ || mj != 319159391 {
+		t.Errorf("energy since boot %g mJ (%v), want the fixture's %g", mj, ok, wantMJ)
+	}
+	if w, ok := s.Gauge(vllm, f, GPUPower); !ok || w != wantW || w != 409.692 {
+		t.Errorf("power %g W (%v), want the fixture's %g", w, ok, wantW)
+	}
+	if dl, ok := Detect(s); ok {
+		t.Errorf("a DCGM-only scrape detected as %s", dl.Name)
+	}
+	// A later scrape 120 J on: the delta is the run's energy.
+	later, err := Parse(strings.NewReader(strings.Replace(raw, "} 319159391", "} 319279391", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mj, ok := Diff(s, later, vllm, f).Counter(GPUEnergy); !ok || mj != 120000 {
+		t.Errorf("energy delta %g mJ (%v), want 120000", mj, ok)
+	}
+}

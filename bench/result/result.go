@@ -347,6 +347,12 @@ type EngineStats struct {
 	PrefixCacheHitRate *float64        `json:"prefix_cache_hit_rate,omitempty"`
 	Reconciliation     *Reconciliation `json:"reconciliation,omitempty"`
 	Source             *EngineSource   `json:"source,omitempty"`
+	// GPUEnergyJ is the GPUs' energy over the run, summed, from a DCGM
+	// exporter's counter delta (a --metrics-url of dcgm-exporter, or the
+	// bundled engine's own series); JoulesPerOutputToken divides it by
+	// the engine's generated-token delta. Absent without the series.
+	GPUEnergyJ           *float64 `json:"gpu_energy_j,omitempty"`
+	JoulesPerOutputToken *float64 `json:"joules_per_output_token,omitempty"`
 	// Replicas are each replica's figures beside the sum above, when the
 	// engine figures come from several --metrics-url or from Prometheus.
 	Replicas []Replica `json:"replicas,omitempty"`

@@ -105,6 +105,7 @@ func EngineSummary(d *scrape.Delta) result.EngineStats {
 		})
 	}
 	zeroQueue(d, &es)
+	energy(d, &es)
 	q, qok := d.Counter(scrape.EnginePrefixCacheQueries)
 	h, hok := d.Counter(scrape.EnginePrefixCacheHits)
 	if qok && hok {
@@ -164,5 +165,20 @@ func zeroQueue(d *scrape.Delta, es *result.EngineStats) {
 	}
 	if n > 0 {
 		es.QueueS = &result.Hist{Count: n}
+	}
+}
+
+// energy sets es's GPU energy over the delta, in J, and per generated
+// token, from the DCGM energy counter (mJ).
+func energy(d *scrape.Delta, es *result.EngineStats) {
+	mj, ok := d.Counter(scrape.GPUEnergy)
+	if !ok {
+		return
+	}
+	j := mj / 1000
+	es.GPUEnergyJ = &j
+	if toks, ok := d.Counter(scrape.EngineGenerationTokens); ok && toks > 0 {
+		per := j / toks
+		es.JoulesPerOutputToken = &per
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -144,5 +145,36 @@ func TestSweepSaturation(t *testing.T) {
 	md, _ := os.ReadFile(filepath.Join(dir, result.ReportFile))
 	if !strings.Contains(string(md), "## Steady state") || !strings.Contains(string(md), "**saturated**") {
 		t.Errorf("report.md lacks the steady-state section or the verdict:\n%s", md)
+	}
+}
+
+// TestBundledEnergy (issue 31, item 5): the bundled engine exports
+// dcgm-exporter's power and energy series from its step physics, and a run
+// reads joules per output token from their before/after delta. Kept busy
+// (four requests in flight on the RTX 3060 profile, 170 W board, 15 W
+// idle), the GPU's mean draw over the run is near its board power.
+func TestBundledEnergy(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := runMain("run", "--speedup", "20", fastStart, "--concurrency", "4", "--requests", "12", "--max-tokens", "64",
+		"--stream", "on", "--out", dir, "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	res, _ := loadSaved(t, dir)
+	run := res.Runs[0]
+	e, per := run.Engine.GPUEnergyJ, run.Engine.JoulesPerOutputToken
+	if e == nil || per == nil {
+		t.Fatalf("engine figures lack the energy: %+v", run.Engine)
+	}
+	modelledS := 20 * run.DurationS
+	if w := *e / modelledS; !(w > 0.5*170 && w < 1.1*170) {
+		t.Errorf("%.1f J over %.2f s modelled: a mean %.1f W, want near the 170 W board power of a busy GPU", *e, modelledS, w)
+	}
+	if tokens := float64(12 * 64); math.Abs(*per*tokens-*e) > 1e-6**e {
+		t.Errorf("%g J per token x %g tokens != %g J", *per, tokens, *e)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, result.ReportFile))
+	if !strings.Contains(string(md), "## Energy") || !strings.Contains(string(md), "J per output token") {
+		t.Errorf("report.md lacks the energy section:\n%s", md)
 	}
 }

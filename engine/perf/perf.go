@@ -15,6 +15,11 @@ type GPU struct {
 	BandwidthGBs float64 // HBM/GDDR bandwidth, GB/s
 	TFLOPs       float64 // dense bf16/fp16 tensor TFLOP/s (fp32 accumulate)
 	LoadGBs      float64 // effective weight-load bandwidth from disk/host, GB/s
+	// BoardPowerW is the board's rated power (TDP/TGP, datasheet), what
+	// the engine's DCGM series draw while a step runs; IdlePowerW between
+	// steps (an assumption: no datasheet gives it). See gpus.
+	BoardPowerW float64
+	IdlePowerW  float64
 }
 
 // Model is a model's architecture facts.

@@ -35,14 +35,26 @@ const awqBytesPerWeight = 0.5 + 2.5/128
 // cloud figures are ~1 GB/s, what vLLM logs on an H100 node reading from
 // network storage (14.99 GiB in 31.5 s, 1.12 GiB in 16.5 s in
 // llm-d-benchmark's empirical table), 0.5 GB/s for AWS's A10G/L4 on EBS.
+//
+// BoardPowerW is the rated board power: the RTX 3060's 170 W "Graphics
+// Card Power" (NVIDIA's GeForce RTX 3060 specifications); the L4's 72 W
+// max TDP (NVIDIA L4 datasheet); A100 SXM4 400 W, 40 and 80 GB (NVIDIA
+// A100 datasheet; these profiles' bandwidths are the SXM parts'); H100
+// SXM 700 W (NVIDIA H100 datasheet, SXM up to 700 W, configurable); H200
+// SXM 700 W (NVIDIA H200 datasheet, up to 700 W). The A10G has no public
+// datasheet: 300 W is an assumption (the cap AWS g5 instances run it at;
+// the A10's datasheet gives 150 W). IdlePowerW is an assumption for every
+// profile, stated, not cited: roughly a tenth of board power, what an
+// idle GPU holding a loaded model (memory clocks up) draws; datasheets
+// give no idle figure.
 var gpus = []GPU{
-	{Name: "rtx3060-12gb", MemoryGiB: 11.76, BandwidthGBs: 360, TFLOPs: 25.5, LoadGBs: 0.25},
-	{Name: "a10g-24gb", MemoryGiB: 22.19, BandwidthGBs: 600, TFLOPs: 125, LoadGBs: 0.5},
-	{Name: "l4-24gb", MemoryGiB: 22.03, BandwidthGBs: 300, TFLOPs: 121, LoadGBs: 0.5},
-	{Name: "a100-40gb", MemoryGiB: 39.39, BandwidthGBs: 1555, TFLOPs: 312, LoadGBs: 1.0},
-	{Name: "a100-80gb", MemoryGiB: 79.15, BandwidthGBs: 2039, TFLOPs: 312, LoadGBs: 1.0},
-	{Name: "h100-80gb", MemoryGiB: 79.18, BandwidthGBs: 3350, TFLOPs: 989, LoadGBs: 1.0},
-	{Name: "h200-141gb", MemoryGiB: 139.8, BandwidthGBs: 4800, TFLOPs: 989, LoadGBs: 1.0},
+	{Name: "rtx3060-12gb", MemoryGiB: 11.76, BandwidthGBs: 360, TFLOPs: 25.5, LoadGBs: 0.25, BoardPowerW: 170, IdlePowerW: 15},
+	{Name: "a10g-24gb", MemoryGiB: 22.19, BandwidthGBs: 600, TFLOPs: 125, LoadGBs: 0.5, BoardPowerW: 300, IdlePowerW: 30},
+	{Name: "l4-24gb", MemoryGiB: 22.03, BandwidthGBs: 300, TFLOPs: 121, LoadGBs: 0.5, BoardPowerW: 72, IdlePowerW: 16},
+	{Name: "a100-40gb", MemoryGiB: 39.39, BandwidthGBs: 1555, TFLOPs: 312, LoadGBs: 1.0, BoardPowerW: 400, IdlePowerW: 50},
+	{Name: "a100-80gb", MemoryGiB: 79.15, BandwidthGBs: 2039, TFLOPs: 312, LoadGBs: 1.0, BoardPowerW: 400, IdlePowerW: 60},
+	{Name: "h100-80gb", MemoryGiB: 79.18, BandwidthGBs: 3350, TFLOPs: 989, LoadGBs: 1.0, BoardPowerW: 700, IdlePowerW: 70},
+	{Name: "h200-141gb", MemoryGiB: 139.8, BandwidthGBs: 4800, TFLOPs: 989, LoadGBs: 1.0, BoardPowerW: 700, IdlePowerW: 75},
 }
 
 // models holds architecture facts from each model's config.json

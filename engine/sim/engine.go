@@ -41,6 +41,7 @@ type Engine struct {
 	lora       *loraSet  // nil without --lora-modules
 
 	epoch   time.Time
+	power   *power // the GPUs' DCGM power and energy series
 	metrics atomic.Pointer[metrics]
 	sched   *scheduler
 	seq     atomic.Uint64
@@ -120,6 +121,7 @@ func New(opts Options) (*Engine, error) {
 	}
 	e.statsEvery = statsEvery
 	e.epoch = time.Now()
+	e.power = newPower(g, max(1, opts.TensorParallelSize)*max(1, opts.PipelineParallelSize), opts.Speedup, e.now)
 	e.metrics.Store(e.newMetrics())
 	e.sched = &scheduler{e: e, perf: p, speedup: opts.Speedup, maxSeqs: e.maxSeqs, maxTokens: e.maxBatched,
 		pool: newBlockPool(e.numBlocks, blockSize, !opts.NoPrefixCaching), bs: blockSize, wakeCh: make(chan struct{}, 1),
@@ -146,6 +148,7 @@ func (e *Engine) newMetrics() *metrics {
 	if e.lora != nil {
 		m.lora = newLoRAGauge(m.reg, e.lora.maxLoRAs)
 	}
+	e.power.register(m.reg, e.gpu.Name)
 	return m
 }
 

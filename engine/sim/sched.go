@@ -190,7 +190,9 @@ func (s *scheduler) run(ctx context.Context) {
 				return
 			}
 		}
-		end := start + int64(float64(s.perf.StepTime(st)+s.guidedCost()+s.loraOwed())/s.speedup)
+		d := s.perf.StepTime(st) + s.guidedCost() + s.loraOwed()
+		end := start + int64(float64(d)/s.speedup)
+		s.e.power.step(d.Seconds(), end)
 		if !s.e.sleepUntil(ctx, timer, end) {
 			return
 		}
