@@ -144,6 +144,9 @@ func Compare(base, cur *Side, opts Options) (*Report, error) {
 		if len(p.diffs) > 0 && !opts.Force {
 			errs = append(errs, &MismatchError{Run: p.b.Name, Diffs: p.diffs})
 		}
+		if !opts.Force {
+			errs = append(errs, repeatsDiffer(base, "base", p.b), repeatsDiffer(cur, "new", p.n))
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err

@@ -116,6 +116,25 @@ func repRuns(s *Side, name string, slo *result.SLO) []repRun {
 	return out
 }
 
+// repeatsDiffer refuses a side of several runs whose workloads for run r
+// differ among themselves (several directories a side that are not runs
+// of one workload): their spread would be the workloads', not noise.
+func repeatsDiffer(s *Side, label string, r *result.Run) error {
+	if len(s.Repeats) < 2 || s.Foreign != "" {
+		return nil
+	}
+	for _, rep := range s.Repeats {
+		i := slices.IndexFunc(rep.Results.Runs, func(x result.Run) bool { return x.Name == r.Name })
+		if i < 0 {
+			continue
+		}
+		if d := workloadDiffs(r, &rep.Results.Runs[i]); len(d) > 0 {
+			return &MismatchError{Run: r.Name + " (" + label + " side: " + rep.Path + " against its first run)", Diffs: d}
+		}
+	}
+	return nil
+}
+
 // runValue is one run's value of a statistic: what a row shows for a side
 // of one run. NaN when the run lacks the quantity.
 func runValue(q quantity, stat string, rr repRun) float64 {

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -202,5 +203,21 @@ func TestCalibrateLimits(t *testing.T) {
 	os.WriteFile(bad, []byte("# ok\nclient.e2e.median=5%\nclient.e2e.median=soon\n"), 0o644)
 	if _, err := ReadLimits(bad); err == nil || !strings.Contains(err.Error(), "limits.txt:3:") {
 		t.Errorf("bad line: %v, want the file and line 3", err)
+	}
+}
+
+// TestRepeatsDiffer: a side whose runs are of different workloads is
+// refused (their spread would not be noise) unless Force.
+func TestRepeatsDiffer(t *testing.T) {
+	base := repeatedSide(t, "base", 1, 1, baseShifts[:3])
+	odd := synthSide(t, "odd", 7, 100, synthRun{name: "streaming", n: 60, scale: 1, stream: true,
+		workload: func(w *result.Workload) { w.MaxTokens = 64 }})
+	nw := Group("new", []*Side{repeatedSide(t, "new", 50, 1, newShifts[:2]), odd})
+	_, err := Compare(base, nw, Options{})
+	if !errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), "new side: odd") || !strings.Contains(err.Error(), "max_tokens: 32 -> 64") {
+		t.Errorf("mixed workloads on one side: %v", err)
+	}
+	if _, err := Compare(base, nw, Options{Force: true}); err != nil {
+		t.Errorf("--force: %v", err)
 	}
 }
