@@ -10,7 +10,9 @@ import (
 
 // TestArrivalsEndToEnd: with --arrivals each record of a run on the bundled
 // engine keeps its response's reads, whose tokens add up to the request's
-// output tokens, and export --to csv writes them; without it none.
+// output tokens, and export --to csv writes them. (How many reads a stream
+// takes depends on the host's load: TestArrivals holds a clumped stream to
+// its reads.)
 func TestArrivalsEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the bundled engine")
@@ -34,9 +36,6 @@ func TestArrivalsEndToEnd(t *testing.T) {
 		}
 		if len(r.Arrivals) == 0 || int(tokens) != r.OutputTokens || bytes <= 0 || r.Arrivals[0][0] > r.FirstVisibleS {
 			t.Errorf("%s #%d: %d arrivals of %v tokens, %v bytes; output %d tokens", r.Run, r.Index, len(r.Arrivals), tokens, bytes, r.OutputTokens)
-		}
-		if r.Stream && len(r.Arrivals) < 2 {
-			t.Errorf("%s #%d: a paced stream of 16 tokens came in %d read", r.Run, r.Index, len(r.Arrivals))
 		}
 	}
 	code, csv, errOut := runMain("export", dir, "--to", "csv")
