@@ -47,6 +47,7 @@ var quantities = []quantity{
 	{Name: "client.reasoning_tokens", src: fromSamples, Unit: "tokens", Headline: "median", Stats: clientStats, Doc: "reasoning models: output tokens that were thinking"},
 	{Name: "client.answer_tokens", src: fromSamples, Unit: "tokens", Headline: "median", Stats: clientStats, Doc: "reasoning models: output tokens after the thinking"},
 	{Name: "client.answer_tpot", src: fromSamples, Unit: "s", Headline: "median", Stats: clientStats, Doc: "reasoning models: per request (e2e - first_visible) / (answer_tokens - 1); streaming only"},
+	{Name: "client.usable", src: fromSamples, Unit: "s", Headline: "median", Stats: clientStats, Doc: "structured workloads (--response-format, --tools): request sent -> the answer's JSON, or its tool call's arguments, parse complete and valid (time to usable output)"},
 	{Name: "client.ttfb", src: fromSamples, Unit: "s", Headline: "median", Stats: clientStats, Doc: "request written -> first response byte"},
 	{Name: "client.e2e", src: fromSamples, Unit: "s", Headline: "median", Stats: clientStats, Doc: "request sent -> end of response"},
 	{Name: "client.tpot", src: fromSamples, Unit: "s", Headline: "median", Stats: clientStats, Doc: "per request (e2e - first_visible) / (output_tokens - 1); streaming only"},
@@ -190,6 +191,9 @@ func samplesOf(recs []result.Record, run string, openLoop bool, slo *result.SLO)
 		}
 		if r.TTFBS > 0 {
 			add("client.ttfb", r.TTFBS)
+		}
+		if r.UsableS > 0 {
+			add("client.usable", r.UsableS)
 		}
 		if openLoop && r.FirstVisibleS > 0 {
 			add("client.first_visible_from_intended", r.FirstVisibleS+r.IntendedLagS)

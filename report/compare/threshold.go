@@ -89,6 +89,7 @@ func DefaultThresholds() []Threshold {
 	return []Threshold{
 		{Quantity: "client.first_visible", Stat: "median", Rel: 0.10, Abs: 1 * ms},
 		{Quantity: "client.e2e", Stat: "median", Rel: 0.10, Abs: 1 * ms},
+		{Quantity: "client.usable", Stat: "median", Rel: 0.10, Abs: 1 * ms},
 		{Quantity: "client.tpot", Stat: "median", Rel: 0.10, Abs: 0.1 * ms},
 		// A quarter of the tokens more in bursts, and most of them now: a
 		// proxy started buffering (quantity.past).
