@@ -59,11 +59,15 @@ type Doer interface {
 // RequestSpec is what every request of a run asks for; the Source fills the
 // prompt (and may set each request's output length).
 type RequestSpec struct {
-	Endpoint    string // EndpointChat (default), EndpointCompletions, EndpointOllamaChat, EndpointMessages or EndpointResponses
-	Model       string
-	MaxTokens   int
-	ExactLength bool // ignore_eos + min_tokens = max_tokens
-	Stream      bool
+	Endpoint string // EndpointChat (default), EndpointCompletions, EndpointOllamaChat, EndpointMessages or EndpointResponses
+	// AutoEndpoint: Endpoint is the default, not one the user chose, so
+	// Execute switches it to EndpointOllamaChat when the server turns out
+	// to be an Ollama (its only source of engine figures), saying so.
+	AutoEndpoint bool
+	Model        string
+	MaxTokens    int
+	ExactLength  bool // ignore_eos + min_tokens = max_tokens
+	Stream       bool
 	// MaxModelLen is the server's context length (Execute sets it from
 	// /v1/models; 0: unknown): generated prompts and output lengths a
 	// source drew are clipped so that each request fits.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -161,7 +162,10 @@ func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 		s.BaseURL = strings.TrimRight(proc.BaseURL(), "/")
 		args := launch.RedactArgs(spec.Command)
 		s.Info = result.Server{BaseURL: launch.RedactURL(s.BaseURL), Command: strings.Join(args, " "),
-			Preset: opts.Preset, Startup: (*result.Startup)(st)}
+			Preset: opts.Preset, Startup: (*result.Startup)(st), Environment: spec.Environment(os.Environ())}
+		if spec.Preset == launch.PresetOllama {
+			s.Info.Engine = result.EngineOllama
+		}
 		if opts.Bundled() {
 			s.Info.Preset = PresetBundled
 			s.Info.Bundled = &result.Bundled{Args: bundledArgs(args)}
@@ -444,6 +448,9 @@ func (s *Server) learn(ctx context.Context, opts ServerOptions) error {
 	s.Info.Model = s.Model
 	v := serverVersion(ctx, s.BaseURL)
 	s.Info.Version = v.Version
+	if v.ollama {
+		s.Info.Engine = result.EngineOllama
+	}
 	recordBundled(&s.Info, v.Servebench)
 	return nil
 }
@@ -480,6 +487,7 @@ func (s *Server) CheckMaxTokens(maxTokens int) error {
 type versionInfo struct {
 	Version    string              `json:"version"`
 	Servebench *sim.BundledVersion `json:"servebench"`
+	ollama     bool                // the answer of Ollama's /api/version
 }
 
 // getJSON decodes the JSON answer of GET url (at most 64 KiB, within 5 s)
@@ -505,7 +513,9 @@ func serverVersion(ctx context.Context, base string) versionInfo {
 	if v := getVersion(ctx, base+"/version"); v.Version != "" {
 		return v
 	}
-	return getVersion(ctx, base+"/api/version")
+	v := getVersion(ctx, base+"/api/version")
+	v.ollama = v.Version != ""
+	return v
 }
 
 func getVersion(ctx context.Context, url string) versionInfo {

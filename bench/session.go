@@ -32,6 +32,9 @@ type Config struct {
 	Args     []string // command line, redacted before it is written
 	Version  string   // servebench version
 	Progress io.Writer
+	// Notes gets what Execute decided that the user should know (an
+	// Ollama met at --base-url, its endpoint switched); nil: not said.
+	Notes io.Writer
 	// Labels (--label) and Build (the commit and CI job) go into the
 	// manifest as they are.
 	Labels map[string]string
@@ -142,9 +145,11 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 		Metrics: &Metrics{HTTP: &http.Client{Timeout: 10 * time.Second}, URLs: srv.MetricsURLs, Filter: scrape.Filter{Model: cfg.Server.Model},
 			Prom: prom, GaugeEvery: cfg.GaugeEvery, Passes: srv.Passes},
 	}
-	if cfg.Server.Preset == launch.PresetOllama && len(cfg.Server.MetricsURLs) == 0 && prom == nil {
+	if srv.Info.Engine == result.EngineOllama && len(cfg.Server.MetricsURLs) == 0 && prom == nil {
 		runner.Metrics = nil
-		runner.NoMetrics = "Ollama has no /metrics and its /v1 endpoints carry no engine timings: --endpoint ollama-chat (its /api/chat) gives them per request"
+		runner.NoMetrics = ollamaNoMetrics
+		res.Server.MetricsURL = nil // none scraped
+		ollamaEndpoint(&cfg, srv, cfg.Notes)
 	}
 	if cfg.ContinueOnServerExit {
 		runner.WaitServer = newServerWaiter(srv.BaseURL).wait
@@ -187,6 +192,38 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 		return res, recs, runErr
 	}
 	return res, recs, validate(res, runner.commonErr, cfg.FailOnErrorRate)
+}
+
+// ollamaNoMetrics is the warning of a run on an Ollama without engine
+// figures: what gives them.
+const ollamaNoMetrics = "Ollama has no /metrics and its /v1 endpoints carry no engine timings: --endpoint ollama-chat (its /api/chat) gives them per request"
+
+// ollamaEndpoint sends the runs whose endpoint the user did not choose to
+// Ollama's /api/chat, the one source of its engine figures, and says so on
+// notes: a server met at --base-url is an Ollama only once it answered.
+func ollamaEndpoint(cfg *Config, srv *Server, notes io.Writer) {
+	switched := false
+	for i := range cfg.Runs {
+		if r := &cfg.Runs[i].Request; r.AutoEndpoint && r.Endpoint != EndpointOllamaChat {
+			r.Endpoint, switched = EndpointOllamaChat, true
+		}
+	}
+	if s := cfg.Search; s != nil && s.Base.Request.AutoEndpoint {
+		s.Base.Request.Endpoint, switched = EndpointOllamaChat, true
+	}
+	if switched && notes != nil {
+		fmt.Fprintf(notes, "servebench: %s is Ollama %s (it answered GET /api/version): requests go to its /api/chat "+
+			"(--endpoint ollama-chat), whose answers carry its own timings for the engine columns; "+
+			"--endpoint chat sends them to /v1/chat/completions, without engine figures (Ollama has no /metrics)\n",
+			srv.Info.BaseURL, orUnknown(srv.Info.Version))
+	}
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "(version unknown)"
+	}
+	return s
 }
 
 // MaxRetries bounds Config.Retries (--retries).

@@ -104,8 +104,10 @@ var counts = message.NewPrinter(language.English)
 // startupFacts is the one-line summary of the log-derived capacity facts.
 func startupFacts(st *result.Startup) string {
 	var fs []string
-	if st.ModelGiB != nil {
+	if st.ModelGiB != nil && *st.ModelGiB >= 0.01 {
 		fs = append(fs, fmt.Sprintf("weights %.2f GiB", *st.ModelGiB))
+	} else if st.ModelGiB != nil && *st.ModelGiB > 0 { // a tiny model: "0.00 GiB" would say nothing
+		fs = append(fs, fmt.Sprintf("weights %.3g MiB", *st.ModelGiB*1024))
 	}
 	if st.KVCacheTokens != nil {
 		fs = append(fs, counts.Sprintf("KV cache %d tokens", *st.KVCacheTokens))

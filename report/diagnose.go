@@ -3,7 +3,9 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/scrape"
@@ -393,6 +395,18 @@ func secs(v float64) string {
 		return strconv.FormatFloat(v, 'f', 0, 64) + " s"
 	}
 	return strconv.FormatFloat(v, 'g', 3, 64) + " s"
+}
+
+// TwoClocks is TwoClocksCaveat for res's engine source: Ollama's
+// per-request timings, or the server's /metrics (also through Prometheus).
+func TwoClocks(res *result.Results) string {
+	if !slices.ContainsFunc(res.Runs, func(r result.Run) bool {
+		return r.Engine.Source != nil && r.Engine.Source.Kind == result.SourceOllama
+	}) {
+		return TwoClocksCaveat
+	}
+	return strings.Replace(TwoClocksCaveat, "means from the server's /metrics, measured on the server's clock from the moment the request arrived",
+		"means of Ollama's own timings of each request (its /api/chat answers), measured on the server's clock from the moment it had read the request", 1)
 }
 
 // TwoClocksCaveat is the seed lesson's warning, printed with every diagnosis.

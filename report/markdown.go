@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/servebench/servebench/bench/result"
@@ -67,7 +69,7 @@ func markdown(w io.Writer, res *result.Results, recs []result.Record, s *Sample,
 		}
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "\n> %s\n\n", TwoClocksCaveat)
+	fmt.Fprintf(&b, "\n> %s\n\n", TwoClocks(res))
 	if th != DefaultThresholds {
 		fmt.Fprintf(&b, "_Thresholds scaled for the bundled engine's speed-up: engine TTFT counts as large from %s, "+
 			"a gap between engine and client from %s._\n\n", secs(th.LargeTTFT), secs(th.LostGap))
@@ -124,11 +126,23 @@ func writeHeader(b *strings.Builder, res *result.Results) {
 	if model == "" {
 		model = "(model not named)"
 	}
-	fmt.Fprintf(b, "- **Server:** `%s` at %s, metrics dialect %s", model, s.BaseURL, orDash(s.Dialect))
-	if s.Version != "" {
-		fmt.Fprintf(b, ", version %s", s.Version)
+	switch {
+	case s.Engine == result.EngineOllama:
+		fmt.Fprintf(b, "- **Server:** `%s` at %s, Ollama %s (no /metrics)", model, s.BaseURL, orDash(s.Version))
+	default:
+		fmt.Fprintf(b, "- **Server:** `%s` at %s, metrics dialect %s", model, s.BaseURL, orDash(s.Dialect))
+		if s.Version != "" {
+			fmt.Fprintf(b, ", version %s", s.Version)
+		}
 	}
 	b.WriteString("\n")
+	if len(s.Environment) > 0 {
+		kvs := make([]string, 0, len(s.Environment))
+		for _, k := range slices.Sorted(maps.Keys(s.Environment)) {
+			kvs = append(kvs, fmt.Sprintf("`%s=%s`", k, s.Environment[k]))
+		}
+		fmt.Fprintf(b, "- **Server environment:** %s\n", strings.Join(kvs, ", "))
+	}
 	if c := s.PromptTokens; c != nil {
 		fmt.Fprintf(b, "- **Prompt tokens:** generated prompts sized by the server's count (%s): %g tokens per generated word, "+
 			"%d tokens of %s template (%d with a system prompt)\n", c.Source, c.PerWord, c.Overhead, c.Endpoint, c.SystemOverhead)
@@ -211,6 +225,7 @@ func writeStartup(b *strings.Builder, st *result.Startup) {
 	row("port accepts connections", st.PortOpenS)
 	row("/health OK", st.HealthOKS)
 	row("model listed in /v1/models", st.ModelListedS)
+	row("model loaded (on the first request: the engine's load_duration)", st.ModelLoadedAtS)
 	row("first 1-token completion", st.FirstTokenS)
 	b.WriteString("\n")
 	var facts []string
@@ -223,9 +238,8 @@ func writeStartup(b *strings.Builder, st *result.Startup) {
 	if f := startupFacts(st); f != "" {
 		facts = append(facts, f)
 	}
-	if st.HealthOKS != nil && st.WeightsLoadS != nil {
-		facts = append(facts, fmt.Sprintf("ready after %.1f s although weights took only %.1f s: "+
-			"a live process is not a ready server", *st.HealthOKS, *st.WeightsLoadS))
+	if f := readinessFact(st); f != "" {
+		facts = append(facts, f)
 	}
 	for _, f := range facts {
 		fmt.Fprintf(b, "- %s\n", f)
@@ -233,6 +247,35 @@ func writeStartup(b *strings.Builder, st *result.Startup) {
 	if len(facts) > 0 {
 		b.WriteString("\n")
 	}
+}
+
+// readinessFact is the start-up's lesson where the figures show it: a
+// server that loads its model on the first request (Ollama) answers and
+// lists the model before it can serve; one that loads at start (vLLM) is
+// ready well after its weights are in. "" where they do not show it (a
+// gap under 10% of the start-up, or nothing to compare).
+func readinessFact(st *result.Startup) string {
+	switch {
+	case st.ModelLoadS != nil && st.HealthOKS != nil && st.FirstTokenS != nil:
+		return fmt.Sprintf("the model loaded on the first request (%s, the engine's load_duration): the server answered after %s "+
+			"and gave its first token after %s: a live server that lists the model is not yet a ready one",
+			secs(*st.ModelLoadS), secs(*st.HealthOKS), secs(*st.FirstTokenS))
+	case st.HealthOKS != nil && st.WeightsLoadS != nil && *st.HealthOKS-*st.WeightsLoadS >= 0.1**st.HealthOKS:
+		return fmt.Sprintf("ready after %s although weights took only %s: a live process is not a ready server",
+			secs(*st.HealthOKS), secs(*st.WeightsLoadS))
+	}
+	return ""
+}
+
+// warmupText says the workload's warm-up in words.
+func warmupText(n int) string {
+	switch n {
+	case 0:
+		return "no warm-up"
+	case 1:
+		return "1 warm-up request first (left out of every figure)"
+	}
+	return fmt.Sprintf("%d warm-up requests first (left out of every figure)", n)
 }
 
 // countRecords counts run's lines in requests.jsonl: measured outcomes,
@@ -280,8 +323,8 @@ func writeRun(b *strings.Builder, r *result.Run, nrec [3]int) {
 	if wl.AcceptEncoding != "" {
 		enc = ", Accept-Encoding " + wl.AcceptEncoding
 	}
-	fmt.Fprintf(b, "- Workload: %s, %s, %s endpoint, %s%s, %s prompt, %d warm-up%s\n",
-		load, mode, orDash(wl.Endpoint), lengthsText(wl), exact, orDash(wl.PromptKind), wl.Warmup, enc)
+	fmt.Fprintf(b, "- Workload: %s, %s, %s endpoint, %s%s, %s prompt, %s%s\n",
+		load, mode, orDash(wl.Endpoint), lengthsText(wl), exact, orDash(wl.PromptKind), warmupText(wl.Warmup), enc)
 	if t := TrafficText(wl); t != "" {
 		if reuse := reuseText(r); reuse != "" {
 			t += ", " + reuse

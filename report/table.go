@@ -146,6 +146,7 @@ var goodputColumns = []Column{
 const (
 	engineFromMetrics = "mean of the /metrics histogram delta over the run"
 	engineFromOllama  = "mean of Ollama's own per-request timings (TTFT = load + prompt eval, E2E = total, queue = the rest)"
+	engineFromNone    = "none on this endpoint (Ollama has no /metrics)"
 )
 
 // tableCaption states the two clocks once, under every human-readable
@@ -177,10 +178,13 @@ func NewTableModel(res *result.Results) *TableModel { return NewTableModelWith(r
 func NewTableModelWith(res *result.Results, opts TableOptions) *TableModel {
 	res = result.Shown(res)
 	engineFrom := engineFromMetrics
-	if slices.ContainsFunc(res.Runs, func(r result.Run) bool {
+	switch {
+	case slices.ContainsFunc(res.Runs, func(r result.Run) bool {
 		return r.Engine.Source != nil && r.Engine.Source.Kind == result.SourceOllama
-	}) {
+	}):
 		engineFrom = engineFromOllama
+	case res.Server.Engine == result.EngineOllama && len(res.Server.MetricsURL) == 0 && res.Server.PrometheusURL == "":
+		engineFrom = engineFromNone
 	}
 	t := &TableModel{Columns: slices.Clone(tableColumns), Caption: tableCaption(engineFrom)}
 	if Structured(res) {
@@ -330,6 +334,8 @@ func engineMean(res *result.Results, run *result.Run, h *result.Hist, what strin
 	}
 	rec := run.Engine.Reconciliation
 	switch d := res.Server.Dialect; {
+	case res.Server.Engine == result.EngineOllama && (d == "" || d == "none"):
+		return 0, false, "Ollama has no /metrics, and the endpoint used carries no engine timings: --endpoint ollama-chat (its /api/chat) gives them per request"
 	case d == "" || d == "none":
 		return 0, false, "no engine /metrics were scraped (no known dialect), so engine figures are unavailable"
 	case rec != nil && rec.EngineAbsent:

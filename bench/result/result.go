@@ -97,11 +97,23 @@ type Server struct {
 	Command       string `json:"command,omitempty"` // server command line when servebench started it
 	Preset        string `json:"preset,omitempty"`
 	Version       string `json:"version,omitempty"` // from GET /version when the server has one
+	// Engine names the server's software where servebench recognised it
+	// by more than /metrics: EngineOllama when it answered Ollama's GET
+	// /api/version (or servebench started it as --server ollama).
+	Engine string `json:"engine,omitempty"`
+	// Environment is what a started server's environment says of its
+	// speed: OLLAMA_*, VLLM_* and CUDA_VISIBLE_DEVICES, as the server got
+	// them (servebench's own environment, then what it set), secrets as
+	// REDACTED. Absent for a server servebench did not start.
+	Environment map[string]string `json:"environment,omitempty"`
 	// Bundled is set when the server is servebench's bundled engine.
 	Bundled *Bundled `json:"bundled,omitempty"`
 	// Startup is set whenever servebench started the server itself.
 	Startup *Startup `json:"startup,omitempty"`
 }
+
+// EngineOllama is Server.Engine of an Ollama server.
+const EngineOllama = "ollama"
 
 // Bundled describes a bundled-engine server: what it emulates and how fast.
 //

@@ -19,7 +19,7 @@ func TestArrivalsEndToEnd(t *testing.T) {
 	}
 	e := simtest.Start(t, func(o *sim.Options) { o.Speedup = 20 })
 	dir := t.TempDir()
-	code, out, errOut := runMain("run", "--base-url", e.BaseURL(), "--requests", "3", "--max-tokens", "16", "--arrivals",
+	code, out, errOut := runMain("run", "--base-url", e.BaseURL(), "--requests", "3", "--warmup", "0", "--max-tokens", "16", "--arrivals",
 		"--out", dir, "--quiet", "--api-key-env", "SERVEBENCH_TEST_NO_KEY")
 	if code != 0 {
 		t.Fatalf("run: exit %d\n%s\n%s", code, out, errOut)

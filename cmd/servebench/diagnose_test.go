@@ -47,9 +47,9 @@ func TestDiagnosisQueueShareEndToEnd(t *testing.T) {
 	}
 	diag := text[i:]
 	diag = diag[:strings.Index(diag, "> Two clocks")]
-	want := strconv.FormatFloat(100*share, 'f', 0, 64) + "% of it"
-	if !strings.Contains(diag, want) || strings.Contains(diag, "little queue wait") {
-		t.Errorf("queue wait %.4f s of TTFT %.4f s: want %q and no \"little queue wait\" in\n%s",
+	want := strconv.FormatFloat(100*share, 'f', 0, 64) + "% of"
+	if !strings.Contains(diag, want) || strings.Contains(diag, "waited little") {
+		t.Errorf("queue wait %.4f s of TTFT %.4f s: want %q and no \"waited little\" in\n%s",
 			eng.QueueS.Mean, eng.TTFTS.Mean, want, diag)
 	}
 	if strings.Contains(text, "does not export engine queue wait") {

@@ -9,8 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/servebench/servebench/bench"
 	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/bench/stats"
+	"github.com/servebench/servebench/engine/launch"
 	"github.com/servebench/servebench/engine/tinymodel"
 )
 
@@ -250,5 +252,66 @@ func TestOllamaProbes(t *testing.T) {
 			t.Errorf("%v: exit %d, want %q in:\n%s\n%s", c.args, code, c.want, stdout, stderr)
 		}
 		t.Logf("%v:\n%s", c.args, stdout)
+	}
+}
+
+// TestOllamaBaseURL: an Ollama met at --base-url (one the user already
+// runs) is recognised by its /api/version: the runs go to its /api/chat,
+// saying so, and the engine columns fill from its timings; with
+// --endpoint chat the engine columns say how to get them. A server
+// servebench starts has its OLLAMA_* environment and version recorded in
+// results.json and report.md, and its start-up section shows the model
+// load Ollama reports, without "weights 0.00 GiB" or a readiness claim
+// about weights that took no time.
+func TestOllamaBaseURL(t *testing.T) {
+	model := ollamaModel(t)
+	t.Setenv("OLLAMA_NUM_PARALLEL", "2") // the servers below inherit it
+	started := filepath.Join(t.TempDir(), "started")
+	code, stdout, stderr := runMain("run", "--server", "ollama", "--gguf", model, "--requests", "3", "--max-tokens", "16",
+		"--stream", "on", "--out", started, "--quiet")
+	if code != 0 {
+		t.Fatalf("--server ollama: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	res, _ := loadSaved(t, started)
+	if res.Server.Engine != result.EngineOllama || res.Server.Version == "" || res.Server.Environment["OLLAMA_NUM_PARALLEL"] != "2" {
+		t.Errorf("server: engine %q, version %q, environment %v: want ollama, its version, OLLAMA_NUM_PARALLEL=2",
+			res.Server.Engine, res.Server.Version, res.Server.Environment)
+	}
+	md, err := os.ReadFile(filepath.Join(started, result.ReportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Ollama " + res.Server.Version, "`OLLAMA_NUM_PARALLEL=2`", "model loaded", "quantiles are exact", "Ollama's own timings"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	for _, bad := range []string{"0.00 GiB", "although weights took only", "from the server's /metrics", "interpolate"} {
+		if strings.Contains(string(md), bad) {
+			t.Errorf("report.md says %q of an Ollama run", bad)
+		}
+	}
+
+	// The same Ollama, already running: --base-url.
+	srv, err := bench.StartServer(t.Context(), bench.ServerOptions{Preset: launch.PresetOllama, GGUF: model, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	out := filepath.Join(t.TempDir(), "base-url")
+	code, stdout, stderr = runMain("run", "--base-url", srv.BaseURL, "--requests", "3", "--max-tokens", "16", "--stream", "on", "--out", out)
+	if code != 0 || !strings.Contains(stderr, "is Ollama") || !strings.Contains(stderr, "--endpoint ollama-chat") {
+		t.Fatalf("--base-url: exit %d, want 0 and a note naming --endpoint ollama-chat\n%s\n%s", code, stdout, stderr)
+	}
+	res, _ = loadSaved(t, out)
+	if run := res.Runs[0]; run.Workload.Endpoint != bench.EndpointOllamaChat || run.Engine.Source == nil ||
+		run.Engine.Source.Kind != result.SourceOllama || run.Engine.TTFTS == nil || !run.Engine.TTFTS.Exact {
+		t.Errorf("--base-url run: endpoint %q, engine %+v: want Ollama's timings", run.Workload.Endpoint, run.Engine)
+	}
+	code, stdout, stderr = runMain("run", "--base-url", srv.BaseURL, "--endpoint", "chat", "--requests", "2", "--max-tokens", "16",
+		"--stream", "on", "--out", filepath.Join(t.TempDir(), "chat"), "--quiet")
+	if flat := strings.Join(strings.Fields(stdout), " "); code != 0 || !strings.Contains(flat, "--endpoint ollama-chat") ||
+		strings.Contains(flat, "no known dialect") || strings.Contains(flat, "/metrics histogram") {
+		t.Errorf("--endpoint chat: exit %d, want the engine columns' note to name --endpoint ollama-chat\n%s\n%s", code, stdout, stderr)
 	}
 }

@@ -326,7 +326,7 @@ func (o *sessionOptions) request(stream bool) bench.RequestSpec {
 		endpoint = bench.EndpointOllamaChat // so the table's engine columns fill
 	}
 	return bench.RequestSpec{Endpoint: endpoint, Model: o.model, MaxTokens: o.maxTokens,
-		ExactLength: o.exactLength, Stream: stream, Arrivals: o.arrivals}
+		ExactLength: o.exactLength, Stream: stream, Arrivals: o.arrivals, AutoEndpoint: o.endpoint == ""}
 }
 
 // session runs cfg's runs and does what every benchmark command does after:
@@ -461,6 +461,9 @@ func (o *sessionOptions) config(cmd *cobra.Command, runs []bench.RunSpec, stopAf
 	cfg.Bounded = !o.recordsInMemory
 	if !o.quiet && isTerminal(stderr) {
 		cfg.Progress = stderr
+	}
+	if !o.quiet {
+		cfg.Notes = stderr
 	}
 	return cfg, nil
 }
@@ -624,7 +627,9 @@ type workloadOptions struct {
 func (w *workloadOptions) addFlags(fs *pflag.FlagSet, requests int) {
 	fs.IntVar(&w.requests, "requests", requests, "measured requests per run; with --duration the run stops at whichever comes first, and --duration alone (or --requests 0) sends until the duration")
 	fs.DurationVar(&w.duration, "duration", 0, "stop sending after this long, e.g. 30s (default: no limit; with --requests: whichever comes first)")
-	fs.IntVar(&w.warmup, "warmup", 0, "warm-up requests before each run, left out of every statistic")
+	fs.IntVar(&w.warmup, "warmup", 1, "warm-up requests before each run, left out of every statistic and of the engine's deltas "+
+		"(default 1 where prompts are fixed or generated, so that a model loaded on first use, a cold cache or a new connection stays out of the figures; "+
+		"0 with --dataset, --trace, --prompt-file or --shard, whose every request is measured; --warmup 0: none)")
 	fs.StringVar(&w.arrival, "arrival", workload.ArrivalPoisson, "with --rate: "+strings.Join(workload.Arrivals, ", "))
 	fs.Float64Var(&w.burstiness, "burstiness", 1, "with --arrival gamma: shape (1 = Poisson, < 1 burstier)")
 	fs.Int64Var(&w.seed, "seed", 0, "seed for arrivals and synthetic prompts")
@@ -682,10 +687,21 @@ func (w *workloadOptions) source(fs *pflag.FlagSet) (workload.Source, workload.D
 // how many requests, for how long, the warm-up and the seed.
 func (w *workloadOptions) baseWorkload(fs *pflag.FlagSet) (workload.Workload, error) {
 	wl := workload.Workload{Requests: w.requests, Duration: w.duration, Warmup: w.warmup, Seed: w.seed}
+	if !fs.Changed("warmup") && !w.warmupHelps(fs) {
+		wl.Warmup = 0
+	}
 	if fs.Changed("duration") && !fs.Changed("requests") {
 		wl.Requests = 0 // --duration alone: until the duration, not run's default count
 	}
 	return wl, w.checkArrival(fs)
+}
+
+// warmupHelps reports whether the default warm-up applies: not when the
+// requests come from a file (--dataset, --trace, --prompt-file: a warm-up
+// would take the first entry out of the measured ones) or the run is one
+// shard of several (each shard's slice of the schedule is measured whole).
+func (w *workloadOptions) warmupHelps(fs *pflag.FlagSet) bool {
+	return w.src.Dataset == "" && w.src.Trace == "" && w.promptFile == "" && !fs.Changed("shard")
 }
 
 // workload builds the workload: --rate makes it open loop, --concurrency

@@ -276,7 +276,7 @@ func TestSecretsMissingKey(t *testing.T) {
 			dir := t.TempDir()
 			// --model skips /v1/models, which would answer 401 before any request.
 			code, stdout, stderr := runMain("run", "--base-url", e.BaseURL(), "--model", "Qwen/Qwen2.5-7B-Instruct-AWQ",
-				"--api-key-env", env, "--requests", "2", "--max-tokens", "8", "--stream", "both", "--out", dir, "--quiet")
+				"--api-key-env", env, "--requests", "2", "--warmup", "0", "--max-tokens", "8", "--stream", "both", "--out", dir, "--quiet")
 			if code != exitInvalidRun || !strings.Contains(stderr, "every request failed") {
 				t.Errorf("exit %d, want 3 (every request failed)\nstderr:\n%s", code, stderr)
 			}
@@ -329,7 +329,7 @@ func TestSecretsReflected(t *testing.T) {
 	t.Setenv(keyEnv, testKey)
 	dir := t.TempDir()
 	code, stdout, stderr := runMain("run", "--base-url", srv.URL, "--model", "m", "--api-key-env", keyEnv,
-		"--requests", "2", "--max-tokens", "8", "--stream", "both", "--out", dir, "--quiet")
+		"--requests", "2", "--warmup", "0", "--max-tokens", "8", "--stream", "both", "--out", dir, "--quiet")
 	if code != exitInvalidRun {
 		t.Errorf("exit %d, want 3 (every request failed)\nstderr:\n%s", code, stderr)
 	}

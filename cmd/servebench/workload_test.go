@@ -1,11 +1,16 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/servebench/servebench/bench"
+	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/engine/sim/simtest"
 )
 
@@ -19,7 +24,7 @@ func TestMultiTurnReport(t *testing.T) {
 	code, stdout, stderr := runMain("run", "--speedup", "50", "--engine-arg=--enable-prompt-tokens-details",
 		"--turns", "3", "--input-tokens", "uniform:200-300", "--output-tokens", "24", "--think-time", "0.01",
 		"--shared-prefix-tokens", "64", "--prefix-groups", "2", "--concurrency", "2", "--requests", "4",
-		"--stream", "on", "--seed", "3", "--out", dir, "--quiet")
+		"--warmup", "0", "--stream", "on", "--seed", "3", "--out", dir, "--quiet")
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
@@ -120,5 +125,48 @@ func TestDatasetAndTraceRuns(t *testing.T) {
 	}
 	if len(recs) != 5 || recs[0].PromptTokens < 91 {
 		t.Errorf("records %d, first prompt %d tokens", len(recs), recs[0].PromptTokens)
+	}
+}
+
+// TestWarmupDefault: run and sweep warm up with one request by default
+// where the prompts are fixed or generated (the first request's model
+// load, cold cache and new connection stay out of a c=1 tail); --warmup 0
+// keeps none; a dataset, a trace, a prompt file or a shard measure every
+// entry; table keeps the seed's 20 requests as they were, none first.
+func TestWarmupDefault(t *testing.T) {
+	ds := filepath.Join("..", "..", "testdata", "workload", "sharegpt.json")
+	trace := filepath.Join("..", "..", "testdata", "workload", "mooncake.jsonl")
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"run"}, 1},
+		{[]string{"run", "--warmup", "0"}, 0},
+		{[]string{"run", "--warmup", "3"}, 3},
+		{[]string{"run", "--concurrency", "4", "--input-tokens", "128"}, 1},
+		{[]string{"run", "--dataset", "sharegpt:" + ds}, 0},
+		{[]string{"run", "--trace", trace}, 0},
+		{[]string{"run", "--shard", "0/2", "--concurrency", "2"}, 0},
+		{[]string{"sweep", "--concurrency", "1,2"}, 1},
+		{[]string{"table"}, 0},
+	} {
+		var got *bench.Config
+		saved := execute
+		execute = func(_ context.Context, cfg bench.Config) (*result.Results, []result.Record, error) {
+			got = &cfg
+			return nil, nil, errors.New("not run")
+		}
+		args := append(slices.Clone(tc.args), "--base-url", "http://127.0.0.1:9", "--out", t.TempDir(), "--quiet")
+		if tc.args[0] == "run" {
+			args = append(args, "--stream", "on")
+		}
+		_, _, stderr := runMain(args...)
+		execute = saved
+		if got == nil || len(got.Runs) == 0 {
+			t.Fatalf("%q: the session was not started: %s", tc.args, stderr)
+		}
+		if w := got.Runs[0].Workload.Warmup; w != tc.want {
+			t.Errorf("%q: warm-up %d, want %d", tc.args, w, tc.want)
+		}
 	}
 }

@@ -92,6 +92,34 @@ func (spec Spec) Validate() error {
 	return nil
 }
 
+// envPrefixes and envNames are the environment variables that change how
+// fast or how a server serves (batch slots, attention backends, visible
+// GPUs): a started server's are recorded beside its results (Environment).
+var (
+	envPrefixes = []string{"OLLAMA_", "VLLM_"}
+	envNames    = []string{"CUDA_VISIBLE_DEVICES"}
+)
+
+// Environment is the part of the server's environment spec gives it that
+// says how it runs: OLLAMA_*, VLLM_* and CUDA_VISIBLE_DEVICES from environ
+// (servebench's own, os.Environ()) overridden by spec.Env, the value of a
+// name holding TOKEN, KEY, SECRET or PASSWORD as REDACTED (RedactArgs'
+// rule). nil when there are none.
+func (spec Spec) Environment(environ []string) map[string]string {
+	var env map[string]string
+	for _, kv := range append(slices.Clone(environ), spec.Env...) {
+		k, _, ok := strings.Cut(kv, "=")
+		if !ok || !(slices.Contains(envNames, k) || slices.ContainsFunc(envPrefixes, func(p string) bool { return strings.HasPrefix(k, p) })) {
+			continue
+		}
+		if env == nil {
+			env = map[string]string{}
+		}
+		_, env[k], _ = strings.Cut(RedactArgs([]string{kv})[0], "=")
+	}
+	return env
+}
+
 // ParseBaseURL checks that s is an http(s) URL with a host and port (the
 // port is needed for the TCP readiness probe; http and https defaults are filled in).
 func ParseBaseURL(s string) (*url.URL, error) {

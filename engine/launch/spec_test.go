@@ -1,6 +1,7 @@
 package launch
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -101,5 +102,23 @@ func TestSpecDefaults(t *testing.T) {
 	}
 	if err := (Spec{Command: []string{"x"}, HealthPath: "health"}).Validate(); err == nil {
 		t.Error("health path without / accepted")
+	}
+}
+
+// TestEnvironment: a started server's recorded environment keeps the
+// variables that change how it serves (OLLAMA_*, VLLM_*,
+// CUDA_VISIBLE_DEVICES), what servebench sets overriding its own, and
+// never a secret's value.
+func TestEnvironment(t *testing.T) {
+	spec := Spec{Env: []string{"OLLAMA_HOST=127.0.0.1:0", "OLLAMA_NUM_PARALLEL=4"}}
+	got := spec.Environment([]string{"PATH=/usr/bin", "OLLAMA_NUM_PARALLEL=1", "VLLM_ATTENTION_BACKEND=FLASHINFER",
+		"CUDA_VISIBLE_DEVICES=0,1", "VLLM_API_KEY=sk-secret-value", "HF_TOKEN=hf_abcdef"})
+	want := map[string]string{"OLLAMA_HOST": "127.0.0.1:0", "OLLAMA_NUM_PARALLEL": "4", "VLLM_ATTENTION_BACKEND": "FLASHINFER",
+		"CUDA_VISIBLE_DEVICES": "0,1", "VLLM_API_KEY": Redacted}
+	if !maps.Equal(got, want) {
+		t.Errorf("Environment = %v, want %v", got, want)
+	}
+	if env := (Spec{}).Environment([]string{"PATH=/usr/bin"}); env != nil {
+		t.Errorf("nothing relevant: %v, want nil", env)
 	}
 }
