@@ -5,6 +5,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/servebench/servebench/bench/result"
@@ -530,12 +531,16 @@ func EngineQuantile(h *result.Hist, p string) string {
 	case bound == nil:
 		return fmt.Sprintf("~%.4f", v)
 	case bound.AtMost == nil:
-		return fmt.Sprintf("> %g", bound.Above)
+		return "> " + bucketBound(bound.Above)
 	case bound.Above <= 0:
-		return fmt.Sprintf("<= %g", *bound.AtMost)
+		return "<= " + bucketBound(*bound.AtMost)
 	}
-	return fmt.Sprintf("%g-%g", bound.Above, *bound.AtMost)
+	return bucketBound(bound.Above) + "-" + bucketBound(*bound.AtMost)
 }
+
+// bucketBound formats a bucket's bound: its own digits (0.3, 2.5), also
+// after a clock's scaling (0.3 x 10 = 3, not 3.0000000000000004).
+func bucketBound(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 
 // engineQuantileNote says how the engine quantiles of a run's details
 // were found: the requests' own (exact), or from histogram buckets, with

@@ -176,3 +176,22 @@ func TestClockViewRecords(t *testing.T) {
 		t.Error("ViewRecords changed the records")
 	}
 }
+
+// TestClockViewQuantileBounds: a histogram's quantile buckets are seconds
+// too: in the modelled clock they scale with the mean beside them (before:
+// an E2E mean of 3.857 modelled seconds beside a "0.3-0.5" wall-clock
+// bucket).
+func TestClockViewQuantileBounds(t *testing.T) {
+	res := clockResults()
+	hi := 0.5
+	res.Runs[0].Engine.E2ES = &Hist{Mean: 0.3857, Count: 20, Bounds: map[string]QuantileBound{"p50": {Above: 0.3, AtMost: &hi}}}
+	c, _ := NewClock("", 10)
+	v := c.View(res)
+	_, b := v.Runs[0].Engine.E2ES.Quantile("p50")
+	if m := v.Runs[0].Engine.E2ES.Mean; b == nil || math.Abs(b.Above-3) > 1e-9 || math.Abs(*b.AtMost-5) > 1e-9 || math.Abs(m-3.857) > 1e-9 {
+		t.Errorf("modelled: mean %v, bound %+v: want 3.857 in (3, 5]", m, b)
+	}
+	if _, b := res.Runs[0].Engine.E2ES.Quantile("p50"); b.Above != 0.3 || *b.AtMost != 0.5 {
+		t.Errorf("View changed the stored bound: %+v", b)
+	}
+}

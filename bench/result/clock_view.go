@@ -207,6 +207,13 @@ func (s scaler) scale(v reflect.Value, f float64) {
 		for i := 0; i < v.Len(); i++ {
 			s.scale(v.Index(i), f)
 		}
+	case reflect.Map: // a histogram's quantile_bounds: values are not addressable, so copied back
+		for _, k := range v.MapKeys() {
+			e := reflect.New(v.Type().Elem()).Elem()
+			e.Set(v.MapIndex(k))
+			s.scale(e, f)
+			v.SetMapIndex(k, e)
+		}
 	case reflect.Struct:
 		t := v.Type()
 		for i := 0; i < t.NumField(); i++ {
