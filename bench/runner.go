@@ -84,6 +84,9 @@ type RequestSpec struct {
 	// LoRA picks each conversation's adapter, sent as its model (--lora);
 	// nil: the base model, unless the source names one.
 	LoRA *workload.LoRAMix
+	// ToolRounds makes every conversation a tool-calling session of this
+	// many rounds (toolrounds.go; needs Structured's tools); 0: none.
+	ToolRounds int
 }
 
 // RunSpec names one run: a workload and the requests it sends.
@@ -120,6 +123,9 @@ func (s *RunSpec) Validate() error {
 	}
 	if s.Request.MaxTokens < 1 {
 		return fmt.Errorf("--max-tokens %d: expected at least 1", s.Request.MaxTokens)
+	}
+	if n := s.Request.ToolRounds; n < 0 || n > 0 && (s.Request.Structured == nil || len(s.Request.Structured.Tools) == 0 || s.Request.Endpoint != EndpointChat) {
+		return fmt.Errorf("--tool-rounds %d: expected 0, or rounds with --tools on the chat endpoint", n)
 	}
 	if s.Source == nil {
 		if s.Prompts == nil {
@@ -639,6 +645,7 @@ func (r *Runner) prepare(st *runState, index int, warmup bool) job {
 	if m := st.spec.Request.LoRA; m != nil && j.conv.LoRA == "" {
 		j.conv.LoRA = m.Pick(st.spec.Workload.Seed, si)
 	}
+	toolSession(&j.conv, st.spec.Request.ToolRounds, si)
 	j.req = st.request(&j.conv, 0, nil)
 	return j
 }
@@ -663,6 +670,15 @@ func (r *Runner) converse(st *runState, j job) {
 		if !tr.OK() {
 			st.cut.Add(1)
 			return
+		}
+		if st.spec.Request.ToolRounds > 0 {
+			// The next turn answers this one's tool calls.
+			var ok bool
+			if req.Messages, ok = toolHistory(req.Messages, &tr, j.conv.Session, k); !ok {
+				st.cut.Add(1) // no call to answer: the session cannot go on
+				return
+			}
+			continue
 		}
 		// The next turn's history: this request's messages and the answer.
 		req.Messages = append(req.Messages[:len(req.Messages):len(req.Messages)],
@@ -734,6 +750,9 @@ func (st *runState) request(conv *workload.Conversation, k int, history []client
 		req.Messages = []client.Message{{Role: "system", Content: conv.System}, {Role: "user", Content: text}}
 	default:
 		req.Messages = []client.Message{{Role: "user", Content: text}}
+	}
+	if spec.Request.ToolRounds > 0 {
+		toolTurn(&req, history, k, len(conv.Turns))
 	}
 	if req.Endpoint == EndpointCompletions {
 		// Messages stay for the next turn's history; completions sends only
@@ -906,6 +925,7 @@ func workloadResult(s *RunSpec) result.Workload {
 	if s.Request.LoRA != nil {
 		res.LoRA = s.Request.LoRA.String()
 	}
+	res.ToolRounds = s.Request.ToolRounds
 	if !w.ThinkTime.IsZero() {
 		res.ThinkTimeS = w.ThinkTime.String()
 	}

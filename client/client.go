@@ -109,10 +109,26 @@ func checkAPIKey(key string) error {
 // Close releases idle connections.
 func (c *Client) Close() { c.hc.CloseIdleConnections() }
 
-// Message is one chat message.
+// Message is one chat message. ToolCalls (an assistant's) and ToolCallID
+// (a "tool" message's) carry a tool-calling conversation on chat.
 type Message struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
+	Role       string     `json:"role"`
+	Content    string     `json:"content"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+}
+
+// ToolCall is one call of an assistant message, in the chat API's shape.
+type ToolCall struct {
+	ID       string       `json:"id"`
+	Type     string       `json:"type"` // "function"
+	Function FunctionCall `json:"function"`
+}
+
+// FunctionCall is a tool call's function and its arguments (JSON text).
+type FunctionCall struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
 }
 
 // Request is one generation request.

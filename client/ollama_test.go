@@ -98,7 +98,7 @@ func TestDoOllamaChat(t *testing.T) {
 	c := New(Options{BaseURL: srv.URL})
 	defer c.Close()
 	for _, stream := range []bool{true, false} {
-		req := &Request{Endpoint: EndpointOllamaChat, Model: "tiny", Messages: []Message{{"user", "hi"}}, MaxTokens: 5,
+		req := &Request{Endpoint: EndpointOllamaChat, Model: "tiny", Messages: []Message{{Role: "user", Content: "hi"}}, MaxTokens: 5,
 			Stream: stream, Seed: 7, SeedSet: true, KeepAlive: "5m"}
 		tr := c.Do(context.Background(), req)
 		if !tr.OK() {
@@ -142,7 +142,7 @@ func TestOllamaLineEnds(t *testing.T) {
 			fmt.Fprint(w, tc.body)
 		}))
 		c := New(Options{BaseURL: srv.URL})
-		tr := c.Do(context.Background(), &Request{Endpoint: EndpointOllamaChat, Model: "tiny", Messages: []Message{{"user", "hi"}}, Stream: true})
+		tr := c.Do(context.Background(), &Request{Endpoint: EndpointOllamaChat, Model: "tiny", Messages: []Message{{Role: "user", Content: "hi"}}, Stream: true})
 		c.Close()
 		srv.Close()
 		if tr.Error != tc.want {

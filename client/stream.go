@@ -82,6 +82,9 @@ func (x *exchange) readStream(body io.Reader, maxTokens int) bool {
 // usableEnd sets Trace.Usable at the end of an answer that ended cleanly
 // (ok) or not: a failed one keeps only a moment already seen.
 func (x *exchange) usableEnd(ok bool) {
+	if x.keepText {
+		x.tr.ToolCalls = x.usable.calls()
+	}
 	if !ok {
 		x.tr.Usable = x.usable.at
 		return

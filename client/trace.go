@@ -83,6 +83,9 @@ type Trace struct {
 	Arrivals        []Arrival
 	ArrivalsDropped int
 	Text            string // the answer's content, only with Request.KeepText
+	// ToolCalls are the answer's tool calls (function name and arguments as
+	// received; no id), with Request.KeepText and Request.Usable.
+	ToolCalls []ToolCall
 	// Engine is the engine's own account of the request (ollama-chat's last
 	// line), when HasEngine.
 	Engine    EngineTimes

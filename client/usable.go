@@ -197,6 +197,18 @@ func (uw *usableWatch) tool(i int, name []byte) *jsonWatch {
 	return uw.tools[i]
 }
 
+// calls are the tool calls seen, in index order (Trace.ToolCalls): each
+// one's name and arguments as received.
+func (uw *usableWatch) calls() []ToolCall {
+	var out []ToolCall
+	for i, w := range uw.tools {
+		if w != nil {
+			out = append(out, ToolCall{Type: "function", Function: FunctionCall{Name: string(uw.names[i]), Arguments: string(w.all)}})
+		}
+	}
+	return out
+}
+
 // finish is the answer's end at now: Trace.Usable, or why the answer was
 // never usable.
 func (uw *usableWatch) finish(now time.Duration) (time.Duration, string) {

@@ -3,8 +3,10 @@ package report
 import (
 	"fmt"
 	"image/color"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/bench/stats"
@@ -37,14 +39,19 @@ type TurnRow struct {
 	PromptTokens    float64 // mean usage.prompt_tokens
 	CachedTokens    float64 // mean usage.prompt_tokens_details.cached_tokens
 	CachedKnown     bool    // some request reported cached tokens
+	// UsableP50 is the median time to usable output of the turn's
+	// structured answers (a tool call's arguments complete); UsableN how
+	// many had one (0: none, UsableP50 unset).
+	UsableP50 float64
+	UsableN   int
 }
 
 // TurnRows summarises run's session requests by turn (nil without sessions).
 func TurnRows(run string, recs []result.Record) []TurnRow {
 	type acc struct {
-		fv, ft, e2e    []float64
-		prompt, cached float64
-		known          bool
+		fv, ft, e2e, usable []float64
+		prompt, cached      float64
+		known               bool
 	}
 	var by []*acc
 	for _, r := range measured(run, recs) {
@@ -59,6 +66,9 @@ func TurnRows(run string, recs []result.Record) []TurnRow {
 		a.prompt += float64(r.PromptTokens)
 		a.cached += float64(r.CachedTokens)
 		a.known = a.known || r.CachedTokens > 0
+		if r.UsableS > 0 {
+			a.usable = append(a.usable, r.UsableS)
+		}
 	}
 	var rows []TurnRow
 	for i, a := range by {
@@ -66,8 +76,12 @@ func TurnRows(run string, recs []result.Record) []TurnRow {
 		if n == 0 {
 			continue
 		}
-		rows = append(rows, TurnRow{Turn: i + 1, N: n, FirstVisibleP50: stats.Median(a.fv), FirstTokenP50: stats.Median(a.ft),
-			E2EP50: stats.Median(a.e2e), PromptTokens: a.prompt / float64(n), CachedTokens: a.cached / float64(n), CachedKnown: a.known})
+		row := TurnRow{Turn: i + 1, N: n, FirstVisibleP50: stats.Median(a.fv), FirstTokenP50: stats.Median(a.ft),
+			E2EP50: stats.Median(a.e2e), PromptTokens: a.prompt / float64(n), CachedTokens: a.cached / float64(n), CachedKnown: a.known}
+		if len(a.usable) > 0 {
+			row.UsableP50, row.UsableN = stats.Median(a.usable), len(a.usable)
+		}
+		rows = append(rows, row)
 	}
 	return rows
 }
@@ -113,6 +127,7 @@ func writeTurnsSection(b *strings.Builder, res *result.Results, recs []result.Re
 				secs(r.FirstTokenP50), secs(r.E2EP50), r.PromptTokens, cached)
 		}
 		b.WriteString("\n")
+		writeSessionLines(b, run.Name, rows, recs)
 	}
 	embed(FileTurns)
 }
@@ -264,4 +279,63 @@ func TrafficText(w result.Workload) string {
 	}
 	add("seed %d", w.Seed)
 	return strings.Join(parts, ", ")
+}
+
+// writeSessionLines writes, under a run's turn table, each turn's time to
+// usable output (a tool call's arguments complete, a structured answer's
+// JSON) beside its first visible output, and the sessions' own figures:
+// how many, and their median length from the first send to the last
+// answer, think time included.
+func writeSessionLines(b *strings.Builder, run string, rows []TurnRow, recs []result.Record) {
+	var parts []string
+	for _, r := range rows {
+		if r.UsableN > 0 {
+			parts = append(parts, fmt.Sprintf("turn %d %s (first visible %s, %d answers)", r.Turn, secs(r.UsableP50), secs(r.FirstVisibleP50), r.UsableN))
+		}
+	}
+	if len(parts) > 0 {
+		b.WriteString("Usable output by turn (client, p50): " + strings.Join(parts, "; ") + "\n\n")
+	}
+	if d := SessionDurations(run, recs); len(d) > 0 {
+		fmt.Fprintf(b, "Sessions: %d whole (every turn ok), length p50 %s, max %s (first send to last answer, think time included)\n\n",
+			len(d), secs(stats.Median(d)), secs(slices.Max(d)))
+	}
+}
+
+// SessionDurations are the lengths, in seconds, of run's sessions whose
+// every measured turn succeeded: from the first turn's send to the last
+// turn's end.
+func SessionDurations(run string, recs []result.Record) []float64 {
+	type span struct {
+		first, last time.Time
+		failed      bool
+	}
+	by := map[string]*span{}
+	var order []string
+	for _, r := range recs {
+		if r.Run != run || r.Warmup || r.Retried || r.Session == "" {
+			continue
+		}
+		s := by[r.Session]
+		if s == nil {
+			s = &span{first: r.Start}
+			by[r.Session] = s
+			order = append(order, r.Session)
+		}
+		end := r.Start.Add(time.Duration(r.E2ES * float64(time.Second)))
+		if r.Start.Before(s.first) {
+			s.first = r.Start
+		}
+		if end.After(s.last) {
+			s.last = end
+		}
+		s.failed = s.failed || r.Error != ""
+	}
+	var out []float64
+	for _, id := range order {
+		if s := by[id]; !s.failed {
+			out = append(out, s.last.Sub(s.first).Seconds())
+		}
+	}
+	return out
 }

@@ -225,6 +225,9 @@ type Workload struct {
 	// LoRA is the adapter mix (--lora, --lora-dist): the distribution and
 	// each adapter's share; "" without one.
 	LoRA string `json:"lora,omitempty"`
+	// ToolRounds: every conversation was a tool-calling session of this
+	// many rounds (--tool-rounds), each call answered by the client.
+	ToolRounds int `json:"tool_rounds,omitempty"`
 }
 
 // OpenLoop reports whether the run sent on a schedule (rate, trace), so

@@ -15,6 +15,9 @@ import (
 // an empty string (or 0) is a flag not given. NewSource turns them into a
 // Source; each error names the flag (and file, line and field for files).
 type SourceOptions struct {
+	// ToolRounds: the runner makes each conversation a tool-calling
+	// session (--tool-rounds), so --think-time applies without --turns.
+	ToolRounds   int
 	Prompt       string // --prompt (fixed text)
 	PromptTokens int    // --prompt-tokens (0: not given)
 	PromptFile   string // --prompt-file
@@ -69,7 +72,7 @@ func NewSource(o SourceOptions) (Source, Dist, error) {
 			src = &outputOverride{Source: src, dist: d, seed: o.Seed}
 		}
 	}
-	if !think.IsZero() && !sessions(src) {
+	if !think.IsZero() && !sessions(src) && o.ToolRounds == 0 {
 		return nil, Dist{}, errors.New("--think-time: expected sessions (--turns, or a dataset with conversations)")
 	}
 	return src, think, nil

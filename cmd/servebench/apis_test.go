@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/engine/sim"
+	"github.com/servebench/servebench/engine/sim/simtest"
 )
 
 // TestTableAgentAPIs: `servebench table --endpoint messages` and
@@ -104,5 +106,66 @@ func TestLoRAMixRun(t *testing.T) {
 	t.Logf("engine queue wait mean: %.4f s with --max-loras 1, %.4f s with 4", queue["1"], queue["4"])
 	if queue["1"] < 0.005 || queue["1"] < 5*queue["4"] {
 		t.Errorf("engine queue wait mean %.4f s with one adapter slot, %.4f s with four: want the turns to show", queue["1"], queue["4"])
+	}
+}
+
+// TestToolRounds: --tool-rounds 2 with --tools on the bundled engine: each
+// session is three turns, the first two answered by a tool call whose
+// arguments complete (usable) at or after first visible output and before
+// E2E, the client's tool results sent back after the think time, the last
+// turn a text answer; every turn a record, the turns in report.md.
+func TestToolRounds(t *testing.T) {
+	e := simtest.Start(t, func(o *sim.Options) { o.Speedup = 20 })
+	dir := t.TempDir()
+	code, out, errOut := runMain("run", "--base-url", e.BaseURL(), "--tools", workloadFixtures+"tools.json",
+		"--tool-choice", "get_forecast", "--tool-rounds", "2", "--think-time", "0.05", "--concurrency", "2",
+		"--requests", "3", "--max-tokens", "64", "--stream", "on", "--out", dir, "--quiet", "--api-key-env", "SERVEBENCH_TEST_NO_KEY")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	res, recs := loadSaved(t, dir)
+	r := res.Runs[0]
+	if r.Workload.ToolRounds != 2 || r.OK != 9 {
+		t.Fatalf("tool rounds %d, ok %d of %d: %v", r.Workload.ToolRounds, r.OK, r.Requests, r.Warnings)
+	}
+	turns := map[int]int{}
+	for _, rec := range recs {
+		turns[rec.Turn]++
+		switch {
+		case rec.Session == "" || rec.Error != "":
+			t.Errorf("record %+v", rec)
+		case rec.Turn < 3 && (rec.UsableS <= 0 || rec.UsableS < rec.FirstVisibleS || rec.UsableS > rec.E2ES+1e-9):
+			t.Errorf("turn %d: usable %.4f, first visible %.4f, E2E %.4f", rec.Turn, rec.UsableS, rec.FirstVisibleS, rec.E2ES)
+		case rec.Turn == 3 && rec.FinishReason == "tool_calls":
+			t.Errorf("last turn called a tool: %+v", rec)
+		}
+	}
+	if turns[1] != 3 || turns[2] != 3 || turns[3] != 3 {
+		t.Errorf("records per turn %v, want 3 each", turns)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, result.ReportFile))
+	if !strings.Contains(string(md), "Usable output by turn") || !strings.Contains(string(md), "Sessions: 3 whole") {
+		t.Errorf("report.md lacks the usable and session lines under its turn table")
+	}
+}
+
+// TestAgentFlagErrors: --tool-rounds without --tools, --lora-dist without
+// --lora and a bad --lora exit 2 naming the flag.
+func TestAgentFlagErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--tool-rounds", "2"}, "--tool-rounds 2"},
+		{[]string{"--tools", workloadFixtures + "tools.json", "--tool-rounds", "2", "--endpoint", "messages"}, "--tool-rounds 2"},
+		{[]string{"--lora-dist", "zipf"}, "--lora-dist"},
+		{[]string{"--lora", "a:0"}, "--lora"},
+		{[]string{"--endpoint", "anthropic"}, `--endpoint "anthropic"`},
+	} {
+		args := append([]string{"run", "--base-url", "http://127.0.0.1:1"}, tc.args...)
+		code, _, errOut := runMain(args...)
+		if code != exitUsage || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 naming %q", tc.args, code, errOut, tc.want)
+		}
 	}
 }

@@ -59,6 +59,7 @@ type sessionOptions struct {
 	maxRegression   []string
 	limitsFrom      string              // --limits-from FILE (servebench calibrate)
 	repeats         int                 // --repeats N: the session N times, DIR/repeat-1..N
+	toolRounds      int                 // --tool-rounds N
 	loraSpec        string              // --lora NAME[:WEIGHT],...
 	loraDist        string              // --lora-dist
 	lora            *workload.LoRAMix   // from loraSpec and loraDist, by check
@@ -115,6 +116,7 @@ func (o *sessionOptions) addFlags(fs *pflag.FlagSet, maxTokens int) {
 	fs.StringVar(&o.structuredOpts.ToolChoice, "tool-choice", "", "with --tools: tool_choice "+strings.Join(workload.ToolChoices, ", ")+", or a function's name (default required)")
 	fs.StringVar(&o.clockName, "clock", "", "the time SLOs, rates, durations and every printed figure are in: "+strings.Join(result.ClockNames, " or ")+
 		" (the emulated hardware's, or this machine's); default modelled with --speedup, else wall (results.json keeps both)")
+	fs.IntVar(&o.toolRounds, "tool-rounds", 0, "with --tools: tool-calling sessions of N rounds; the model calls a tool, the client answers it after --think-time, the conversation goes on, and a last turn asks for text; per-turn records with time to usable output (the call's arguments complete)")
 	fs.StringVar(&o.loraSpec, "lora", "", "send each conversation to one of these LoRA adapters (served as models: vLLM's --lora-modules), NAME[:WEIGHT],...; per-adapter figures in results and report (a dataset line's \"lora\" field names its own)")
 	fs.StringVar(&o.loraDist, "lora-dist", "", "with --lora: how adapters are picked, "+strings.Join(workload.LoRADists, ", ")+" (default weighted when --lora gives weights, else uniform; zipf favours the first listed)")
 	fs.StringVar(&o.sloText, "slo", "", "service-level objective for goodput: any of ttft, tpot, itl, e2e, ttfo (first answer token), e.g. ttft=200ms,tpot=50ms (client figures; a request counts when it meets all)")
@@ -195,10 +197,15 @@ func (o *sessionOptions) structure(req *bench.RequestSpec) {
 		req.Structured, req.ExactLength = o.structured, o.exactLength
 	}
 	req.LoRA = o.lora
+	req.ToolRounds = o.toolRounds
 }
 
-// checkLoRA reads --lora and --lora-dist.
+// checkLoRA reads --lora and --lora-dist, and checks --tool-rounds
+// (it needs --tools, on chat).
 func (o *sessionOptions) checkLoRA(fs *pflag.FlagSet) error {
+	if n := o.toolRounds; n < 0 || n > 0 && (o.structuredOpts.ToolsFile == "" || o.endpoint != "" && o.endpoint != bench.EndpointChat) {
+		return fmt.Errorf("--tool-rounds %d: expected 0, or rounds with --tools on the chat endpoint", n)
+	}
 	o.lora = nil
 	if o.loraSpec == "" {
 		if fs.Changed("lora-dist") {
@@ -679,6 +686,7 @@ func (w *workloadOptions) source(fs *pflag.FlagSet) (workload.Source, workload.D
 			return nil, workload.Dist{}, fmt.Errorf("--%s %d: expected at least 1", f, v)
 		}
 	}
+	o.ToolRounds, _ = fs.GetInt("tool-rounds")
 	src, think, err := workload.NewSource(o)
 	return src, think, missingOnValidate(fs, err)
 }
