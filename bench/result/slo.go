@@ -392,7 +392,11 @@ func (m *MaxRate) String() string {
 	}
 	s += fmt.Sprintf(", %d runs", m.Steps)
 	if m.Confirmed {
-		s += fmt.Sprintf(" (%d re-checks with fresh seeds; the answer held in its last)", m.Rechecks)
+		plural := "s"
+		if m.Rechecks == 1 {
+			plural = ""
+		}
+		s += fmt.Sprintf(" (%d re-check%s with fresh seeds; the answer held in its last)", m.Rechecks, plural)
 	}
 	if m.Note != "" {
 		s += "; " + m.Note

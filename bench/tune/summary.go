@@ -48,6 +48,9 @@ func (o *Options) summarize(t *result.Tune) {
 			t.Speedup = c.Speedup
 		}
 		ur := unitRun{repeat: u.Repeat, res: result.Shown(res), gpus: o.GPUs}
+		if slo := shownSLO(ur.res); slo != "" {
+			t.SLO = slo // as typed: in the tune's clock
+		}
 		if ur.gpus == 0 {
 			ur.gpus = 1
 			if bd := res.Server.Bundled; bd != nil {
@@ -168,6 +171,19 @@ func levelRuns(res *result.Results) []levelRun {
 		out[i] = levelRun{res.Runs[i].Name, &res.Runs[i]}
 	}
 	return out
+}
+
+// shownSLO is the SLO res's runs were judged against, in res's clock.
+func shownSLO(res *result.Results) string {
+	if res.MaxRate != nil {
+		return res.MaxRate.SLO
+	}
+	for _, r := range res.Runs {
+		if r.Goodput != nil {
+			return r.Goodput.SLO
+		}
+	}
+	return ""
 }
 
 func hasSLO(res *result.Results) bool {
