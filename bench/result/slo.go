@@ -98,7 +98,7 @@ func splitPercentile(key string) (string, float64, error) {
 	}
 	v, err := strconv.ParseFloat(strings.TrimPrefix(p, "p"), 64)
 	if !strings.HasPrefix(p, "p") || err != nil || !(v > 0 && v <= 100) {
-		return "", 0, fmt.Errorf("key %q: expected a percentile after the dot, p50 to p100 (e.g. ttft.p99)", key)
+		return "", 0, fmt.Errorf("key %q: expected a percentile in (0, 100] after the dot, e.g. ttft.p99", key)
 	}
 	return name, v, nil
 }

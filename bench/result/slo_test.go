@@ -43,9 +43,9 @@ func TestParseSLO(t *testing.T) {
 		{"ttft=0s", "key ttft"},                                // zero means "not set": refuse it given explicitly
 		{"ttft=1s,ttft=2s", "key ttft given twice"},            // repeated
 		{"ttft=1s,ttft.p99=2s", "key ttft given twice"},        // per request and a percentile of one key
-		{"ttft.99=2s", "expected a percentile after the dot"},  // no p
-		{"ttft.p0=2s", "p50 to p100"},                          // out of range
-		{"ttft.p101=2s", "p50 to p100"},                        // out of range
+		{"ttft.99=2s", "a percentile in (0, 100] after the dot"},  // no p
+		{"ttft.p0=2s", "a percentile in (0, 100]"},                          // out of range
+		{"ttft.p101=2s", "a percentile in (0, 100]"},                        // out of range
 	} {
 		_, err := ParseSLO(tc.in)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -173,3 +173,28 @@ func TestOllamaTune(t *testing.T) {
 	}
 	t.Logf("TPOT median with one slot %.6f s, with four %.6f s", tpot(0), tpot(1))
 }
+
+// TestTuneFlagsRefused: the grid's checks run before anything starts
+// (exit 2), with the server the flags name.
+func TestTuneFlagsRefused(t *testing.T) {
+	ok := []string{"tune", "--server-cmd", "vllm serve m --max-num-seqs {seqs} --port 8000", "--grid", "seqs=64,256", "--concurrency", "8"}
+	if code, errOut := validateCommand(ok); code != 0 {
+		t.Fatalf("a filled placeholder: exit %d: %s", code, errOut)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"tune", "--server-cmd", "vllm serve m --port 8000", "--grid", "seqs=64,256", "--concurrency", "8"}, "no {seqs} placeholder"},
+		{[]string{"tune", "--server-cmd", "vllm serve m --max-num-seqs {seqs}", "--concurrency", "8"}, "no settings to compare"},
+		{[]string{"tune", "--server-cmd", "vllm serve m {seqs}", "--engine-grid", "max-num-seqs=1,2", "--grid", "seqs=1", "--concurrency", "8"}, "only for the bundled engine"},
+		{[]string{"tune", "--engine-grid", "max-num-seqs=1,2"}, "expected the load"},
+		{[]string{"tune", "--engine-grid", "max-num-seqs", "--concurrency", "8"}, "--engine-grid"},
+		{[]string{"tune", "--engine-grid", "max-num-seqs=1,2", "--concurrency", "8", "--repeats", "0"}, "--repeats 0"},
+		{[]string{"tune", "--engine-grid", "max-num-seqs=1,2", "--slo", "ttft.p0=1s", "--find-max-rate", "90%"}, "a percentile in (0, 100]"},
+	} {
+		if code, errOut := validateCommand(tc.args); code != exitUsage || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%q: exit %d, %q; want %d naming %q", tc.args, code, errOut, exitUsage, tc.want)
+		}
+	}
+}
