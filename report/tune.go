@@ -329,5 +329,9 @@ func paretoPanel(p *plot.Plot, pts []paretoPoint, xs, ys []float64, xHigher bool
 		lb.Offset = vg.Point{X: vg.Points(6), Y: vg.Points(4)}
 	}
 	p.Add(line, sc, lb, plotter.NewGrid())
+	// Room on the right for the last point's name.
+	lo, hi := slices.Min(xs), slices.Max(xs)
+	span := max(hi-lo, 0.1*max(hi, -hi, 1e-9))
+	p.X.Min, p.X.Max = lo-0.05*span, hi+0.35*span
 	return nil
 }
