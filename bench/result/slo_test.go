@@ -35,17 +35,17 @@ func TestParseSLO(t *testing.T) {
 	}
 	for _, tc := range []struct{ in, want string }{
 		{"", "empty SLO"},
-		{"ttfb=200ms", `unknown key "ttfb"`},                   // a vocabulary name that is not an SLO key
-		{"ttft", `"ttft" has no '='`},                          // no value
-		{"tpot=fast", "key tpot"},                              // not a duration
-		{"e2e=200", "key e2e"},                                 // a number without unit
-		{"itl=-5ms", "key itl: -5ms: expected a duration > 0"}, // negative
-		{"ttft=0s", "key ttft"},                                // zero means "not set": refuse it given explicitly
-		{"ttft=1s,ttft=2s", "key ttft given twice"},            // repeated
-		{"ttft=1s,ttft.p99=2s", "key ttft given twice"},        // per request and a percentile of one key
-		{"ttft.99=2s", "a percentile in (0, 100] after the dot"},  // no p
-		{"ttft.p0=2s", "a percentile in (0, 100]"},                          // out of range
-		{"ttft.p101=2s", "a percentile in (0, 100]"},                        // out of range
+		{"ttfb=200ms", `unknown key "ttfb"`},                     // a vocabulary name that is not an SLO key
+		{"ttft", `"ttft" has no '='`},                            // no value
+		{"tpot=fast", "key tpot"},                                // not a duration
+		{"e2e=200", "key e2e"},                                   // a number without unit
+		{"itl=-5ms", "key itl: -5ms: expected a duration > 0"},   // negative
+		{"ttft=0s", "key ttft"},                                  // zero means "not set": refuse it given explicitly
+		{"ttft=1s,ttft=2s", "key ttft given twice"},              // repeated
+		{"ttft=1s,ttft.p99=2s", "key ttft given twice"},          // per request and a percentile of one key
+		{"ttft.99=2s", "a percentile in (0, 100] after the dot"}, // no p
+		{"ttft.p0=2s", "a percentile in (0, 100]"},               // out of range
+		{"ttft.p101=2s", "a percentile in (0, 100]"},             // out of range
 	} {
 		_, err := ParseSLO(tc.in)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
