@@ -60,3 +60,25 @@ func writeSteady(b *strings.Builder, res *result.Results) {
 	b.WriteString("| Run | Window | In-flight target (mean, range) | Requests | Throughput | E2E p99 | Saturation |\n|---|---|---|---:|---|---:|---|\n")
 	b.WriteString(strings.Join(rows, "\n") + "\n\n")
 }
+
+// loadValue is a load column's figure (TableOptions.Load): over the run's
+// steady-state window where it has one, else over the whole run.
+func loadValue(run *result.Run, key string) (float64, bool, string) {
+	fv, e2e, tp, ok := run.Client.FirstVisibleS, run.Client.E2ES, run.Throughput, run.OK > 0
+	if st := run.Steady; st != nil && st.Note == "" && st.Requests > 0 {
+		fv, e2e, tp, ok = st.FirstVisible, st.E2E, st.Throughput, st.Completed > 0
+	}
+	switch key {
+	case KeyFirstVisP99:
+		return clientP99(fv)
+	case KeyE2EClientP99:
+		return clientP99(e2e)
+	}
+	if !ok {
+		return 0, false, "no successful requests in this run"
+	}
+	if key == KeyRequestsPerS {
+		return tp.RequestsPerS, true, ""
+	}
+	return tp.OutputTokensPerS, true, ""
+}

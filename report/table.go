@@ -196,8 +196,9 @@ func NewTableModelWith(res *result.Results, opts TableOptions) *TableModel {
 	}
 	if opts.Load {
 		t.Columns = append(t.Columns, loadColumns...)
-		t.Caption += " p99: the client figure's 99th percentile (nearest rank). Throughput: the run's successful requests" +
-			" and their output tokens per second of its duration."
+		t.Caption += " p99: the client figure's 99th percentile (nearest rank). Throughput: successful requests and their" +
+			" output tokens per second. Both over the run's steady state (its first answer to its last send: ramp-up and drain" +
+			" left out; report.md's Steady state) where it has one, else over the whole run."
 	}
 	if slices.ContainsFunc(res.Runs, func(r result.Run) bool { return saturated(&r) }) {
 		t.Caption += saturatedCaption
@@ -259,18 +260,8 @@ func runValue(res *result.Results, run *result.Run, key string) (float64, bool, 
 		return clientMedian(run.Client.FirstTokenS)
 	case KeyUsable:
 		return usableValue(run)
-	case KeyFirstVisP99:
-		return clientP99(run.Client.FirstVisibleS)
-	case KeyE2EClientP99:
-		return clientP99(run.Client.E2ES)
-	case KeyRequestsPerS, KeyOutputTokPS:
-		if run.OK == 0 {
-			return 0, false, "no successful requests in this run"
-		}
-		if key == KeyRequestsPerS {
-			return run.Throughput.RequestsPerS, true, ""
-		}
-		return run.Throughput.OutputTokensPerS, true, ""
+	case KeyFirstVisP99, KeyE2EClientP99, KeyRequestsPerS, KeyOutputTokPS:
+		return loadValue(run, key)
 	case KeyThinking:
 		if run.Client.ReasoningTokens == nil {
 			return 0, false, "nothing reasoned in this run"

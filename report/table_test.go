@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/bench/stats"
 	"github.com/servebench/servebench/report/reporttest"
 )
 
@@ -266,6 +267,16 @@ func TestTableLoadColumns(t *testing.T) {
 	for _, want := range []string{"(client, p99)", "req/s", "tok/s", "(nearest rank)"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("text table lacks %q:\n%s", want, b.String())
+		}
+	}
+	// With a steady-state window, the load columns are the window's.
+	run := &res.Runs[2]
+	run.Steady = &result.Steady{StartS: 1, EndS: 9, Requests: 12, Completed: 10, Throughput: result.Throughput{RequestsPerS: 1.25, OutputTokensPerS: 320},
+		E2E: &stats.Summary{P99: 4.5, N: 12}, FirstVisible: &stats.Summary{P99: 0.03, N: 12}}
+	m = NewTableModelWith(res, TableOptions{Load: true})
+	for key, want := range map[string]float64{KeyFirstVisP99: 0.03, KeyE2EClientP99: 4.5, KeyRequestsPerS: 1.25, KeyOutputTokPS: 320} {
+		if c := m.Rows[2].Cells[col[key]]; !c.OK || c.Value != want {
+			t.Errorf("%s with a steady window = %+v, want the window's %g", key, c, want)
 		}
 	}
 	if n := len(NewTableModel(res).Columns); n != len(tableColumns) {
