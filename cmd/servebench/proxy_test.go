@@ -94,7 +94,12 @@ func TestProxyMatrix(t *testing.T) {
 			direct = dir
 			continue
 		}
-		code, stdout, stderr = runMain("compare", direct, dir)
+		// One run a side: the limits alone judge. A proxy adds ~0.3 ms to
+		// a 7 ms first visible output; a 2-core host running the rest of
+		// the suite moves that median by a few ms (+27% seen), so its
+		// absolute floor is 5 ms here: the held configurations add 60 ms
+		// to 1 s.
+		code, stdout, stderr = runMain("compare", direct, dir, "--max-regression", "client.first_visible.median=10%,+5ms")
 		if code != pc.compare || !containsAll(stdout+stderr, pc.compareIn) {
 			t.Errorf("%s: compare direct %s exit %d; want %d naming %q:\n%s\n%s", name, name, code, pc.compare, pc.compareIn, stdout, stderr)
 		}

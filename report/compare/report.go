@@ -178,7 +178,7 @@ func compareRun(p runPair, th map[string]Threshold, alpha float64, minN int) Run
 				continue
 			}
 			overBursts(&row, p)
-			row.becameClumped = !p.sb.clumped() && p.sn.clumped()
+			row.becameClumped = !stutters(p.b, p.sb) && stutters(p.n, p.sn)
 			if has {
 				row.Threshold = t.String()
 				row.Past = q.past(t, &row)
@@ -204,13 +204,36 @@ func overBursts(row *Row, p runPair) {
 		return
 	}
 	b, n := p.sb.stat("client.burst_share", "median"), p.sn.stat("client.burst_share", "median")
-	if p.sb.clumped() == p.sn.clumped() {
-		return // both smooth, or both clumped (the same proxy): like for like
+	if stutters(p.b, p.sb) == stutters(p.n, p.sn) {
+		return // both smooth, or both held and clumped (the same proxy): like for like
 	}
 	row.Verdict = VerdictNotJudged
 	row.Note = fmt.Sprintf("computed over bursts (median share of tokens in bursts: base %.0f%%, new %.0f%%): "+
 		"it measures the bursts, not the engine; smoothness (client.burst_share) judges this", 100*b, 100*n)
 }
+
+// stutters says whether a run side's streams were held by something on
+// the way: its tokens came in clumps (runSamples.clumped) and its first
+// visible output came well after the engine's first token (mean against
+// mean, at least twice the engine's TTFT and heldMin more). An engine so
+// fast that a whole answer fits in one read (a few hundred microseconds,
+// sped up 200x) clumps without being held, and keeps its ITL and TPOT.
+// Without engine figures, clumps alone decide.
+func stutters(r *result.Run, s *runSamples) bool {
+	if !s.clumped() {
+		return false
+	}
+	fv, ttft := r.Client.FirstVisibleS, r.Engine.TTFTS
+	if fv == nil || ttft == nil || ttft.Count <= 0 {
+		return true
+	}
+	return fv.Mean-ttft.Mean >= max(ttft.Mean, heldMin)
+}
+
+// heldMin is how much later than the engine's first token the client must
+// see it for its stream to count as held: far above the client's own
+// overhead (tens of microseconds) and a loaded host's scheduling noise.
+const heldMin = 0.005
 
 // buildRow fills base, new, change and p; false when neither side has the
 // quantity (e.g. ITL of a non-streaming run).
