@@ -2,7 +2,8 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/bench/tune"
 	"github.com/servebench/servebench/engine/launch/launchtest"
 	"github.com/servebench/servebench/report"
 )
@@ -23,17 +25,17 @@ func tuneArgs(dir string, extra ...string) []string {
 		"--slo", "ttft.p99=30s,tpot=1s"}, extra...)
 }
 
+// readTune reads dir's tune.json as --resume does; nil while there is none.
 func readTune(t *testing.T, dir string) *result.Tune {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, result.TuneFile))
-	if err != nil {
+	tu, err := tune.ReadTune(dir)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	var tu result.Tune
-	if err := json.Unmarshal(b, &tu); err != nil {
-		t.Fatalf("tune.json: %v (written by atomic rename: never half a file)", err)
+	if err != nil {
+		t.Fatalf("%v (written by atomic rename: never half a file)", err)
 	}
-	return &tu
+	return tu
 }
 
 // TestTuneResumeAfterKill: a tune killed with SIGKILL in its second unit
