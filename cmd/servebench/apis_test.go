@@ -130,6 +130,9 @@ func TestToolRounds(t *testing.T) {
 	}
 	turns := map[int]int{}
 	for _, rec := range recs {
+		if rec.Warmup {
+			continue
+		}
 		turns[rec.Turn]++
 		switch {
 		case rec.Session == "" || rec.Error != "":
