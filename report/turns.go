@@ -3,10 +3,8 @@ package report
 import (
 	"fmt"
 	"image/color"
-	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/bench/stats"
@@ -127,7 +125,7 @@ func writeTurnsSection(b *strings.Builder, res *result.Results, recs []result.Re
 				secs(r.FirstTokenP50), secs(r.E2EP50), r.PromptTokens, cached)
 		}
 		b.WriteString("\n")
-		writeSessionLines(b, run.Name, rows, recs)
+		writeSessionLines(b, &run, rows)
 	}
 	embed(FileTurns)
 }
@@ -283,10 +281,9 @@ func TrafficText(w result.Workload) string {
 
 // writeSessionLines writes, under a run's turn table, each turn's time to
 // usable output (a tool call's arguments complete, a structured answer's
-// JSON) beside its first visible output, and the sessions' own figures:
-// how many, and their median length from the first send to the last
-// answer, think time included.
-func writeSessionLines(b *strings.Builder, run string, rows []TurnRow, recs []result.Record) {
+// JSON) beside its first visible output, and the run's session figures
+// (result.SessionStats).
+func writeSessionLines(b *strings.Builder, run *result.Run, rows []TurnRow) {
 	var parts []string
 	for _, r := range rows {
 		if r.UsableN > 0 {
@@ -296,46 +293,8 @@ func writeSessionLines(b *strings.Builder, run string, rows []TurnRow, recs []re
 	if len(parts) > 0 {
 		b.WriteString("Usable output by turn (client, p50): " + strings.Join(parts, "; ") + "\n\n")
 	}
-	if d := SessionDurations(run, recs); len(d) > 0 {
-		fmt.Fprintf(b, "Sessions: %d whole (every turn ok), length p50 %s, max %s (first send to last answer, think time included)\n\n",
-			len(d), secs(stats.Median(d)), secs(slices.Max(d)))
+	if s := run.Sessions; s != nil && s.LengthS != nil {
+		fmt.Fprintf(b, "Sessions: %d whole of %d (every turn ok), length p50 %s, max %s (first send to last answer, think time included)\n\n",
+			s.Whole, s.Sessions, secs(s.LengthS.Median), secs(s.LengthS.Max))
 	}
-}
-
-// SessionDurations are the lengths, in seconds, of run's sessions whose
-// every measured turn succeeded: from the first turn's send to the last
-// turn's end.
-func SessionDurations(run string, recs []result.Record) []float64 {
-	type span struct {
-		first, last time.Time
-		failed      bool
-	}
-	by := map[string]*span{}
-	var order []string
-	for _, r := range recs {
-		if r.Run != run || r.Warmup || r.Retried || r.Session == "" {
-			continue
-		}
-		s := by[r.Session]
-		if s == nil {
-			s = &span{first: r.Start}
-			by[r.Session] = s
-			order = append(order, r.Session)
-		}
-		end := r.Start.Add(time.Duration(r.E2ES * float64(time.Second)))
-		if r.Start.Before(s.first) {
-			s.first = r.Start
-		}
-		if end.After(s.last) {
-			s.last = end
-		}
-		s.failed = s.failed || r.Error != ""
-	}
-	var out []float64
-	for _, id := range order {
-		if s := by[id]; !s.failed {
-			out = append(out, s.last.Sub(s.first).Seconds())
-		}
-	}
-	return out
 }

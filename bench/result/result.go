@@ -276,6 +276,19 @@ type Run struct {
 	// Adapters are the client figures per LoRA adapter, when requests went
 	// to adapters (--lora, a dataset's "lora"): the base model's as "".
 	Adapters []AdapterStats `json:"adapters,omitempty"`
+	// Sessions are the run's session figures when it sent multi-turn or
+	// tool-calling sessions (per turn: the records' turn).
+	Sessions *SessionStats `json:"sessions,omitempty"`
+}
+
+// SessionStats are a run's sessions: how many were sent, how many had
+// every measured turn succeed, and those whole sessions' lengths in
+// seconds (first send to last answer, think time included) and turns.
+type SessionStats struct {
+	Sessions int            `json:"sessions"`
+	Whole    int            `json:"whole"`
+	LengthS  *stats.Summary `json:"length_s,omitempty"`
+	Turns    *stats.Summary `json:"turns,omitempty"`
 }
 
 // LoRAInfo is what a server's LoRA gauge said (scrape.LoRAInfo).

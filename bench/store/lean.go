@@ -24,6 +24,7 @@ type RunAcc struct {
 	Engine    EngineAcc       // per-request engine timings (ollama-chat)
 	Fails     Failures
 	Adapters  AdapterAcc // per LoRA adapter
+	Sessions  SessionAcc // multi-turn and tool-calling sessions
 }
 
 // WriteErr is the first error writing the spilled samples or engine
@@ -47,6 +48,7 @@ func (a *RunAcc) Add(rec *result.Record, exactTokens int, slo result.SLO) {
 	}
 	a.Tally.Add(rec)
 	a.Adapters.Add(rec)
+	a.Sessions.Add(rec)
 	a.Fails.Add(rec)
 	if rec.Status != 0 {
 		a.Completed++
@@ -71,6 +73,7 @@ func (a *RunAcc) Add(rec *result.Record, exactTokens int, slo result.SLO) {
 func (a *RunAcc) Fill(run *result.Run, slo result.SLO) {
 	a.Tally.fill(run)
 	run.Adapters = a.Adapters.Stats()
+	run.Sessions = a.Sessions.Stats()
 	judged(run, &a.Prompt, a.Goodput, slo)
 }
 

@@ -128,6 +128,10 @@ func TestToolRounds(t *testing.T) {
 	if r.Workload.ToolRounds != 2 || r.OK != 9 {
 		t.Fatalf("tool rounds %d, ok %d of %d: %v", r.Workload.ToolRounds, r.OK, r.Requests, r.Warnings)
 	}
+	if s := r.Sessions; s == nil || s.Sessions != 3 || s.Whole != 3 || s.Turns == nil || s.Turns.Median != 3 ||
+		s.LengthS == nil || s.LengthS.Min < 2*0.05 {
+		t.Errorf("sessions %+v: want 3 whole sessions of 3 turns, each at least two think times long", s)
+	}
 	turns := map[int]int{}
 	for _, rec := range recs {
 		if rec.Warmup {
