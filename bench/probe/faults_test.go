@@ -167,7 +167,8 @@ var matrix = []matrixRow{
 	// Whether a request goes out to the dead port (a connect error) or the
 	// runner sees the exit first and sends nothing more is a race between
 	// the next send and the process watcher; either way nothing sent is lost.
-	{fault: "crash-after=3", extra: []string{"--requests", "6", "--stream", "on"}, wantCode: 3,
+	// --warmup 0: a warm-up request would be one of the 3 the engine serves.
+	{fault: "crash-after=3", extra: []string{"--warmup", "0", "--requests", "6", "--stream", "on"}, wantCode: 3,
 		wantMsg: "server exited during the run", mayClass: []string{"connect"}, wantWarn: "server exited during the run",
 		check: func(t *testing.T, o *observed) {
 			// The launcher's readiness check (a 1-token completion) is the
