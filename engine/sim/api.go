@@ -363,7 +363,10 @@ func (e *Engine) buildRequests(g *generation, hr *http.Request, in *genInputs, c
 		e.think(cs, req, chat)
 		for _, c := range cs {
 			if e.lora.has(req.Model) {
-				c.lora = req.Model
+				c.lora, c.hashRoot = req.Model, loraRoot(req.Model)
+				if c.hashes != nil {
+					c.hashes = appendHashesFrom(c.hashes[:0], c.ids, blockSize, c.hashRoot)
+				}
 			}
 			e.shape(c, req, in.plan, p)
 			c.usagePrompt = usagePrompt

@@ -48,7 +48,7 @@ func (e *Engine) fanOut(r *request, req *genRequest) []*request {
 	rs[0] = r
 	for i := 1; i < n; i++ {
 		c := &request{id: strconv.Itoa(i) + "_" + r.id, index: i, key: splitmix64(r.key ^ uint64(i)),
-			prompt: r.prompt, ids: slices.Clone(r.ids), hashes: slices.Clone(r.hashes), cached: -1,
+			prompt: r.prompt, ids: slices.Clone(r.ids), hashes: slices.Clone(r.hashes), hashRoot: r.hashRoot, cached: -1,
 			maxTokens: r.maxTokens, arrival: r.arrival, notify: r.notify}
 		c.goneAt.Store(-1)
 		e.setLength(c, req.MinTokens, req.IgnoreEOS)

@@ -30,9 +30,10 @@ import (
 //     loggers.py), one series per label set ever seen, as prometheus_client
 //     keeps them.
 //
-// Not modelled: the adapters' compute in each step (Punica's SGMV kernels),
-// the memory vLLM reserves for the slots, loading from disk on first use,
-// and the adapter in the prefix cache's block hashes (docs/engine.md).
+// An adapter's requests chain their prefix-cache block hashes from its own
+// root (loraRoot), so adapters never share blocks. Not modelled: the
+// adapters' compute in each step (Punica's SGMV kernels), the memory vLLM
+// reserves for the slots, loading from disk on first use (docs/engine.md).
 
 // DefaultMaxLoRAs and DefaultMaxLoRARank are vLLM's --max-loras and
 // --max-lora-rank defaults (vllm/config/lora.py).
@@ -103,6 +104,17 @@ func loraSwapTime(layers, hidden, rank int) time.Duration {
 	bytes := float64(layers*loraTargets*2*rank*hidden) * 2
 	return time.Duration(bytes / hostToGPUBytesPerS * float64(time.Second))
 }
+
+// root is r's block hash chain's root (request.hashRoot).
+func (r *request) root() uint64 {
+	if r.hashRoot == 0 {
+		return rootHash
+	}
+	return r.hashRoot
+}
+
+// loraRoot is the block hash chain's root of an adapter's requests.
+func loraRoot(name string) uint64 { return hashString(rootHash, "lora:"+name) }
 
 // has reports whether name is one of the adapters.
 func (ls *loraSet) has(name string) bool {

@@ -134,3 +134,27 @@ func TestLoRASwapCost(t *testing.T) {
 			ttft["abab"], ttft["aaaa"], got, 3*swap)
 	}
 }
+
+// TestLoRAPrefixCache: the same prompt on the same adapter hits the
+// prefix cache, on another adapter (or the base model) it does not: an
+// adapter's blocks are its own, as vLLM hashes the adapter into them.
+func TestLoRAPrefixCache(t *testing.T) {
+	e := simtest.Start(t, func(o *sim.Options) { o.LoRAModules, o.MaxLoRAs = []string{"a", "b"}, 2 })
+	long := strings.Repeat("the model server answers ", 20)
+	hits := func() float64 { return value(scrape(t, e), "vllm:prefix_cache_hits_total") }
+	send := func(model string) {
+		b := chat(long, 2, false)
+		b["model"] = model
+		drain(t, post(t, e, "/v1/chat/completions", b))
+	}
+	send("a")
+	send("b")
+	send(servedModel)
+	if h := hits(); h != 0 {
+		t.Errorf("%v prefix cache hits across adapters and the base model, want 0", h)
+	}
+	send("a")
+	if h := hits(); h < 64 {
+		t.Errorf("%v prefix cache hits for the same prompt on the same adapter, want its full blocks", h)
+	}
+}

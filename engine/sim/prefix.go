@@ -188,7 +188,14 @@ const rootHash = 0x6a09e667f3bcc908
 // appendHashes extends hashes with the hashes of the full blocks of ids
 // not hashed yet.
 func appendHashes(hashes []uint64, ids []uint32, bs int) []uint64 {
-	parent := uint64(rootHash)
+	return appendHashesFrom(hashes, ids, bs, rootHash)
+}
+
+// appendHashesFrom is appendHashes with root as the first block's parent:
+// a LoRA adapter's requests chain from their own root, so blocks of
+// different adapters never match (vLLM puts the adapter in the block hash).
+func appendHashesFrom(hashes []uint64, ids []uint32, bs int, root uint64) []uint64 {
+	parent := root
 	if len(hashes) > 0 {
 		parent = hashes[len(hashes)-1]
 	}

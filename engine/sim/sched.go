@@ -37,6 +37,7 @@ type request struct {
 	queued      int64       // engine clock, ns: it joined the engine's waiting queue
 	thinking                // which output tokens are reasoning (reasoning.go); zero: none
 	lora        string      // the LoRA adapter it runs with (lora.go); "": the base model
+	hashRoot    uint64      // its block hash chain's root, its adapter's (loraRoot); 0: rootHash
 
 	// Owned by the scheduler goroutine.
 	state                        int
@@ -364,7 +365,7 @@ func (s *scheduler) alloc(r *request, tokens int) bool {
 	if s.pool.caching {
 		full := min(tokens, len(r.ids)) / s.bs
 		if len(r.hashes) < full {
-			r.hashes = appendHashes(r.hashes, r.ids[:full*s.bs], s.bs)
+			r.hashes = appendHashesFrom(r.hashes, r.ids[:full*s.bs], s.bs, r.root())
 		}
 		for ; r.hashedBlocks < full; r.hashedBlocks++ {
 			s.pool.cache(r.table[r.hashedBlocks], r.hashes[r.hashedBlocks])
@@ -390,7 +391,7 @@ func (s *scheduler) admit(r *request, budget int, st *cacheStats) (int, bool) {
 	hit := 0
 	if s.pool.caching {
 		if len(r.hashes) < len(r.ids)/s.bs {
-			r.hashes = appendHashes(r.hashes, r.ids, s.bs) // a preempted request's output blocks
+			r.hashes = appendHashesFrom(r.hashes, r.ids, s.bs, r.root()) // a preempted request's output blocks
 		}
 		hit = s.pool.lookup(r.hashes, (total-1)/s.bs)
 	}
