@@ -76,7 +76,7 @@ func (o *Options) defaults() error {
 		o.Endpoint = "chat"
 	}
 	if o.Endpoint != "chat" && o.Endpoint != "completions" {
-		return fmt.Errorf("%w: endpoint %q: expected one of %s", ErrUsage, o.Endpoint, strings.Join(client.Endpoints, ", "))
+		return fmt.Errorf("%w: endpoint %q: expected chat or completions (probe's checks speak those two)", ErrUsage, o.Endpoint)
 	}
 	checks := []struct {
 		name string
