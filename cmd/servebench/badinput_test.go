@@ -217,6 +217,8 @@ func badInputCases(f badInputFiles) []badInputCase {
 		{"sweep rate 0", []string{"sweep", "--base-url", u, "--rate", "0,1"}, []string{"--rate 0", "> 0"}},
 		{"sweep rate and concurrency", []string{"sweep", "--base-url", u, "--rate", "1", "--concurrency", "2"}, []string{"one of them"}},
 		{"sweep stream both", []string{"sweep", "--base-url", u, "--stream", "both"}, []string{`--stream "both"`, "on or off"}},
+		{"run repeats with shard", []string{"run", "--base-url", u, "--stream", "on", "--repeats", "2", "--shard", "0/2"}, []string{"--repeats 2 with --shard"}},
+		{"sweep repeats with shard", []string{"sweep", "--base-url", u, "--rate", "1,2", "--requests", "4", "--repeats", "3", "--shard", "1/2"}, []string{"--repeats 3 with --shard"}},
 		{"sweep max-error-rate 150", []string{"sweep", "--base-url", u, "--max-error-rate", "150"}, []string{"--max-error-rate 150"}},
 		{"sweep max-p99-e2e negative", []string{"sweep", "--base-url", u, "--max-p99-e2e", "-1s"}, []string{"--max-p99-e2e -1s"}},
 		{"sweep arrival bogus without rate", []string{"sweep", "--base-url", u, "--arrival", "bogus"}, []string{`--arrival "bogus"`}},

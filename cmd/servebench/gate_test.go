@@ -1,11 +1,14 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/engine/sim"
 	"github.com/servebench/servebench/engine/sim/simtest"
 	"github.com/servebench/servebench/report/compare"
@@ -104,6 +107,66 @@ func TestCalibrate(t *testing.T) {
 		args := append([]string{"calibrate", "--base-url", e.BaseURL(), "--out", t.TempDir()}, bad...)
 		if code, _, errOut := runMain(args...); code != exitUsage || !strings.Contains(errOut, bad[0]) {
 			t.Errorf("%v: exit %d, want %d naming the flag: %s", bad, code, exitUsage, errOut)
+		}
+	}
+}
+
+// TestSweepRepeats: sweep --repeats 2 runs every level in each repeat
+// (DIR/repeat-K holds the whole sweep), repeats.json has each level's
+// run-level figures with their 95% interval across the 2 runs, and compare
+// of two such sweeps pairs the levels and tests across runs (n=2+2).
+func TestSweepRepeats(t *testing.T) {
+	sweep := func(dir string) {
+		t.Helper()
+		code, out, errOut := runMain("sweep", "--speedup", "200", fastStart, "--concurrency", "1,2", "--requests", "4",
+			"--max-tokens", "8", "--repeats", "2", "--out", dir, "--quiet")
+		if code != exitOK || !strings.Contains(out, "across 2 runs") {
+			t.Fatalf("sweep --repeats 2: exit %d\n%s\n%s", code, out, errOut)
+		}
+	}
+	levels := []string{"c=1", "c=2"}
+	a, b := t.TempDir(), t.TempDir()
+	sweep(a)
+	sweep(b)
+	for k := 1; k <= 2; k++ {
+		res, _ := loadSaved(t, result.RepeatDir(a, k))
+		var names []string
+		for _, r := range res.Runs {
+			names = append(names, r.Name)
+		}
+		if !slices.Equal(names, levels) {
+			t.Errorf("repeat %d: runs %v, want the levels %v", k, names, levels)
+		}
+	}
+	raw, err := os.ReadFile(filepath.Join(a, result.RepeatsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum compare.RepeatSummary
+	if err := json.Unmarshal(raw, &sum); err != nil {
+		t.Fatalf("%s: %v", result.RepeatsFile, err)
+	}
+	if sum.Repeats != 2 || len(sum.Runs) != len(levels) {
+		t.Fatalf("%s: %d repeats, %d runs, want 2 repeats of %d levels", result.RepeatsFile, sum.Repeats, len(sum.Runs), len(levels))
+	}
+	for i, run := range sum.Runs {
+		if run.Name != levels[i] || len(run.Rows) == 0 {
+			t.Errorf("%s run %d: %q with %d rows, want %q with figures", result.RepeatsFile, i, run.Name, len(run.Rows), levels[i])
+		}
+		for _, r := range run.Rows {
+			if r.N != 2 || len(r.Values) != 2 || r.Lo == nil || r.Hi == nil || !(*r.Lo <= r.Mean && r.Mean <= *r.Hi) {
+				t.Errorf("%s %s %s: n %d, values %v, mean %g in [%v, %v]: want 2 runs and an interval around the mean",
+					result.RepeatsFile, run.Name, r.Key, r.N, r.Values, r.Mean, r.Lo, r.Hi)
+			}
+		}
+	}
+	code, out, errOut := runMain("compare", a, b)
+	if code != exitOK && code != exitRegression || !strings.Contains(out, "n=2+2 runs") {
+		t.Errorf("compare of two sweeps of 2 repeats: exit %d, want a test across runs (n=2+2)\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	for _, l := range levels {
+		if !strings.Contains(out, l) {
+			t.Errorf("compare: level %s missing:\n%s", l, out)
 		}
 	}
 }

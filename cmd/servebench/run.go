@@ -888,6 +888,11 @@ func (w *workloadOptions) shardFlags(fs *pflag.FlagSet, nruns int) (bench.Shard,
 	if !fs.Changed("shard") {
 		return bench.Shard{}, errors.New("--start-at without --shard: expected the shard this process sends (K/N)")
 	}
+	if n, err := fs.GetInt("repeats"); err == nil && n > 1 {
+		// A shard is a slice of one run that every machine starts together
+		// and merge joins: repeats would start each shard's next run alone.
+		return bench.Shard{}, fmt.Errorf("--repeats %d with --shard: expected one of them: a shard sends its slice of one run, started with the other shards; repeat by starting the shards again, each into its own directory, and merge each", n)
+	}
 	sh, err := bench.ParseShard(w.shard)
 	if err != nil {
 		return sh, err
