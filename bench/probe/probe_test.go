@@ -143,6 +143,12 @@ func TestBufferingHeldStart(t *testing.T) {
 	if r.Verdict == probe.Inconclusive && strings.Contains(r.Summary, "own process stalling") {
 		t.Skipf("machine too busy to judge: %s", r.Summary)
 	}
+	// One encoding's attempts all judged while this process stalled (CPU
+	// contention) leave that encoding unjudged, and the verdict then rests on
+	// the other alone: too busy to tell a held start from a stall.
+	if !strings.HasPrefix(r.Summary, "held start") && num(t, r, "long_gaps_client_stalled") > 0 {
+		t.Skipf("machine too busy to judge (the probe's own process stalled): %s", r.Summary)
+	}
 	if r.Verdict != probe.Fail || !strings.HasPrefix(r.Summary, "held start") {
 		t.Fatalf("verdict %s %q, want fail \"held start...\"", r.Verdict, r.Summary)
 	}
