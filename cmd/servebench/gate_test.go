@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -147,7 +148,7 @@ func TestSweepRepeats(t *testing.T) {
 		t.Fatalf("%s: %v", result.RepeatsFile, err)
 	}
 	if sum.Repeats != 2 || len(sum.Runs) != len(levels) {
-		t.Fatalf("%s: %d repeats, %d runs, want 2 repeats of %d levels", result.RepeatsFile, sum.Repeats, len(sum.Runs), len(levels))
+		t.Fatalf("%s: %d repeats, %d runs, clock %q, want 2 repeats of %d levels, modelled", result.RepeatsFile, sum.Repeats, len(sum.Runs), sum.Clock, len(levels))
 	}
 	for i, run := range sum.Runs {
 		if run.Name != levels[i] || len(run.Rows) == 0 {
@@ -157,6 +158,46 @@ func TestSweepRepeats(t *testing.T) {
 			if r.N != 2 || len(r.Values) != 2 || r.Lo == nil || r.Hi == nil || !(*r.Lo <= r.Mean && r.Mean <= *r.Hi) {
 				t.Errorf("%s %s %s: n %d, values %v, mean %g in [%v, %v]: want 2 runs and an interval around the mean",
 					result.RepeatsFile, run.Name, r.Key, r.N, r.Values, r.Mean, r.Lo, r.Hi)
+			}
+		}
+	}
+	// The figures are the modelled clock's, as the runs' tables: each
+	// repeat's median E2E lies within its requests' E2E times 200 (the
+	// speed-up), and compare's run-level mean is that of repeats.json.
+	e2e := map[string]float64{}
+	for _, run := range sum.Runs {
+		for _, r := range run.Rows {
+			if r.Key != "client.e2e.median" {
+				continue
+			}
+			e2e[run.Name] = r.Mean
+			for k, v := range r.Values {
+				_, recs := loadSaved(t, result.RepeatDir(a, k+1))
+				lo, hi := math.Inf(1), math.Inf(-1)
+				for _, rec := range recs {
+					if rec.Run == run.Name && !rec.Warmup && rec.Error == "" {
+						lo, hi = min(lo, rec.E2ES*200), max(hi, rec.E2ES*200)
+					}
+				}
+				if !(v >= lo*0.999 && v <= hi*1.001) {
+					t.Errorf("%s %s repeat %d: client.e2e.median %g s, want within its requests' modelled E2E [%g, %g] s", result.RepeatsFile, run.Name, k+1, v, lo, hi)
+				}
+			}
+		}
+	}
+	sa, errA := compare.Load(a)
+	sb, errB := compare.Load(b)
+	if errA != nil || errB != nil {
+		t.Fatal(errA, errB)
+	}
+	rep, err := compare.Compare(sa, sb, compare.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, run := range rep.Runs {
+		for _, r := range run.Rows {
+			if r.Quantity == "client.e2e" && r.Stat == "median" && math.Abs(r.Base-e2e[run.Name]) > 1e-9*e2e[run.Name] {
+				t.Errorf("compare %s client.e2e.median: base %g s, want the mean across runs %g s of %s", run.Name, r.Base, e2e[run.Name], result.RepeatsFile)
 			}
 		}
 	}

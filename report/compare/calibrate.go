@@ -40,6 +40,7 @@ func Calibrate(s *Side, falseAlarm float64, perSide int) (*Calibration, error) {
 	if !(falseAlarm > 0 && falseAlarm < 1) || perSide < 1 {
 		return nil, fmt.Errorf("%w: false-alarm rate %g (want (0, 1)), %d runs a side (want >= 1)", ErrInput, falseAlarm, perSide)
 	}
+	s = sideIn(s, defaultClock(s.repeats()...)) // the means in the runs' clock, as SummarizeRepeats
 	reps := s.repeats()
 	if len(reps) < 2 {
 		return nil, fmt.Errorf("%w: %s: %d run; calibrating needs at least 2 runs of one build (10 or more for a useful limit)", ErrInput, s.Path, len(reps))

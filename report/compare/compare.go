@@ -425,15 +425,24 @@ func defaultClock(sides ...*Side) string {
 }
 
 // sideIn is s with its figures and records in the clock name, converted
-// with s's own speed-up (s itself when that changes nothing).
+// with s's own speed-up, and so each of its repeats with its own (the
+// run-level test reads them): s itself when that changes nothing.
 func sideIn(s *Side, name string) *Side {
 	c := result.ClockAs(s.Results, name)
-	if !c.Modelled() {
+	if !c.Modelled() && len(s.Repeats) == 0 {
 		return s
 	}
 	out := *s
-	out.Results = c.View(s.Results)
-	out.Records = c.ViewRecords(s.Records, s.Results.Runs)
+	if c.Modelled() {
+		out.Results = c.View(s.Results)
+		out.Records = c.ViewRecords(s.Records, s.Results.Runs)
+	}
+	if len(s.Repeats) > 0 {
+		out.Repeats = make([]*Side, len(s.Repeats))
+		for i, r := range s.Repeats {
+			out.Repeats[i] = sideIn(r, name)
+		}
+	}
 	return &out
 }
 

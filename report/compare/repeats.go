@@ -18,6 +18,7 @@ import (
 type RepeatSummary struct {
 	Path    string          `json:"path"`
 	Repeats int             `json:"repeats"`
+	Clock   string          `json:"clock,omitempty"` // the figures' time, as the runs' tables: modelled when the engine was sped up
 	Runs    []RepeatRunStat `json:"runs"`
 }
 
@@ -43,10 +44,13 @@ type RepeatStat struct {
 
 // SummarizeRepeats computes s's run-level summary: the headline statistic
 // of every quantity each run name has, and with extra (keys QUANTITY.STAT,
-// e.g. the gate's limits) those statistics too.
+// e.g. the gate's limits) those statistics too, in the clock the runs
+// were recorded in (modelled when any was, as compare reads them).
 func SummarizeRepeats(s *Side, extra []string) *RepeatSummary {
+	clock := defaultClock(s.repeats()...)
+	s = sideIn(s, clock)
 	reps := s.repeats()
-	sum := &RepeatSummary{Path: s.Path, Repeats: len(reps)}
+	sum := &RepeatSummary{Path: s.Path, Repeats: len(reps), Clock: clock}
 	for _, run := range reps[0].Results.Runs {
 		slo, _ := commonSLO(&run, &run)
 		rs := repRuns(s, run.Name, slo)
