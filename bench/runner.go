@@ -234,6 +234,9 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 	if err := spec.Validate(); err != nil {
 		return nil, nil, err
 	}
+	if err := spec.CheckToolSessions(); err != nil {
+		return nil, nil, err
+	}
 	r.defaults()
 	sendCtx, stopSending := context.WithCancelCause(ctx)
 	defer stopSending(nil)
@@ -671,10 +674,10 @@ func (r *Runner) converse(st *runState, j job) {
 			st.cut.Add(1)
 			return
 		}
-		if st.spec.Request.ToolRounds > 0 {
+		if result, tools := answersTool(&j.conv, k+1, st.spec.Request.ToolRounds); tools {
 			// The next turn answers this one's tool calls.
 			var ok bool
-			if req.Messages, ok = toolHistory(req.Messages, &tr, j.conv.Session, k); !ok {
+			if req.Messages, ok = toolHistory(req.Messages, &tr, j.conv.Session, k, result); !ok {
 				st.cut.Add(1) // no call to answer: the session cannot go on
 				return
 			}
@@ -689,6 +692,9 @@ func (r *Runner) converse(st *runState, j job) {
 // think waits the think time before turn k (0 without --think-time); false
 // when sending stopped meanwhile.
 func (r *Runner) think(st *runState, j *job, k int) bool {
+	if t := &j.conv.Turns[k]; t.ThinkSet { // a recorded session's pause
+		return sleepCtx(st.sendCtx, t.Think) && st.sendCtx.Err() == nil
+	}
 	d := st.spec.Workload.ThinkTime
 	if d.IsZero() {
 		return st.sendCtx.Err() == nil
@@ -744,6 +750,8 @@ func (st *runState) request(conv *workload.Conversation, k int, history []client
 	switch {
 	case t.Messages != nil:
 		req.Messages = t.Messages
+	case t.ToolResult != "":
+		req.Messages = history // with the recorded tool messages (converse)
 	case history != nil:
 		req.Messages = append(history[:len(history):len(history)], client.Message{Role: "user", Content: text})
 	case conv.System != "":
@@ -753,6 +761,8 @@ func (st *runState) request(conv *workload.Conversation, k int, history []client
 	}
 	if spec.Request.ToolRounds > 0 {
 		toolTurn(&req, history, k, len(conv.Turns))
+	} else if _, call := answersTool(conv, k+1, 0); !call && conv.ToolSession() {
+		req.ToolChoice = []byte(`"none"`) // a recorded text answer
 	}
 	if req.Endpoint == EndpointCompletions {
 		// Messages stay for the next turn's history; completions sends only

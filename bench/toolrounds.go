@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -14,7 +15,9 @@ import (
 // on, N rounds, then a last turn with tool_choice "none" for the model's
 // text answer. Each turn is a record (session, turn), the tool-call turns
 // with their time to usable output (the call's arguments complete) beside
-// first visible output.
+// first visible output. A recorded session (--dataset jsonl lines with
+// "tool_result" and "think_s") goes the same way with its own results and
+// pauses.
 
 // ToolResult is the content of every tool message the client sends back:
 // a fixed, short JSON result (the tools are not run).
@@ -50,10 +53,24 @@ func toolTurn(req *client.Request, history []client.Message, k, turns int) {
 	}
 }
 
+// answersTool says whether turn k of conv answers the previous turn's tool
+// calls, and with what: every turn after the first with --tool-rounds
+// (ToolResult), a recorded session's turn with its "tool_result".
+func answersTool(conv *workload.Conversation, k, rounds int) (string, bool) {
+	switch {
+	case k >= len(conv.Turns):
+		return "", false
+	case rounds > 0:
+		return ToolResult, k > 0
+	}
+	r := conv.Turns[k].ToolResult
+	return r, r != ""
+}
+
 // toolHistory is the history after an answer with tool calls: the
 // assistant's calls (ids given here when the stream gave none) and one tool
-// message answering each. ok false: the answer called no tool.
-func toolHistory(msgs []client.Message, tr *client.Trace, session string, k int) ([]client.Message, bool) {
+// message answering each, with result. ok false: the answer called no tool.
+func toolHistory(msgs []client.Message, tr *client.Trace, session string, k int, result string) ([]client.Message, bool) {
 	if len(tr.ToolCalls) == 0 {
 		return msgs, false
 	}
@@ -64,7 +81,23 @@ func toolHistory(msgs []client.Message, tr *client.Trace, session string, k int)
 		if calls[i].ID == "" {
 			calls[i].ID = fmt.Sprintf("call_%s_%d_%d", session, k, i)
 		}
-		msgs = append(msgs, client.Message{Role: "tool", Content: ToolResult, ToolCallID: calls[i].ID})
+		msgs = append(msgs, client.Message{Role: "tool", Content: result, ToolCallID: calls[i].ID})
 	}
 	return msgs, true
+}
+
+// CheckToolSessions refuses a source of recorded tool-calling sessions
+// without the tools to call (--tools, on chat) or mixed with --tool-rounds.
+// It is apart from Validate because the command gives a spec its tools
+// after validating it.
+func (s *RunSpec) CheckToolSessions() error {
+	ts, ok := s.Source.(interface{ ToolSessions() bool })
+	if !ok || !ts.ToolSessions() {
+		return nil
+	}
+	if s.Request.ToolRounds > 0 || s.Request.Structured == nil || len(s.Request.Structured.Tools) == 0 ||
+		s.Request.Endpoint != "" && s.Request.Endpoint != EndpointChat {
+		return errors.New(`--dataset: recorded tool-calling sessions ("tool_result") need --tools on the chat endpoint, without --tool-rounds`)
+	}
+	return nil
 }

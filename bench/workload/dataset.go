@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/engine/tok"
@@ -303,6 +304,10 @@ type jsonlExtra struct {
 	Session      json.RawMessage `json:"session"`
 	Turn         *int            `json:"turn"`
 	LoRA         string          `json:"lora"` // the LoRA adapter (model) the line is sent to
+	// A recorded tool-calling session's turn: the tool result answering
+	// the previous turn's call, and the pause before sending it.
+	ToolResult json.RawMessage `json:"tool_result"`
+	ThinkS     *float64        `json:"think_s"`
 }
 
 // readJSONL reads prompt-file lines plus "output_tokens", "session",
@@ -312,20 +317,27 @@ func (d *Dataset) readJSONL(data []byte, maxTurns int) error {
 	type sess struct {
 		conv  int
 		turns []int // "turn" of each, for ordering
+		line  int   // the session's first line
 	}
 	byID := map[string]*sess{}
 	err := eachLine(bytes.NewReader(data), d.File, func(line int, text string) error {
-		it, err := parsePromptLine(text)
-		if err != nil {
-			d.skip(line, "%v", err)
-			return nil
-		}
 		var x jsonlExtra
 		if err := json.Unmarshal([]byte(text), &x); err != nil {
 			d.skip(line, "%v", err)
 			return nil
 		}
-		t := Turn{Text: it.Prompt, Messages: it.Messages}
+		t, err := toolTurn(&x, text)
+		if err != nil {
+			return fmt.Errorf("%s:%d: %w", d.File, line, err)
+		}
+		if t.ToolResult == "" {
+			it, err := parsePromptLine(text)
+			if err != nil {
+				d.skip(line, "%v", err)
+				return nil
+			}
+			t.Text, t.Messages = it.Prompt, it.Messages
+		}
 		if x.OutputTokens != nil {
 			if *x.OutputTokens < 1 {
 				d.skip(line, `"output_tokens" %d: expected at least 1`, *x.OutputTokens)
@@ -334,17 +346,20 @@ func (d *Dataset) readJSONL(data []byte, maxTurns int) error {
 			t.OutputTokens = *x.OutputTokens
 		}
 		id := rawID(x.Session)
+		if id == "" && (t.ToolResult != "" || t.ThinkSet) {
+			return fmt.Errorf(`%s:%d: "tool_result" and "think_s" belong to a session's turn: the line has no "session"`, d.File, line)
+		}
 		if id == "" {
 			d.convs = append(d.convs, Conversation{Turns: []Turn{t}, LoRA: x.LoRA})
 			return nil
 		}
-		if it.Messages != nil {
+		if t.Messages != nil {
 			d.skip(line, `a "session" line needs "prompt" (the user's turn), not "messages"`)
 			return nil
 		}
 		s := byID[id]
 		if s == nil {
-			s = &sess{conv: len(d.convs)}
+			s = &sess{conv: len(d.convs), line: line}
 			byID[id] = s
 			d.convs = append(d.convs, Conversation{Session: id, LoRA: x.LoRA})
 		}
@@ -366,5 +381,48 @@ func (d *Dataset) readJSONL(data []byte, maxTurns int) error {
 			c.Turns = c.Turns[:maxTurns]
 		}
 	}
+	for _, s := range byID {
+		if c := &d.convs[s.conv]; c.Turns[0].ToolResult != "" {
+			return fmt.Errorf(`%s:%d: session %q: its first turn has "tool_result": expected a "prompt" for the model to answer with a tool call first`, d.File, s.line, c.Session)
+		}
+	}
 	return nil
+}
+
+// toolTurn reads a line's recorded tool-session fields: "tool_result" (a
+// string, or any JSON value sent as its text) replaces the user's turn;
+// "think_s" is the pause before the turn, in seconds.
+func toolTurn(x *jsonlExtra, text string) (Turn, error) {
+	var t Turn
+	if x.ThinkS != nil {
+		if s := *x.ThinkS; s < 0 || s > 3600 {
+			return t, fmt.Errorf(`"think_s" %g: expected seconds from 0 to 3600`, s)
+		}
+		t.Think, t.ThinkSet = time.Duration(*x.ThinkS*float64(time.Second)), true
+	}
+	r := bytes.TrimSpace(x.ToolResult)
+	switch {
+	case len(r) == 0 || string(r) == "null":
+		return t, nil
+	case r[0] == '"':
+		if err := json.Unmarshal(r, &t.ToolResult); err != nil || t.ToolResult == "" {
+			return t, errors.New(`"tool_result": expected a non-empty string or a JSON value`)
+		}
+	default:
+		t.ToolResult = string(r)
+	}
+	var p struct {
+		Prompt   json.RawMessage `json:"prompt"`
+		Messages json.RawMessage `json:"messages"`
+	}
+	if json.Unmarshal([]byte(text), &p) == nil && (p.Prompt != nil || p.Messages != nil) {
+		return t, errors.New(`"tool_result" with "prompt" or "messages": a tool turn sends the tool's result, not user text`)
+	}
+	return t, nil
+}
+
+// ToolSessions reports whether the dataset holds recorded tool-calling
+// sessions (a turn with "tool_result").
+func (d *Dataset) ToolSessions() bool {
+	return slices.ContainsFunc(d.convs, func(c Conversation) bool { return c.ToolSession() })
 }

@@ -137,3 +137,41 @@ func TestDatasetRefused(t *testing.T) {
 		t.Errorf("--turns 0: %v", err)
 	}
 }
+
+// TestToolSessionDataset: recorded tool-calling sessions read as sessions
+// whose later turns carry the tool's result (a JSON value as its text) and
+// their pause; bad tool fields are errors naming file, line and field.
+func TestToolSessionDataset(t *testing.T) {
+	d, err := LoadDataset("jsonl:"+fixtures+"toolsessions.jsonl", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.ToolSessions() || d.Len() != 2 || d.Skipped != 0 {
+		t.Fatalf("tool sessions %v, %d conversations, %d skipped", d.ToolSessions(), d.Len(), d.Skipped)
+	}
+	c := d.Conversation(0)
+	if c.Session != "paris" || len(c.Turns) != 3 || c.Turns[0].ToolResult != "" || c.Turns[0].Text == "" {
+		t.Fatalf("session %q turns %+v", c.Session, c.Turns)
+	}
+	if r := c.Turns[1].ToolResult; !strings.HasPrefix(r, `{"city": "Paris"`) || c.Turns[1].Think.Seconds() != 0.05 || !c.Turns[1].ThinkSet {
+		t.Errorf("turn 2: result %q, think %v", r, c.Turns[1].Think)
+	}
+	if r := c.Turns[2].ToolResult; r != `{"city": "Paris", "time": "09:14"}` {
+		t.Errorf("turn 3: a string result is sent as its contents, got %q", r)
+	}
+	dir := t.TempDir()
+	for _, tc := range []struct{ body, want string }{
+		// a session cannot open with a tool result: no call to answer
+		{`{"session": "a", "tool_result": "x"}` + "\n" + `{"session": "a", "prompt": "hi"}`, `bad.jsonl:1: session "a": its first turn has "tool_result"`},
+		{`{"session": "a", "prompt": "hi", "think_s": -1}`, `bad.jsonl:1: "think_s" -1`},
+		{`{"session": "a", "prompt": "hi"}` + "\n" + `{"session": "a", "tool_result": "x", "prompt": "y"}`, `bad.jsonl:2: "tool_result" with "prompt"`},
+		{`{"session": "a", "prompt": "hi"}` + "\n" + `{"session": "a", "tool_result": ""}`, `bad.jsonl:2: "tool_result": expected a non-empty string`},
+		{"\n" + `{"tool_result": "x", "think_s": 1}`, `bad.jsonl:2: "tool_result" and "think_s" belong to a session's turn`},
+	} {
+		p := filepath.Join(dir, "bad.jsonl")
+		os.WriteFile(p, []byte(tc.body), 0o644)
+		if _, err := LoadDataset("jsonl:"+p, ""); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want %q", tc.body, err, tc.want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -153,6 +154,59 @@ func TestToolRounds(t *testing.T) {
 	md, _ := os.ReadFile(filepath.Join(dir, result.ReportFile))
 	if !strings.Contains(string(md), "Usable output by turn") || !strings.Contains(string(md), "Sessions: 3 whole") {
 		t.Errorf("report.md lacks the usable and session lines under its turn table")
+	}
+}
+
+// TestRecordedToolSessions: --dataset jsonl of two recorded tool-calling
+// sessions of two rounds on the bundled engine: each turn a record, the two
+// tool-call turns usable (arguments complete) between first visible output
+// and E2E, the recorded results sent back after the recorded think times
+// (each session at least their sum long), the last turn a text answer.
+func TestRecordedToolSessions(t *testing.T) {
+	e := simtest.Start(t, func(o *sim.Options) { o.Speedup = 20 })
+	dir := t.TempDir()
+	code, out, errOut := runMain("run", "--base-url", e.BaseURL(), "--tools", workloadFixtures+"tools.json",
+		"--tool-choice", "get_forecast", "--dataset", "jsonl:"+workloadFixtures+"toolsessions.jsonl", "--turns", "all",
+		"--concurrency", "2", "--requests", "2", "--max-tokens", "64", "--stream", "on", "--out", dir, "--quiet",
+		"--api-key-env", "SERVEBENCH_TEST_NO_KEY")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	res, recs := loadSaved(t, dir)
+	r := res.Runs[0]
+	if r.OK != 6 {
+		t.Fatalf("ok %d of %d: %v", r.OK, r.Requests, r.Warnings)
+	}
+	if s := r.Sessions; s == nil || s.Sessions != 2 || s.Whole != 2 || s.Turns == nil || s.Turns.Median != 3 ||
+		s.LengthS == nil || s.LengthS.Min < 0.04 {
+		t.Errorf("sessions %+v: want 2 whole sessions of 3 turns, each at least its think times long", s)
+	}
+	turns := map[string]int{}
+	for _, rec := range recs {
+		if rec.Warmup {
+			continue
+		}
+		turns[fmt.Sprintf("%s/%d", rec.Session, rec.Turn)]++
+		switch {
+		case rec.Error != "":
+			t.Errorf("record %+v", rec)
+		case rec.Turn < 3 && (rec.UsableS <= 0 || rec.UsableS < rec.FirstVisibleS || rec.UsableS > rec.E2ES+1e-9):
+			t.Errorf("%s turn %d: usable %.4f, first visible %.4f, E2E %.4f", rec.Session, rec.Turn, rec.UsableS, rec.FirstVisibleS, rec.E2ES)
+		case rec.Turn == 3 && rec.FinishReason == "tool_calls":
+			t.Errorf("last turn called a tool: %+v", rec)
+		}
+	}
+	for _, k := range []string{"paris/1", "paris/2", "paris/3", "oslo/1", "oslo/2", "oslo/3"} {
+		if turns[k] != 1 {
+			t.Errorf("records per session/turn %v, want one each of paris and oslo 1-3", turns)
+			break
+		}
+	}
+	// Refused: recorded tool sessions without --tools.
+	code, _, errOut = runMain("run", "--base-url", e.BaseURL(), "--dataset", "jsonl:"+workloadFixtures+"toolsessions.jsonl",
+		"--requests", "1", "--out", t.TempDir(), "--quiet", "--api-key-env", "SERVEBENCH_TEST_NO_KEY")
+	if code == 0 || !strings.Contains(errOut, `"tool_result"`) {
+		t.Errorf("without --tools: exit %d, stderr %q; want a refusal naming \"tool_result\"", code, errOut)
 	}
 }
 

@@ -430,6 +430,9 @@ func (o *sessionOptions) config(cmd *cobra.Command, runs []bench.RunSpec, stopAf
 	for i := range runs {
 		runs[i].SLO = o.slo
 		o.structure(&runs[i].Request)
+		if err := runs[i].CheckToolSessions(); err != nil {
+			return bench.Config{}, err
+		}
 	}
 	if o.search != nil {
 		o.search.Base.SLO = o.slo
@@ -650,7 +653,7 @@ func (w *workloadOptions) addFlags(fs *pflag.FlagSet, requests int) {
 	fs.IntVar(&w.src.SharedPrefixTokens, "shared-prefix-tokens", 0, "a shared system prompt of P tokens before each synthetic prompt")
 	fs.IntVar(&w.src.PrefixGroups, "prefix-groups", 0, "G distinct shared prefixes (default 1 with --shared-prefix-tokens)")
 	fs.StringVar(&w.src.PrefixPick, "prefix-pick", "", "how a request picks its prefix group: uniform (default) or zipf:S")
-	fs.StringVar(&w.src.Dataset, "dataset", "", "prompts from a dataset: sharegpt:FILE (ShareGPT JSON) or jsonl:FILE (prompt-file lines plus output_tokens, session, turn)")
+	fs.StringVar(&w.src.Dataset, "dataset", "", "prompts from a dataset: sharegpt:FILE (ShareGPT JSON) or jsonl:FILE (prompt-file lines plus output_tokens, session, turn; tool_result and think_s replay recorded tool-calling sessions, with --tools)")
 }
 
 // addTraceFlags adds run's trace replay flags (a sweep sets its own load).
