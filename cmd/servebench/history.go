@@ -119,7 +119,7 @@ func mergeLabels(base, extra map[string]string) map[string]string {
 type historyShowOptions struct {
 	workload, quantity, since, branch, run, out string
 	labels                                      []string
-	alpha                                       float64
+	alpha, minStep                              float64
 	permutations                                int
 }
 
@@ -154,6 +154,7 @@ means with its 95% interval (Welch's t-test across runs; each run one observatio
 	f.StringVar(&o.run, "run", "", "only runs of this name (e.g. streaming, c=8)")
 	f.StringVar(&o.out, "out", ".", "directory for history.png and history.html")
 	f.Float64Var(&o.alpha, "alpha", 0.05, "significance level of the change points' permutation test")
+	f.Float64Var(&o.minStep, "min-step", 0.01, "leave out change points whose step is smaller than this fraction of the mean before (0.01: 1%; 0 keeps every significant one)")
 	f.IntVar(&o.permutations, "permutations", 199, "permutations per change-point test (the smallest p-value is 1/(N+1))")
 	return cmd
 }
@@ -177,6 +178,9 @@ func (o *historyShowOptions) filter(now time.Time) (history.Filter, error) {
 	if !(o.alpha > 0 && o.alpha < 1) {
 		return f, fmt.Errorf("--alpha %v: expected a significance level in (0, 1)", o.alpha)
 	}
+	if !(o.minStep >= 0 && o.minStep < 1) {
+		return f, fmt.Errorf("--min-step %v: expected a fraction in [0, 1), e.g. 0.01 for 1%%", o.minStep)
+	}
 	if o.permutations < 19 {
 		return f, fmt.Errorf("--permutations %d: expected at least 19 (a p-value of 0.05 needs 19)", o.permutations)
 	}
@@ -198,7 +202,7 @@ func runHistoryShow(cmd *cobra.Command, db string, o *historyShowOptions) error 
 		return err
 	}
 	key := history.ResolveKey(o.quantity, entries)
-	ss := history.Analyze(entries, key, stats.EDivisiveOptions{Alpha: o.alpha, Permutations: o.permutations, Seed: 1}, stats.DefaultLevel)
+	ss := history.Analyze(entries, key, stats.EDivisiveOptions{Alpha: o.alpha, Permutations: o.permutations, Seed: 1}, stats.DefaultLevel, o.minStep)
 	if len(ss) == 0 {
 		return usageErr(fmt.Errorf("%s: no stored run has %s (of %d runs selected)", st, key, len(entries)))
 	}
