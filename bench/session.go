@@ -120,6 +120,7 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 		return nil, nil, err
 	}
 	res.Server = srv.Info
+	cfg.Clock = engineClock(cfg.Clock, srv.Info.Bundled)
 	if prom != nil {
 		res.Server.MetricsURL, res.Server.PrometheusURL = nil, launch.RedactURL(prom.URL())
 	}
@@ -192,6 +193,18 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 		return res, recs, runErr
 	}
 	return res, recs, validate(res, runner.commonErr, cfg.FailOnErrorRate)
+}
+
+// engineClock is c with the speed-up the bundled engine states in its
+// /version when c has none: a bundled engine started by --server-cmd (or
+// reached by --base-url) runs sped up without --speedup, so the session's
+// inputs were wall-clock and stay so, but its tables say the engine ran K
+// times faster and table/compare --clock modelled can convert.
+func engineClock(c result.Clock, bd *result.Bundled) result.Clock {
+	if c.Name == result.ClockWall && c.Speedup <= 1 && bd != nil && bd.Speedup > 1 {
+		c.Speedup = bd.Speedup
+	}
+	return c
 }
 
 // ollamaNoMetrics is the warning of a run on an Ollama without engine

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -198,5 +199,71 @@ func TestTuneFlagsRefused(t *testing.T) {
 		if code, errOut := validateCommand(tc.args); code != exitUsage || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%q: exit %d, %q; want %d naming %q", tc.args, code, errOut, exitUsage, tc.want)
 		}
+	}
+}
+
+// TestTuneServerCmdGrid: a --grid fills --server-cmd's {mns} placeholder,
+// run end to end. The command starts the bundled engine itself on the port
+// --base-url names (a --server-cmd server listens where its command says;
+// servebench only probes --base-url), so each unit's results.json records
+// the filled command, each treatment has its own start-up phases and KV
+// capacity, and the report names both treatments.
+func TestTuneServerCmdGrid(t *testing.T) {
+	bin := launchtest.Servebench(t)
+	port := freePort(t)
+	dir := filepath.Join(t.TempDir(), "tune")
+	serverCmd := fmt.Sprintf("%s engine --port %d --speedup 50 --startup-speedup 1000 --max-num-seqs {mns}", bin, port)
+	code, out, errOut := runMain("tune", "--server-cmd", serverCmd, "--base-url", fmt.Sprintf("http://127.0.0.1:%d", port),
+		"--grid", "mns=1,4", "--concurrency", "4", "--requests", "8", "--warmup", "1", "--max-tokens", "8",
+		"--repeats", "2", "--out", dir, "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	tu := readTune(t, dir)
+	if tu == nil || tu.Incomplete || tu.Answer == nil || len(tu.Treatments) != 2 || len(tu.Units) != 4 {
+		t.Fatalf("tune.json: %+v", tu)
+	}
+	for _, u := range tu.Units {
+		if !u.Done || u.Error != "" {
+			t.Errorf("unit %+v not finished cleanly", u)
+			continue
+		}
+		tr := tu.Treatments[u.Treatment]
+		res, _ := loadSaved(t, filepath.Join(dir, u.Dir))
+		want := strings.ReplaceAll(serverCmd, "{mns}", tr.Settings[0].Value)
+		if res.Server.Command != want {
+			t.Errorf("%s (%s): server.command %q, want %q", u.Dir, tr.Name, res.Server.Command, want)
+		}
+		if st := res.Server.Startup; st == nil || st.HealthOKS == nil || st.KVCacheTokens == nil {
+			t.Errorf("%s: server.startup %+v: want the start-up phases and KV capacity", u.Dir, st)
+		}
+		// The inputs were wall-clock (no --speedup), but the clock keeps the
+		// speed-up the engine states, for the caption and --clock modelled.
+		if c := res.Clock; c == nil || c.Name != result.ClockWall || c.Speedup != 50 {
+			t.Errorf("%s: clock %+v: want wall with the engine's speed-up 50", u.Dir, c)
+		}
+	}
+	for i, want := range []string{"mns=1", "mns=4"} {
+		tr := tu.Treatments[i]
+		if tr.Name != want || tr.Repeats != 2 || len(tr.Levels) != 1 || len(tr.Levels[0].Figures) == 0 {
+			t.Errorf("treatment %d: %s, repeats %d, levels %+v; want %s twice at one level", i, tr.Name, tr.Repeats, tr.Levels, want)
+		}
+		keys := map[string]int{}
+		for _, f := range tr.Startup {
+			keys[f.Key] = f.N
+		}
+		if keys["health_ok_s"] != 2 || keys["kv_cache_tokens"] != 2 {
+			t.Errorf("treatment %s: startup %+v: want health_ok_s and kv_cache_tokens from both repeats", tr.Name, tr.Startup)
+		}
+		if !strings.Contains(out, want+" ") {
+			t.Errorf("stdout lacks treatment %s:\n%s", want, out)
+		}
+		md, _ := os.ReadFile(filepath.Join(dir, result.ReportFile))
+		if !bytes.Contains(md, []byte(want)) {
+			t.Errorf("report.md lacks treatment %s", want)
+		}
+	}
+	if !strings.Contains(out, "recommended: mns=") || !strings.Contains(out, "Clock: wall, this machine's (the bundled engine ran 50x faster)") {
+		t.Errorf("stdout lacks the recommendation or the clock:\n%s", out)
 	}
 }
