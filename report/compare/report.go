@@ -365,6 +365,13 @@ func judge(row *Row, q quantity, hasThreshold bool, alpha float64) {
 		// the direction: no finding either way.
 		row.Significant = false
 	}
+	testedVerdict(row, worse, hasThreshold)
+}
+
+// testedVerdict sets the verdict of a row whose Significant a test has
+// decided (per request or across runs): the change's direction, and
+// whether it is past its limit.
+func testedVerdict(row *Row, worse, hasThreshold bool) {
 	switch {
 	case !row.Significant || row.New == row.Base:
 		row.Verdict = VerdictSame

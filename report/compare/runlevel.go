@@ -287,18 +287,7 @@ func judgeRuns(row *Row, q quantity, hasThreshold bool, alpha float64) {
 		return
 	}
 	row.Significant = *row.P < alpha
-	switch {
-	case !row.Significant || row.New == row.Base:
-		row.Verdict = VerdictSame
-	case !worse:
-		row.Verdict = VerdictBetter
-	case row.Past:
-		row.Regression, row.Verdict = true, VerdictRegression
-	case hasThreshold:
-		row.Verdict = VerdictWorse
-	default:
-		row.Verdict = VerdictWorseNoGate
-	}
+	testedVerdict(row, worse, hasThreshold)
 }
 
 // fmtInterval is "[+1.2%, +7.0%]" or "-".
