@@ -158,6 +158,26 @@ func (s *scanner) null() bool {
 }
 
 func (s *scanner) choices(p *chunkParts) error {
+	var throwaway chunkParts // later choices are validated, not kept
+	return s.firstOfArray(func(first, null bool) error {
+		p.hasChoices = true
+		dst := p
+		if !first {
+			dst = &throwaway
+		}
+		if null {
+			return nil
+		}
+		return s.choice(dst)
+	})
+}
+
+// firstOfArray reads a JSON array (or null), calling elem for each element
+// with whether it is the first and whether it is null (already consumed):
+// the callers keep the first element and only validate the rest, as
+// encoding/json, the reference, would refuse a bad later one. Any other
+// shape declines.
+func (s *scanner) firstOfArray(elem func(first, null bool) error) error {
 	if s.null() {
 		return nil
 	}
@@ -172,17 +192,9 @@ func (s *scanner) choices(p *chunkParts) error {
 	}
 	for n := 0; ; n++ {
 		s.ws()
-		var throwaway chunkParts
-		dst := p
-		if n > 0 {
-			dst = &throwaway // later choices are validated, not kept
+		if err := elem(n == 0, s.null()); err != nil {
+			return err
 		}
-		if !s.null() {
-			if err := s.choice(dst); err != nil {
-				return err
-			}
-		}
-		p.hasChoices = true
 		if done, err := s.next(']'); done || err != nil {
 			return err
 		}
@@ -233,35 +245,18 @@ func (s *scanner) msg(m *msgParts) error {
 // checked the same way (encoding/json, the reference, would refuse them).
 // Any other shape declines; decodeSlow then ignores the field (toolPart).
 func (s *scanner) toolCalls(t *toolParts) error {
-	if s.null() {
-		return nil
-	}
-	if s.i >= len(s.b) || s.b[s.i] != '[' {
-		return errDecline
-	}
-	s.i++
-	s.ws()
-	if s.i < len(s.b) && s.b[s.i] == ']' {
-		s.i++
-		return nil
-	}
-	for n := 0; ; n++ {
-		s.ws()
-		var throwaway toolParts
+	var throwaway toolParts
+	return s.firstOfArray(func(first, null bool) error {
 		dst := t
-		if n > 0 {
+		if !first {
 			dst = &throwaway
 		}
 		dst.has = true
-		if !s.null() {
-			if err := s.toolCall(dst); err != nil {
-				return err
-			}
+		if null {
+			return nil
 		}
-		if done, err := s.next(']'); done || err != nil {
-			return err
-		}
-	}
+		return s.toolCall(dst)
+	})
 }
 
 // toolCall reads one tool_calls element: index and function.
