@@ -342,7 +342,7 @@ func checkProfiles(opts ServerOptions) error {
 	if opts.Speedup > 0 {
 		so.Speedup = opts.Speedup
 	}
-	if _, err := sim.New(so); err != nil { // validates only; starts nothing
+	if err := so.Validate(); err != nil {
 		return fmt.Errorf("--gpu %s --model %s: %w", so.GPU, so.Model, err)
 	}
 	return nil

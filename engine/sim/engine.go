@@ -71,29 +71,12 @@ type Engine struct {
 // New validates opts, builds the performance model and sizes the KV cache.
 // It fails when a profile is unknown or the model does not fit the GPU.
 func New(opts Options) (*Engine, error) {
-	if err := opts.validate(); err != nil {
-		return nil, err
-	}
-	if opts.KVAllocation == KVContiguous {
-		opts.NoPrefixCaching = true // reserved regions are private: nothing to share
-	}
-	fs, err := parseFaults(opts.Faults, opts.Seed)
+	pl, err := opts.plan()
 	if err != nil {
 		return nil, err
 	}
-	rz, err := newReasoner(&opts)
-	if err != nil {
-		return nil, err
-	}
-	p, g, m, err := buildPerf(&opts)
-	if err != nil {
-		return nil, fmt.Errorf("engine: %w", err)
-	}
-	ls, err := newLoRASet(&opts, m.Layers, m.Hidden)
-	if err != nil {
-		return nil, err
-	}
-	e := &Engine{opts: opts, perf: p, gpu: g, model: m, faults: fs, reasoner: rz, lora: ls, pid: os.Getpid(),
+	opts, p, g, m := pl.opts, pl.perf, pl.gpu, pl.model
+	e := &Engine{opts: opts, perf: p, gpu: g, model: m, faults: pl.faults, reasoner: pl.reasoner, lora: pl.lora, pid: os.Getpid(),
 		ready: make(chan struct{}), stopping: make(chan struct{}), crash: make(chan struct{})}
 	e.served = opts.ServedModelName
 	if e.served == "" {
@@ -106,19 +89,7 @@ func New(opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	e.maxSeqs, e.maxBatched = e.opts.MaxNumSeqs, e.opts.MaxNumBatchedTokens
-	e.numBlocks = p.NumGPUBlocks()
-	e.kvTokens = p.KVCacheTokens()
-	e.maxConc = p.MaxConcurrency(opts.MaxModelLen)
-	if opts.NumGPUBlocksOverride > 0 {
-		e.numBlocks = opts.NumGPUBlocksOverride
-		e.kvTokens = e.numBlocks * blockSize
-		e.maxConc = float64(e.kvTokens) / float64(opts.MaxModelLen)
-	}
-	if e.kvTokens < opts.MaxModelLen {
-		// vLLM refuses to start when one full-length request cannot fit.
-		return nil, fmt.Errorf("the model's max seq len (%d) is larger than the maximum number of tokens that can be stored in KV cache (%d) on %s: increase --gpu-memory-utilization or decrease --max-model-len",
-			opts.MaxModelLen, e.kvTokens, g.Name)
-	}
+	e.numBlocks, e.kvTokens, e.maxConc = pl.numBlocks, pl.kvTokens, pl.maxConc
 	e.statsEvery = statsEvery
 	e.epoch = time.Now()
 	e.power = newPower(g, max(1, opts.TensorParallelSize)*max(1, opts.PipelineParallelSize), opts.Speedup, e.now)
@@ -126,13 +97,77 @@ func New(opts Options) (*Engine, error) {
 	e.sched = &scheduler{e: e, perf: p, speedup: opts.Speedup, maxSeqs: e.maxSeqs, maxTokens: e.maxBatched,
 		pool: newBlockPool(e.numBlocks, blockSize, !opts.NoPrefixCaching), bs: blockSize, wakeCh: make(chan struct{}, 1),
 		spec: opts.SpeculativeTokens, accept: opts.AcceptanceRate, reserve: opts.KVAllocation == KVContiguous, specLog: specCounts{perPos: make([]atomic.Int64, opts.SpeculativeTokens)}}
-	if ls != nil {
-		e.sched.lora = &loraSlots{set: ls}
+	if pl.lora != nil {
+		e.sched.lora = &loraSlots{set: pl.lora}
 	}
 	if e.sched.vocabIDs, err = vocabIDs(e.tok); err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	return e, nil
+}
+
+// Validate checks opts as New does (every option's range, the faults, the
+// reasoning and LoRA settings, the GPU and model profiles, and that one
+// full-length request fits the KV cache) without building an engine: callers
+// that only check settings before starting one (bench, for the bundled
+// engine's flags) need no engine. opts is not changed.
+func (opts Options) Validate() error {
+	_, err := opts.plan()
+	return err
+}
+
+// enginePlan is what New derives from its options before building the
+// engine: the options completed, and the parts that may refuse them.
+type enginePlan struct {
+	opts      Options
+	faults    *faults
+	reasoner  *reasoner
+	lora      *loraSet
+	perf      *perf.Perf
+	gpu       perf.GPU
+	model     perf.Model
+	numBlocks int
+	kvTokens  int
+	maxConc   float64
+}
+
+// plan validates opts and derives the engine's parts (see enginePlan).
+func (opts Options) plan() (enginePlan, error) {
+	if err := opts.validate(); err != nil {
+		return enginePlan{}, err
+	}
+	if opts.KVAllocation == KVContiguous {
+		opts.NoPrefixCaching = true // reserved regions are private: nothing to share
+	}
+	pl := enginePlan{}
+	var err error
+	if pl.faults, err = parseFaults(opts.Faults, opts.Seed); err != nil {
+		return pl, err
+	}
+	if pl.reasoner, err = newReasoner(&opts); err != nil {
+		return pl, err
+	}
+	p, g, m, err := buildPerf(&opts)
+	if err != nil {
+		return pl, fmt.Errorf("engine: %w", err)
+	}
+	if pl.lora, err = newLoRASet(&opts, m.Layers, m.Hidden); err != nil {
+		return pl, err
+	}
+	pl.perf, pl.gpu, pl.model = p, g, m
+	pl.numBlocks, pl.kvTokens, pl.maxConc = p.NumGPUBlocks(), p.KVCacheTokens(), p.MaxConcurrency(opts.MaxModelLen)
+	if opts.NumGPUBlocksOverride > 0 {
+		pl.numBlocks = opts.NumGPUBlocksOverride
+		pl.kvTokens = pl.numBlocks * blockSize
+		pl.maxConc = float64(pl.kvTokens) / float64(opts.MaxModelLen)
+	}
+	if pl.kvTokens < opts.MaxModelLen {
+		// vLLM refuses to start when one full-length request cannot fit.
+		return pl, fmt.Errorf("the model's max seq len (%d) is larger than the maximum number of tokens that can be stored in KV cache (%d) on %s: increase --gpu-memory-utilization or decrease --max-model-len",
+			opts.MaxModelLen, pl.kvTokens, g.Name)
+	}
+	pl.opts = opts
+	return pl, nil
 }
 
 func (e *Engine) newMetrics() *metrics {

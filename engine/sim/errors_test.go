@@ -276,9 +276,21 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want one naming %s", c.name, err, c.want)
 		}
+		// Validate refuses what New refuses, with the same error, and
+		// leaves the options as given.
+		before := fmt.Sprintf("%#v", o)
+		if verr := o.Validate(); fmt.Sprint(verr) != fmt.Sprint(err) {
+			t.Errorf("%s: Validate: %v, want New's error %v", c.name, verr, err)
+		}
+		if after := fmt.Sprintf("%#v", o); after != before {
+			t.Errorf("%s: Validate changed the options:\n%s\nwas\n%s", c.name, after, before)
+		}
 	}
 	if _, err := sim.New(sim.DefaultOptions()); err != nil {
 		t.Errorf("default options: %v", err)
+	}
+	if err := sim.DefaultOptions().Validate(); err != nil {
+		t.Errorf("default options: Validate: %v", err)
 	}
 	o := sim.DefaultOptions()
 	o.VLLMVersion = "0.20.1"
