@@ -10,7 +10,6 @@ import (
 	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/bench/stats"
 	"github.com/servebench/servebench/engine/launch"
-	"github.com/servebench/servebench/engine/perf"
 )
 
 // This file summarises repeated start-ups (servebench startup --repeat):
@@ -246,7 +245,7 @@ func writeFacts(w io.Writer, runs []*launch.Measurement) error {
 		}
 		f := func(v float64) string {
 			if fa.format == "%s" {
-				return perf.Commas(int(v))
+				return result.FormatCount(int64(v))
 			}
 			return fmt.Sprintf(fa.format, v)
 		}

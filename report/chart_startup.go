@@ -6,8 +6,6 @@ import (
 	"strings"
 
 	"github.com/servebench/servebench/bench/result"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -97,10 +95,6 @@ func StartupChart(res *result.Results) ([]byte, error) {
 	return f.render()
 }
 
-// counts formats token counts with thousands separators, as vLLM logs them
-// (1,234,567). Its Sprintf is safe for concurrent use.
-var counts = message.NewPrinter(language.English)
-
 // startupFacts is the one-line summary of the log-derived capacity facts.
 func startupFacts(st *result.Startup) string {
 	var fs []string
@@ -110,12 +104,12 @@ func startupFacts(st *result.Startup) string {
 		fs = append(fs, fmt.Sprintf("weights %.3g MiB", *st.ModelGiB*1024))
 	}
 	if st.KVCacheTokens != nil {
-		fs = append(fs, counts.Sprintf("KV cache %d tokens", *st.KVCacheTokens))
+		fs = append(fs, "KV cache "+result.FormatCount(*st.KVCacheTokens)+" tokens")
 	}
 	if st.MaxConcurrency != nil {
 		c := fmt.Sprintf("max concurrency %.2fx", *st.MaxConcurrency)
 		if st.MaxConcurrencyTokens != nil {
-			c += counts.Sprintf(" at %d tokens per request", *st.MaxConcurrencyTokens)
+			c += " at " + result.FormatCount(*st.MaxConcurrencyTokens) + " tokens per request"
 		}
 		fs = append(fs, c)
 	}
