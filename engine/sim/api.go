@@ -519,8 +519,8 @@ func (e *Engine) setLength(r *request, minTokens int, ignoreEOS bool) {
 			r.target, r.natural = n, "stop"
 		}
 	}
-	if e.paceHook != nil {
-		r.emitAt = make([]int64, r.target) // up to 32 KB a request: only the hook reads it
+	if timing != nil {
+		r.emitAt = make([]int64, r.target) // up to 32 KB a request: only the probe reads it
 	}
 }
 

@@ -25,11 +25,11 @@ func TestCapacityArithmetic(t *testing.T) {
 	log := &SyncBuffer{}
 	o := DefaultOptions()
 	o.GPU, o.Model, o.TensorParallelSize, o.MaxModelLen, o.Port, o.Log = "h100-80gb", "llama-3.1-70b-instruct", 8, 32768, 0, log
+	quickStart(&o)
 	e, err := New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.skipStartup = true
 	if err := e.startup(t.Context()); err != nil {
 		t.Fatal(err)
 	}

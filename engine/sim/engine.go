@@ -60,13 +60,17 @@ type Engine struct {
 	crashConn atomic.Pointer[net.Conn]
 	logMu     sync.Mutex
 
-	truth      truth         // per-request records, with DebugRequests
-	statsEvery time.Duration // the stats log line's period (tests shorten it)
-
-	paceHook    func(lateNs int64) // tests: per-token write time minus modelled emission time
-	stepHook    func(lateNs int64) // tests: step completion time minus modelled step end
-	skipStartup bool               // tests: start-up phases take no time
+	truth truth // per-request records, with DebugRequests
 }
+
+// timing, when set, is told every engine's lateness in ns: token, each
+// streamed token's write time minus its modelled emission time; step, each
+// step's completion time minus its modelled end. Only the package's pacing
+// benchmarks set it (observeTiming, export_test.go), around one engine's
+// life; nil otherwise, which costs the hot path a nil check.
+var timing *timingProbe
+
+type timingProbe struct{ token, step func(lateNs int64) }
 
 // New validates opts, builds the performance model and sizes the KV cache.
 // It fails when a profile is unknown or the model does not fit the GPU.
@@ -90,7 +94,6 @@ func New(opts Options) (*Engine, error) {
 	}
 	e.maxSeqs, e.maxBatched = e.opts.MaxNumSeqs, e.opts.MaxNumBatchedTokens
 	e.numBlocks, e.kvTokens, e.maxConc = pl.numBlocks, pl.kvTokens, pl.maxConc
-	e.statsEvery = statsEvery
 	e.epoch = time.Now()
 	e.power = newPower(g, max(1, opts.TensorParallelSize)*max(1, opts.PipelineParallelSize), opts.Speedup, e.now)
 	e.metrics.Store(e.newMetrics())

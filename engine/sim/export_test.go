@@ -29,3 +29,15 @@ const GuidedMaskCost = guidedMaskCost
 
 // LoRASwapTime is loraSwapTime, for the external tests.
 var LoRASwapTime = loraSwapTime
+
+// observeTiming has every engine of this process report its lateness to
+// token and step (timingProbe) until stop is called; the pacing benchmarks
+// call it around one engine's life, stopping after Run has returned.
+func observeTiming(token, step func(lateNs int64)) (stop func()) {
+	timing = &timingProbe{token: token, step: step}
+	return func() { timing = nil }
+}
+
+// quickStart has o's start-up phases take (next to) no time: the largest
+// --startup-speedup, which leaves --speedup as it is.
+func quickStart(o *Options) { o.StartupSpeedup = MaxSpeedup }

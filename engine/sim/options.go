@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"time"
 )
 
 // Options configures the bundled engine. Field names follow vLLM's flags
@@ -49,6 +50,10 @@ type Options struct {
 	MaxLoRARank          int      // --max-lora-rank: sizes an adapter's swap (0: vLLM's default, 16)
 	Faults               []string
 	Log                  io.Writer // vLLM-format log lines; nil discards them
+
+	// LogStatsInterval is vLLM's VLLM_LOG_STATS_INTERVAL: the stats log
+	// line's period, in wall time; 0 or less: vLLM's 10 s.
+	LogStatsInterval time.Duration
 }
 
 // Health-during-load modes.

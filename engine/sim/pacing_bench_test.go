@@ -130,23 +130,22 @@ func runPacingWith(b *testing.B, client string, streams int, body func(j int) st
 	if mutate != nil {
 		mutate(&o)
 	}
+	quickStart(&o)
 	e, err := New(o)
 	if err != nil {
 		b.Fatal(err)
 	}
-	e.skipStartup = true
 	var mu sync.Mutex
 	lates = make([]float64, 0, streams*tokens*b.N)
-	e.paceHook = func(ns int64) {
+	stopTiming := observeTiming(func(ns int64) {
 		mu.Lock()
 		lates = append(lates, float64(ns)/1e6)
 		mu.Unlock()
-	}
-	e.stepHook = func(ns int64) { steps = append(steps, float64(ns)/1e6) }
+	}, func(ns int64) { steps = append(steps, float64(ns)/1e6) })
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { e.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	defer func() { cancel(); <-done; stopTiming() }()
 	<-e.Ready()
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: streams + 1}}
 	b.ResetTimer()

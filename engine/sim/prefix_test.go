@@ -178,13 +178,12 @@ func startStatsLogged(t *testing.T, mutate func(*Options)) (*Engine, *SyncBuffer
 		mutate(&o)
 	}
 	log := &SyncBuffer{}
-	o.Log = log
+	o.Log, o.LogStatsInterval = log, 20*time.Millisecond
+	quickStart(&o)
 	e, err := New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.skipStartup = true
-	e.statsEvery = 20 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { e.Run(ctx); close(done) }()

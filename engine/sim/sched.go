@@ -53,7 +53,7 @@ type request struct {
 	// Shared: the scheduler writes emitAt[i] before raising emitted past i,
 	// and sets reason before done; the handler reads after loading them.
 	emitted atomic.Int64
-	emitAt  []int64 // modelled emission time of token i (engine clock, ns); nil without paceHook
+	emitAt  []int64 // modelled emission time of token i (engine clock, ns); nil without the timing probe
 	chunks  []uint8 // with speculative decoding: tokens emitted in one step from token i on (see chunkLen)
 	done    atomic.Bool
 	notify  chan struct{} // cap 1: "emitted or done changed"
@@ -449,8 +449,8 @@ func decoding(r *request) bool { return r.output > 0 && r.computed == r.prompt+r
 // (pre)fill caught up samples one token, plus the drafts it accepted with
 // speculative decoding, all stamped with that time.
 func (s *scheduler) complete(end int64) {
-	if s.e.stepHook != nil {
-		s.e.stepHook(s.e.now() - end)
+	if t := timing; t != nil {
+		t.step(s.e.now() - end)
 	}
 	m := s.e.m()
 	finished := false

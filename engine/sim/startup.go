@@ -44,11 +44,8 @@ func (e *Engine) uvicorn(format string, a ...any) {
 	fmt.Fprintf(e.opts.Log, "(%s pid=%d) INFO:     %s\n", apiPrefix, e.pid, fmt.Sprintf(format, a...))
 }
 
-// phase is a start-up phase's wall duration (0 when tests skip start-up).
+// phase is a start-up phase's wall duration.
 func (e *Engine) phase(d time.Duration) time.Duration {
-	if e.skipStartup {
-		return 0
-	}
 	if e.opts.StartupSpeedup > 0 {
 		return time.Duration(float64(d) / e.opts.StartupSpeedup)
 	}

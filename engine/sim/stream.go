@@ -274,10 +274,10 @@ func (s *sseStream) flush() bool {
 	if s.buf, ok = send(s.w, s.flusher, s.buf); !ok {
 		return false
 	}
-	if hook := s.e.paceHook; hook != nil {
+	if t := timing; t != nil {
 		now := s.e.now()
 		for i := s.flushedTo; i < s.written; i++ {
-			hook(now - s.r.emitAt[i])
+			t.token(now - s.r.emitAt[i])
 		}
 	}
 	s.flushedTo = s.written

@@ -85,7 +85,8 @@ func (e *Engine) handleDebugRequests(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": e.Requests()})
 }
 
-// statsEvery is vLLM's VLLM_LOG_STATS_INTERVAL default: the stats line's period.
+// statsEvery is vLLM's VLLM_LOG_STATS_INTERVAL default: the stats line's
+// period unless Options.LogStatsInterval says otherwise.
 const statsEvery = 10 * time.Second
 
 // loopStats is what the engine loop publishes for the stats log line.
@@ -96,12 +97,16 @@ type loopStats struct {
 }
 
 // logStats prints vLLM V1's periodic stats line (LoggingStatLogger.log,
-// vllm/v1/metrics/loggers.py) every e.statsEvery until ctx is done.
+// vllm/v1/metrics/loggers.py) every LogStatsInterval until ctx is done.
 // Throughputs are per second of wall time, after --speedup, like every
 // time the engine reports. An idle engine (no tokens this period or the
 // last) prints nothing: vLLM logs that line at DEBUG.
 func (e *Engine) logStats(ctx context.Context) {
-	t := time.NewTicker(e.statsEvery)
+	every := e.opts.LogStatsInterval
+	if every <= 0 {
+		every = statsEvery
+	}
+	t := time.NewTicker(every)
 	defer t.Stop()
 	s := e.sched
 	last := time.Now()
