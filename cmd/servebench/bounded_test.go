@@ -17,17 +17,18 @@ import (
 )
 
 // TestRunBoundedWithoutInterval: every run keeps its memory bounded (no
-// record in memory, samples spilled), with or without --interval; only the
-// hidden --records-in-memory keeps the records, for the benchmark that
-// compares the two.
+// record in memory, samples spilled), with or without --interval; only
+// keepRecords, which no flag sets, keeps the records, for the benchmark
+// that compares the two (BenchmarkSoakRSSNoInterval).
 func TestRunBoundedWithoutInterval(t *testing.T) {
 	for _, tc := range []struct {
-		args    []string
-		bounded bool
+		args        []string
+		keepRecords bool
+		bounded     bool
 	}{
-		{nil, true},
-		{[]string{"--interval", "10s"}, true},
-		{[]string{"--records-in-memory"}, false},
+		{nil, false, true},
+		{[]string{"--interval", "10s"}, false, true},
+		{nil, true, false},
 	} {
 		var got *bench.Config
 		saved := execute
@@ -35,15 +36,16 @@ func TestRunBoundedWithoutInterval(t *testing.T) {
 			got = &cfg
 			return nil, nil, errors.New("not run")
 		}
+		keepRecords = tc.keepRecords
 		args := append([]string{"run", "--base-url", "http://127.0.0.1:9", "--requests", "10", "--stream", "on",
 			"--out", t.TempDir(), "--quiet"}, tc.args...)
 		runMain(args...)
-		execute = saved
+		execute, keepRecords = saved, false
 		if got == nil {
-			t.Fatalf("%q: the session was not started", tc.args)
+			t.Fatalf("%q keepRecords %v: the session was not started", tc.args, tc.keepRecords)
 		}
 		if got.Bounded != tc.bounded {
-			t.Errorf("%q: Bounded %v, want %v", tc.args, got.Bounded, tc.bounded)
+			t.Errorf("%q keepRecords %v: Bounded %v, want %v", tc.args, tc.keepRecords, got.Bounded, tc.bounded)
 		}
 	}
 }

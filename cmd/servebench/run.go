@@ -71,7 +71,6 @@ type sessionOptions struct {
 	slo             result.SLO           // parsed from sloText by check
 	search          *bench.MaxRateSearch // sweep --find-max-rate
 	resultsToLog    bool                 // run and sweep --results-to-log
-	recordsInMemory bool                 // hidden --records-in-memory
 	arrivals        bool
 	directURL       string // run --direct-url
 	structuredOpts  workload.StructuredOptions
@@ -102,10 +101,6 @@ func (o *sessionOptions) addFlags(fs *pflag.FlagSet, maxTokens int) {
 	fs.Float64Var(&o.failOnErrorRate, "fail-on-error-rate", 0, "exit 3 when more than this percentage of a run's requests failed (default: only when all failed)")
 	fs.BoolVar(&o.requestID, "request-id", true, "send each request an X-Request-Id: sb-RUN-INDEX-RANDOM (kept in requests.jsonl; vLLM and SGLang log it as the request's id)")
 	fs.BoolVar(&o.continueOnExit, "continue-on-server-exit", false, "with --base-url alone: when the server goes away (a restart), wait for its /health and go on instead of failing every request meanwhile")
-	// Hidden: the path every run took before runs were bounded by default,
-	// kept so BenchmarkSoakRSS can compare its CPU cost in the same run.
-	fs.BoolVar(&o.recordsInMemory, "records-in-memory", false, "keep every record in memory (memory grows with the run)")
-	_ = fs.MarkHidden("records-in-memory")
 	fs.DurationVar(&o.interval, "interval", 0, "split each run into windows this long, each with client figures, engine deltas and a checkpoint (default: none, 1m when --duration is over 10m)")
 	fs.StringVar(&o.baseline, "baseline", "", "compare with the results in this directory after the run, or judge each run against a history: history:DB[?branch=main&last=20] (exit 1 on a regression)")
 	fs.StringArrayVar(&o.maxRegression, "max-regression", nil, "with --baseline: QUANTITY.STAT=LIMIT, e.g. client.e2e.median=10% or =+5ms (repeatable)")
@@ -468,7 +463,7 @@ func (o *sessionOptions) config(cmd *cobra.Command, runs []bench.RunSpec, stopAf
 	}
 	// Every run, windows or not: memory bounded, records on disk only (the
 	// samples spilled, the charts read back from requests.jsonl).
-	cfg.Bounded = !o.recordsInMemory
+	cfg.Bounded = !keepRecords
 	if !o.quiet && isTerminal(stderr) {
 		cfg.Progress = stderr
 	}
@@ -538,6 +533,12 @@ func readBackErr(res *result.Results, err error) error {
 // execute runs the session (a variable so that tests can see the Config
 // the flags make).
 var execute = bench.Execute
+
+// keepRecords keeps every record in memory instead (memory grows with the
+// run): the path every run took before runs were bounded by default. No
+// flag sets it; BenchmarkSoakRSSNoInterval's stand-in process does, to
+// compare that path's cost with the bounded one's.
+var keepRecords = false
 
 // writeReport writes report.md, report.html and the charts next to results.json.
 var writeReport = report.WriteSampled
