@@ -69,33 +69,42 @@ func ParseTarget(s string) (float64, error) {
 	return v, nil
 }
 
-// Validate checks the search and fills its defaults.
-func (m *MaxRateSearch) Validate() error {
-	if !(m.Target > 0 && m.Target <= 100) {
-		return fmt.Errorf("--find-max-rate %g: expected an attainment percentage in (0, 100]", m.Target)
-	}
-	if m.Base.SLO.IsZero() {
-		return errors.New("--find-max-rate needs --slo: the attainment it keeps is of an SLO")
-	}
+// WithDefaults is m with its zero Start, MaxSteps and Precision set to
+// their defaults and Base completed (RunSpec.WithDefaults); m stays as it is.
+func (m MaxRateSearch) WithDefaults() MaxRateSearch {
+	m.Base = m.Base.WithDefaults()
 	if m.Start == 0 {
 		m.Start = DefaultMaxRateStart
-	}
-	if !(m.Start > 0) || math.IsInf(m.Start, 0) {
-		return fmt.Errorf("--rate %g: expected a first rate > 0 requests/s", m.Start)
 	}
 	if m.MaxSteps == 0 {
 		m.MaxSteps = DefaultMaxRateSteps
 	}
-	if m.MaxSteps < 1 || m.MaxSteps > 100 {
-		return fmt.Errorf("--max-steps %d: expected 1-100 runs", m.MaxSteps)
-	}
 	if m.Precision == 0 {
 		m.Precision = DefaultMaxRatePrecision
 	}
-	if !(m.Precision > 0 && m.Precision < 1) {
-		return fmt.Errorf("search precision %g: expected a fraction in (0, 1)", m.Precision)
+	return m
+}
+
+// Validate checks the search, its zero fields as their defaults; it
+// changes nothing.
+func (m *MaxRateSearch) Validate() error {
+	c := m.WithDefaults()
+	if !(c.Target > 0 && c.Target <= 100) {
+		return fmt.Errorf("--find-max-rate %g: expected an attainment percentage in (0, 100]", c.Target)
 	}
-	_, err := m.spec(m.Start)
+	if c.Base.SLO.IsZero() {
+		return errors.New("--find-max-rate needs --slo: the attainment it keeps is of an SLO")
+	}
+	if !(c.Start > 0) || math.IsInf(c.Start, 0) {
+		return fmt.Errorf("--rate %g: expected a first rate > 0 requests/s", c.Start)
+	}
+	if c.MaxSteps < 1 || c.MaxSteps > 100 {
+		return fmt.Errorf("--max-steps %d: expected 1-100 runs", c.MaxSteps)
+	}
+	if !(c.Precision > 0 && c.Precision < 1) {
+		return fmt.Errorf("search precision %g: expected a fraction in (0, 1)", c.Precision)
+	}
+	_, err := c.spec(c.Start)
 	return err
 }
 

@@ -16,6 +16,7 @@ func searchAgainst(t *testing.T, m *MaxRateSearch, attain func(rate float64) flo
 	if err := m.Validate(); err != nil {
 		t.Fatal(err)
 	}
+	*m = m.WithDefaults() // as Execute completes its search
 	var runs []result.Run
 	for range 200 { // bounded: the search must stop long before
 		spec, ok := m.Next(runs)
@@ -162,6 +163,7 @@ func TestLevelsGetTheirOwnPrompts(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := func(spec RunSpec) string {
+		spec = spec.WithDefaults() // as Runner.Run completes it
 		st := &runState{spec: &spec}
 		j := (&Runner{}).prepare(st, 0, false)
 		return j.req.Messages[0].Content
@@ -174,6 +176,7 @@ func TestLevelsGetTheirOwnPrompts(t *testing.T) {
 	if err := m.Validate(); err != nil {
 		t.Fatal(err)
 	}
+	m = m.WithDefaults()
 	s1, _ := m.Next(nil)
 	done := []result.Run{{Workload: result.Workload{Mode: workload.ModeRate, Rate: s1.Workload.Rate}, Goodput: &result.Goodput{Requests: 10, Attained: 10, Attainment: 100}}}
 	s2, _ := m.Next(done)

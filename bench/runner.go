@@ -103,7 +103,43 @@ type RunSpec struct {
 	Shard Shard
 }
 
-// Validate checks spec and fills defaults.
+// WithDefaults is s completed: the chat endpoint when none is named, and
+// Prompts (the default fixed prompt when none) as the source when there is
+// no Source. It changes nothing in s; completing twice changes nothing more.
+func (s RunSpec) WithDefaults() RunSpec {
+	s.Request.Endpoint = s.endpoint()
+	if s.Source == nil {
+		if s.Prompts == nil {
+			s.Prompts, _ = workload.FixedPrompt(workload.DefaultPrompt)
+		}
+		s.Source = s.Prompts
+	}
+	return s
+}
+
+// endpoint is the endpoint the spec's requests go to: EndpointChat when
+// none is named.
+func (s *RunSpec) endpoint() string {
+	if s.Request.Endpoint == "" {
+		return EndpointChat
+	}
+	return s.Request.Endpoint
+}
+
+// sourceLen is how many conversations the spec's source holds (0: every
+// one is new), as it will be once completed.
+func (s *RunSpec) sourceLen() int {
+	switch {
+	case s.Source != nil:
+		return s.Source.Len()
+	case s.Prompts != nil:
+		return s.Prompts.Len()
+	}
+	return 0 // the default prompt
+}
+
+// Validate checks spec, as given or completed (WithDefaults), and changes
+// nothing.
 func (s *RunSpec) Validate() error {
 	if s.Name == "" {
 		return errors.New("run has no name")
@@ -115,25 +151,17 @@ func (s *RunSpec) Validate() error {
 		return err
 	}
 	switch s.Request.Endpoint {
-	case "":
-		s.Request.Endpoint = EndpointChat
-	case EndpointChat, EndpointCompletions, EndpointOllamaChat, EndpointMessages, EndpointResponses:
+	case "", EndpointChat, EndpointCompletions, EndpointOllamaChat, EndpointMessages, EndpointResponses:
 	default:
 		return fmt.Errorf("--endpoint %q: expected one of %s", s.Request.Endpoint, strings.Join(client.Endpoints, ", "))
 	}
 	if s.Request.MaxTokens < 1 {
 		return fmt.Errorf("--max-tokens %d: expected at least 1", s.Request.MaxTokens)
 	}
-	if n := s.Request.ToolRounds; n < 0 || n > 0 && (s.Request.Structured == nil || len(s.Request.Structured.Tools) == 0 || s.Request.Endpoint != EndpointChat) {
+	if n := s.Request.ToolRounds; n < 0 || n > 0 && (s.Request.Structured == nil || len(s.Request.Structured.Tools) == 0 || s.endpoint() != EndpointChat) {
 		return fmt.Errorf("--tool-rounds %d: expected 0, or rounds with --tools on the chat endpoint", n)
 	}
-	if s.Source == nil {
-		if s.Prompts == nil {
-			s.Prompts, _ = workload.FixedPrompt(workload.DefaultPrompt)
-		}
-		s.Source = s.Prompts
-	}
-	if s.Workload.Mode == workload.ModeTrace && s.Source.Len() == 0 {
+	if s.Workload.Mode == workload.ModeTrace && s.sourceLen() == 0 {
 		return errors.New("a trace run needs a trace source (--trace)")
 	}
 	return nil
@@ -231,6 +259,7 @@ func (s *RunSpec) exactTokens() int {
 // requests finish within Grace, and returns what it gathered with
 // ErrInterrupted or ErrServerExited.
 func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.Record, error) {
+	spec = spec.WithDefaults()
 	if err := spec.Validate(); err != nil {
 		return nil, nil, err
 	}

@@ -97,6 +97,7 @@ type Config struct {
 // ErrInvalidRun (every request failed, or the error rate passed
 // FailOnErrorRate); launch errors when the server did not start.
 func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record, error) {
+	cfg = cfg.withDefaults()
 	maxConns, prom, err := checkConfig(cfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", ErrUsage, err)
@@ -116,7 +117,7 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 		return startFailed(cfg.Dir, res, srv, err)
 	}
 	defer srv.Stop()
-	if err := fitRuns(&cfg, srv); err != nil {
+	if cfg, err = fitRuns(cfg, srv); err != nil {
 		return nil, nil, err
 	}
 	res.Server = srv.Info
@@ -150,7 +151,7 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 		runner.Metrics = nil
 		runner.NoMetrics = ollamaNoMetrics
 		res.Server.MetricsURL = nil // none scraped
-		ollamaEndpoint(&cfg, srv, cfg.Notes)
+		cfg = ollamaEndpoint(cfg, srv, cfg.Notes)
 	}
 	if cfg.ContinueOnServerExit {
 		runner.WaitServer = newServerWaiter(srv.BaseURL).wait
@@ -168,7 +169,7 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 		runner.Direct, runner.DirectURL = dc, launch.RedactURL(cfg.DirectURL)
 	}
 	res.Server.Dialect = detectDialect(ctx, runner.Metrics, res)
-	calibrateTokens(ctx, &cfg, srv, runner.Client, res)
+	cfg = calibrateTokens(ctx, cfg, srv, runner.Client, res)
 	if slices.ContainsFunc(cfg.Runs, func(r RunSpec) bool { return r.Shard.sharded() }) {
 		runner.SaveSnapshot = func(name string, s *scrape.Snapshot) {
 			if err := s.WriteFile(filepath.Join(cfg.Dir, SnapshotFile(name))); err != nil {
@@ -211,18 +212,22 @@ func engineClock(c result.Clock, bd *result.Bundled) result.Clock {
 // figures: what gives them.
 const ollamaNoMetrics = "Ollama has no /metrics and its /v1 endpoints carry no engine timings: --endpoint ollama-chat (its /api/chat) gives them per request"
 
-// ollamaEndpoint sends the runs whose endpoint the user did not choose to
-// Ollama's /api/chat, the one source of its engine figures, and says so on
-// notes: a server met at --base-url is an Ollama only once it answered.
-func ollamaEndpoint(cfg *Config, srv *Server, notes io.Writer) {
+// ollamaEndpoint is cfg with the runs whose endpoint the user did not
+// choose sent to Ollama's /api/chat, the one source of its engine figures
+// (on copies of its runs and search), and says so on notes: a server met at
+// --base-url is an Ollama only once it answered.
+func ollamaEndpoint(cfg Config, srv *Server, notes io.Writer) Config {
 	switched := false
+	cfg.Runs = slices.Clone(cfg.Runs)
 	for i := range cfg.Runs {
 		if r := &cfg.Runs[i].Request; r.AutoEndpoint && r.Endpoint != EndpointOllamaChat {
 			r.Endpoint, switched = EndpointOllamaChat, true
 		}
 	}
-	if s := cfg.Search; s != nil && s.Base.Request.AutoEndpoint {
+	if cfg.Search != nil && cfg.Search.Base.Request.AutoEndpoint {
+		s := *cfg.Search
 		s.Base.Request.Endpoint, switched = EndpointOllamaChat, true
+		cfg.Search = &s
 	}
 	if switched && notes != nil {
 		fmt.Fprintf(notes, "servebench: %s is Ollama %s (it answered GET /api/version): requests go to its /api/chat "+
@@ -230,6 +235,7 @@ func ollamaEndpoint(cfg *Config, srv *Server, notes io.Writer) {
 			"--endpoint chat sends them to /v1/chat/completions, without engine figures (Ollama has no /metrics)\n",
 			srv.Info.BaseURL, orUnknown(srv.Info.Version))
 	}
+	return cfg
 }
 
 func orUnknown(s string) string {
@@ -309,23 +315,41 @@ func serverOptions(cfg Config, prog *progress) ServerOptions {
 }
 
 // fitRuns checks every run's --max-tokens against the server's context
-// and gives each run (and the search's base) its max_model_len, on a copy
-// of the runs: the caller's stay as given.
-func fitRuns(cfg *Config, srv *Server) error {
-	cfg.Runs = slices.Clone(cfg.Runs)
+// and returns cfg with each run (and the search's base) given its
+// max_model_len, on copies: the runs and search cfg holds stay as given.
+func fitRuns(cfg Config, srv *Server) (Config, error) {
 	if cfg.Search != nil {
-		if err := srv.CheckMaxTokens(cfg.Search.Base.Request.MaxTokens); err != nil {
-			return err
+		s := *cfg.Search
+		if err := srv.CheckMaxTokens(s.Base.Request.MaxTokens); err != nil {
+			return cfg, err
 		}
-		cfg.Search.Base.Request.MaxModelLen = srv.MaxModelLen
+		s.Base.Request.MaxModelLen = srv.MaxModelLen
+		cfg.Search = &s
 	}
+	cfg.Runs = slices.Clone(cfg.Runs)
 	for i := range cfg.Runs {
 		if err := srv.CheckMaxTokens(cfg.Runs[i].Request.MaxTokens); err != nil {
-			return err
+			return cfg, err
 		}
 		cfg.Runs[i].Request.MaxModelLen = srv.MaxModelLen
 	}
-	return nil
+	return cfg, nil
+}
+
+// withDefaults is cfg with its runs and search completed (RunSpec and
+// MaxRateSearch WithDefaults), on copies: the caller's stay as given.
+// Execute completes its Config once, here, before checking it.
+func (cfg Config) withDefaults() Config {
+	runs := make([]RunSpec, len(cfg.Runs))
+	for i := range cfg.Runs {
+		runs[i] = cfg.Runs[i].WithDefaults()
+	}
+	cfg.Runs = runs
+	if cfg.Search != nil {
+		s := cfg.Search.WithDefaults()
+		cfg.Search = &s
+	}
+	return cfg
 }
 
 // startFailed keeps, in results.json, what a server servebench started
@@ -534,23 +558,26 @@ func NewManifest(version string, args []string) result.Manifest {
 }
 
 // calibrateTokens measures, when a run generates its prompts, how the
-// server counts them (CalibrateTokens) and gives every run and source the
-// answer, so generated prompts are token-exact. A failure is a warning:
-// the runs go on with one word per token and report what the server
-// counted.
-func calibrateTokens(ctx context.Context, cfg *Config, srv *Server, doer Doer, res *result.Results) {
-	specs := make([]*RunSpec, 0, len(cfg.Runs)+1)
-	for i := range cfg.Runs {
-		specs = append(specs, &cfg.Runs[i])
+// server counts them (CalibrateTokens) and returns cfg with every such run
+// (and the search's base) given the answer and a calibrated copy of its
+// source, so generated prompts are token-exact; the runs and sources cfg
+// holds stay as they are. A failure is a warning: the runs go on with one
+// word per token and report what the server counted.
+func calibrateTokens(ctx context.Context, cfg Config, srv *Server, doer Doer, res *result.Results) Config {
+	runs := slices.Clone(cfg.Runs)
+	specs := make([]*RunSpec, 0, len(runs)+1)
+	for i := range runs {
+		specs = append(specs, &runs[i])
 	}
+	var search *MaxRateSearch
 	if cfg.Search != nil {
-		specs = append(specs, &cfg.Search.Base)
+		s := *cfg.Search
+		search = &s
+		specs = append(specs, &search.Base)
 	}
 	var cal *result.TokenCalibration
+	sources := map[calibratedKey]workload.Source{} // a source shared by runs is calibrated once
 	for _, spec := range specs {
-		if spec.Source == nil && spec.Prompts != nil {
-			spec.Source = spec.Prompts // as Validate sets it
-		}
 		if spec.Source == nil || !generatesText(spec) {
 			continue
 		}
@@ -559,18 +586,30 @@ func calibrateTokens(ctx context.Context, cfg *Config, srv *Server, doer Doer, r
 			c, err := CalibrateTokens(ctx, doer, srv.BaseURL, cfg.Server.APIKey, model, spec.Request.Endpoint)
 			if err != nil {
 				res.Warnings = append(res.Warnings, fmt.Sprintf("prompt token calibration failed (%v): generated prompts count one word per token", err))
-				return
+				break // the runs before keep theirs
 			}
 			cal = c
 			res.Server.PromptTokens = c
 		}
 		spec.Request.Tokens = cal
 		if s, ok := spec.Source.(interface {
-			Calibrate(*result.TokenCalibration)
+			Calibrated(*result.TokenCalibration) workload.Source
 		}); ok {
-			s.Calibrate(cal)
+			k := calibratedKey{spec.Source, cal}
+			if sources[k] == nil {
+				sources[k] = s.Calibrated(cal)
+			}
+			spec.Source = sources[k]
 		}
 	}
+	cfg.Runs, cfg.Search = runs, search
+	return cfg
+}
+
+// calibratedKey is a source calibrated by one calibration.
+type calibratedKey struct {
+	src workload.Source
+	cal *result.TokenCalibration
 }
 
 // sourceInputWarnings are what the runs' sources say about their input

@@ -2,7 +2,10 @@ package bench
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -169,5 +172,58 @@ func TestCheckLimits(t *testing.T) {
 	_, _, err := Execute(t.Context(), Config{Server: running, Dir: t.TempDir(), Interval: -time.Second})
 	if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "--interval -1s") {
 		t.Errorf("Execute with --interval -1s: %v, want a usage error naming it", err)
+	}
+}
+
+// TestExecuteLeavesConfig: Execute completes, fits and calibrates copies of
+// what it is given: the caller's Config, its runs, its search and the
+// sources they share are deep-equal before and after a session that did
+// all of it (defaults, max_model_len, token calibration of a synthetic
+// source with a shared prefix).
+func TestExecuteLeavesConfig(t *testing.T) {
+	e := startEngine(t, nil)
+	src, _, err := workload.NewSource(workload.SourceOptions{InputTokens: "16", SharedPrefixTokens: 8, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	synth, ok := src.(*workload.Synth)
+	if !ok {
+		t.Fatalf("source %T, want *workload.Synth", src)
+	}
+	fixed, _ := workload.FixedPrompt("hello")
+	slo, _ := result.ParseSLO("e2e=10s")
+	wl := workload.Workload{Mode: workload.ModeSequential, Requests: 2}
+	cfg := Config{
+		Server: ServerOptions{BaseURL: e.BaseURL()}, Dir: t.TempDir(), Args: []string{"servebench", "test"}, Version: "test",
+		FailOnErrorRate: -1,
+		// Endpoints, the search's Start and Precision, and the second
+		// run's Source are left to their defaults.
+		Runs: []RunSpec{
+			{Name: "synthetic", Workload: wl, Request: RequestSpec{MaxTokens: 4, Stream: true}, Source: synth},
+			{Name: "fixed", Workload: wl, Request: RequestSpec{MaxTokens: 4}, Prompts: fixed},
+		},
+		Search: &MaxRateSearch{Target: 50, MaxSteps: 1, Base: RunSpec{Workload: wl, Request: RequestSpec{MaxTokens: 4, Stream: true}, Source: synth, SLO: slo}},
+	}
+	// want is a deep copy: its own runs, search and source.
+	want := cfg
+	synthCopy, fixedCopy, searchCopy := *synth, *fixed, *cfg.Search
+	want.Runs = slices.Clone(cfg.Runs)
+	want.Runs[0].Source, want.Runs[1].Prompts = &synthCopy, &fixedCopy
+	searchCopy.Base.Source = &synthCopy
+	want.Search = &searchCopy
+
+	res, _, err := Execute(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Server.PromptTokens == nil || len(res.Runs) != 3 || res.MaxRate == nil {
+		t.Fatalf("the session did not calibrate, run and search: prompt_tokens %v, %d runs, max_rate %v", res.Server.PromptTokens, len(res.Runs), res.MaxRate)
+	}
+	if res.Runs[1].Workload.Endpoint != EndpointChat || res.Runs[1].Workload.PromptKind == "" {
+		t.Errorf("the defaults were not applied: run %s endpoint %q, prompt kind %q", res.Runs[1].Name, res.Runs[1].Workload.Endpoint, res.Runs[1].Workload.PromptKind)
+	}
+	if !reflect.DeepEqual(cfg, want) {
+		t.Errorf("Execute changed its caller's Config:\n got %+v\nsearch %+v\nsource %+v\nwant %+v\nsearch %+v\nsource %+v",
+			cfg, *cfg.Search, *synth, want, *want.Search, synthCopy)
 	}
 }

@@ -189,12 +189,14 @@ func (s *Synth) Build() {
 	}
 }
 
-// Calibrate rebuilds the shared prefixes to be SharedPrefixTokens tokens
-// as cal counts them (Execute calls it once the server is known, before
-// the runs).
-func (s *Synth) Calibrate(cal *result.TokenCalibration) {
-	s.cal = cal
-	s.Build()
+// Calibrated is a copy of s whose shared prefixes are SharedPrefixTokens
+// tokens as cal counts them (Execute calls it once the server is known,
+// before the runs); s stays as it is, for other sessions sharing it.
+func (s *Synth) Calibrated(cal *result.TokenCalibration) Source {
+	c := *s
+	c.cal = cal
+	c.Build()
+	return &c
 }
 
 // Len is 0: every conversation is new.
