@@ -15,9 +15,9 @@ import (
 // historyFlags are run's, table's and sweep's --label and --history.
 type historyFlags struct {
 	labelArgs []string
-	labels    map[string]string // parsed from labelArgs by checkLabels
+	labels    map[string]string // parsed from labelArgs by sessionOptions.load
 	history   string
-	// histBase is --baseline history:DB, parsed by checkHistoryBaseline;
+	// histBase is --baseline history:DB, taken by loadHistoryBaseline;
 	// histJudged says the gate found enough history to judge a run.
 	histBase   *history.Baseline
 	histJudged bool
@@ -26,13 +26,6 @@ type historyFlags struct {
 func (h *historyFlags) add(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&h.labelArgs, "label", nil, "KEY=VALUE recorded with the results (results.json, report, history), e.g. commit=abc123 or flavour=nightly (repeatable)")
 	fs.StringVar(&h.history, "history", "", "after the runs, store each run's summary, statistics and metadata in this history: an SQLite file (created) or a postgres:// URL")
-}
-
-// checkLabels parses --label; errors are usage errors.
-func (h *historyFlags) checkLabels() error {
-	var err error
-	h.labels, err = parseLabels(h.labelArgs, "--label")
-	return err
 }
 
 // parseLabels reads KEY=VALUE pairs, refusing an empty key or a key given
@@ -63,19 +56,29 @@ func (h *historyFlags) build(ctx context.Context) *result.Build {
 	return history.DetectBuild(ctx, os.Getenv, wd)
 }
 
-// checkHistoryBaseline parses --baseline history:DB[?...] and, unless
+// historyBaseline parses --baseline history:DB[?...], refused with
+// --repeats.
+func (o *sessionOptions) historyBaseline() (history.Baseline, error) {
+	b, err := history.ParseBaseline(o.baseline)
+	if err != nil {
+		return b, fmt.Errorf("--baseline %q: %w", o.baseline, err)
+	}
+	if o.repeats > 1 {
+		return b, fmt.Errorf("--baseline %q with --repeats: the history gate judges one run against the history; store repeats with --history and judge them apart", o.baseline)
+	}
+	return b, nil
+}
+
+// loadHistoryBaseline takes --baseline history:DB[?...] and, unless
 // validating, opens the history so that a wrong path or URL fails before
 // the run. A missing SQLite file is refused unless --history names it
 // too: a nightly's first run starts its history. --max-regression and
-// --limits-from become floors a change must pass too (compare's
-// defaults do not: the history's noise is the gate).
-func (o *sessionOptions) checkHistoryBaseline(fs *pflag.FlagSet) error {
-	b, err := history.ParseBaseline(o.baseline)
+// --limits-from (o.thresholds, loaded) become floors a change must pass
+// too (compare's defaults do not: the history's noise is the gate).
+func (o *sessionOptions) loadHistoryBaseline(fs *pflag.FlagSet) error {
+	b, err := o.historyBaseline()
 	if err != nil {
-		return fmt.Errorf("--baseline %q: %w", o.baseline, err)
-	}
-	if o.repeats > 1 {
-		return fmt.Errorf("--baseline %q with --repeats: the history gate judges one run against the history; store repeats with --history and judge them apart", o.baseline)
+		return err
 	}
 	if !validating(fs) {
 		st, err := history.Open(context.Background(), b.DSN, b.DSN != o.history)

@@ -17,7 +17,7 @@ type pushFlags struct {
 	pushURL    string
 	pushJob    string
 	pushLabels []string
-	pushOpts   *pushgateway.Options // from the flags, by check; nil: no push
+	pushOpts   *pushgateway.Options // from the flags, by sessionOptions.load; nil: no push
 }
 
 func (p *pushFlags) add(fs *pflag.FlagSet) {
@@ -26,31 +26,29 @@ func (p *pushFlags) add(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&p.pushLabels, "push-label", nil, "with --pushgateway: a grouping label NAME=VALUE on every series (repeatable)")
 }
 
-// check validates the flags before anything runs.
-func (p *pushFlags) check(fs *pflag.FlagSet) error {
-	p.pushOpts = nil
+// pushOptions are the push options the flags make (nil: no push).
+func (p *pushFlags) pushOptions(fs *pflag.FlagSet) (*pushgateway.Options, error) {
 	if p.pushURL == "" {
 		if fs.Changed("push-job") || len(p.pushLabels) > 0 {
-			return errors.New("--push-job and --push-label without --pushgateway: expected a Pushgateway URL")
+			return nil, errors.New("--push-job and --push-label without --pushgateway: expected a Pushgateway URL")
 		}
-		return nil
+		return nil, nil
 	}
 	if err := pushgateway.CheckURL(p.pushURL); err != nil {
-		return err
+		return nil, err
 	}
 	if p.pushJob == "" {
-		return errors.New("--push-job \"\": expected a job name")
+		return nil, errors.New("--push-job \"\": expected a job name")
 	}
 	o := &pushgateway.Options{URL: p.pushURL, Job: p.pushJob, Labels: map[string]string{}}
 	for _, s := range p.pushLabels {
 		k, v, err := pushgateway.ParseLabel(s)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		o.Labels[k] = v
 	}
-	p.pushOpts = o
-	return nil
+	return o, nil
 }
 
 // push pushes res's runs when --pushgateway was given; a failure is a

@@ -39,7 +39,7 @@ type sessionOptions struct {
 	pushFlags
 	historyFlags
 	prom            promFlags
-	promOpts        *promql.Options // from prom, by check
+	promOpts        *promql.Options // from prom, by load
 	metricsURLs     []string
 	model, endpoint string
 	maxTokens       int
@@ -62,22 +62,22 @@ type sessionOptions struct {
 	toolRounds      int                 // --tool-rounds N
 	loraSpec        string              // --lora NAME[:WEIGHT],...
 	loraDist        string              // --lora-dist
-	lora            *workload.LoRAMix   // from loraSpec and loraDist, by check
+	lora            *workload.LoRAMix   // from loraSpec and loraDist, by load
 	hasRepeats      bool                // the command has --repeats
 	calibrate       *calibrateOptions   // servebench calibrate: limits after the repeats
-	thresholds      []compare.Threshold // parsed from maxRegression by check
-	base            *compare.Side       // --baseline, loaded by check
+	thresholds      []compare.Threshold // from maxRegression and limitsFrom, by load
+	base            *compare.Side       // --baseline, loaded by load
 	sloText         string
-	slo             result.SLO           // parsed from sloText by check
+	slo             result.SLO           // parsed from sloText by load
 	search          *bench.MaxRateSearch // sweep --find-max-rate
 	resultsToLog    bool                 // run and sweep --results-to-log
 	arrivals        bool
 	directURL       string // run --direct-url
 	structuredOpts  workload.StructuredOptions
-	structured      *workload.Structured // loaded from structuredOpts by check
+	structured      *workload.Structured // loaded from structuredOpts by load
 	loadColumns     bool                 // run's and sweep's table: p99 and throughput columns
 	clockName       string
-	clock           result.Clock // from clockName and --speedup, by sessionClock
+	clock           result.Clock // from clockName and --speedup, by load
 }
 
 func (o *sessionOptions) addFlags(fs *pflag.FlagSet, maxTokens int) {
@@ -124,9 +124,10 @@ func (o *sessionOptions) addRepeatsFlag(fs *pflag.FlagSet) {
 	fs.IntVar(&o.repeats, "repeats", 1, "run the same workload this many times (a fresh server each time it starts one), into DIR/repeat-1..N, with a run-level summary (DIR/repeats.json); --baseline then tests across runs")
 }
 
-// check validates the shared flags before anything starts; errors are usage
-// errors. A flag given explicitly is checked even where its zero value would
-// mean "default".
+// check validates the shared flags before anything starts, from the flags
+// alone: it reads no file and sets nothing (load does both, after it).
+// Errors are usage errors. A flag given explicitly is checked even where
+// its zero value would mean "default".
 func (o *sessionOptions) check(fs *pflag.FlagSet) error {
 	if err := o.checkValues(fs); err != nil {
 		return err
@@ -140,40 +141,78 @@ func (o *sessionOptions) check(fs *pflag.FlagSet) error {
 	if err := checkMetricsURLs(o.metricsURLs); err != nil {
 		return err
 	}
-	if err := o.pushFlags.check(fs); err != nil {
+	if _, err := o.pushOptions(fs); err != nil {
 		return err
 	}
-	if err := o.checkLabels(); err != nil {
+	if _, err := parseLabels(o.labelArgs, "--label"); err != nil {
 		return err
 	}
+	if _, err := o.prom.options(fs, o.metricsURLs); err != nil {
+		return err
+	}
+	if _, err := o.loraMix(fs); err != nil {
+		return err
+	}
+	clock, err := o.sessionClock(fs)
+	if err != nil {
+		return err
+	}
+	if _, err := o.sessionSLO(fs, clock); err != nil {
+		return err
+	}
+	return o.checkGate(fs)
+}
+
+// load derives, once, what the checked flags make (the push, labels, the
+// Prometheus options, the adapter mix, the clock, the SLO) and reads the
+// files they name (--response-format's and --tools', --limits-from,
+// --baseline), where the command runs: after check, and before --validate
+// stops, so that a file that is there must parse (one missing here is the
+// reader's, under --validate). Errors are usage errors.
+func (o *sessionOptions) load(fs *pflag.FlagSet) error {
 	var err error
+	if o.pushOpts, err = o.pushOptions(fs); err != nil {
+		return err
+	}
+	if o.labels, err = parseLabels(o.labelArgs, "--label"); err != nil {
+		return err
+	}
 	if o.promOpts, err = o.prom.options(fs, o.metricsURLs); err != nil {
 		return err
 	}
-	if err := o.checkStructured(fs); err != nil {
-		return err
-	}
-	if err := o.checkLoRA(fs); err != nil {
+	if o.lora, err = o.loraMix(fs); err != nil {
 		return err
 	}
 	if o.clock, err = o.sessionClock(fs); err != nil {
 		return err
 	}
-	o.slo = result.SLO{}
-	if fs.Changed("slo") {
-		if o.slo, err = result.ParseSLO(o.sloText); err != nil {
-			return fmt.Errorf("--slo %q: %w", o.sloText, err)
-		}
-		o.slo = o.clock.SLOFromModelled(o.slo) // the runs judge wall-clock records
+	if o.slo, err = o.sessionSLO(fs, o.clock); err != nil {
+		return err
 	}
-	return o.checkGate(fs)
+	if err := o.loadStructured(fs); err != nil {
+		return err
+	}
+	return o.loadGate(fs)
 }
 
-// checkStructured loads --response-format's and --tools' files. A
+// sessionSLO is --slo, in wall-clock time (the runs judge wall-clock
+// records); the zero SLO when not given.
+func (o *sessionOptions) sessionSLO(fs *pflag.FlagSet, clock result.Clock) (result.SLO, error) {
+	if !fs.Changed("slo") {
+		return result.SLO{}, nil
+	}
+	slo, err := result.ParseSLO(o.sloText)
+	if err != nil {
+		return slo, fmt.Errorf("--slo %q: %w", o.sloText, err)
+	}
+	return clock.SLOFromModelled(slo), nil
+}
+
+// loadStructured loads --response-format's and --tools' files. A
 // structured answer is as long as its JSON: padding it to --max-tokens
 // would put E2E past the moment it became usable, so --exact-length is off
 // unless given.
-func (o *sessionOptions) checkStructured(fs *pflag.FlagSet) error {
+func (o *sessionOptions) loadStructured(fs *pflag.FlagSet) error {
 	s, err := o.structuredOpts.Load()
 	if err = missingOnValidate(fs, err); err != nil {
 		return err
@@ -186,7 +225,7 @@ func (o *sessionOptions) checkStructured(fs *pflag.FlagSet) error {
 }
 
 // structure makes req a structured workload's, when it is one (the runs
-// are built before check loads the files), and gives it the adapter mix.
+// are built before load reads the files), and gives it the adapter mix.
 func (o *sessionOptions) structure(req *bench.RequestSpec) {
 	if o.structured != nil {
 		req.Structured, req.ExactLength = o.structured, o.exactLength
@@ -195,22 +234,19 @@ func (o *sessionOptions) structure(req *bench.RequestSpec) {
 	req.ToolRounds = o.toolRounds
 }
 
-// checkLoRA reads --lora and --lora-dist, and checks --tool-rounds
-// (it needs --tools, on chat).
-func (o *sessionOptions) checkLoRA(fs *pflag.FlagSet) error {
+// loraMix is the adapter mix --lora and --lora-dist make (nil: none),
+// once --tool-rounds is checked (it needs --tools, on chat).
+func (o *sessionOptions) loraMix(fs *pflag.FlagSet) (*workload.LoRAMix, error) {
 	if n := o.toolRounds; n < 0 || n > 0 && (o.structuredOpts.ToolsFile == "" || o.endpoint != "" && o.endpoint != bench.EndpointChat) {
-		return fmt.Errorf("--tool-rounds %d: expected 0, or rounds with --tools on the chat endpoint", n)
+		return nil, fmt.Errorf("--tool-rounds %d: expected 0, or rounds with --tools on the chat endpoint", n)
 	}
-	o.lora = nil
 	if o.loraSpec == "" {
 		if fs.Changed("lora-dist") {
-			return fmt.Errorf("--lora-dist %q needs --lora", o.loraDist)
+			return nil, fmt.Errorf("--lora-dist %q needs --lora", o.loraDist)
 		}
-		return nil
+		return nil, nil
 	}
-	var err error
-	o.lora, err = workload.ParseLoRA(o.loraSpec, o.loraDist)
-	return err
+	return workload.ParseLoRA(o.loraSpec, o.loraDist)
 }
 
 // sessionClock is the clock --clock and --speedup make: modelled by default
@@ -284,8 +320,9 @@ func (o *sessionOptions) limits() bench.Config {
 	}
 }
 
-// checkGate parses --max-regression and loads --baseline, so that a typo
-// fails before the run and not after it.
+// checkGate checks the gate's flags (--max-regression, --limits-from,
+// --repeats, --baseline's form) so that a typo fails before the run and
+// not after it; loadGate reads their files.
 func (o *sessionOptions) checkGate(fs *pflag.FlagSet) error {
 	if len(o.maxRegression) > 0 && o.baseline == "" {
 		return errors.New("--max-regression without --baseline: expected a baseline to compare with")
@@ -296,6 +333,19 @@ func (o *sessionOptions) checkGate(fs *pflag.FlagSet) error {
 	if o.hasRepeats && o.repeats < 1 {
 		return fmt.Errorf("--repeats %d: expected 1 or more runs of the workload", o.repeats)
 	}
+	if _, err := gateThresholds("", o.maxRegression); err != nil {
+		return err
+	}
+	if history.IsBaseline(o.baseline) {
+		_, err := o.historyBaseline()
+		return err
+	}
+	return nil
+}
+
+// loadGate reads --limits-from and --baseline (a results directory, or a
+// history it opens), once check has passed their flags.
+func (o *sessionOptions) loadGate(fs *pflag.FlagSet) error {
 	limitsFrom := o.limitsFrom
 	if _, err := os.Stat(limitsFrom); limitsFrom != "" && err != nil && missingOnValidate(fs, err) == nil {
 		limitsFrom = "" // --validate: the reader's limits file, not this machine's
@@ -309,7 +359,7 @@ func (o *sessionOptions) checkGate(fs *pflag.FlagSet) error {
 		return nil
 	}
 	if history.IsBaseline(o.baseline) {
-		return o.checkHistoryBaseline(fs)
+		return o.loadHistoryBaseline(fs)
 	}
 	if _, err := os.Stat(o.baseline); missingOnValidate(fs, err) == nil && err != nil {
 		return nil // --validate: the reader's baseline, not this machine's
@@ -336,6 +386,9 @@ func (o *sessionOptions) request(stream bool) bench.RequestSpec {
 // mapping of errors to exit codes.
 func (o *sessionOptions) session(cmd *cobra.Command, runs []bench.RunSpec, stopAfter func(*result.Run) string) error {
 	if err := o.check(cmd.Flags()); err != nil {
+		return usageErr(err)
+	}
+	if err := o.load(cmd.Flags()); err != nil {
 		return usageErr(err)
 	}
 	if validating(cmd.Flags()) {
@@ -543,7 +596,7 @@ var keepRecords = false
 // writeReport writes report.md, report.html and the charts next to results.json.
 var writeReport = report.WriteSampled
 
-// gate compares with --baseline (loaded by check), if given.
+// gate compares with --baseline (loaded by load), if given.
 func (o *sessionOptions) gate(w io.Writer, dir string, res *result.Results, recs []result.Record) error {
 	if o.base == nil {
 		return nil

@@ -86,6 +86,9 @@ func (o *tuneOptions) run(cmd *cobra.Command) error {
 	if err := o.check(fs); err != nil {
 		return usageErr(err)
 	}
+	if err := o.load(fs); err != nil {
+		return usageErr(err)
+	}
 	if opts.Session.Server, err = o.options(); err != nil {
 		return usageErr(err)
 	}
