@@ -246,64 +246,6 @@ func runNames(runs []result.Run) string {
 	return "[" + strings.Join(names, " ") + "]"
 }
 
-// workloadDiffs lists what differs between two runs' workloads. Request
-// counts, duration and warm-up may differ: the test copes with unequal
-// sizes. A prompt file is compared by base name, so a baseline made on
-// another machine still matches.
-func workloadDiffs(b, n *result.Run) []Diff {
-	wb, wn := b.Workload, n.Workload
-	var d []Diff
-	add := func(field string, x, y any) {
-		xs, ys := fmt.Sprint(x), fmt.Sprint(y)
-		if xs != ys {
-			d = append(d, Diff{Field: field, Base: xs, New: ys})
-		}
-	}
-	add("model", wb.Model, wn.Model)
-	add("mode", wb.Mode, wn.Mode)
-	add("stream", b.Stream, n.Stream)
-	add("endpoint", wb.Endpoint, wn.Endpoint)
-	add("max_tokens", wb.MaxTokens, wn.MaxTokens)
-	add("exact_length", wb.ExactLength, wn.ExactLength)
-	add("prompt_kind", wb.PromptKind, wn.PromptKind)
-	add("prompt_tokens", wb.PromptTokens, wn.PromptTokens)
-	add("prompt_file", baseName(wb.PromptFile), baseName(wn.PromptFile))
-	add("concurrency", wb.Concurrency, wn.Concurrency)
-	add("rate", wb.Rate, wn.Rate)
-	add("arrival", wb.Arrival, wn.Arrival)
-	add("burstiness", wb.Burstiness, wn.Burstiness)
-	add("source", wb.Source, wn.Source)
-	if wb.SourceSHA256 != "" && wn.SourceSHA256 != "" { // results from before issue 11 have none
-		add("source_sha256", wb.SourceSHA256, wn.SourceSHA256)
-	}
-	add("input_tokens", wb.InputTokens, wn.InputTokens)
-	add("output_tokens", wb.OutputTokens, wn.OutputTokens)
-	add("turns", wb.Turns, wn.Turns)
-	add("think_time_s", wb.ThinkTimeS, wn.ThinkTimeS)
-	add("shared_prefix_tokens", wb.SharedPrefixTokens, wn.SharedPrefixTokens)
-	add("prefix_groups", wb.PrefixGroups, wn.PrefixGroups)
-	add("prefix_pick", wb.PrefixPick, wn.PrefixPick)
-	add("trace", traceString(wb.Trace), traceString(wn.Trace))
-	add("seed", wb.Seed, wn.Seed)
-	return d
-}
-
-// traceString is how a trace was replayed, for the workload check (its
-// file is told apart by source_sha256).
-func traceString(t *result.TraceWorkload) string {
-	if t == nil {
-		return ""
-	}
-	return fmt.Sprintf("%s speed %g window %g+%g s", t.Format, t.Speed, t.WindowStartS, t.WindowDurationS)
-}
-
-func baseName(p string) string {
-	if p == "" {
-		return ""
-	}
-	return filepath.Base(p)
-}
-
 // acceptEncoding is the Accept-Encoding res's runs sent ("" when none
 // recorded one).
 func acceptEncoding(res *result.Results) string {
