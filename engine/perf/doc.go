@@ -3,9 +3,10 @@
 // phase durations and per-step times. The CPU-side overheads and start-up
 // constants (step.go, startup.go) are shared by every profile; the share of
 // the datasheet peaks the kernels reach (MFU, bandwidth) is per GPU
-// architecture, fitted to cited public vLLM figures (fidelity.go,
-// FidelityFigures; go test ./engine/perf -run Fidelity -v prints the table
-// and the fit). The calibration profile's figures (rtx3060-12gb +
+// architecture, fitted to cited public vLLM figures (data/figures, one
+// CSV file per source, read by FidelityFigures; fit_test.go fits the
+// constants; go test ./engine/perf -run Fidelity -v prints the table and
+// the fit). The calibration profile's figures (rtx3060-12gb +
 // qwen2.5-7b-instruct-awq) fall out of its public specs and the shared
 // defaults. The scheduler in engine/sim asks it how long
 // each step takes; it never sleeps itself.

@@ -3,9 +3,6 @@ package perf
 import (
 	"fmt"
 	"math"
-	"sort"
-	"strings"
-	"time"
 )
 
 // Efficiency is the share of a GPU's datasheet peaks that vLLM's kernels
@@ -173,13 +170,13 @@ type FidelityResult struct {
 func (r FidelityResult) Within() bool { return math.Abs(r.Err) <= r.Target }
 
 // Pass reports whether the figure stands as labelled: an exempt figure
-// (CitedFigure.Why) always does, a known gap (CitedFigure.Gap) while the
-// model still misses it, any other when the model meets its target.
+// always does, a known gap while the model still misses it, any other
+// when the model meets its target.
 func (r FidelityResult) Pass() bool {
-	switch {
-	case r.Figure.Why != "":
+	switch r.Figure.Set {
+	case setExempt:
 		return true
-	case r.Figure.Gap != "":
+	case setGap:
 		return !r.Within()
 	}
 	return r.Within()
@@ -194,29 +191,12 @@ const (
 	setExempt   = "exempt"
 )
 
-// set is the one set the figure is judged in: exempt (Why) before a known
-// gap (Gap) before a held-out figure a fitted constant was fitted to
-// (ConstFit) before any other held-out one; the rest are fitted to.
-func (f CitedFigure) set() string {
-	switch {
-	case f.Why != "":
-		return setExempt
-	case f.Gap != "":
-		return setGap
-	case f.HeldOut && f.ConstFit():
-		return setConstFit
-	case f.HeldOut:
-		return setHeldOut
-	}
-	return setFit
-}
-
 // Line is the figure as `go test -run Fidelity -v` prints it.
 func (r FidelityResult) Line() string {
 	f := r.Figure
 	return fmt.Sprintf("FIDELITY %s %s %s %s real=%s model=%s err=%+.1f%% set=%s vllm=%s measured=%q source=%s",
 		f.GPU, f.Model, f.Quantity, f.Config, formatValue(f.Real, f.Unit), formatValue(r.Model, f.Unit),
-		100*r.Err, f.set(), f.VLLM, f.Measured, f.Source)
+		100*r.Err, f.Set, f.VLLM, f.Measured, f.Source)
 }
 
 func formatValue(v float64, unit string) string {
@@ -241,7 +221,7 @@ func Evaluate(figs []CitedFigure) ([]FidelityResult, error) {
 			return nil, err
 		}
 		target := FidelityTolerance
-		if f.HeldOut {
+		if f.HeldOut() {
 			target = FidelityHeldOutTolerance
 		}
 		out = append(out, FidelityResult{Figure: f, Model: v, Err: v/f.Real - 1, Target: target})
@@ -255,7 +235,7 @@ func (f CitedFigure) modelValue() (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return f.Eval(p), nil
+	return f.eval(p), nil
 }
 
 // perf builds the model for the figure's GPU, model and configuration.
@@ -301,7 +281,11 @@ type ProfileFidelity struct {
 // FidelityByGPU summarises Evaluate(FidelityFigures) per GPU profile, in
 // profile order, for `servebench engine --list-profiles`.
 func FidelityByGPU() ([]ProfileFidelity, error) {
-	res, err := Evaluate(FidelityFigures)
+	figs, err := FidelityFigures()
+	if err != nil {
+		return nil, err
+	}
+	res, err := Evaluate(figs)
 	if err != nil {
 		return nil, err
 	}
@@ -312,10 +296,10 @@ func FidelityByGPU() ([]ProfileFidelity, error) {
 	for _, r := range res {
 		pf := by[r.Figure.GPU]
 		pf.Points++
-		if r.Figure.set() == setHeldOut {
+		if r.Figure.Set == setHeldOut {
 			pf.HeldOut++
 		}
-		if r.Figure.Why == "" {
+		if r.Figure.Set != setExempt {
 			pf.WorstErr = max(pf.WorstErr, math.Abs(r.Err))
 		}
 	}
@@ -324,256 +308,4 @@ func FidelityByGPU() ([]ProfileFidelity, error) {
 		out = append(out, *by[g.Name])
 	}
 	return out, nil
-}
-
-// FitResult is the fitted efficiencies of one architecture and the
-// training figures they were fitted to.
-type FitResult struct {
-	Eff     Efficiency
-	Figures []CitedFigure
-	Loss    float64 // sum of squared log errors at Eff
-}
-
-// Fit grid-step and ranges: MFU and bandwidth share stay within what
-// well-tuned kernels reach (a fit outside would mean a wrong figure or a
-// wrong datasheet, not an efficiency).
-const (
-	fitStep              = 0.01
-	fitMFUMin, fitMFUMax = 0.30, 0.80
-	fitBWMin, fitBWMax   = 0.60, 0.95
-	fitQuantityTTFT      = "ttft"
-	fitQuantityDecode    = "decode"
-	fitQuantityKVTokens  = "kv-tokens"
-	fitQuantityKVGiB     = "kv-gib"
-)
-
-// FitEfficiencies fits MFU and bandwidth share per architecture to the
-// time figures (TTFT and decode) not held out. The seed's architecture is
-// fitted like the others: its seed figures are in its training set, so
-// the fit keeps the seed table where the seed has it.
-func FitEfficiencies(figs []CitedFigure) ([]FitResult, error) {
-	byArch := map[string][]CitedFigure{}
-	for _, f := range figs {
-		if f.HeldOut || f.Why != "" || f.Gap != "" || (f.Quantity != fitQuantityTTFT && f.Quantity != fitQuantityDecode) {
-			continue
-		}
-		arch := gpuArch[f.GPU]
-		byArch[arch] = append(byArch[arch], f)
-	}
-	archs := make([]string, 0, len(byArch))
-	for a := range byArch {
-		archs = append(archs, a)
-	}
-	sort.Strings(archs)
-	var out []FitResult
-	for _, a := range archs {
-		train := byArch[a]
-		best := FitResult{Loss: math.Inf(1), Figures: train}
-		ps, err := fitModels(train)
-		if err != nil {
-			return nil, err
-		}
-		mfus, bws := fitGrid(train)
-		for _, mfu := range mfus {
-			for _, bw := range bws {
-				e := Efficiency{Arch: a, MFU: mfu, Bandwidth: bw, Fitted: true, DecodeGEMMShare: DecodeGEMMShare, SplitKVMMAShare: splitKVShare(a)}
-				if loss := fitLoss(train, ps, e); loss < best.Loss {
-					best.Eff, best.Loss = e, loss
-				}
-			}
-		}
-		out = append(out, best)
-	}
-	return out, nil
-}
-
-// decodeShareFit marks, in its Config, a figure DecodeGEMMShare is fitted
-// to (FitDecodeGEMMShare).
-const decodeShareFit = "decode-share-fit"
-
-// mxfp4Fit marks the figure MXFP4MoEGEMMRate is fitted to.
-const mxfp4Fit = "mxfp4-rate-fit"
-
-// constFitTags are the Config tags of figures one of the engine's fitted
-// constants (besides the per-architecture efficiencies) was fitted to.
-var constFitTags = []string{decodeShareFit, mxfp4Fit, tpotFit, skewFit, fp8Fit, nonTorchLogFit, mxfp4LatencyFit, v0SeqFit, coldCompileFit, splitKVFit}
-
-// ConstFit reports whether a fitted constant was fitted to the figure: it
-// is held out of the efficiency fit but not independent of the model, so
-// it is printed as set=const-fit and counted apart from the held-out set.
-func (f CitedFigure) ConstFit() bool {
-	for _, t := range constFitTags {
-		if strings.Contains(f.Config, t) {
-			return true
-		}
-	}
-	return false
-}
-
-// DecodeShareFit is DecodeGEMMShare as fitted and its training figures.
-type DecodeShareFit struct {
-	Share   float64
-	Figures []CitedFigure
-	Loss    float64 // sum of squared log errors at Share
-}
-
-// FitDecodeGEMMShare fits the one share shared by every architecture to
-// the figures whose Config names decodeShareFit, each with its
-// architecture's stored efficiencies (which no such figure bears on:
-// their fit takes batch-1 decode and prefill steps, to which the share
-// adds nothing), by a grid search over 0..1 minimising the squared log
-// error.
-func FitDecodeGEMMShare(figs []CitedFigure) (DecodeShareFit, error) {
-	share, fitted, loss, err := fitScalar(figs, decodeShareFit, gridRange(0, 1),
-		func(p *Perf, v float64) { p.eff.DecodeGEMMShare = v })
-	return DecodeShareFit{Share: share, Figures: fitted, Loss: loss}, err
-}
-
-// FitSplitKVMMAShare fits SplitKVMMAShare to the figures whose Config
-// names splitKVFit, each with its architecture's stored efficiencies, by
-// a grid search over 0.01..1 minimising the squared log error.
-func FitSplitKVMMAShare(figs []CitedFigure) (DecodeShareFit, error) {
-	share, fitted, loss, err := fitScalar(figs, splitKVFit, gridRange(0.01, 1),
-		func(p *Perf, v float64) { p.eff.SplitKVMMAShare = v })
-	return DecodeShareFit{Share: share, Figures: fitted, Loss: loss}, err
-}
-
-// DurationFit is a time constant as fitted and the figures it was fitted
-// to (the tag in their Config).
-type DurationFit struct {
-	Value   time.Duration
-	Figures []CitedFigure
-	Loss    float64 // sum of squared log errors at Value
-}
-
-// fitMicroseconds fits a time constant to the figures whose Config names
-// tag by fitScalar over 0..maxUS us in 1 us steps; set puts a value into a
-// figure's model.
-func fitMicroseconds(figs []CitedFigure, tag string, maxUS int, set func(*Perf, time.Duration)) (DurationFit, error) {
-	var grid []float64
-	for us := 0; us <= maxUS; us++ {
-		grid = append(grid, float64(us))
-	}
-	us, fitted, loss, err := fitScalar(figs, tag, grid, func(p *Perf, v float64) { set(p, time.Duration(v)*time.Microsecond) })
-	return DurationFit{Value: time.Duration(us) * time.Microsecond, Figures: fitted, Loss: loss}, err
-}
-
-// fitScalar fits one constant by grid search: the figures whose Config
-// names tag, each model run with set(model, v) for every v of grid; it
-// returns the first v of least squared log error, those figures and the
-// loss there.
-func fitScalar(figs []CitedFigure, tag string, grid []float64, set func(*Perf, float64)) (best float64, fitted []CitedFigure, loss float64, err error) {
-	for _, f := range figs {
-		if strings.Contains(f.Config, tag) {
-			fitted = append(fitted, f)
-		}
-	}
-	ps, err := fitModels(fitted)
-	if err != nil {
-		return 0, nil, 0, err
-	}
-	loss = math.Inf(1)
-	for _, v := range grid {
-		var l float64
-		for i, f := range fitted {
-			set(ps[i], v)
-			d := math.Log(f.Eval(ps[i]) / f.Real)
-			l += d * d
-		}
-		if l < loss {
-			best, loss = v, l
-		}
-	}
-	return best, fitted, loss, nil
-}
-
-// fitGrid is the MFU and bandwidth-share values the fit tries for one
-// architecture's training figures. A share no training figure bears on
-// stays at the shared default (one prefill figure fits MFU, not bandwidth
-// as well), so it takes the one value.
-func fitGrid(train []CitedFigure) (mfus, bws []float64) {
-	var ttft, decode bool
-	for _, f := range train {
-		ttft = ttft || f.Quantity == fitQuantityTTFT
-		decode = decode || f.Quantity == fitQuantityDecode
-	}
-	mfus, bws = []float64{MFU}, []float64{BandwidthEfficiency}
-	if ttft {
-		mfus = gridRange(fitMFUMin, fitMFUMax)
-	}
-	if decode {
-		bws = gridRange(fitBWMin, fitBWMax)
-	}
-	return mfus, bws
-}
-
-// gridRange is lo..hi in fitStep steps, rounded to the step.
-func gridRange(lo, hi float64) []float64 {
-	var out []float64
-	for x := lo; x <= hi+1e-9; x += fitStep {
-		out = append(out, round2(x))
-	}
-	return out
-}
-
-func round2(x float64) float64 { return math.Round(x*100) / 100 }
-
-// fitModels builds each figure's model once for a fit, which then re-runs
-// it at every efficiency it tries: only Perf.eff changes between tries.
-func fitModels(figs []CitedFigure) ([]*Perf, error) {
-	ps := make([]*Perf, len(figs))
-	for i, f := range figs {
-		p, err := f.perf()
-		if err != nil {
-			return nil, err
-		}
-		ps[i] = p
-	}
-	return ps, nil
-}
-
-// fitLoss is the sum of squared log errors of figs, whose models are ps
-// (fitModels), at the efficiencies e.
-func fitLoss(figs []CitedFigure, ps []*Perf, e Efficiency) float64 {
-	var loss float64
-	for i, f := range figs {
-		ps[i].eff = e
-		d := math.Log(f.Eval(ps[i]) / f.Real)
-		loss += d * d
-	}
-	return loss
-}
-
-// requestTTFT is TTFT for one prompt of n tokens alone, the first cached
-// of them in the prefix cache: RequestOverhead, then one step per chunk of
-// the step budget over the uncached rest, each reading the earlier KV.
-func requestTTFT(p *Perf, n, cached int) time.Duration {
-	d, budget := p.RequestOverhead(), p.cfg.MaxNumBatchedTokens
-	for done := cached; done < n; done += budget {
-		var s Step
-		s.AddPrefill(min(budget, n-done), done)
-		d += p.StepTime(s)
-	}
-	return d
-}
-
-// decodeStep is one decode step's time for batch sequences that each hold
-// context tokens of KV.
-func decodeStep(p *Perf, batch, context int) time.Duration {
-	return p.StepTime(Step{DecodeSeqs: batch, ContextTokens: batch * context})
-}
-
-// kvTokens is the KV cache's size in tokens, the Eval of a kv-tokens
-// figure ((*Perf).KVCacheGiB is a kv-gib figure's).
-func kvTokens(p *Perf) float64 { return float64(p.KVCacheTokens()) }
-
-// decodeAfter is the decode steps of batch sequences' answers of out
-// tokens after prompts of n: the out - 1 steps after the first token, at
-// context n+1 to n+out-1.
-func decodeAfter(p *Perf, batch, n, out int) time.Duration {
-	var d time.Duration
-	for i := 1; i < out; i++ {
-		d += decodeStep(p, batch, n+i)
-	}
-	return d
 }

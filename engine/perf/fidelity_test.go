@@ -12,7 +12,7 @@ import (
 )
 
 // TestFidelity holds the model against every cited public vLLM figure
-// (FidelityFigures) and prints the table, the fit and the held-out errors:
+// (FidelityFigures, data/figures) and prints the table, the fit and the held-out errors:
 //
 //	go test ./engine/perf -run Fidelity -v
 //
@@ -21,7 +21,8 @@ import (
 // a stored efficiency strays from what the fit finds, or when fewer than a
 // third of the figures are held out.
 func TestFidelity(t *testing.T) {
-	res, err := Evaluate(FidelityFigures)
+	figs := fidelityFigures(t)
+	res, err := Evaluate(figs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +30,7 @@ func TestFidelity(t *testing.T) {
 	count, worst := map[string]int{}, map[string]float64{} // by set
 	for _, r := range res {
 		lines = append(lines, r.Line())
-		set := r.Figure.set()
+		set := r.Figure.Set
 		count[set]++
 		worst[set] = max(worst[set], math.Abs(r.Err))
 		switch {
@@ -50,7 +51,7 @@ func TestFidelity(t *testing.T) {
 		t.Errorf("%d of %d judged figures held out; want at least a third", held, judged)
 	}
 
-	fits, err := FitEfficiencies(FidelityFigures)
+	fits, err := fitEfficiencies(figs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,29 +68,29 @@ func TestFidelity(t *testing.T) {
 				f.Eff.Arch, stored.MFU, stored.Bandwidth, f.Eff.MFU, f.Eff.Bandwidth)
 		}
 	}
-	share, err := FitDecodeGEMMShare(FidelityFigures)
+	share, err := fitDecodeGEMMShare(figs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	lines = append(lines, shareFitLine(t, "decode-gemm-share", "DecodeGEMMShare", share, DecodeGEMMShare))
-	kv, err := FitSplitKVMMAShare(FidelityFigures)
+	kv, err := fitSplitKVMMAShare(figs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	lines = append(lines, shareFitLine(t, "split-kv-mma-share", "SplitKVMMAShare", kv, SplitKVMMAShare))
-	lat, err := FitMXFP4MoELatency(FidelityFigures)
+	lat, err := fitMXFP4MoELatency(figs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	lines = append(lines, durationFitLine(t, "mxfp4-moe-latency", "MXFP4MoELayerLatency", "gptoss.go",
 		lat.Value, MXFP4MoELayerLatency, lat.Loss, lat.Figures))
-	v0, err := FitV0SeqOverhead(FidelityFigures)
+	v0, err := fitV0SeqOverhead(figs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	lines = append(lines, durationFitLine(t, "v0-seq-overhead", "V0SeqOverhead", "version.go",
 		v0.Value, V0SeqOverhead, v0.Loss, v0.Figures))
-	lines = append(lines, memoryLines(t)...)
+	lines = append(lines, memoryLines(t, figs)...)
 	for _, g := range GPUs() {
 		e := EfficiencyFor(g)
 		lines = append(lines, fmt.Sprintf("EFFICIENCY gpu=%s arch=%s mfu=%.2f bandwidth=%.2f fitted=%v gap=%q",
@@ -113,8 +114,8 @@ func storedEfficiency(arch string) Efficiency {
 // has figures or says in fidelityGaps why not.
 func TestFidelityTableComplete(t *testing.T) {
 	per := map[string]int{}
-	for _, f := range FidelityFigures {
-		if f.Source == "" || f.VLLM == "" || f.Measured == "" || f.Eval == nil || f.Real <= 0 || strings.ContainsAny(f.Config, " \t") {
+	for _, f := range fidelityFigures(t) {
+		if f.Source == "" || f.VLLM == "" || f.Measured == "" || f.eval == nil || f.Real <= 0 || strings.ContainsAny(f.Config, " \t") {
 			t.Errorf("figure %s %s %s %q: needs a source, vLLM version, measured model, Eval, a positive value and a one-token config",
 				f.GPU, f.Model, f.Quantity, f.Config)
 		}
@@ -142,9 +143,31 @@ func TestFidelityTableComplete(t *testing.T) {
 // TestCalibration tokenizes.
 func TestSeedPromptTokens(t *testing.T) {
 	prompt, cached := seedPrompt(t, calibrationPerf(t))
-	if prompt != seedPromptTokens || cached != seedCachedTokens {
-		t.Errorf("seed prompt %d tokens, %d cached; the fidelity table uses %d and %d", prompt, cached, seedPromptTokens, seedCachedTokens)
+	n := 0
+	for _, f := range fidelityFigures(t) {
+		name, args, err := splitFields(f.Method)
+		if f.GPU != DefaultGPU || f.Model != DefaultModel || name != "request-ttft" || err != nil {
+			continue
+		}
+		n++
+		if args["prompt"] != strconv.Itoa(prompt) || args["cached"] != strconv.Itoa(cached) {
+			t.Errorf("seed prompt %d tokens, %d cached; the fidelity table (%s) uses %s and %s", prompt, cached, f.Pos,
+				args["prompt"], args["cached"])
+		}
 	}
+	if n == 0 {
+		t.Error("no seed figure of one request's TTFT")
+	}
+}
+
+// fidelityFigures is FidelityFigures, failing t on an error.
+func fidelityFigures(t testing.TB) []CitedFigure {
+	t.Helper()
+	figs, err := FidelityFigures()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return figs
 }
 
 // TestL4Qwen3Refusal: the L4's Qwen3-8B figure (kvL4Figures) is evaluated
@@ -192,7 +215,7 @@ func TestDatasheets(t *testing.T) {
 // TestFidelityFails: the check is live. A figure moved 30% away from the
 // model's value fails its target.
 func TestFidelityFails(t *testing.T) {
-	f := FidelityFigures[0]
+	f := fidelityFigures(t)[0]
 	res, err := Evaluate([]CitedFigure{f})
 	if err != nil {
 		t.Fatal(err)
@@ -213,7 +236,10 @@ func TestFidelityFails(t *testing.T) {
 		err     float64
 		pass    bool
 	}{{false, 0.14, true}, {false, 0.17, false}, {true, 0.17, true}, {true, 0.22, false}} {
-		f.HeldOut = c.heldOut
+		f.Set = setFit
+		if c.heldOut {
+			f.Set = setHeldOut
+		}
 		f.Real = res[0].Model / (1 + c.err)
 		got, err := Evaluate([]CitedFigure{f})
 		if err != nil {
@@ -226,7 +252,7 @@ func TestFidelityFails(t *testing.T) {
 	}
 	// A known gap stands while the model misses it and fails once it does
 	// not, so the label cannot outlive the gap.
-	f.HeldOut, f.Gap = true, "a test gap"
+	f.Set, f.Why = setGap, "a test gap"
 	for _, c := range []struct {
 		err  float64
 		pass bool
@@ -250,11 +276,11 @@ func TestFidelityFails(t *testing.T) {
 // non-torch memory as the figure's vLLM counts it). A MEMFIT line gives the
 // one fitted memory constant, NonTorchDeviceGiB, from the seed's KV cache,
 // and the test fails if the stored value strays from it by more than 0.01.
-func memoryLines(t *testing.T) []string {
+func memoryLines(t *testing.T, figs []CitedFigure) []string {
 	var out []string
 	var cold []coldCompileInput
-	for _, f := range FidelityFigures {
-		if f.Quantity != fitQuantityKVTokens && f.Quantity != fitQuantityKVGiB {
+	for _, f := range figs {
+		if f.Quantity != quantityKVTokens && f.Quantity != quantityKVGiB {
 			continue
 		}
 		p, err := f.perf()
@@ -275,13 +301,13 @@ func memoryLines(t *testing.T) []string {
 			f.GPU, f.Model, f.Config, f.VLLM, p.budget()/gib, p.WeightsGiB(), kvReal, implied, p.ReserveGiB(),
 			mp.Forward, mp.Sampler, mp.NonTorch, counted, v2Parts(mp), cfg.MaxNumBatchedTokens, cfg.MaxNumSeqs, cfg.TensorParallelSize,
 			p.ReserveGiB()-implied))
-		if strings.Contains(f.Config, coldCompileFit) {
+		if f.Fits == "coldCompilePeak028GiB" {
 			cold = append(cold, coldCompileInput{f, implied, implied - mp.NonTorch - mp.Persistent})
 		}
-		if strings.Contains(f.Config, nonTorchLogFit) {
+		if f.Fits == "NonTorchIncrease019GiB" || f.Fits == "NonTorchIncreaseTP019GiB" {
 			out = append(out, nonTorchLogFitLine(t, f, p, implied))
 		}
-		if f.GPU == DefaultGPU && f.Model == DefaultModel && !f.HeldOut && f.Why == "" {
+		if f.GPU == DefaultGPU && f.Model == DefaultModel && f.Set == setFit {
 			fitted := implied - mp.Activations()
 			out = append(out, fmt.Sprintf("MEMFIT non-torch-device=%.3fGiB stored=%.3fGiB inputs=[seed kv-tokens %s=%s: reserve-implied %.3fGiB - forward %.3f - sampler %.3f]",
 				fitted, NonTorchDeviceGiB, f.Config, formatValue(f.Real, f.Unit), implied, mp.Forward, mp.Sampler))
@@ -314,7 +340,7 @@ type coldCompileInput struct {
 // strays from it by more than 0.01 GiB.
 func coldCompileFitLine(t *testing.T, in []coldCompileInput) string {
 	if len(in) == 0 {
-		t.Fatal("no figure is tagged " + coldCompileFit)
+		t.Fatal("no figure fits coldCompilePeak028GiB")
 	}
 	var sum float64
 	var parts []string
@@ -336,7 +362,7 @@ func coldCompileFitLine(t *testing.T, in []coldCompileInput) string {
 var loggedNonTorch = regexp.MustCompile(`non-torch forward increase memory ([0-9.]+) GiB`)
 
 // nonTorchLogFitLine is the MEMFIT line of a log a 0.19 non-torch constant
-// is read from (nonTorchLogFit): the stored constant, the log's figure and
+// is read from (fits NonTorchIncrease019GiB or NonTorchIncreaseTP019GiB): the stored constant, the log's figure and
 // what the log's KV cache implies beside the model's activations. The
 // test fails if the stored constant is not the log's.
 func nonTorchLogFitLine(t *testing.T, f CitedFigure, p *Perf, implied float64) string {
@@ -360,7 +386,7 @@ func nonTorchLogFitLine(t *testing.T, f CitedFigure, p *Perf, implied float64) s
 // kvRealGiB is a KV-cache figure in GiB per GPU (a token count at the
 // model's bytes per token).
 func kvRealGiB(p *Perf, f CitedFigure) float64 {
-	if f.Quantity == fitQuantityKVTokens {
+	if f.Quantity == quantityKVTokens {
 		return f.Real * float64(p.KVBytesPerTokenPerGPU()) / gib
 	}
 	return f.Real
@@ -368,7 +394,7 @@ func kvRealGiB(p *Perf, f CitedFigure) float64 {
 
 // shareFitLine is the FIT line of a share constant stored in step.go,
 // failing t when the fit strays from it by more than a grid step.
-func shareFitLine(t *testing.T, name, constant string, fit DecodeShareFit, stored float64) string {
+func shareFitLine(t *testing.T, name, constant string, fit shareFit, stored float64) string {
 	t.Helper()
 	if len(fit.Figures) == 0 || math.Abs(fit.Share-stored) > fitStep+1e-9 {
 		t.Errorf("%s %.2f, the fit to %d figures finds %.2f: update step.go", constant, stored, len(fit.Figures), fit.Share)
@@ -394,4 +420,34 @@ func fitInputs(figs []CitedFigure) string {
 		ins = append(ins, fig.GPU+" "+fig.Model+" "+fig.Quantity+":"+fig.Config+"="+formatValue(fig.Real, fig.Unit))
 	}
 	return strings.Join(ins, "; ")
+}
+
+// TestOfflineRunsFitKV holds the offline batch figures (method
+// offline-e2e: Argonne's LLM.generate runs) to runs vLLM could keep
+// whole: every sequence's prompt and answer in the KV cache the model
+// sizes at those flags, so no row prices a preemption the model does not
+// run.
+func TestOfflineRunsFitKV(t *testing.T) {
+	n := 0
+	for _, f := range fidelityFigures(t) {
+		name, args, err := splitFields(f.Method)
+		if err != nil || name != "offline-e2e" {
+			continue
+		}
+		n++
+		p, err := f.perf()
+		if err != nil {
+			t.Fatal(err)
+		}
+		batch, _ := strconv.Atoi(args["batch"])
+		in, _ := strconv.Atoi(args["input"])
+		out, _ := strconv.Atoi(args["output"])
+		if need := batch * (in + out); need > p.KVCacheTokens() {
+			t.Errorf("%s: %s %s batch %d x (%d+%d) tokens = %d, over the %d-token KV cache",
+				f.Pos, f.GPU, f.Model, batch, in, out, need, p.KVCacheTokens())
+		}
+	}
+	if n == 0 {
+		t.Error("no offline-e2e figure")
+	}
 }

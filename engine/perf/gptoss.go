@@ -38,8 +38,8 @@ import (
 // in-kernel dequantization of the 4-bit weights, 32 experts of 2,880 x
 // 5,760 and 2,880 x 2,880 each taking a few hundred tokens of a chunk).
 // Fitted, not cited: the value (in steps of 0.02) that puts gpustack's
-// gpt-oss-20b run on one H100 with 4,000-token prompts (fidelity_moe.go,
-// Config "mxfp4-rate-fit") within the same error on both its median TTFT
+// gpt-oss-20b run on one H100 with 4,000-token prompts (data/figures/gpustack-performance-lab.csv,
+// fits MXFP4MoEGEMMRate) within the same error on both its median TTFT
 // (-5.0%) and median TPOT (+4.4%) beside the attention, the bf16 GEMMs
 // and the step overheads (0.32: +0.2% and +10.1%; 0.36: -9.6% and -0.6%);
 // the 2,000- and 32,000-token runs are held out against it. 0.34 of the
@@ -72,7 +72,7 @@ func (m Model) linearBytes() float64 {
 // MARLIN branch) rounds each rank's expert intermediate size up to 128 and
 // the hidden size up to 256 before loading. For gpt-oss-20b (2,880 both)
 // that is 2,944 x 3,072 for 2,880 x 2,880, 9.0% more expert bytes: vLLM
-// 0.19 logs 13.72 GiB of weights on an A100 (fidelity_figures.go) where
+// 0.19 logs 13.72 GiB of weights on an A100 (data/figures/vllm-startup-logs.csv) where
 // the checkpoint's bytes are 12.82. Hopper's Triton path rounds the
 // intermediate size to 64 only, which 2,880 already is. The padding is
 // memory; the model's per-step weight reads stay the checkpoint's (no
@@ -184,7 +184,7 @@ func (p *Perf) gemmSeconds(linFLOPs float64, tokens int, rate float64) float64 {
 // Hopper path differs from the dense models the step's other costs are
 // fitted on. It rides in the GEMM phase's memory-bound branch, so a
 // compute-bound prefill hides it as a large kernel hides its latency.
-// Fitted (FitMXFP4MoELatency, TestFidelity's "FIT mxfp4-moe-latency"
+// Fitted (fitMXFP4MoELatency, TestFidelity's "FIT mxfp4-moe-latency"
 // line) to the batch-1 row alone, in 1 us steps; its 4 and 8 in flight
 // are held out. It is the default path's of that release: SemiAnalysis'
 // InferenceX runs gpt-oss on H100 and H200 with VLLM_MXFP4_USE_MARLIN=1
@@ -206,14 +206,4 @@ func (p *Perf) mxfp4MoELatencySeconds() float64 {
 		return 0
 	}
 	return float64(m.Layers) * p.mxfp4Latency.Seconds()
-}
-
-// mxfp4LatencyFit marks the figure MXFP4MoELayerLatency is fitted to.
-const mxfp4LatencyFit = "mxfp4-latency-fit"
-
-// FitMXFP4MoELatency fits MXFP4MoELayerLatency to the figures whose
-// Config names mxfp4LatencyFit, by a grid search over 0..200 us in 1 us
-// steps minimising the squared log error.
-func FitMXFP4MoELatency(figs []CitedFigure) (DurationFit, error) {
-	return fitMicroseconds(figs, mxfp4LatencyFit, 200, func(p *Perf, d time.Duration) { p.mxfp4Latency = d })
 }

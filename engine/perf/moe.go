@@ -20,7 +20,7 @@ import "math"
 // prefill of hundreds of tokens reads them all). Real routers are skewed
 // toward popular experts, so this is an upper bound on the bytes a small
 // batch reads; the fidelity test holds it against Mixtral-8x7B's decode
-// at TP=4 and 8 (fidelity_parallel.go).
+// at TP=4 and 8 (data/figures/lambdalabs-vllm-benchmark.csv).
 
 // IsMoE reports whether the model has routed experts.
 func (m Model) IsMoE() bool { return m.Experts > 0 }

@@ -57,8 +57,8 @@ type Link struct {
 // Latency: NVIDIA/nccl issue #1259 measures NCCL all-reduce of 128 B-64 KB
 // on an HGX 8x H100 inside CUDA graphs at ~6 us for 2 GPUs, growing with
 // the GPU count. The NVLink figure here is fitted, not cited: it is what
-// LambdaLabs' Llama-3-70B TP=8 median TPOT on 8x H100 (fidelity_parallel.go,
-// Config "link-latency-fit") leaves beside the bytes and the step
+// LambdaLabs' Llama-3-70B TP=8 median TPOT on 8x H100 (data/figures/lambdalabs-vllm-benchmark.csv,
+// fits nvlinkLatency) leaves beside the bytes and the step
 // overheads, 15 us per all-reduce (16 before DecodeGEMMShare, step.go,
 // priced the batch's GEMMs); the TP=4 run, the FP8 run and Mixtral
 // are held out against it. A100 NVLink takes
@@ -108,8 +108,8 @@ const (
 // launches its own kernels, so the ranks reach each all-reduce apart and
 // all wait for the last; nccl-tests, which runs all-reduces back to back
 // with nothing between, never sees it. Fitted, not cited: it is what
-// LambdaLabs' Llama-3-70B TP=8 median TTFT (fidelity_parallel.go, Config
-// "rank-skew-fit") leaves beside the FLOPs, NCCL's time and the step
+// LambdaLabs' Llama-3-70B TP=8 median TTFT (data/figures/lambdalabs-vllm-benchmark.csv, Config
+// fits RankSkew) leaves beside the FLOPs, NCCL's time and the step
 // overheads; the TP=2 and TP=4 runs, the FP8 runs and Llama-3-8B at TP=2,
 // 4 and 8 are held out against it. Linear in the ranks beyond the first
 // because those runs, each priced at NCCL's own times, leave per
@@ -144,7 +144,7 @@ var fp8GPUs = map[string]bool{"h100-80gb": true, "h200-141gb": true, "l4-24gb": 
 // input to fp8 per token (a kernel that reads and writes the activations)
 // and the scaled GEMM's epilogue applies the per-token and per-channel
 // scales. Fitted, not cited: it is what LambdaLabs' 70B-FP8 TTFT on one
-// H100 (fidelity_parallel.go, Config "fp8-rate-fit"; no all-reduce there)
+// H100 (data/figures/lambdalabs-vllm-benchmark.csv, Config "fp8-rate-fit"; no all-reduce there)
 // leaves beside the step overheads; the same checkpoint at TP=4 and 8 is
 // held out against it.
 const FP8GEMMSpeedup = 1.33

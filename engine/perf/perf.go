@@ -129,7 +129,7 @@ type Perf struct {
 	link     Link     // LinkOf(gpu), looked up once: every step's all-reduce reads it
 	loop     stepLoop // how the release's step loop meets the GPU (version.go)
 	// mxfp4Latency is MXFP4MoELayerLatency, a field so that
-	// FitMXFP4MoELatency can try other values.
+	// fitMXFP4MoELatency (fit_test.go) can try other values.
 	mxfp4Latency time.Duration
 }
 

@@ -53,7 +53,7 @@ const (
 	// tokens too: the curves tried (GEMMs paying extra rows, weight reads
 	// adding to FLOPs, wave quantization) each break cited rows, and the
 	// one source that seemed to show a step-size effect shows it for one
-	// model, in one run that is slow throughout (fidelity_small.go,
+	// model, in one run that is slow throughout (data/figures/nano-vllm-rtx3060.csv,
 	// smallChunkRunWhy).
 	MFU = 0.60
 
@@ -108,9 +108,9 @@ const (
 // the further decode tokens' FLOPs), at the architecture's fitted rate.
 // vLLM's decode step grows with the batch by far more than its KV reads:
 // per sequence and step ~270 us on an L4 (Qwen2.5-7B, whose GEMMs take
-// 304 us at the L4's rate; ree2raz/inference-bench, fidelity_small.go),
+// 304 us at the L4's rate; data/figures/ree2raz-inference-bench.csv),
 // 44-49 us on an A100 (7-8B, 66-71 us; the same repository's A100 40GB
-// runs, Argonne's Meta-Llama-3-8B batches, fidelity_dc.go, LambdaLabs'
+// runs, Argonne's Meta-Llama-3-8B batches, data/figures/argonne-llm-inference-bench.csv, LambdaLabs'
 // batch 10 against 1), 21 us on an H100 (8B, 26 us; LambdaLabs): 0.6-0.9
 // of the FLOPs' time, scaling with each GPU's tensor rate rather than its
 // host, so GPU work: a GEMM of a few rows does not hide its tensor-core
@@ -119,7 +119,7 @@ const (
 // bytes alone, so a batch-1 step is unchanged. Prefill tokens are not
 // charged: a chunk large enough to matter is compute-bound, and the
 // seed's 14-token repeat prefill is met by the bytes. Fitted
-// (FitDecodeGEMMShare; TestFidelity's "FIT decode-gemm-share" line) to
+// (fitDecodeGEMMShare; TestFidelity's "FIT decode-gemm-share" line) to
 // the largest short-context batch of each of the four sources: the A100
 // 40GB at 64 in flight (Qwen2.5-7B on vLLM 0.20.1, 15.2 ms; Llama-3-8B's
 // 128/128 batch, 3.289 s), the H100's 128/128 batch of 64 (1.688 s) and
@@ -324,31 +324,28 @@ func (p *Perf) attentionFLOPs(s Step) float64 {
 // bandwidth the weights get; on the A100, A10G and L4 they take 25-60%
 // of it and hide under the reads (the attention phase is the larger of
 // the two). Taking their sum instead (tried, the tiles at the GEMM MFU)
-// moved Argonne's A100 64 x 1,024-token run (fidelity_dc.go) from +1.0%
+// moved Argonne's A100 64 x 1,024-token run (data/figures/argonne-llm-inference-bench.csv) from +1.0%
 // to +12.0%: there the tiles hide. A mixed step (a prefill chunk beside decodes) has max_seqlen_q >
 // 1 and no swap, so by the same source each decode query fills a 64-row
 // block per query head; not modelled: priced so (a throwaway patch, the
 // 3060's MFU refitted 0.78 -> 0.80) Qwen3-0.6B's TTFTs beside one decode
-// (fidelity_small.go) go -7.7/-5.6/-0.3% -> -0.7/-3.0/+0.4% and
+// (data/figures/nano-vllm-rtx3060.csv) go -7.7/-5.6/-0.3% -> -0.7/-3.0/+0.4% and
 // Qwen2.5-3B's 2,048-token chunks +11.4% -> +9.6%, but 32 decodes beside a
 // 512-token chunk on the seed's profile then cost 23 ms more than the
 // two steps apart (TestMixedStep's bound), and no row has many decodes
 // in a mixed step to check that.
 //
-// Fitted (FitSplitKVMMAShare; TestFidelity's "FIT split-kv-mma-share"
+// Fitted (fitSplitKVMMAShare; TestFidelity's "FIT split-kv-mma-share"
 // line) to one figure, Qwen3-0.6B decoding two sequences of ~3,440 and
-// ~4,890 tokens on the RTX 3060 (fidelity_att.go: 9.085 ms, 7.4 ms
+// ~4,890 tokens on the RTX 3060 (data/figures/nano-vllm-rtx3060.csv: 9.085 ms, 7.4 ms
 // without this). Held out against it: Qwen2.5-3B's 8 sequences of ~4,350
-// tokens in the same repository's runs (fidelity_small.go; -19.1% ->
+// tokens in the same repository's runs (data/figures/nano-vllm-rtx3060.csv; -19.1% ->
 // -11.5%) and its one sequence of ~3,000 (-1.9% -> -0.9%). Below the
 // 3060's 0.78 GEMM MFU: a 4-warp tile that also runs the softmax of every
 // padded row, at one or two blocks per SM (the kernel's
 // num_splits_heuristic fills 48 of 56 block slots with 16 sequence x
 // KV-head pairs on 28 SMs, in both rows).
 const SplitKVMMAShare = 0.52
-
-// splitKVFit marks the figure SplitKVMMAShare is fitted to.
-const splitKVFit = "split-kv-mma-fit"
 
 // splitKVArchs are the architectures whose vLLM decode runs
 // FlashAttention-2 (compute capability 8.x); Hopper runs

@@ -88,7 +88,7 @@ type stepLoop struct {
 	// step's CPU work (StepOverhead) overlaps the previous step's GPU work.
 	asyncScheduling bool
 	// v0Seq is what each decoding sequence adds to a step in V0
-	// (V0SeqOverhead), 0 from V1 on; a field so that FitV0SeqOverhead can
+	// (V0SeqOverhead), 0 from V1 on; a field so that fitV0SeqOverhead can
 	// try other values.
 	v0Seq time.Duration
 }
@@ -152,10 +152,10 @@ func (l stepLoop) overlap(b Breakdown) Breakdown {
 // (vllm/v1/worker/gpu_input_batch.py's InputBatch). The seed's V1 and
 // later releases pay none.
 //
-// Fitted (FitV0SeqOverhead; TestFidelity's "FIT v0-seq-overhead" line;
+// Fitted (fitV0SeqOverhead; TestFidelity's "FIT v0-seq-overhead" line;
 // 46 us before the A100's MFU took Argonne's offline prefills, 0.63 ->
 // 0.68, which shortened the share's FLOP time beside it) to one figure, Argonne's A100 40GB batch of 32 Llama-3-8B prompts of
-// 128 tokens answered with 128 (fidelity_dc.go), whose batch-1 siblings
+// 128 tokens answered with 128 (data/figures/argonne-llm-inference-bench.csv), whose batch-1 siblings
 // the model meets within 1.5% with no V0 term, so what its steps add over
 // them beyond DecodeGEMMShare is per sequence; DecodeGEMMShare is fitted
 // with it in place. Held out against it: the same files' other batch
@@ -164,13 +164,3 @@ func (l stepLoop) overlap(b Breakdown) Breakdown {
 // The same per-sequence cost on both GPUs is a host cost: the H100's
 // faster GPU work makes it a larger share of its steps, as its rows show.
 const V0SeqOverhead = 54 * time.Microsecond
-
-// v0SeqFit marks the figure V0SeqOverhead is fitted to.
-const v0SeqFit = "v0-seq-fit"
-
-// FitV0SeqOverhead fits V0SeqOverhead to the figures whose Config names
-// v0SeqFit, each replayed at its release, by a grid search over 0..100 us
-// in 1 us steps minimising the squared log error.
-func FitV0SeqOverhead(figs []CitedFigure) (DurationFit, error) {
-	return fitMicroseconds(figs, v0SeqFit, 100, func(p *Perf, d time.Duration) { p.loop.v0Seq = d })
-}

@@ -91,7 +91,7 @@ func TestAsyncSchedulingStep(t *testing.T) {
 // release (the sorting sampler's, llm-d's table, states none).
 func TestMemoryReleaseMatchesStatedVersion(t *testing.T) {
 	byMinor := map[int]MemoryRelease{19: MemoryTritonSampler, 28: MemoryModelRunnerV2}
-	for _, f := range FidelityFigures {
+	for _, f := range fidelityFigures(t) {
 		v, err := parseVLLMVersion(statedVersion(f.VLLM))
 		stated, ok := byMinor[v.minor]
 		switch {
