@@ -15,12 +15,6 @@ import (
 // engine, request by request.
 const DirectSuffix = "-direct"
 
-// Paths a run's requests took (result.Workload.Path) with --direct-url.
-const (
-	PathProxied = "proxied"
-	PathDirect  = "direct"
-)
-
 // checkDirectURL checks --direct-url: an http(s) URL other than the base
 // URL, on a plain run (a max-rate search's steps have no direct side).
 func checkDirectURL(cfg *Config) error {
@@ -98,8 +92,8 @@ func (r *Runner) directRun(run *result.Run, st *runState) *result.Run {
 	run.Workload.DirectURL = r.DirectURL
 	drun := &result.Run{Name: d.spec.Name, Stream: run.Stream, Workload: run.Workload, StartedAt: run.StartedAt,
 		DurationS: run.DurationS, Shard: run.Shard}
-	run.Workload.Path, run.Workload.PairedWith = PathProxied, drun.Name
-	drun.Workload.Path, drun.Workload.PairedWith = PathDirect, run.Name
+	run.Workload.Path, run.Workload.PairedWith = result.PathProxied, drun.Name
+	drun.Workload.Path, drun.Workload.PairedWith = result.PathDirect, run.Name
 	d.acc.Fill(drun, d.spec.SLO)
 	r.commonErr[drun.Name] = d.acc.Fails.Commonest()
 	if err := d.acc.Tally.SpillErr(); err != nil {

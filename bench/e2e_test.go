@@ -155,7 +155,7 @@ func TestModes(t *testing.T) {
 		{Mode: workload.ModeRate, Rate: 40, Arrival: workload.ArrivalPoisson, Requests: 12, Seed: 1},
 		{Mode: workload.ModeRate, Rate: 40, Arrival: workload.ArrivalGamma, Burstiness: 0.5, Duration: 300 * time.Millisecond},
 	} {
-		t.Run(w.Mode+"/"+w.Arrival, func(t *testing.T) {
+		t.Run(string(w.Mode)+"/"+w.Arrival, func(t *testing.T) {
 			var runs []RunSpec
 			for _, stream := range []bool{true, false} {
 				runs = append(runs, RunSpec{Name: map[bool]string{true: "streaming", false: "non-streaming"}[stream],

@@ -10,7 +10,6 @@ import (
 
 	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/bench/stats"
-	"github.com/servebench/servebench/bench/workload"
 )
 
 // errSaturated stops an open-loop run's sending once its queue grows
@@ -58,11 +57,11 @@ type steadyTracker struct {
 // newSteadyTracker tracks a run of workload mode and concurrency that
 // started at start; rate is an open loop's schedule (wall), stop stops its
 // sending (nil: a finished run's records, nothing to stop).
-func newSteadyTracker(mode string, concurrency int, start time.Time, rate float64, stop func(error)) *steadyTracker {
+func newSteadyTracker(mode result.Mode, concurrency int, start time.Time, rate float64, stop func(error)) *steadyTracker {
 	if stop == nil {
 		stop = func(error) {}
 	}
-	return &steadyTracker{start: start, open: mode == workload.ModeRate || mode == workload.ModeTrace,
+	return &steadyTracker{start: start, open: mode.OpenLoop(),
 		conc: max(1, concurrency), rate: rate, stop: stop, stride: 1, firstEnd: -1}
 }
 

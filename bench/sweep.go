@@ -3,7 +3,6 @@ package bench
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/servebench/servebench/bench/result"
@@ -64,7 +63,7 @@ func (s Sweep) Runs(base RunSpec) ([]RunSpec, error) {
 			return nil, fmt.Errorf("sweep: --concurrency %d: expected levels of at least 1", c)
 		}
 		r := base
-		r.Name = "c=" + strconv.Itoa(c)
+		r.Name = string(result.ConcurrencyRun(c))
 		r.Workload.Mode, r.Workload.Concurrency = workload.ModeConcurrent, c
 		if auto {
 			r.Workload.Requests = max(MinSweepRequests, 4*c)
@@ -76,7 +75,7 @@ func (s Sweep) Runs(base RunSpec) ([]RunSpec, error) {
 			return nil, fmt.Errorf("sweep: --rate %v: expected levels > 0 requests/s", rate)
 		}
 		r := base
-		r.Name = "rate=" + strconv.FormatFloat(rate, 'g', -1, 64)
+		r.Name = string(result.RateRun(rate))
 		r.Workload.Mode, r.Workload.Rate = workload.ModeRate, s.Clock.RateFromModelled(rate)
 		if auto {
 			r.Workload.Requests = max(MinSweepRequests, int(10*rate))

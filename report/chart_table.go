@@ -86,7 +86,7 @@ func barChart(res *result.Results, t *TableModel, title string) ([]byte, error) 
 // otherwise.
 func groupWord(res *result.Results) string {
 	for _, r := range res.Runs {
-		if r.Name != "streaming" && r.Name != "non-streaming" {
+		if !result.RunName(r.Name).Standard() {
 			return "run"
 		}
 	}

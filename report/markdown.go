@@ -305,11 +305,8 @@ func recordKind(r *result.Record) int {
 func writeRun(b *strings.Builder, r *result.Run, nrec [3]int) {
 	fmt.Fprintf(b, "### %s\n\n", mdEscape(RunLabel(r.Name)))
 	wl := r.Workload
-	mode := "streaming"
-	if !r.Stream {
-		mode = "non-streaming"
-	}
-	load := wl.Mode
+	mode := result.StreamRun(r.Stream)
+	load := string(wl.Mode)
 	switch {
 	case wl.Concurrency > 0:
 		load = fmt.Sprintf("%s, concurrency %d", wl.Mode, wl.Concurrency)

@@ -18,13 +18,6 @@ import (
 // (run --direct-url).
 const FilePath = "path.png"
 
-// Path and PairedWith values of a run sent with --direct-url (bench's
-// PathProxied and PathDirect; report reads results, not bench).
-const (
-	pathProxied = "proxied"
-	pathDirect  = "direct"
-)
-
 // PathPair is a run sent through the path under test and its direct side:
 // the same requests, sent one after the other in alternating order.
 type PathPair struct {
@@ -40,11 +33,11 @@ func PathPairs(res *result.Results, recs []result.Record) []PathPair {
 	var pairs []PathPair
 	for i := range res.Runs {
 		p := &res.Runs[i]
-		if p.Workload.Path != pathProxied {
+		if p.Workload.Path != result.PathProxied {
 			continue
 		}
 		j := slices.IndexFunc(res.Runs, func(r result.Run) bool {
-			return r.Name == p.Workload.PairedWith && r.Workload.Path == pathDirect
+			return r.Name == p.Workload.PairedWith && r.Workload.Path == result.PathDirect
 		})
 		if j < 0 {
 			continue

@@ -89,9 +89,9 @@ func sweepLoads(res *result.Results) ([]float64, bool) {
 		var k string
 		var v float64
 		switch {
-		case len(r.Name) > 2 && r.Name[:2] == "c=" && r.Workload.Concurrency > 0:
+		case result.RunName(r.Name).IsConcurrencyLevel() && r.Workload.Concurrency > 0:
 			k, v = "c", float64(r.Workload.Concurrency)
-		case len(r.Name) > 5 && r.Name[:5] == "rate=" && r.Workload.Rate > 0:
+		case result.RunName(r.Name).IsRateLevel() && r.Workload.Rate > 0:
 			k, v = "rate", r.Workload.Rate
 		default:
 			return nil, false
@@ -107,7 +107,7 @@ func sweepLoads(res *result.Results) ([]float64, bool) {
 
 // sweepKind is "c" or "rate" for a sweep.
 func sweepKind(res *result.Results) string {
-	if len(res.Runs) > 0 && res.Runs[0].Workload.Concurrency > 0 && res.Runs[0].Name[:2] == "c=" {
+	if len(res.Runs) > 0 && res.Runs[0].Workload.Concurrency > 0 && result.RunName(res.Runs[0].Name).IsConcurrencyLevel() {
 		return "c"
 	}
 	return "rate"

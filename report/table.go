@@ -160,10 +160,10 @@ func tableCaption(engineFrom string) string {
 // RunLabel is how tables and charts name a run: the seed's "Streaming" and
 // "Non-streaming" for the two standard runs, the run name otherwise.
 func RunLabel(name string) string {
-	switch name {
-	case "streaming":
+	switch result.RunName(name) {
+	case result.RunStreaming:
 		return "Streaming"
-	case "non-streaming":
+	case result.RunNonStreaming:
 		return "Non-streaming"
 	}
 	return name

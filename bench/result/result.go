@@ -161,7 +161,7 @@ type Startup struct {
 // Workload is what a run asked of the server. compare refuses to compare
 // runs whose workloads differ.
 type Workload struct {
-	Mode string `json:"mode"` // sequential | concurrent | rate
+	Mode Mode `json:"mode"` // ModeSequential, ModeConcurrent, ModeRate or ModeTrace
 	// AcceptEncoding is what the client asked of the path: "gzip" (as the
 	// OpenAI SDKs and browsers do; the default) or "identity"; absent in
 	// results from before servebench asked for gzip (they sent none).
@@ -219,7 +219,7 @@ type Workload struct {
 	// alternating order: Path "proxied" through the server's base URL (a
 	// proxy, a gateway), "direct" to DirectURL (the engine itself);
 	// PairedWith names the other side's run (same requests, by index).
-	Path       string `json:"path,omitempty"`
+	Path       Path   `json:"path,omitempty"`
 	PairedWith string `json:"paired_with,omitempty"`
 	DirectURL  string `json:"direct_url,omitempty"`
 	// LoRA is the adapter mix (--lora, --lora-dist): the distribution and
@@ -232,7 +232,7 @@ type Workload struct {
 
 // OpenLoop reports whether the run sent on a schedule (rate, trace), so
 // latency is also measured from the intended send time.
-func (w *Workload) OpenLoop() bool { return w.Mode == "rate" || w.Mode == "trace" }
+func (w *Workload) OpenLoop() bool { return w.Mode.OpenLoop() }
 
 // TraceWorkload is how a trace was replayed.
 type TraceWorkload struct {

@@ -5,14 +5,16 @@ import (
 	"math"
 	"math/rand/v2"
 	"time"
+
+	"github.com/servebench/servebench/bench/result"
 )
 
-// Workload modes.
+// Workload modes: result's, which results.json records and reports read.
 const (
-	ModeSequential = "sequential"
-	ModeConcurrent = "concurrent"
-	ModeRate       = "rate"
-	ModeTrace      = "trace" // open loop on a trace's send times (--trace)
+	ModeSequential = result.ModeSequential
+	ModeConcurrent = result.ModeConcurrent
+	ModeRate       = result.ModeRate
+	ModeTrace      = result.ModeTrace // open loop on a trace's send times (--trace)
 )
 
 // Arrival processes for ModeRate.
@@ -24,7 +26,7 @@ const (
 
 // Modes and Arrivals list the valid names, for help texts and errors.
 var (
-	Modes    = []string{ModeSequential, ModeConcurrent, ModeRate, ModeTrace}
+	Modes    = []result.Mode{ModeSequential, ModeConcurrent, ModeRate, ModeTrace}
 	Arrivals = []string{ArrivalConstant, ArrivalPoisson, ArrivalGamma}
 )
 
@@ -35,7 +37,7 @@ const DefaultMaxWorkers = 10000
 
 // Workload decides how many requests are sent and when.
 type Workload struct {
-	Mode        string        // ModeSequential, ModeConcurrent, ModeRate or ModeTrace
+	Mode        result.Mode   // ModeSequential, ModeConcurrent, ModeRate or ModeTrace
 	Concurrency int           // ModeConcurrent: requests in flight (closed loop)
 	Rate        float64       // ModeRate: requests per second
 	Arrival     string        // ModeRate: ArrivalConstant, ArrivalPoisson or ArrivalGamma

@@ -827,13 +827,6 @@ func streams(s string) ([]bool, error) {
 	return nil, fmt.Errorf("--stream %q: expected one of %s", s, strings.Join(streamChoices, ", "))
 }
 
-func streamName(stream bool) string {
-	if stream {
-		return "streaming"
-	}
-	return "non-streaming"
-}
-
 func newRunCmd() *cobra.Command { return runCmdFor(&sessionOptions{}) }
 
 // runCmdFor is run's command over o (calibrate is run with its own ending).
@@ -927,7 +920,7 @@ func (w *workloadOptions) runs(fs *pflag.FlagSet, o *sessionOptions, prefix stri
 	}
 	var runs []bench.RunSpec
 	for _, s := range modes {
-		spec := bench.RunSpec{Name: prefix + streamName(s), Workload: wl, Request: o.request(s), Source: src, Shard: sh}
+		spec := bench.RunSpec{Name: prefix + string(result.StreamRun(s)), Workload: wl, Request: o.request(s), Source: src, Shard: sh}
 		if err := spec.Validate(); err != nil {
 			return nil, err
 		}

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/servebench/servebench/bench"
+	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/bench/workload"
 )
 
@@ -67,7 +68,7 @@ func (o *tableOptions) runs() ([]bench.RunSpec, error) {
 	var runs []bench.RunSpec
 	for _, stream := range []bool{true, false} {
 		spec := bench.RunSpec{
-			Name:     streamName(stream),
+			Name:     string(result.StreamRun(stream)),
 			Workload: workload.Workload{Mode: workload.ModeSequential, Requests: o.requests},
 			Request:  o.request(stream),
 			Prompts:  p,

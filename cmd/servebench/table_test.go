@@ -54,7 +54,7 @@ func TestRunCommand(t *testing.T) {
 		name  string
 		args  []string
 		runs  []string
-		mode  string
+		mode  result.Mode
 		check func(t *testing.T, r result.Run)
 	}{
 		{"concurrent non-streaming json", []string{"--concurrency", "3", "--requests", "6", "--stream", "off", "--format", "json"},

@@ -78,11 +78,11 @@ func finite(v float64) *float64 {
 
 // describeWorkload is a one-line summary of a workload.
 func describeWorkload(w result.Workload, stream bool) string {
-	parts := []string{orDash(w.Mode)}
+	parts := []string{orDash(string(w.Mode))}
 	switch w.Mode {
-	case "concurrent":
+	case result.ModeConcurrent:
 		parts[0] = fmt.Sprintf("concurrency %d", w.Concurrency)
-	case "rate":
+	case result.ModeRate:
 		parts[0] = fmt.Sprintf("rate %g/s %s", w.Rate, w.Arrival)
 	}
 	if stream {

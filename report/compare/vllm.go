@@ -156,9 +156,9 @@ func foreignDiffs(base, cur *Side, b, n *result.Run) (d []Diff, unchecked []stri
 	}
 	if wb.Mode == wn.Mode { // the mode's own parameters (a sequential run may record concurrency 1 or 0)
 		switch wb.Mode {
-		case "concurrent":
+		case result.ModeConcurrent:
 			add("concurrency", wb.Concurrency, wn.Concurrency)
-		case "rate":
+		case result.ModeRate:
 			add("rate", wb.Rate, wn.Rate)
 			add("arrival", wb.Arrival, wn.Arrival)
 		}

@@ -218,7 +218,7 @@ func vllmObject(res *result.Results, run *result.Run, recs []*result.Record, opt
 	}
 	var rate, burst, maxConc any = "inf", 1.0, nil
 	switch wl.Mode {
-	case "rate":
+	case result.ModeRate:
 		rate = wl.Rate
 		switch wl.Arrival {
 		case "gamma":
@@ -226,7 +226,7 @@ func vllmObject(res *result.Results, run *result.Run, recs []*result.Record, opt
 		case "constant":
 			burst = "inf" // vLLM: infinite burstiness is a constant gap; JSON has no Infinity
 		}
-	case "concurrent":
+	case result.ModeConcurrent:
 		maxConc = wl.Concurrency
 	default:
 		maxConc = 1

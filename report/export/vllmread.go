@@ -180,7 +180,7 @@ func (v *VLLMResult) Workload() result.Workload {
 	rate, finite := infOrNumber(v.RequestRate)
 	switch {
 	case finite:
-		wl.Mode, wl.Rate = "rate", rate
+		wl.Mode, wl.Rate = result.ModeRate, rate
 		b, bfinite := infOrNumber(v.Burstiness)
 		switch {
 		case len(v.Burstiness) == 0 || (bfinite && b == 1):
@@ -191,11 +191,11 @@ func (v *VLLMResult) Workload() result.Workload {
 			wl.Arrival, wl.Burstiness = "gamma", b
 		}
 	case v.MaxConcurrency != nil && *v.MaxConcurrency == 1:
-		wl.Mode = "sequential"
+		wl.Mode = result.ModeSequential
 	case v.MaxConcurrency != nil:
-		wl.Mode, wl.Concurrency = "concurrent", *v.MaxConcurrency
+		wl.Mode, wl.Concurrency = result.ModeConcurrent, *v.MaxConcurrency
 	default:
-		wl.Mode, wl.Concurrency = "concurrent", len(v.TTFTs) // all sent at once
+		wl.Mode, wl.Concurrency = result.ModeConcurrent, len(v.TTFTs) // all sent at once
 	}
 	return wl
 }

@@ -155,7 +155,7 @@ func newGauges(reg *prometheus.Registry) *gauges {
 }
 
 func (g *gauges) add(run *result.Run) {
-	lv := []string{run.Name, run.Workload.Mode, strconv.FormatBool(run.Stream), run.Workload.Model}
+	lv := []string{run.Name, string(run.Workload.Mode), strconv.FormatBool(run.Stream), run.Workload.Model}
 	with := func(extra ...string) []string { return append(append([]string{}, lv...), extra...) }
 	c := run.Client
 	for _, q := range []struct {

@@ -102,7 +102,7 @@ func SweepSpecs() []RunSpec {
 		perToken := 0.0150 * (1 + 0.02*float64(min(c, 16)-1))
 		tps := float64(min(c, 16)) * 256 / (0.028 + 255*perToken)
 		specs = append(specs, RunSpec{
-			Name: fmt.Sprintf("c=%d", c), Stream: true, N: 20, Tokens: 256,
+			Name: string(result.ConcurrencyRun(c)), Stream: true, N: 20, Tokens: 256,
 			FirstVisible: 0.026 + queue, PerToken: perToken,
 			EngineTTFT: 0.028 + queue, EngineQueue: queue, Concurrency: c, OutputTokensPerS: tps,
 		})
@@ -178,9 +178,9 @@ func buildRun(sp RunSpec, start time.Time, rng *rand.Rand, dialect string) (resu
 	if tps == 0 {
 		tps = float64(sp.N*sp.Tokens) / dur
 	}
-	mode := "sequential"
+	mode := result.ModeSequential
 	if sp.Concurrency > 1 {
-		mode = "concurrent"
+		mode = result.ModeConcurrent
 	}
 	run := result.Run{
 		Name: sp.Name, Stream: sp.Stream, Requests: sp.N, OK: sp.N, Errors: map[string]int{},
