@@ -39,18 +39,18 @@ func startupBars(st *result.Startup) []phaseBar {
 			return
 		}
 		bars = append(bars, phaseBar{name: name, from: prev, to: *at,
-			label: fmt.Sprintf("at %s (+%s after %s)", secs(*at), secs(*at-prev), prevName)})
+			label: fmt.Sprintf("at %s (+%s after %s)", secsText(*at), secsText(*at-prev), prevName)})
 		prev, prevName = *at, name
 	}
 	if st.WeightsLoadS != nil && st.WeightsLoadedAtS != nil {
 		bars = append(bars, phaseBar{name: "loading weights (log)", from: *st.WeightsLoadedAtS - *st.WeightsLoadS,
-			to: *st.WeightsLoadedAtS, fromLog: true, label: fmt.Sprintf("took %s", secs(*st.WeightsLoadS))})
+			to: *st.WeightsLoadedAtS, fromLog: true, label: fmt.Sprintf("took %s", secsText(*st.WeightsLoadS))})
 	}
 	milestone("weights loaded", st.WeightsLoadedAtS)
 	if st.InitEngineS != nil && st.WeightsLoadedAtS != nil {
 		bars = append(bars, phaseBar{name: "init engine (log)", from: *st.WeightsLoadedAtS,
 			to: *st.WeightsLoadedAtS + *st.InitEngineS, fromLog: true,
-			label: fmt.Sprintf("took %s: profiling, KV cache, warm-up", secs(*st.InitEngineS))})
+			label: fmt.Sprintf("took %s: profiling, KV cache, warm-up", secsText(*st.InitEngineS))})
 	}
 	milestone("port open", st.PortOpenS)
 	milestone("/health OK", st.HealthOKS)
@@ -114,7 +114,7 @@ func startupFacts(st *result.Startup) string {
 		fs = append(fs, c)
 	}
 	if st.PollIntervalS != nil {
-		fs = append(fs, fmt.Sprintf("phases polled every %s", secs(*st.PollIntervalS)))
+		fs = append(fs, fmt.Sprintf("phases polled every %s", secsText(*st.PollIntervalS)))
 	}
 	return strings.Join(fs, "; ")
 }

@@ -116,10 +116,10 @@ func (t *timeline) engineLane(c draw.Canvas, trX func(float64) vg.Length, y, h v
 		end = r.ttft
 	}
 	c.StrokeLine2(draw.LineStyle{Color: laneGrey, Width: vg.Points(1.5)}, trX(0), y, trX(end), y)
-	ttftLabel := fmt.Sprintf("engine TTFT %s", secs(r.ttft))
+	ttftLabel := fmt.Sprintf("engine TTFT %s", secsText(r.ttft))
 	if r.hasQ && r.queue > 0 {
 		c.StrokeLine2(draw.LineStyle{Color: Palette[KeyQueue], Width: h * 0.25}, trX(0), y, trX(r.queue), y)
-		ql := fmt.Sprintf("queue %s", secs(r.queue))
+		ql := fmt.Sprintf("queue %s", secsText(r.queue))
 		if lab.Width(ql) < trX(r.queue)-trX(0) {
 			above(c, lab, trX(r.queue/2), y+h*0.17, ql, draw.XCenter)
 		} else { // too short a bar to label: say it with TTFT
@@ -135,7 +135,7 @@ func (t *timeline) engineLane(c draw.Canvas, trX func(float64) vg.Length, y, h v
 	}
 	if r.hasEngE2E {
 		c.DrawGlyph(glyph(Palette[KeyE2EEngine], draw.BoxGlyph{}), vg.Point{X: trX(r.engE2E), Y: y})
-		above(c, lab, trX(r.engE2E), y+h*0.14, fmt.Sprintf("engine E2E %s", secs(r.engE2E)), draw.XRight)
+		above(c, lab, trX(r.engE2E), y+h*0.14, fmt.Sprintf("engine E2E %s", secsText(r.engE2E)), draw.XRight)
 	}
 }
 
@@ -171,12 +171,12 @@ func (t *timeline) clientLane(c draw.Canvas, trX func(float64) vg.Length, y, h v
 	if trX(e2e)-trX(fv) < vg.Points(12) {
 		// First visible output and done coincide (non-streaming): one label.
 		above(c, lab, trX(e2e), y+th+vg.Points(2),
-			fmt.Sprintf("first visible = done: %s (%s)", secs(e2e), events), draw.XRight)
+			fmt.Sprintf("first visible = done: %s (%s)", secsText(e2e), events), draw.XRight)
 		return
 	}
-	fvLabel := fmt.Sprintf("first visible %s", secs(fv))
+	fvLabel := fmt.Sprintf("first visible %s", secsText(fv))
 	below(c, lab, trX(fv), y-th-vg.Points(2), fvLabel)
-	doneLabel := fmt.Sprintf("done %s", secs(e2e))
+	doneLabel := fmt.Sprintf("done %s", secsText(e2e))
 	if len(t.runs) > 3 && trX(e2e)-lab.Width(doneLabel) > trX(fv)+lab.Width(fvLabel)+vg.Points(10) {
 		// Many lanes: keep the space above the client lane free for the
 		// engine lane's labels; "done" goes below beside "first visible".

@@ -136,7 +136,7 @@ func DiagnoseOn(run result.Run, b Basis) Diagnosis {
 			why = "There is no engine TTFT (" + noAfterScrape + ")"
 		}
 		add(CauseUnknown, why+", so the client's first visible output (mean %s) "+
-			"cannot be split into engine time and time lost on the way.", secs(fv))
+			"cannot be split into engine time and time lost on the way.", secsText(fv))
 	}
 	if haveTTFT && run.Stream && ft.excluded == "" && ft.haveQueue && ft.explains(fv, th) {
 		ft.excluded = "the client's first text fits queue wait + TTFT"
@@ -168,11 +168,11 @@ func firstText(d *Diagnosis, run result.Run, ft firstToken, haveTTFT bool, fv, e
 	case !run.Stream && haveTTFT:
 		d.Findings = append(d.Findings, Finding{CauseHeldBack, fmt.Sprintf("Not streaming: first visible output equals E2E (%s) by construction. The engine "+
 			"had the first token after %s and held it until the last was done; streaming would show text after about %s.",
-			secs(e2e), secs(ft.arrival()), secs(ft.arrival()))})
+			secsText(e2e), secsText(ft.arrival()), secsText(ft.arrival()))})
 		thinkingHeldBack(d, run)
 	case !run.Stream:
 		d.Findings = append(d.Findings, Finding{CauseHeldBack, fmt.Sprintf("Not streaming: first visible output equals E2E (%s) by construction; "+
-			"streaming would show text as soon as the first token is made.", secs(e2e))})
+			"streaming would show text as soon as the first token is made.", secsText(e2e))})
 		thinkingHeldBack(d, run)
 	default:
 		if first, ok := thinking(d, run, fv, th); ok && haveTTFT {
@@ -188,31 +188,31 @@ func firstText(d *Diagnosis, run result.Run, ft firstToken, haveTTFT bool, fv, e
 // E2E then does too).
 func afterEngine(d *Diagnosis, run result.Run, ft firstToken, haveTTFT bool, e2e float64, th Thresholds) {
 	engE2E, haveEngE2E := histMean(run.Engine.E2ES)
-	engE2EText := secs(engE2E)
+	engE2EText := secsText(engE2E)
 	if haveTTFT && ft.excluded != "" { // a server whose TTFT leaves the queue out times E2E from scheduling too
 		engE2E += ft.queue
-		engE2EText = fmt.Sprintf("%s with queue wait", secs(engE2E))
+		engE2EText = fmt.Sprintf("%s with queue wait", secsText(engE2E))
 	}
 	if haveEngE2E && e2e-engE2E >= th.LostGap && e2e-engE2E >= 0.1*engE2E {
 		d.Findings = append(d.Findings, Finding{CauseBetween, fmt.Sprintf("Client E2E (mean %s) exceeds engine E2E (mean %s) by %s: time spent after the engine finished, "+
-			"on the way to the client.", secs(e2e), engE2EText, secs(e2e-engE2E))})
+			"on the way to the client.", secsText(e2e), engE2EText, secsText(e2e-engE2E))})
 	}
 }
 
 // healthy is the finding of a run with nothing to explain: engine and
 // client agree, and where the time went.
 func (ft firstToken) healthy(d *Diagnosis, fv, e2e float64) {
-	rest := fmt.Sprintf("the remaining %s of E2E (%s) is generating the answer", secs(max(e2e-fv, 0)), secs(e2e))
+	rest := fmt.Sprintf("the remaining %s of E2E (%s) is generating the answer", secsText(max(e2e-fv, 0)), secsText(e2e))
 	switch {
 	case ft.haveQueue && ft.share() >= 0.01 && ft.share() <= 1:
-		rest = fmt.Sprintf("requests waited %s on average for a slot, %s of their time to the first token; %s", secs(ft.queue), pct(ft.share()), rest)
+		rest = fmt.Sprintf("requests waited %s on average for a slot, %s of their time to the first token; %s", secsText(ft.queue), pct(ft.share()), rest)
 	case ft.haveQueue && ft.queue == 0:
 		rest = "no request waited for a slot; " + rest
 	case ft.haveQueue:
-		rest = fmt.Sprintf("requests waited %s on average for a slot; %s", secs(ft.queue), rest)
+		rest = fmt.Sprintf("requests waited %s on average for a slot; %s", secsText(ft.queue), rest)
 	}
 	d.Findings = append(d.Findings, Finding{CauseHealthy, fmt.Sprintf("Engine TTFT (%s) and the client's first visible output (mean %s) agree: nothing is lost "+
-		"between engine and client; %s.", secs(ft.arrival()), secs(fv), rest)})
+		"between engine and client; %s.", secsText(ft.arrival()), secsText(fv), rest)})
 }
 
 // firstToken is the engine's account of the wait for a run's first token.
@@ -242,7 +242,7 @@ func readFirstToken(run result.Run, b Basis) (firstToken, bool) {
 		ft.excluded = "this server's TTFT leaves queue wait out"
 	case ft.haveQueue && ft.queue > 1.1*ft.ttft && ft.queue-ft.ttft >= b.LostGap/4:
 		ft.excluded = fmt.Sprintf("mean queue wait %s exceeds mean TTFT %s, so this server's TTFT leaves queue wait out",
-			secs(ft.queue), secs(ft.ttft))
+			secsText(ft.queue), secsText(ft.ttft))
 	}
 	return ft, true
 }
@@ -274,9 +274,9 @@ func (ft firstToken) explains(fv float64, th Thresholds) bool {
 func (ft firstToken) what() string {
 	if ft.excluded != "" {
 		return fmt.Sprintf("Engine time to first token (queue wait %s + TTFT %s = %s; %s)",
-			secs(ft.queue), secs(ft.ttft), secs(ft.arrival()), ft.excluded)
+			secsText(ft.queue), secsText(ft.ttft), secsText(ft.arrival()), ft.excluded)
 	}
-	return fmt.Sprintf("Engine TTFT (%s)", secs(ft.ttft))
+	return fmt.Sprintf("Engine TTFT (%s)", secsText(ft.ttft))
 }
 
 // large words a large engine time to first token by queue wait's measured
@@ -292,16 +292,16 @@ func (ft firstToken) large() []Finding {
 	case share >= 0.5:
 		return []Finding{{CauseQueue, fmt.Sprintf("%s is large and mostly queue wait: requests waited %s on average for a slot, "+
 			"%s of their time to the first token, so the server is overloaded; fewer concurrent requests or more capacity would help, streaming would not.",
-			ft.what(), secs(ft.queue), pct(min(share, 1)))}}
+			ft.what(), secsText(ft.queue), pct(min(share, 1)))}}
 	case share >= 0.1:
 		return []Finding{
 			{CauseQueue, fmt.Sprintf("%s is large: requests spent %s of it (%s on average) waiting for a slot;",
-				ft.what(), pct(share), secs(ft.queue))},
+				ft.what(), pct(share), secsText(ft.queue))},
 			{CauseEngine, fmt.Sprintf("the other %s goes to prefill, from a long prompt, a large batch or a slow model. "+
-				"Fewer concurrent requests would cut the first part; streaming cannot hide either.", secs(rest))}}
+				"Fewer concurrent requests would cut the first part; streaming cannot hide either.", secsText(rest))}}
 	}
 	return []Finding{{CauseEngine, fmt.Sprintf("%s is large, though requests waited little for a slot (%s on average, %s of it): the time goes to prefill, "+
-		"from a long prompt, a large batch or a slow model; streaming cannot hide it.", ft.what(), secs(ft.queue), pct(share))}}
+		"from a long prompt, a large batch or a slow model; streaming cannot hide it.", ft.what(), secsText(ft.queue), pct(share))}}
 }
 
 // between says where a streaming run's first text went after the engine
@@ -312,7 +312,7 @@ func (ft firstToken) between(d *Diagnosis, fv, e2e float64, th Thresholds) {
 	if ft.excluded != "" && fv-ft.ttft >= th.LostGap {
 		d.Findings = append(d.Findings, Finding{CauseQueue, fmt.Sprintf("The client saw the first text after a mean %s, "+
 			"%s after engine TTFT (%s): queue wait (%s) accounts for it, not the way between engine and client (%s).",
-			secs(fv), secs(fv-ft.ttft), secs(ft.ttft), secs(ft.queue), ft.excluded)})
+			secsText(fv), secsText(fv-ft.ttft), secsText(ft.ttft), secsText(ft.queue), ft.excluded)})
 	}
 	a := ft.arrival()
 	if fv-a < th.LostGap || fv < 2*a {
@@ -320,10 +320,10 @@ func (ft firstToken) between(d *Diagnosis, fv, e2e float64, th Thresholds) {
 	}
 	d.Findings = append(d.Findings, Finding{CauseBetween, fmt.Sprintf("%s is small, but the client saw the first text "+
 		"after a mean %s: about %s is lost between engine and client, e.g. a proxy or load balancer buffering the stream, "+
-		"or a slow network.", ft.what(), secs(fv), secs(fv-a))})
+		"or a slow network.", ft.what(), secsText(fv), secsText(fv-a))})
 	if fv >= 0.9*e2e {
 		d.Findings = append(d.Findings, Finding{CauseBetween, fmt.Sprintf("The first text arrived with the end of the "+
-			"answer (E2E %s): something buffered the whole stream.", secs(e2e))})
+			"answer (E2E %s): something buffered the whole stream.", secsText(e2e))})
 	}
 }
 
@@ -353,7 +353,7 @@ func burstsFinding(d *Diagnosis, run result.Run) {
 	}
 	text := fmt.Sprintf("The stream stutters: %s of the tokens arrived in bursts "+
 		"(%.1f tokens per arrival, up to %d at once; largest gap between arrivals %s), so the client's ITL is computed over bursts "+
-		"and says nothing of the engine's pace.", pct(s.BurstShare), s.TokensPerArrivalMean, s.TokensPerArrivalMax, secs(s.GapMaxS))
+		"and says nothing of the engine's pace.", pct(s.BurstShare), s.TokensPerArrivalMean, s.TokensPerArrivalMax, secsText(s.GapMaxS))
 	if run.Client.Compressed == 0 { // else compressedFinding says what holds it
 		text += " Something between engine and client buffers the stream: nginx's defaults do " +
 			"(proxy_buffering on with HTTP/1.0 to the upstream); set proxy_buffering off and proxy_http_version 1.1, " +
@@ -371,9 +371,9 @@ func addClientQueue(d *Diagnosis, run result.Run, th Thresholds) {
 	}
 	lag := run.Rate.SendLagS
 	text := fmt.Sprintf("Requests also waited in servebench before they were sent: a mean %s (p99 %s) behind their "+
-		"intended send times, which the engine's figures and the client's figures from the send do not count", secs(lag.Mean), secs(lag.P99))
+		"intended send times, which the engine's figures and the client's figures from the send do not count", secsText(lag.Mean), secsText(lag.P99))
 	if fi := run.Client.FirstVisibleFromIntendedS; fi != nil {
-		text += fmt.Sprintf("; from the intended send time the first text came after a mean %s", secs(fi.Mean))
+		text += fmt.Sprintf("; from the intended send time the first text came after a mean %s", secsText(fi.Mean))
 	}
 	d.Findings = append(d.Findings, Finding{CauseQueue, text + "."})
 }
@@ -388,9 +388,9 @@ func histMean(h *result.Hist) (float64, bool) {
 	return h.Mean, true
 }
 
-// secs formats seconds with three significant digits ("0.0284 s", "3.85 s",
+// secsText formats seconds with three significant digits ("0.0284 s", "3.85 s",
 // "2.1 s"), whole seconds from 100 up.
-func secs(v float64) string {
+func secsText(v float64) string {
 	if math.Abs(v) >= 100 {
 		return strconv.FormatFloat(v, 'f', 0, 64) + " s"
 	}

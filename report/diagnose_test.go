@@ -218,7 +218,7 @@ func TestDiagnoseLikeStatistics(t *testing.T) {
 	}
 	run.Engine.E2ES.Mean = skewed.Mean - 0.3
 	d := Diagnose(run)
-	if !d.Has(CauseBetween) || !strings.Contains(d.Findings[len(d.Findings)-1].Text, fmt.Sprintf("mean %s", secs(skewed.Mean))) {
+	if !d.Has(CauseBetween) || !strings.Contains(d.Findings[len(d.Findings)-1].Text, fmt.Sprintf("mean %s", secsText(skewed.Mean))) {
 		t.Errorf("client mean 0.3 s past the engine's: %+v", d.Findings)
 	}
 }

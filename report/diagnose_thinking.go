@@ -27,14 +27,14 @@ func thinking(d *Diagnosis, run result.Run, fv float64, th Thresholds) (first fl
 		return first, true // thought, but too briefly to count
 	}
 	text := fmt.Sprintf("The model thought before it answered: its first token came after a mean %s (client), "+
-		"but it was reasoning; a median %.0f reasoning tokens", secs(first), c.ReasoningTokens.Median)
+		"but it was reasoning; a median %.0f reasoning tokens", secsText(first), c.ReasoningTokens.Median)
 	if c.ThinkingS != nil {
-		text += fmt.Sprintf(" over a mean %s of thinking", secs(c.ThinkingS.Mean))
+		text += fmt.Sprintf(" over a mean %s of thinking", secsText(c.ThinkingS.Mean))
 	}
 	text += fmt.Sprintf(" came before the first answer token (first visible output, mean %s). That %s is the model's "+
 		"decode time for its thinking, not queueing and not the way to the client: a reasoning budget, "+
 		"thinking off for requests that do not need it, or faster decoding would shorten it; streaming "+
-		"the reasoning lets a user watch it.", secs(fv), secs(fv-first))
+		"the reasoning lets a user watch it.", secsText(fv), secsText(fv-first))
 	d.Findings = append(d.Findings, Finding{CauseThinking, text})
 	return first, true
 }

@@ -73,7 +73,7 @@ func markdown(w io.Writer, res *result.Results, recs []result.Record, s *Sample,
 	fmt.Fprintf(&b, "\n> %s\n\n", TwoClocks(res))
 	if th != DefaultThresholds {
 		fmt.Fprintf(&b, "_Thresholds scaled for the bundled engine's speed-up: engine TTFT counts as large from %s, "+
-			"a gap between engine and client from %s._\n\n", secs(th.LargeTTFT), secs(th.LostGap))
+			"a gap between engine and client from %s._\n\n", secsText(th.LargeTTFT), secsText(th.LostGap))
 	}
 	embed(FileTimeline)
 	embed(FileTokens)
@@ -260,10 +260,10 @@ func readinessFact(st *result.Startup) string {
 	case st.ModelLoadS != nil && st.HealthOKS != nil && st.FirstTokenS != nil:
 		return fmt.Sprintf("the model loaded on the first request (%s, the engine's load_duration): the server answered after %s "+
 			"and gave its first token after %s: a live server that lists the model is not yet a ready one",
-			secs(*st.ModelLoadS), secs(*st.HealthOKS), secs(*st.FirstTokenS))
+			secsText(*st.ModelLoadS), secsText(*st.HealthOKS), secsText(*st.FirstTokenS))
 	case st.HealthOKS != nil && st.WeightsLoadS != nil && *st.HealthOKS-*st.WeightsLoadS >= 0.1**st.HealthOKS:
 		return fmt.Sprintf("ready after %s although weights took only %s: a live process is not a ready server",
-			secs(*st.HealthOKS), secs(*st.WeightsLoadS))
+			secsText(*st.HealthOKS), secsText(*st.WeightsLoadS))
 	}
 	return ""
 }

@@ -124,7 +124,7 @@ func medianText(s *stats.Summary) string {
 	if s == nil || s.N == 0 {
 		return "n/a"
 	}
-	return secs(s.Median)
+	return secsText(s.Median)
 }
 
 func addedText(v []float64) string {

@@ -82,7 +82,7 @@ func WriteSlowest(w io.Writer, slow []*result.Record, logs map[string][]string) 
 		if r.Error != "" {
 			outcome = r.Error
 		}
-		fmt.Fprintf(&b, "| %s | %d | %s | %s | `%s` |\n", mdEscape(r.Run), r.Index, secs(r.E2ES), outcome, r.RequestID)
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | `%s` |\n", mdEscape(r.Run), r.Index, secsText(r.E2ES), outcome, r.RequestID)
 	}
 	b.WriteString("\n")
 	if logs == nil {

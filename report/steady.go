@@ -35,7 +35,7 @@ func writeSteady(b *strings.Builder, res *result.Results) {
 				verdict = fmt.Sprintf("not judged (%d requests in the window, %d needed)", s.Points, result.SaturationMinPoints)
 			}
 			if s.Saturated {
-				verdict = fmt.Sprintf("**saturated** (t = %.1f, wait %s -> %s; sending stopped at %s)", s.T, secs(s.WaitFirstS), secs(s.WaitLastS), secs(s.StoppedAtS))
+				verdict = fmt.Sprintf("**saturated** (t = %.1f, wait %s -> %s; sending stopped at %s)", s.T, secsText(s.WaitFirstS), secsText(s.WaitLastS), secsText(s.StoppedAtS))
 			}
 		}
 		if st.Note != "" {
@@ -44,10 +44,10 @@ func writeSteady(b *strings.Builder, res *result.Results) {
 		}
 		p99 := "-"
 		if st.E2E != nil {
-			p99 = secs(st.E2E.P99)
+			p99 = secsText(st.E2E.P99)
 		}
 		rows = append(rows, fmt.Sprintf("| %s | %s - %s | %.1f (%.1f, %d-%d) | %d | %.2f req/s, %.1f tok/s | %s | %s |",
-			mdEscape(RunLabel(run.Name)), secs(st.StartS), secs(st.EndS), st.InFlightTarget, st.InFlightMean, st.InFlightMin, st.InFlightMax,
+			mdEscape(RunLabel(run.Name)), secsText(st.StartS), secsText(st.EndS), st.InFlightTarget, st.InFlightMean, st.InFlightMin, st.InFlightMax,
 			st.Requests, st.Throughput.RequestsPerS, st.Throughput.OutputTokensPerS, p99, verdict))
 	}
 	if len(rows) == 0 {

@@ -121,8 +121,8 @@ func writeTurnsSection(b *strings.Builder, res *result.Results, recs []result.Re
 			if r.CachedKnown {
 				cached = strconv.FormatFloat(r.CachedTokens, 'f', 0, 64)
 			}
-			fmt.Fprintf(b, "| %d | %d | %s | %s | %s | %.0f | %s |\n", r.Turn, r.N, secs(r.FirstVisibleP50),
-				secs(r.FirstTokenP50), secs(r.E2EP50), r.PromptTokens, cached)
+			fmt.Fprintf(b, "| %d | %d | %s | %s | %s | %.0f | %s |\n", r.Turn, r.N, secsText(r.FirstVisibleP50),
+				secsText(r.FirstTokenP50), secsText(r.E2EP50), r.PromptTokens, cached)
 		}
 		b.WriteString("\n")
 		writeSessionLines(b, &run, rows)
@@ -287,7 +287,7 @@ func writeSessionLines(b *strings.Builder, run *result.Run, rows []TurnRow) {
 	var parts []string
 	for _, r := range rows {
 		if r.UsableN > 0 {
-			parts = append(parts, fmt.Sprintf("turn %d %s (first visible %s, %d answers)", r.Turn, secs(r.UsableP50), secs(r.FirstVisibleP50), r.UsableN))
+			parts = append(parts, fmt.Sprintf("turn %d %s (first visible %s, %d answers)", r.Turn, secsText(r.UsableP50), secsText(r.FirstVisibleP50), r.UsableN))
 		}
 	}
 	if len(parts) > 0 {
@@ -295,6 +295,6 @@ func writeSessionLines(b *strings.Builder, run *result.Run, rows []TurnRow) {
 	}
 	if s := run.Sessions; s != nil && s.LengthS != nil {
 		fmt.Fprintf(b, "Sessions: %d whole of %d (every turn ok), length p50 %s, max %s (first send to last answer, think time included)\n\n",
-			s.Whole, s.Sessions, secs(s.LengthS.Median), secs(s.LengthS.Max))
+			s.Whole, s.Sessions, secsText(s.LengthS.Median), secsText(s.LengthS.Max))
 	}
 }

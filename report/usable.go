@@ -78,10 +78,10 @@ func writeUsable(b *strings.Builder, res *result.Results) {
 		}
 		usable, gap := "n/a", "n/a"
 		if c.UsableS != nil {
-			usable, gap = secs(c.UsableS.Median), secs(c.E2ES.Median-c.UsableS.Median)
+			usable, gap = secsText(c.UsableS.Median), secsText(c.E2ES.Median-c.UsableS.Median)
 		}
 		fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s | %d |\n", mdEscape(RunLabel(r.Name)), r.OK,
-			secs(c.FirstVisibleS.Median), usable, secs(c.E2ES.Median), gap, c.Unusable)
+			secsText(c.FirstVisibleS.Median), usable, secsText(c.E2ES.Median), gap, c.Unusable)
 		if v := usableVerdict(&r); v != "" {
 			verdicts = append(verdicts, v)
 		}
@@ -112,9 +112,9 @@ func usableVerdict(r *result.Run) string {
 		return fmt.Sprintf("**%s:** streaming gains a program nothing here. Its first visible output came at %s, "+
 			"but the answer was usable only at %s (median; %s to %s over %d requests of this one run), %s before "+
 			"E2E %s: the JSON closes with the answer, so the program waits as long as it would without streaming.",
-			label, secs(fv), secs(u), secs(c.UsableS.Min), secs(c.UsableS.Max), c.UsableS.N, secs(e-u), secs(e))
+			label, secsText(fv), secsText(u), secsText(c.UsableS.Min), secsText(c.UsableS.Max), c.UsableS.N, secsText(e-u), secsText(e))
 	}
 	return fmt.Sprintf("**%s:** the answer was usable at %s (median over %d requests of this one run), %s before "+
 		"E2E %s: a program streaming it can act that much earlier (first visible output %s).",
-		label, secs(u), c.UsableS.N, secs(e-u), secs(e), secs(fv))
+		label, secsText(u), c.UsableS.N, secsText(e-u), secsText(e), secsText(fv))
 }

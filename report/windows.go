@@ -63,7 +63,7 @@ func writeWindowRow(b *strings.Builder, w *result.Window) {
 	}
 	mean := func(h *result.Hist) string {
 		if v, ok := histMean(h); ok {
-			return secs(v)
+			return secsText(v)
 		}
 		return "-"
 	}
@@ -90,5 +90,5 @@ func p50p99(s *stats.Summary) string {
 	if s == nil {
 		return "-"
 	}
-	return secs(s.Median) + " / " + secs(s.P99)
+	return secsText(s.Median) + " / " + secsText(s.P99)
 }

@@ -326,22 +326,22 @@ func (e *env) engineTimes(ctx context.Context, w *watcher, r *Result) (itl, ttft
 
 func (e *env) burstEvidence(r *Result, tr *client.Trace, b Bursts, itl, ttft time.Duration) {
 	if itl > 0 {
-		r.add("engine_itl_mean_s", secs(itl), ms(itl)+" (engine, mean over the request)")
+		r.addDuration("engine_itl_mean_s", itl, " (engine, mean over the request)")
 	}
-	r.add("client_pace_s", secs(b.ClientPace), ms(b.ClientPace)+" per token (client, first to last event)")
-	r.add("client_gap_median_s", secs(b.MedianGap), ms(b.MedianGap)+" between events (client, median)")
-	r.add("client_gap_max_s", secs(b.MaxGap), ms(b.MaxGap))
+	r.addDuration("client_pace_s", b.ClientPace, " per token (client, first to last event)")
+	r.addDuration("client_gap_median_s", b.MedianGap, " between events (client, median)")
+	r.addDuration("client_gap_max_s", b.MaxGap, "")
 	r.add("tokens", b.Tokens, fmt.Sprintf("%d in %d events, %d arrival groups", b.Tokens, b.Events, b.Groups))
 	r.add("tokens_per_arrival_mean", round2(b.MeanGroup), fmt.Sprintf("%.2f (max %d)", b.MeanGroup, b.MaxGroup))
 	r.add("tokens_in_bursts", b.InBursts, fmt.Sprintf("%d of %d in groups of >= %d", b.InBursts, b.Tokens, BurstTokens))
 	if b.BurstInterval > 0 {
-		r.add("burst_interval_s", secs(b.BurstInterval), ms(b.BurstInterval)+" between bursts")
+		r.addDuration("burst_interval_s", b.BurstInterval, " between bursts")
 	}
 	if ttft > 0 {
-		r.add("engine_ttft_mean_s", secs(ttft), ms(ttft)+" (engine clock)")
+		r.addDuration("engine_ttft_mean_s", ttft, " (engine clock)")
 	}
-	r.add("client_first_visible_s", secs(tr.FirstVisible), ms(tr.FirstVisible)+" (client clock)")
-	r.add("client_ttfb_s", secs(tr.FirstByte), ms(tr.FirstByte)+" (client clock)")
+	r.addDuration("client_first_visible_s", tr.FirstVisible, " (client clock)")
+	r.addDuration("client_ttfb_s", tr.FirstByte, " (client clock)")
 }
 
 // lostWhere says where the time to first visible output went, comparing

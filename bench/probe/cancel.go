@@ -139,9 +139,9 @@ func (lw *leaveWatch) report(r *Result, left time.Time, read int, runBefore floa
 		r.add("running_after", last.running, fmt.Sprintf("%.0f", last.running))
 	}
 	if lw.dropped >= 0 {
-		r.add("running_dropped_after_s", secs(lw.dropped), ms(lw.dropped)+" after the disconnect (first scrape that saw it)")
+		r.addDuration("running_dropped_after_s", lw.dropped, " after the disconnect (first scrape that saw it)")
 	}
-	r.add("generation_stopped_by_s", secs(lw.lastChange.Sub(left)), ms(lw.lastChange.Sub(left))+" after the disconnect (first scrape showing the final count)")
+	r.addDuration("generation_stopped_by_s", lw.lastChange.Sub(left), " after the disconnect (first scrape showing the final count)")
 	if last.finishedOK {
 		r.add("finished_requests_delta", last.finished, fmt.Sprintf("%.0f", last.finished))
 		if last.finished > 1 {
@@ -149,7 +149,7 @@ func (lw *leaveWatch) report(r *Result, left time.Time, read int, runBefore floa
 		}
 	}
 	watched := last.at.Sub(left)
-	r.add("watched_s", secs(watched), ms(watched))
+	r.addDuration("watched_s", watched, "")
 	return wasted
 }
 

@@ -43,7 +43,7 @@ func (e *env) cancelBySlot(ctx context.Context, r *Result, maxTokens int) *Resul
 	}
 	perToken := streamed / time.Duration(ls.read)
 	remaining := time.Duration(maxTokens-ls.read) * perToken
-	r.add("remaining_if_kept_s", secs(remaining), fmt.Sprintf("%s: the %d tokens left at the %s per token read", ms(remaining), maxTokens-ls.read, ms(perToken)))
+	r.addDuration("remaining_if_kept_s", remaining, fmt.Sprintf(": the %d tokens left at the %s per token read", maxTokens-ls.read, ms(perToken)))
 	next := &client.Request{Endpoint: client.EndpointOllamaChat, Model: e.model, MaxTokens: 1,
 		Messages: []client.Message{{Role: "user", Content: "Hello"}}}
 	tr := e.c.Do(ctx, next)
@@ -59,10 +59,10 @@ func (e *env) cancelBySlot(ctx context.Context, r *Result, maxTokens int) *Resul
 		return r
 	}
 	wait := tr.Done
-	r.add("next_request_e2e_s", secs(wait), ms(wait)+" for a 1-token request sent right after the disconnect")
+	r.addDuration("next_request_e2e_s", wait, " for a 1-token request sent right after the disconnect")
 	if tr.HasEngine {
 		q := tr.Engine.Total - tr.Engine.Load - tr.Engine.PromptEval - tr.Engine.Eval
-		r.add("next_request_engine_queue_s", secs(q), ms(q)+" of it beyond load, prompt eval and eval (Ollama's timings)")
+		r.addDuration("next_request_engine_queue_s", q, " of it beyond load, prompt eval and eval (Ollama's timings)")
 	}
 	if wait >= remaining/2 {
 		r.Verdict, r.Summary = Fail, fmt.Sprintf("keeps generating: the next request waited %s, about what the abandoned request's %d remaining tokens take (%s)", ms(wait), maxTokens-ls.read, ms(remaining))

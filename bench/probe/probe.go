@@ -126,6 +126,12 @@ func (r *Result) add(key string, value any, text string) {
 	r.Evidence = append(r.Evidence, Item{Key: key, Value: value, Text: text})
 }
 
+// addDuration adds evidence key: d in seconds, its text d in milliseconds
+// followed by note.
+func (r *Result) addDuration(key string, d time.Duration, note string) {
+	r.add(key, d.Seconds(), ms(d)+note)
+}
+
 func (r *Result) warn(format string, a ...any) {
 	r.Warnings = append(r.Warnings, fmt.Sprintf(format, a...))
 }
@@ -278,6 +284,3 @@ func writeText(w io.Writer, rs []*Result) error {
 
 // ms formats a duration in milliseconds for evidence text.
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/1e6) }
-
-// secs is d in seconds, for evidence values.
-func secs(d time.Duration) float64 { return d.Seconds() }

@@ -172,8 +172,8 @@ func (w *waiter) ollamaFirstToken(ctx context.Context) (bool, error) {
 	}
 	if r.LoadDuration > 0 {
 		load := time.Duration(r.LoadDuration)
-		w.st.ModelLoadS = secs(load)
-		w.st.ModelLoadedAtS = secs(sent + load)
+		w.st.ModelLoadS = secondsPtr(load)
+		w.st.ModelLoadedAtS = secondsPtr(sent + load)
 		w.report(PhaseModelLoaded, sent+load)
 	}
 	return true, nil

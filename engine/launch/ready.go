@@ -113,7 +113,8 @@ func (w *waiter) report(phase string, at time.Duration) {
 
 func (w *waiter) since() time.Duration { return time.Since(w.s.spawned) }
 
-func secs(d time.Duration) *float64 {
+// secondsPtr is d in seconds, for Startup's optional figures.
+func secondsPtr(d time.Duration) *float64 {
 	v := d.Seconds()
 	return &v
 }
@@ -209,7 +210,7 @@ func (w *waiter) stepFirstToken(ctx context.Context) (bool, error) {
 	}
 	at := w.since()
 	w.checkWeights() // a weights line read while this step probed
-	w.st.FirstTokenS = secs(at)
+	w.st.FirstTokenS = secondsPtr(at)
 	w.report(PhaseFirstToken, at)
 	return true, nil
 }
@@ -217,7 +218,7 @@ func (w *waiter) stepFirstToken(ctx context.Context) (bool, error) {
 // passed records phase as passed now, in *field, and reports it.
 func (w *waiter) passed(field **float64, phase string) {
 	at := w.since()
-	*field = secs(at)
+	*field = secondsPtr(at)
 	w.report(phase, at)
 }
 

@@ -47,13 +47,13 @@ func csvRow(r *result.Record) []string {
 	}
 	tpot := ""
 	if v, ok := r.TPOT(); ok {
-		tpot = secs(v)
+		tpot = csvSeconds(v)
 	}
 	itl := "" // mean per-token ITL: a chunk of k tokens after a gap g is k tokens of g/k
 	span, tokens := 0.0, 0
 	r.TokenGaps(func(g float64, k int) { span, tokens = span+g, tokens+k })
 	if tokens > 0 {
-		itl = secs(span / float64(tokens))
+		itl = csvSeconds(span / float64(tokens))
 	}
 	turn := ""
 	if r.Turn > 0 {
@@ -61,8 +61,8 @@ func csvRow(r *result.Record) []string {
 	}
 	return append([]string{r.Run, strconv.Itoa(r.Index), r.Session, turn, status, r.Error,
 		strconv.Itoa(r.PromptTokens), strconv.Itoa(r.OutputTokens),
-		secs(r.TTFBS), secs(r.FirstTokenS), secs(r.FirstVisibleS), secs(r.E2ES), tpot, itl, r.RequestID},
-		append(csvReasoning(r), secs(r.UsableS), arrivalsCell(r.Arrivals))...)
+		csvSeconds(r.TTFBS), csvSeconds(r.FirstTokenS), csvSeconds(r.FirstVisibleS), csvSeconds(r.E2ES), tpot, itl, r.RequestID},
+		append(csvReasoning(r), csvSeconds(r.UsableS), arrivalsCell(r.Arrivals))...)
 }
 
 // arrivalsCell is a request's arrivals as SECONDS:BYTES:TOKENS, space
@@ -89,17 +89,17 @@ func csvReasoning(r *result.Record) []string {
 	}
 	thinking, answerTPOT := "", ""
 	if v, ok := r.Thinking(); ok {
-		thinking = secs(v)
+		thinking = csvSeconds(v)
 	}
 	if v, ok := r.AnswerTPOT(); ok {
-		answerTPOT = secs(v)
+		answerTPOT = csvSeconds(v)
 	}
-	return []string{secs(r.FirstReasoningS), thinking, strconv.Itoa(r.ReasoningTokens), strconv.Itoa(r.AnswerTokens), answerTPOT}
+	return []string{csvSeconds(r.FirstReasoningS), thinking, strconv.Itoa(r.ReasoningTokens), strconv.Itoa(r.AnswerTokens), answerTPOT}
 }
 
-// secs formats a time in seconds with microsecond resolution; "" for 0
+// csvSeconds formats a time in seconds with microsecond resolution; "" for 0
 // (not reached).
-func secs(v float64) string {
+func csvSeconds(v float64) string {
 	if v == 0 {
 		return ""
 	}
