@@ -2,6 +2,8 @@ package perf
 
 import (
 	"errors"
+	"io/fs"
+	"os"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -59,6 +61,24 @@ func BenchmarkReadFigures(b *testing.B) {
 	for b.Loop() {
 		if _, err := readFigures(figureData, figureDir); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestFigureFilesDocumented: every figure file has its section in
+// docs/engine-sources.md, which says what was run and how it was read.
+func TestFigureFilesDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/engine-sources.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := fs.ReadDir(figureData, figureDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if !strings.Contains(string(doc), "\n### "+e.Name()+": ") {
+			t.Errorf("%s/%s has no \"### %s: ...\" section in docs/engine-sources.md", figureDir, e.Name(), e.Name())
 		}
 	}
 }
