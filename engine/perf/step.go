@@ -50,11 +50,10 @@ const (
 	// 46-token first prefill on the 3060 and 1,369 tokens per step on an
 	// A100 and an H100 (prefill.go) all agree with this one value. The
 	// fitted per-architecture MFUs (archEfficiency) are flat over a step's
-	// tokens too: the curves tried (GEMMs paying extra rows, weight reads
-	// adding to FLOPs, wave quantization) each break cited rows, and the
-	// one source that seemed to show a step-size effect shows it for one
-	// model, in one run that is slow throughout (data/figures/nano-vllm-rtx3060.csv,
-	// smallChunkRunWhy).
+	// tokens too: the one source that seemed to show a step-size effect
+	// shows it for one model, in one run that is slow throughout
+	// (data/figures/nano-vllm-rtx3060.csv), and every curve tried broke
+	// other cited rows (docs/engine-sources.md).
 	MFU = 0.60
 
 	// StepOverhead is the fixed cost of one scheduler step: scheduling,
@@ -302,49 +301,29 @@ func (p *Perf) attentionFLOPs(s Step) float64 {
 
 // SplitKVMMAShare is the share of a GPU's dense tensor peak (GPU.TFLOPs)
 // that the matrix multiplies of FlashAttention-2's split-KV decode kernel
-// reach. vLLM V1 runs attention with FlashAttention (FLASH_ATTN first in
-// vllm/platforms/cuda.py's _get_backend_priorities off Blackwell), version
-// 2 on compute capability 8.x (vllm/v1/attention/backends/fa_utils.py,
-// get_flash_attn_version: 3 on Hopper only), one flash_attn_varlen_func
-// call per layer over a paged cache of 16-token blocks. In
-// vllm-project/flash-attention's csrc/flash_attn/flash_api.cpp
-// (mha_varlen_fwd, stored @04325b6), when every query is one token long
-// (max_seqlen_q == 1, no sliding window) the query heads that share a KV
-// head are swapped into the rows of one query block
-// (seqlenq_ngroups_swapped: 8 rows for Qwen2.5-3B's 16 heads over 2 KV
-// heads, 2 for Qwen3-0.6B's 16 over 8), so K and V are read once per KV
-// head, and a paged cache always runs the split-KV kernel, whose query
-// block is 64 rows (set_params_splitkv: kBlockM is 64 for the split-KV
-// kernels). Every KV head's keys and values thus meet 64 query rows
-// however few are real: QK^T and PV cost 64 FLOPs per byte of bf16 K and
-// V, for any model with at most 64 query heads per KV head. A GeForce
-// Ampere card multiplies bf16 with fp32 accumulation at half its fp16
-// rate (the RTX 3060's 25.5 TFLOP/s, profiles.go), so there, at this
-// share, those tiles take 1.6x the time the KV reads take at the
-// bandwidth the weights get; on the A100, A10G and L4 they take 25-60%
-// of it and hide under the reads (the attention phase is the larger of
-// the two). Taking their sum instead (tried, the tiles at the GEMM MFU)
-// moved Argonne's A100 64 x 1,024-token run (data/figures/argonne-llm-inference-bench.csv) from +1.0%
-// to +12.0%: there the tiles hide. A mixed step (a prefill chunk beside decodes) has max_seqlen_q >
-// 1 and no swap, so by the same source each decode query fills a 64-row
-// block per query head; not modelled: priced so (a throwaway patch, the
-// 3060's MFU refitted 0.78 -> 0.80) Qwen3-0.6B's TTFTs beside one decode
-// (data/figures/nano-vllm-rtx3060.csv) go -7.7/-5.6/-0.3% -> -0.7/-3.0/+0.4% and
-// Qwen2.5-3B's 2,048-token chunks +11.4% -> +9.6%, but 32 decodes beside a
-// 512-token chunk on the seed's profile then cost 23 ms more than the
-// two steps apart (TestMixedStep's bound), and no row has many decodes
-// in a mixed step to check that.
+// reach. vLLM V1 runs FlashAttention 2 on compute capability 8.x (3 on
+// Hopper: vllm/v1/attention/backends/fa_utils.py, get_flash_attn_version),
+// one flash_attn_varlen_func call per layer over a paged cache. With
+// one-token queries, vllm-project/flash-attention's mha_varlen_fwd swaps
+// the query heads that share a KV head into the rows of one query block
+// (seqlenq_ngroups_swapped) and runs the split-KV kernel, whose block is
+// 64 rows (set_params_splitkv), so every KV head's keys and values meet 64
+// query rows however few are real: QK^T and PV cost 64 FLOPs per byte of
+// bf16 K and V, for any model with at most 64 query heads per KV head. A
+// GeForce Ampere card multiplies bf16 with fp32 accumulation at half its
+// fp16 rate, so on the RTX 3060 those tiles take 1.6x the time the KV
+// reads take at the bandwidth the weights get; on the A100, A10G and L4
+// they take 25-60% of it and hide under the reads (the attention phase is
+// the larger of the two). A mixed step (a prefill chunk beside decodes)
+// swaps no heads and is not modelled: no cited row has enough decodes in
+// a mixed step to price it by (docs/engine-sources.md, what was tried).
 //
 // Fitted (fitSplitKVMMAShare; TestFidelity's "FIT split-kv-mma-share"
-// line) to one figure, Qwen3-0.6B decoding two sequences of ~3,440 and
-// ~4,890 tokens on the RTX 3060 (data/figures/nano-vllm-rtx3060.csv: 9.085 ms, 7.4 ms
-// without this). Held out against it: Qwen2.5-3B's 8 sequences of ~4,350
-// tokens in the same repository's runs (data/figures/nano-vllm-rtx3060.csv; -19.1% ->
-// -11.5%) and its one sequence of ~3,000 (-1.9% -> -0.9%). Below the
-// 3060's 0.78 GEMM MFU: a 4-warp tile that also runs the softmax of every
-// padded row, at one or two blocks per SM (the kernel's
-// num_splits_heuristic fills 48 of 56 block slots with 16 sequence x
-// KV-head pairs on 28 SMs, in both rows).
+// line) to Qwen3-0.6B decoding two sequences of ~3,440 and ~4,890 tokens
+// on the RTX 3060 (data/figures/nano-vllm-rtx3060.csv); held out against
+// Qwen2.5-3B's 8 sequences of ~4,350 tokens and its one of ~3,000 in the
+// same runs. It sits below the 3060's 0.78 GEMM MFU: a 4-warp tile that
+// also runs the softmax of every padded row, at one or two blocks per SM.
 const SplitKVMMAShare = 0.52
 
 // splitKVArchs are the architectures whose vLLM decode runs
