@@ -57,7 +57,7 @@ func TestRequestIDsEndToEnd(t *testing.T) {
 		t.Errorf("%d distinct ids in requests.jsonl, want 6", len(seen))
 	}
 
-	if err := report.WriteAll(cfg.Dir, res, recs); err != nil {
+	if err := report.WriteSampled(cfg.Dir, res, recs, nil); err != nil {
 		t.Fatal(err)
 	}
 	md, _ := os.ReadFile(filepath.Join(cfg.Dir, result.ReportFile))

@@ -35,16 +35,12 @@ func runColor(i, n int) color.RGBA {
 	return color.RGBA{lerp(a.R, b.R, t), lerp(a.G, b.G, t), lerp(a.B, b.B, t), 0xff}
 }
 
-// TokensChart renders tokens.png: cumulative visible tokens against time
+// tokensChart renders tokens.png: cumulative visible tokens against time
 // since the request was sent, per run: the median request as a thick line,
 // every other request as a thin light one. Streaming climbs as a staircase
 // from the first token; non-streaming stays at zero and jumps at the end.
-func TokensChart(res *result.Results, recs []result.Record) ([]byte, error) {
-	return tokensChart(res, recs, nil)
-}
-
-// tokensChart is TokensChart for records that may be a Sample: the median
-// line is then s's exact median request, the thin ones the sample's.
+// recs may be a Sample s (nil: all records): the median line is then s's
+// exact median request, the thin ones the sample's.
 func tokensChart(res *result.Results, recs []result.Record, s *Sample) ([]byte, error) {
 	ylabel := "visible output tokens received"
 	if Reasoned(res) {
@@ -128,15 +124,10 @@ func stepXYs(r result.Record) plotter.XYs {
 	return xys
 }
 
-// CDFChart renders cdf.png: the empirical distribution of client first
+// cdfChart renders cdf.png: the empirical distribution of client first
 // visible output (left, blue) and E2E (right, orange) per run (line style
 // per run), each panel on its own axis, so the spread behind each median
-// is visible.
-func CDFChart(res *result.Results, recs []result.Record) ([]byte, error) {
-	return cdfChart(res, recs, nil)
-}
-
-// cdfChart is CDFChart for records that may be a Sample, which it names.
+// is visible. recs may be a Sample s (nil: all records), which it names.
 func cdfChart(res *result.Results, recs []result.Record, s *Sample) ([]byte, error) {
 	fvPanel := cdfPanel{key: KeyFirstVisible, title: "First visible output (client)"}
 	e2ePanel := cdfPanel{key: KeyE2EClient, title: "E2E (client)"}

@@ -23,16 +23,12 @@ type timelineRun struct {
 	hasEngE2E, stre bool
 }
 
-// TimelineChart renders timeline.png, the seed's ASCII diagram for real: per
+// timelineChart renders timeline.png, the seed's ASCII diagram for real: per
 // run an engine lane (queue wait, TTFT and E2E, the run's means) and a client
 // lane (the median request: sent, nothing visible yet, each content arrival
-// as a tick, first visible output, done) on one time axis.
-func TimelineChart(res *result.Results, recs []result.Record) ([]byte, error) {
-	return timelineChart(res, recs, nil)
-}
-
-// timelineChart is TimelineChart for records that may be a Sample: then
-// each run's request is s's, nearest the run's median over every record.
+// as a tick, first visible output, done) on one time axis. recs may be a
+// Sample s (nil: all records): then each run's request is s's, nearest the
+// run's median over every record.
 func timelineChart(res *result.Results, recs []result.Record, s *Sample) ([]byte, error) {
 	var runs []timelineRun
 	xmax := 0.0

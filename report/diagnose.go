@@ -98,14 +98,6 @@ func BasisFor(res *result.Results) Basis {
 	return b
 }
 
-// Diagnose applies the seed lesson's reasoning to run with DefaultThresholds.
-func Diagnose(run result.Run) Diagnosis { return DiagnoseWith(run, DefaultThresholds) }
-
-// DiagnoseWith is DiagnoseOn without knowing the server's dialect.
-func DiagnoseWith(run result.Run, th Thresholds) Diagnosis {
-	return DiagnoseOn(run, Basis{Thresholds: th})
-}
-
 // DiagnoseOn applies the seed lesson's reasoning to run: engine time to
 // first token large means model, prompt or queue (queue wait and its share
 // say which); engine time small but first visible output late while

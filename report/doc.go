@@ -1,8 +1,8 @@
 // Package report turns saved results (bench/result types) into what people
 // read: the latency table in several formats (Table), PNG charts, report.md
-// with a "where is the time going" diagnosis (Diagnose), and the loader that
+// with a "where is the time going" diagnosis (DiagnoseOn), and the loader that
 // lets `servebench report DIR` regenerate all of it from results.json and
-// requests.jsonl alone (LoadDir, WriteAll).
+// requests.jsonl alone (LoadDir, WriteSampled).
 //
 // It sits at the end of the pipeline: Workload -> Runner -> client.Trace ->
 // result.Record -> report. Everything it writes is a pure function of the

@@ -130,15 +130,11 @@ func writeTurnsSection(b *strings.Builder, res *result.Results, recs []result.Re
 	embed(FileTurns)
 }
 
-// TurnsChart renders turns.png: by turn, the client's first visible output
+// turnsChart renders turns.png: by turn, the client's first visible output
 // and first token (medians, one dash per run) above the mean prompt and
 // cached tokens, so a prefix cache's effect on later turns shows as flat
-// latency while the cached share of a growing prompt rises.
-func TurnsChart(res *result.Results, recs []result.Record) ([]byte, error) {
-	return turnsChart(res, recs, nil)
-}
-
-// turnsChart is TurnsChart for records that may be a Sample, which it names.
+// latency while the cached share of a growing prompt rises. recs may be a
+// Sample s (nil: all records), which it names.
 func turnsChart(res *result.Results, recs []result.Record, s *Sample) ([]byte, error) {
 	lat := newPlot("Time to first output by turn", "", "seconds (median)")
 	toks := newPlot("Prompt tokens by turn", "turn", "tokens (mean)")

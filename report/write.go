@@ -35,17 +35,11 @@ type Chart struct {
 	render func() ([]byte, error)
 }
 
-// PlanCharts lists the charts that apply to res and recs, without drawing
+// planCharts lists the charts that apply to res and recs, without drawing
 // them: table when there are runs; timeline, tokens and cdf when some request succeeded;
 // startup when start-up was measured; replicas when runs have per-replica
-// engine figures; sweep when the runs are a sweep.
-func PlanCharts(res *result.Results, recs []result.Record) []Chart {
-	res, recs, _ = shownAll(res, recs, nil)
-	return planCharts(res, recs, nil)
-}
-
-// planCharts is PlanCharts for records that may be a Sample (s nil: all):
-// the charts drawn from it carry its Note.
+// engine figures; sweep when the runs are a sweep. recs may be a Sample s
+// (nil: all records): the charts drawn from it carry its Note.
 func planCharts(res *result.Results, recs []result.Record, s *Sample) []Chart {
 	var cs []Chart
 	note := s.Note(res)
@@ -95,19 +89,15 @@ func planCharts(res *result.Results, recs []result.Record, s *Sample) []Chart {
 	return cs
 }
 
-// WriteAll writes report.md, report.html and the charts into dir (which must exist).
-// The output is a pure function of res, recs and dir's server.log (whose
-// lines naming the slowest requests end report.md): `servebench report DIR`
-// run on the saved files writes the same bytes. report.md is written first,
-// so it survives a chart that fails; every failure is returned, joined.
-func WriteAll(dir string, res *result.Results, recs []result.Record) error {
-	return WriteSampled(dir, res, recs, nil)
-}
-
-// WriteSampled is WriteAll for the records ChartRecords returns with s, a
-// Sample of a requests.jsonl too large to read whole (s nil: recs are all):
-// the charts and sections drawn from the sample say so, and the slowest
-// requests and each run's median request are s's exact ones.
+// WriteSampled writes report.md, report.html and the charts into dir (which
+// must exist). The output is a pure function of res, recs and dir's
+// server.log (whose lines naming the slowest requests end report.md):
+// `servebench report DIR` run on the saved files writes the same bytes.
+// report.md is written first, so it survives a chart that fails; every
+// failure is returned, joined. recs are the records ChartRecords returns
+// with s, a Sample of a requests.jsonl too large to read whole (s nil:
+// recs are all): the charts and sections drawn from the sample say so, and
+// the slowest requests and each run's median request are s's exact ones.
 func WriteSampled(dir string, res *result.Results, recs []result.Record, s *Sample) error {
 	if res == nil {
 		return errors.New("report: no results")

@@ -161,7 +161,7 @@ type Dialect struct {
 	Mappings    []Mapping
 	// TTFTQueue says whether engine.ttft includes engine.queue, read from
 	// the server's source (cited in dialects); a server that reuses these
-	// metric names (a simulator) may differ, which Diagnose checks
+	// metric names (a simulator) may differ, which report.DiagnoseOn checks
 	// against the figures.
 	TTFTQueue QueueInTTFT
 	Notes     []string // what this server does not export, and other caveats
