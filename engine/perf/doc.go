@@ -59,7 +59,7 @@
 // in the streaming mean.
 //
 // Long prompts: the compute side (MFU) is checked against public vLLM
-// figures (PublicPrefill, prefill.go: LambdaLabsML/vllm-benchmark's
+// figures (data/figures/lambdalabs-vllm-benchmark.csv: LambdaLabsML/vllm-benchmark's
 // Meta-Llama-3-8B-Instruct runs on an A100-80GB-SXM and an H100-80GB-SXM,
 // ten prompts of 1,369 tokens in all prefilled in one step, median TTFT
 // 124.5-126.7 and 62.1-62.8 ms over reruns at three --max-model-len);

@@ -170,7 +170,7 @@ func fidelityFigures(t testing.TB) []CitedFigure {
 	return figs
 }
 
-// TestL4Qwen3Refusal: the L4's Qwen3-8B figure (kvL4Figures) is evaluated
+// TestL4Qwen3Refusal: the L4's Qwen3-8B figure (ree2raz-inference-bench.csv) is evaluated
 // at --max-model-len 16384 because vLLM refused the 40,960-token default
 // on that GPU (5.62 GiB of KV needed, 3.83 available); the engine must
 // refuse it too, needing as much, or the figure's setup would not be the

@@ -32,7 +32,7 @@ const (
 	// the seed's start-up comes to its 90 s (with its GPU's fitted MFU,
 	// fidelity.go); of the order vLLM 0.6.4 shows on an H200, 8 s for 35
 	// sizes of a 1.1B model whose forward passes take well under 10 ms
-	// (suesie/grpocredit's log, kvLogFigures).
+	// (suesie/grpocredit's log, data/figures/vllm-startup-logs.csv).
 	GraphCaptureFixed = 109 * time.Millisecond
 
 	// APIStartTime is from engine ready to "Application startup complete."

@@ -152,15 +152,14 @@ func (l stepLoop) overlap(b Breakdown) Breakdown {
 // (vllm/v1/worker/gpu_input_batch.py's InputBatch). The seed's V1 and
 // later releases pay none.
 //
-// Fitted (fitV0SeqOverhead; TestFidelity's "FIT v0-seq-overhead" line;
-// 46 us before the A100's MFU took Argonne's offline prefills, 0.63 ->
-// 0.68, which shortened the share's FLOP time beside it) to one figure, Argonne's A100 40GB batch of 32 Llama-3-8B prompts of
+// Fitted (fitV0SeqOverhead; TestFidelity's "FIT v0-seq-overhead" line)
+// to one figure, Argonne's A100 40GB batch of 32 Llama-3-8B prompts of
 // 128 tokens answered with 128 (data/figures/argonne-llm-inference-bench.csv), whose batch-1 siblings
 // the model meets within 1.5% with no V0 term, so what its steps add over
 // them beyond DecodeGEMMShare is per sequence; DecodeGEMMShare is fitted
 // with it in place. Held out against it: the same files' other batch
 // runs on the A100 and the H100, and vLLM 0.6.0's batch-10 and tensor
-// parallel decode rows (LambdaLabsML, lambdaFigures, parallelFigures).
+// parallel decode rows (data/figures/lambdalabs-vllm-benchmark.csv).
 // The same per-sequence cost on both GPUs is a host cost: the H100's
 // faster GPU work makes it a larger share of its steps, as its rows show.
 const V0SeqOverhead = 54 * time.Microsecond
