@@ -64,7 +64,7 @@ func TestFidelity(t *testing.T) {
 		lines = append(lines, fmt.Sprintf("FIT arch=%s mfu=%.2f bandwidth=%.2f loss=%.5f stored-mfu=%.2f stored-bandwidth=%.2f inputs=[%s]",
 			f.Eff.Arch, f.Eff.MFU, f.Eff.Bandwidth, f.Loss, stored.MFU, stored.Bandwidth, strings.Join(ins, "; ")))
 		if math.Abs(stored.MFU-f.Eff.MFU) > fitStep+1e-9 || math.Abs(stored.Bandwidth-f.Eff.Bandwidth) > fitStep+1e-9 {
-			t.Errorf("arch %s: stored MFU %.2f / bandwidth %.2f, the fit finds %.2f / %.2f: update archEfficiency",
+			t.Errorf("arch %s: stored MFU %.2f / bandwidth %.2f, the fit finds %.2f / %.2f: update data/archs.json",
 				f.Eff.Arch, stored.MFU, stored.Bandwidth, f.Eff.MFU, f.Eff.Bandwidth)
 		}
 	}
@@ -102,12 +102,7 @@ func TestFidelity(t *testing.T) {
 }
 
 // storedEfficiency is what the engine runs with for an architecture.
-func storedEfficiency(arch string) Efficiency {
-	if e, ok := archEfficiency[arch]; ok {
-		return e
-	}
-	return Efficiency{Arch: arch, MFU: MFU, Bandwidth: BandwidthEfficiency}
-}
+func storedEfficiency(arch string) Efficiency { return EfficiencyFor(GPU{Arch: arch}) }
 
 // TestFidelityTableComplete: every figure names its source, version and
 // measured model, runs on a known profile, and every GPU profile either
@@ -132,7 +127,7 @@ func TestFidelityTableComplete(t *testing.T) {
 			t.Errorf("GPU profile %s has %d cited figures but is listed in fidelityGaps", g.Name, per[g.Name])
 		}
 	}
-	for _, m := range fidelityModels {
+	for _, m := range citedModels() {
 		if d := m.ArchParams()/(m.ParamsB*1e9) - 1; math.Abs(d) > 1e-4 {
 			t.Errorf("%s: architecture gives %.0f parameters, published %.0f", m.Name, m.ArchParams(), m.ParamsB*1e9)
 		}
@@ -190,26 +185,6 @@ func TestL4Qwen3Refusal(t *testing.T) {
 		t.Errorf("Qwen3-8B on one L4 at the default --max-model-len: %v, want ErrDoesNotFit at 40960 needing 5.62 GiB, as vLLM's", err)
 	}
 	t.Log(err)
-}
-
-// TestDatasheets: every GPU profile's peaks are its vendor datasheet's.
-func TestDatasheets(t *testing.T) {
-	for _, g := range GPUs() {
-		found := false
-		for _, d := range Datasheets {
-			if d.GPU != g.Name {
-				continue
-			}
-			found = true
-			if g.TFLOPs != d.DenseTFLOPs || g.BandwidthGBs != d.BandwidthGBs {
-				t.Errorf("%s: profile %.1f TFLOP/s, %.0f GB/s; datasheet %.1f, %.0f (%s)", g.Name, g.TFLOPs, g.BandwidthGBs,
-					d.DenseTFLOPs, d.BandwidthGBs, d.Source)
-			}
-		}
-		if !found {
-			t.Errorf("%s: no datasheet entry", g.Name)
-		}
-	}
 }
 
 // TestFidelityFails: the check is live. A figure moved 30% away from the

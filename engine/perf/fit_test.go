@@ -36,7 +36,7 @@ func fitEfficiencies(figs []CitedFigure) ([]fitResult, error) {
 		if f.Set != setFit || (f.Quantity != quantityTTFT && f.Quantity != quantityDecode) {
 			continue
 		}
-		arch := gpuArch[f.GPU]
+		arch := archOf(f.GPU)
 		byArch[arch] = append(byArch[arch], f)
 	}
 	archs := make([]string, 0, len(byArch))

@@ -2,6 +2,7 @@ package perf
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 )
@@ -44,7 +45,7 @@ type Link struct {
 	EagerBusGBs  float64
 }
 
-// links holds each GPU profile's node interconnect.
+// links are the node interconnects a GPU record (data/gpus.json) names.
 //
 // Bandwidths: nccl-tests all_reduce_perf busbw at large sizes on one node,
 // as Alaya's published reference table gives it (docs.alayanew.com,
@@ -75,26 +76,23 @@ type Link struct {
 // of its large-message figure (218 GB/s), an assumption. PCIe nodes run
 // NCCL's ring at every size, so their eager figures are their graph ones.
 var links = map[string]Link{
-	"rtx3060-12gb": pcieGen4,
-	"a10g-24gb":    pcieGen4,
-	"l4-24gb":      pcieGen4,
-	"a100-40gb":    nvlink3,
-	"a100-80gb":    nvlink3,
-	"h100-80gb":    nvlink4,
-	"h200-141gb":   nvlink4,
+	"pcie4": {Name: "PCIe 4.0 (no NVLink)", BusGBs: 20, Latency: 25 * time.Microsecond,
+		EagerLatency: 25 * time.Microsecond, EagerBusGBs: 20},
+	"nvlink3": {Name: "NVLink 3 (NVSwitch)", BusGBs: 235, Latency: nvlinkLatency,
+		EagerLatency: ncclEagerLatency, EagerBusGBs: 218},
+	"nvlink4": {Name: "NVLink 4 (NVSwitch)", BusGBs: 460, Latency: nvlinkLatency,
+		EagerLatency: ncclEagerLatency, EagerBusGBs: 340},
 }
 
-var (
-	pcieGen4 = Link{Name: "PCIe 4.0 (no NVLink)", BusGBs: 20, Latency: 25 * time.Microsecond,
-		EagerLatency: 25 * time.Microsecond, EagerBusGBs: 20}
-	nvlink3 = Link{Name: "NVLink 3 (NVSwitch)", BusGBs: 235, Latency: nvlinkLatency,
-		EagerLatency: ncclEagerLatency, EagerBusGBs: 218}
-	nvlink4 = Link{Name: "NVLink 4 (NVSwitch)", BusGBs: 460, Latency: nvlinkLatency,
-		EagerLatency: ncclEagerLatency, EagerBusGBs: 340}
-	// defaultLink is the interconnect of a GPU profile links does not name.
-	defaultLink = Link{Name: "PCIe (assumed)", BusGBs: 20, Latency: 25 * time.Microsecond,
-		EagerLatency: 25 * time.Microsecond, EagerBusGBs: 20}
-)
+// linkNames lists the interconnects, for errors.
+func linkNames() string {
+	names := make([]string, 0, len(links))
+	for n := range links {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}
 
 const (
 	// nvlinkLatency is one decode-sized all-reduce on an NVSwitch node (see links).
@@ -125,22 +123,14 @@ const (
 )
 
 // LinkOf returns the interconnect of a node of g.
-func LinkOf(g GPU) Link {
-	if l, ok := links[g.Name]; ok {
-		return l
-	}
-	return defaultLink
-}
-
-// fp8GPUs have fp8 tensor cores (Hopper, Ada), whose peak is twice the
-// bf16 one (H100 SXM: 1,979 vs 989 dense TFLOP/s; L4: 242 vs 121, NVIDIA's
-// data sheets), so an fp8 model's GEMMs run faster there, by
-// FP8GEMMSpeedup. Elsewhere vLLM runs fp8 checkpoints as weight-only fp8
-// (Marlin), at the bf16 rate.
-var fp8GPUs = map[string]bool{"h100-80gb": true, "h200-141gb": true, "l4-24gb": true}
+func LinkOf(g GPU) Link { return links[g.Interconnect] }
 
 // FP8GEMMSpeedup is how much faster than bf16 vLLM's fp8 GEMM path runs a
-// prefill, far from the peaks' 2x: each linear layer first quantizes its
+// prefill on an architecture with fp8 tensor cores (Hopper, Ada:
+// data/archs.json fp8_tensor_cores), whose peak is twice the bf16 one
+// (H100 SXM: 1,979 vs 989 dense TFLOP/s; L4: 242 vs 121, NVIDIA's data
+// sheets); elsewhere vLLM runs fp8 checkpoints as weight-only fp8
+// (Marlin), at the bf16 rate. Far from the peaks' 2x: each linear layer first quantizes its
 // input to fp8 per token (a kernel that reads and writes the activations)
 // and the scaled GEMM's epilogue applies the per-token and per-channel
 // scales. Fitted, not cited: it is what LambdaLabs' 70B-FP8 TTFT on one
@@ -152,7 +142,7 @@ const FP8GEMMSpeedup = 1.33
 // flopRate is the sustained FLOP/s of one GPU for this model's GEMMs.
 func (p *Perf) flopRate() float64 {
 	r := p.gpu.TFLOPs * 1e12 * p.eff.MFU
-	if p.model.Quantization == "fp8" && fp8GPUs[p.gpu.Name] {
+	if p.model.Quantization == "fp8" && mustFacts().archs[p.gpu.Arch].FP8TensorCores {
 		r *= FP8GEMMSpeedup
 	}
 	return r

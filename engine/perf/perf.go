@@ -8,53 +8,59 @@ import (
 	"time"
 )
 
-// GPU is a GPU's public physical specs.
+// GPU is a GPU's public physical specs, as data/gpus.json holds them
+// (data.go loads and checks them; the record's datasheet, power and load
+// sources stay in the file).
 type GPU struct {
-	Name         string  // profile name, e.g. "rtx3060-12gb"
-	MemoryGiB    float64 // device memory the framework sees (torch total), GiB
-	BandwidthGBs float64 // HBM/GDDR bandwidth, GB/s
-	TFLOPs       float64 // dense bf16/fp16 tensor TFLOP/s (fp32 accumulate)
-	LoadGBs      float64 // effective weight-load bandwidth from disk/host, GB/s
+	Name         string  `json:"name"`          // profile name, e.g. "rtx3060-12gb"
+	Arch         string  `json:"arch"`          // architecture (data/archs.json), e.g. "gh100": its kernels' efficiencies and features
+	DeviceName   string  `json:"device_name"`   // what the driver names it (NVML, torch.cuda.get_device_name), e.g. "NVIDIA H100 80GB HBM3"
+	MemoryGiB    float64 `json:"memory_gib"`    // device memory the framework sees (torch total), GiB
+	BandwidthGBs float64 `json:"bandwidth_gbs"` // HBM/GDDR bandwidth, GB/s
+	TFLOPs       float64 `json:"tflops"`        // dense bf16/fp16 tensor TFLOP/s (fp32 accumulate)
+	LoadGBs      float64 `json:"load_gbs"`      // effective weight-load bandwidth from disk/host, GB/s
 	// BoardPowerW is the board's rated power (TDP/TGP, datasheet), what
 	// the engine's DCGM series draw while a step runs; IdlePowerW between
-	// steps (an assumption: no datasheet gives it). See gpus.
-	BoardPowerW float64
-	IdlePowerW  float64
+	// steps (an assumption: no datasheet gives it).
+	BoardPowerW  float64 `json:"board_power_w"`
+	IdlePowerW   float64 `json:"idle_power_w"`
+	Interconnect string  `json:"interconnect"` // the node's GPU link (links in parallel.go), e.g. "nvlink4"
 }
 
-// Model is a model's architecture facts.
+// Model is a model's architecture facts, as data/models.json holds them:
+// the JSON names are config.json's where it has one.
 type Model struct {
-	Name           string  // profile name, e.g. "qwen2.5-7b-instruct-awq"
-	ServedName     string  // name listed in /v1/models, e.g. "Qwen/Qwen2.5-7B-Instruct-AWQ"
-	ParamsB        float64 // parameters, billions
-	BytesPerWeight float64 // of the linear layers: 2 for bf16, ~0.52 for AWQ int4 (scales, zeros)
-	Quantization   string  // "" (bf16) or the vLLM quantization method, e.g. "awq_marlin"
-	Layers         int
-	Hidden         int // hidden_size
-	Intermediate   int // intermediate_size (MLP)
-	Heads          int // num_attention_heads (query heads)
-	KVHeads        int
-	HeadDim        int
-	Vocab          int
-	MaxContext     int  // max_position_embeddings
-	QKVBias        bool // q/k/v projections have biases (Qwen2)
-	TiedEmbeddings bool // lm_head shares the embedding matrix
+	Name           string  `json:"name"`                   // profile name, e.g. "qwen2.5-7b-instruct-awq"
+	ServedName     string  `json:"served_name"`            // name listed in /v1/models, e.g. "Qwen/Qwen2.5-7B-Instruct-AWQ"
+	ParamsB        float64 `json:"params_b"`               // parameters, billions
+	BytesPerWeight float64 `json:"bytes_per_weight"`       // of the linear layers: 2 for bf16, ~0.52 for AWQ int4 (scales, zeros)
+	Quantization   string  `json:"quantization,omitempty"` // "" (bf16) or the vLLM quantization method, e.g. "awq_marlin"
+	Layers         int     `json:"num_hidden_layers"`
+	Hidden         int     `json:"hidden_size"`
+	Intermediate   int     `json:"intermediate_size"`   // MLP
+	Heads          int     `json:"num_attention_heads"` // query heads
+	KVHeads        int     `json:"num_key_value_heads"`
+	HeadDim        int     `json:"head_dim"`
+	Vocab          int     `json:"vocab_size"`
+	MaxContext     int     `json:"max_position_embeddings"`
+	QKVBias        bool    `json:"qkv_bias,omitempty"`            // q/k/v projections have biases (Qwen2)
+	TiedEmbeddings bool    `json:"tie_word_embeddings,omitempty"` // lm_head shares the embedding matrix
 
 	// Mixture of experts (moe.go); zero for a dense model. Every layer's
 	// MLP is Experts experts of MoEIntermediate, ExpertsPerToken of them
 	// routed per token, plus a router (hidden x Experts).
-	Experts         int  // num_experts / num_local_experts
-	ExpertsPerToken int  // num_experts_per_tok
-	MoEIntermediate int  // moe_intermediate_size (Mixtral: intermediate_size)
-	QKNorm          bool // per-head RMSNorm on q and k (Qwen3)
+	Experts         int  `json:"num_experts,omitempty"`           // num_experts / num_local_experts
+	ExpertsPerToken int  `json:"num_experts_per_tok,omitempty"`   // num_experts_per_tok
+	MoEIntermediate int  `json:"moe_intermediate_size,omitempty"` // moe_intermediate_size (Mixtral: intermediate_size)
+	QKNorm          bool `json:"qk_norm,omitempty"`               // per-head RMSNorm on q and k (Qwen3)
 
 	// gpt-oss's extras (gptoss.go); zero for every other profile.
-	ExpertBytesPerWeight float64 // the experts' bytes per weight when quantized apart (MXFP4: 4.25 bits); 0: BytesPerWeight
-	AttnOutBias          bool    // o_proj has a bias too (attention_bias on every projection)
-	AttentionSinks       bool    // one learned sink logit per query head per layer
-	MoEBias              bool    // the router and every expert projection have biases
-	SlidingWindow        int     // sliding_window of the layers that use one
-	SlidingLayers        int     // layers whose attention is sliding_attention (layer_types)
+	ExpertBytesPerWeight float64 `json:"expert_bytes_per_weight,omitempty"` // the experts' bytes per weight when quantized apart (MXFP4: 4.25 bits); 0: BytesPerWeight
+	AttnOutBias          bool    `json:"attn_out_bias,omitempty"`           // o_proj has a bias too (attention_bias on every projection)
+	AttentionSinks       bool    `json:"attention_sinks,omitempty"`         // one learned sink logit per query head per layer
+	MoEBias              bool    `json:"moe_bias,omitempty"`                // the router and every expert projection have biases
+	SlidingWindow        int     `json:"sliding_window,omitempty"`          // sliding_window of the layers that use one
+	SlidingLayers        int     `json:"sliding_layers,omitempty"`          // layers whose attention is sliding_attention (layer_types)
 }
 
 // Config is the engine's serving configuration (vLLM flag names). Zero
@@ -104,9 +110,10 @@ func DefaultConfig() Config {
 
 // DefaultBatching is vLLM's default --max-num-seqs and
 // --max-num-batched-tokens for `vllm serve` on g: 1024 and 8192 on GPUs
-// with at least 70 GiB that are not A100s (H100, H200), else 256 and 2048.
+// with at least 70 GiB whose device name does not contain "a100" (H100,
+// H200), else 256 and 2048 (vllm/engine/arg_utils.py, _set_default_args).
 func DefaultBatching(g GPU) (maxNumSeqs, maxNumBatchedTokens int) {
-	if g.MemoryGiB >= 70 && !strings.HasPrefix(strings.ToLower(g.Name), "a100") {
+	if g.MemoryGiB >= 70 && !strings.Contains(strings.ToLower(g.DeviceName), "a100") {
 		return 1024, 8192
 	}
 	return 256, 2048

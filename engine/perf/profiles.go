@@ -24,75 +24,20 @@ const (
 // quantized by AWQ and stay at 2 bytes (see Model.WeightBytes).
 const awqBytesPerWeight = 0.5 + 2.5/128
 
-// gpus holds public specs. MemoryGiB is the capacity the driver exposes to
-// the framework (what torch.cuda.mem_get_info reports as total), a little
-// under the marketing figure, because vLLM's utilization applies to that.
-// TFLOPs is dense fp16/bf16 tensor throughput with fp32 accumulation (what
-// PyTorch and Marlin kernels use; GeForce parts run that at half the
-// fp16-accumulate rate). LoadGBs is the effective rate at which the host
-// such a GPU usually sits in gets safetensors from disk into GPU memory:
-// the 3060 figure is the seed's consumer desktop (cold page cache); the
-// cloud figures are ~1 GB/s, what vLLM logs on an H100 node reading from
-// network storage (14.99 GiB in 31.5 s, 1.12 GiB in 16.5 s in
-// llm-d-benchmark's empirical table), 0.5 GB/s for AWS's A10G/L4 on EBS.
-//
-// BoardPowerW is the rated board power: the RTX 3060's 170 W "Graphics
-// Card Power" (NVIDIA's GeForce RTX 3060 specifications); the L4's 72 W
-// max TDP (NVIDIA L4 datasheet); A100 SXM4 400 W, 40 and 80 GB (NVIDIA
-// A100 datasheet; these profiles' bandwidths are the SXM parts'); H100
-// SXM 700 W (NVIDIA H100 datasheet, SXM up to 700 W, configurable); H200
-// SXM 700 W (NVIDIA H200 datasheet, up to 700 W). The A10G has no public
-// datasheet: 300 W is an assumption (the cap AWS g5 instances run it at;
-// the A10's datasheet gives 150 W). IdlePowerW is an assumption for every
-// profile, stated, not cited: roughly a tenth of board power, what an
-// idle GPU holding a loaded model (memory clocks up) draws; datasheets
-// give no idle figure.
-var gpus = []GPU{
-	{Name: "rtx3060-12gb", MemoryGiB: 11.76, BandwidthGBs: 360, TFLOPs: 25.5, LoadGBs: 0.25, BoardPowerW: 170, IdlePowerW: 15},
-	{Name: "a10g-24gb", MemoryGiB: 22.19, BandwidthGBs: 600, TFLOPs: 125, LoadGBs: 0.5, BoardPowerW: 300, IdlePowerW: 30},
-	{Name: "l4-24gb", MemoryGiB: 22.03, BandwidthGBs: 300, TFLOPs: 121, LoadGBs: 0.5, BoardPowerW: 72, IdlePowerW: 16},
-	{Name: "a100-40gb", MemoryGiB: 39.39, BandwidthGBs: 1555, TFLOPs: 312, LoadGBs: 1.0, BoardPowerW: 400, IdlePowerW: 50},
-	{Name: "a100-80gb", MemoryGiB: 79.15, BandwidthGBs: 2039, TFLOPs: 312, LoadGBs: 1.0, BoardPowerW: 400, IdlePowerW: 60},
-	{Name: "h100-80gb", MemoryGiB: 79.18, BandwidthGBs: 3350, TFLOPs: 989, LoadGBs: 1.0, BoardPowerW: 700, IdlePowerW: 70},
-	{Name: "h200-141gb", MemoryGiB: 139.8, BandwidthGBs: 4800, TFLOPs: 989, LoadGBs: 1.0, BoardPowerW: 700, IdlePowerW: 75},
-}
-
-// models holds architecture facts from each model's config.json
-// (hidden_size, intermediate_size, num_hidden_layers, num_attention_heads,
-// num_key_value_heads, vocab_size, max_position_embeddings,
-// tie_word_embeddings) and the published parameter counts, which the
-// tests check against the architecture.
-var models = []Model{
-	{
-		Name: "qwen2.5-7b-instruct-awq", ServedName: "Qwen/Qwen2.5-7B-Instruct-AWQ",
-		ParamsB: 7.615616512, BytesPerWeight: awqBytesPerWeight, Quantization: "awq_marlin",
-		Layers: 28, Hidden: 3584, Intermediate: 18944, Heads: 28, KVHeads: 4, HeadDim: 128,
-		Vocab: 152064, MaxContext: 32768, QKVBias: true,
-	},
-	{
-		Name: "qwen2.5-7b-instruct", ServedName: "Qwen/Qwen2.5-7B-Instruct",
-		ParamsB: 7.615616512, BytesPerWeight: 2,
-		Layers: 28, Hidden: 3584, Intermediate: 18944, Heads: 28, KVHeads: 4, HeadDim: 128,
-		Vocab: 152064, MaxContext: 32768, QKVBias: true,
-	},
-	{
-		Name: "llama-3.1-8b-instruct", ServedName: "meta-llama/Llama-3.1-8B-Instruct",
-		ParamsB: 8.030261248, BytesPerWeight: 2,
-		Layers: 32, Hidden: 4096, Intermediate: 14336, Heads: 32, KVHeads: 8, HeadDim: 128,
-		Vocab: 128256, MaxContext: 131072,
-	},
-}
-
 // GPUs returns the GPU profiles, in table order (smallest first). The
 // slice is a copy.
-func GPUs() []GPU { return append([]GPU(nil), gpus...) }
+func GPUs() []GPU { return append([]GPU(nil), mustFacts().gpus...) }
 
 // Models returns the model profiles, in table order. The slice is a copy.
-func Models() []Model { return append([]Model(nil), models...) }
+func Models() []Model { return append([]Model(nil), mustFacts().models...) }
 
 // LookupGPU finds a GPU profile by name (case-insensitive).
 func LookupGPU(name string) (GPU, error) {
-	for _, g := range gpus {
+	f, err := loadFacts()
+	if err != nil {
+		return GPU{}, err
+	}
+	for _, g := range f.gpus {
 		if strings.EqualFold(g.Name, name) {
 			return g, nil
 		}
@@ -102,14 +47,30 @@ func LookupGPU(name string) (GPU, error) {
 
 // LookupModel finds a model profile by profile name or served name
 // (case-insensitive), so "Qwen/Qwen2.5-7B-Instruct-AWQ" works too.
-func LookupModel(name string) (Model, error) {
-	for _, m := range models {
-		if strings.EqualFold(m.Name, name) || strings.EqualFold(m.ServedName, name) {
-			return m, nil
+func LookupModel(name string) (Model, error) { return lookupModel(name, false) }
+
+// lookupModel finds a model profile by profile or served name, and with
+// cited an architecture that only the cited figures use too.
+func lookupModel(name string, cited bool) (Model, error) {
+	f, err := loadFacts()
+	if err != nil {
+		return Model{}, err
+	}
+	for _, set := range [][]Model{f.models, f.cited} {
+		for _, m := range set {
+			if strings.EqualFold(m.Name, name) || strings.EqualFold(m.ServedName, name) {
+				return m, nil
+			}
+		}
+		if !cited {
+			break
 		}
 	}
 	return Model{}, fmt.Errorf("perf: unknown model profile %q (expected one of %s)", name, modelNames())
 }
+
+// citedModels are the architectures that only the cited figures use.
+func citedModels() []Model { return mustFacts().cited }
 
 // Lookup finds a GPU and a model profile by name; the error names the bad
 // value and lists the valid ones.
@@ -126,6 +87,7 @@ func Lookup(gpu, model string) (GPU, Model, error) {
 }
 
 func gpuNames() string {
+	gpus := mustFacts().gpus
 	names := make([]string, len(gpus))
 	for i, g := range gpus {
 		names[i] = g.Name
@@ -134,6 +96,7 @@ func gpuNames() string {
 }
 
 func modelNames() string {
+	models := mustFacts().models
 	names := make([]string, len(models))
 	for i, m := range models {
 		names[i] = m.Name
@@ -210,6 +173,11 @@ func WriteProfiles(w io.Writer) error {
 	if err != nil {
 		return err
 	}
+	f, err := loadFacts()
+	if err != nil {
+		return err
+	}
+	gpus, models := f.gpus, f.models
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "GPU\tMEMORY GiB\tBANDWIDTH GB/s\tBF16 TFLOP/s\tLOAD GB/s\tMFU\tBW EFF\tCITED POINTS\tWORST ERR")
 	for i, g := range gpus {

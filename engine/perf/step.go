@@ -49,7 +49,7 @@ const (
 	// makes an H100 prefill a 7-8B model at ~40k tokens/s). The seed's
 	// 46-token first prefill on the 3060 and 1,369 tokens per step on an
 	// A100 and an H100 (prefill.go) all agree with this one value. The
-	// fitted per-architecture MFUs (archEfficiency) are flat over a step's
+	// fitted per-architecture MFUs (data/archs.json) are flat over a step's
 	// tokens too: the one source that seemed to show a step-size effect
 	// shows it for one model, in one run that is slow throughout
 	// (data/figures/nano-vllm-rtx3060.csv), and every curve tried broke
@@ -326,15 +326,11 @@ func (p *Perf) attentionFLOPs(s Step) float64 {
 // also runs the softmax of every padded row, at one or two blocks per SM.
 const SplitKVMMAShare = 0.52
 
-// splitKVArchs are the architectures whose vLLM decode runs
-// FlashAttention-2 (compute capability 8.x); Hopper runs
-// FlashAttention-3, whose decode tiles this does not model.
-var splitKVArchs = map[string]bool{"ga100": true, "ga102": true, "ga106": true, "ad104": true}
-
-// splitKVShare is SplitKVMMAShare on an architecture of splitKVArchs,
-// else 0.
+// splitKVShare is SplitKVMMAShare on an architecture whose vLLM decode
+// runs FlashAttention 2 (data/archs.json), else 0: Hopper runs
+// FlashAttention 3, whose decode tiles this does not model.
 func splitKVShare(arch string) float64 {
-	if splitKVArchs[arch] {
+	if mustFacts().archs[arch].FlashAttention == 2 {
 		return SplitKVMMAShare
 	}
 	return 0
@@ -343,7 +339,7 @@ func splitKVShare(arch string) float64 {
 // splitKVDecodeSeconds is the tensor time of FlashAttention-2's split-KV
 // tiles in a decode-only step (see SplitKVMMAShare): 64 query rows per
 // KV head (more past 64 heads per KV head) against every sequence's
-// context, at SplitKVMMAShare of the peak; 0 off splitKVArchs, in a
+// context, at SplitKVMMAShare of the peak; 0 off FlashAttention 2, in a
 // mixed or speculative step, and for sliding-window models (no swap).
 func (p *Perf) splitKVDecodeSeconds(s Step) float64 {
 	m := p.model
