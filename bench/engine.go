@@ -152,20 +152,20 @@ func reconcileNote(run *result.Run, rec *result.Reconciliation, model string, co
 }
 
 // settle scrapes until the engine has counted at least target finished
-// requests since base (bounded by ReconcileWait) and returns the last
-// snapshot. It returns at once on a scrape error, an unknown dialect or one
-// without a finished-request counter. In a P/D deployment (Passes) each
-// request is finished once per pass: the prefill instances alone reach
-// target before the decode instances have counted theirs.
-func (r *Runner) settle(ctx context.Context, base *scrape.Snapshot, target int) snapshotResult {
-	target *= max(1, r.Metrics.Passes)
+// requests since base (bounded by wait, Runner.ReconcileWait) and returns
+// the last snapshot. It returns at once on a scrape error, an unknown
+// dialect or one without a finished-request counter. In a P/D deployment
+// (Passes) each request is finished once per pass: the prefill instances
+// alone reach target before the decode instances have counted theirs.
+func (m *Metrics) settle(ctx context.Context, base *scrape.Snapshot, target int, wait time.Duration) snapshotResult {
+	target *= max(1, m.Passes)
 	start := time.Now()
 	for {
-		s := r.Metrics.snapshot(ctx)
-		if s.err != nil || r.Metrics.Dialect == nil || time.Since(start) >= r.ReconcileWait {
+		s := m.snapshot(ctx)
+		if s.err != nil || m.Dialect == nil || time.Since(start) >= wait {
 			return s
 		}
-		n, ok := scrape.Diff(base, s.snap, r.Metrics.Dialect, r.Metrics.Filter).Counter(scrape.EngineRequests)
+		n, ok := scrape.Diff(base, s.snap, m.Dialect, m.Filter).Counter(scrape.EngineRequests)
 		if !ok || n >= float64(target) {
 			return s
 		}

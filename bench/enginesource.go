@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/bench/store"
 	"github.com/servebench/servebench/scrape"
 	"github.com/servebench/servebench/scrape/promql"
 )
@@ -13,7 +14,7 @@ import (
 // /metrics scraped before and after (scrapeSource), Prometheus over the
 // run's window (promSource), the answers' own timings (ollamaSource), or
 // nowhere (noEngine). Runner.Run calls before, start, after and windows in
-// that order; a source lives for one run.
+// that order; a source lives for one run and holds only what it reads.
 type engineSource interface {
 	// before runs the warm-up (warm, which returns the warm-up requests
 	// that succeeded) and takes the baseline the run's figures count from.
@@ -22,30 +23,33 @@ type engineSource interface {
 	// begin) and starts what it reads while requests are sent; stop ends
 	// that.
 	start(ctx context.Context, run *result.Run, w *windower) (stop func())
-	// after fills run.Engine once the last response is in, and returns
-	// the scrape that closes the last window (nil: none).
-	after(ctx context.Context, run *result.Run, st *runState) *scrape.Snapshot
+	// after fills run.Engine once the last response is in, with rec, the
+	// run's account of requests sent, succeeded and answered, against
+	// which it sets the engine's count; it returns the scrape that closes
+	// the last window (nil: none).
+	after(ctx context.Context, run *result.Run, rec *result.Reconciliation) *scrape.Snapshot
 	// windows fills the closed windows' engine figures that the source
 	// reads only after the run.
 	windows(ctx context.Context, run *result.Run, w *windower)
 }
 
-// engineSource picks the run's source. With --endpoint ollama-chat the
-// answers carry the figures; a Prometheus source still gives the windows
-// theirs, while /metrics is not scraped.
-func (r *Runner) engineSource(spec *RunSpec) engineSource {
+// engineSource picks the run's source; timings are the answers' own
+// engine timings (kept per record), the source with --endpoint
+// ollama-chat, when a Prometheus source still gives the windows theirs
+// while /metrics is not scraped.
+func (r *Runner) engineSource(spec *RunSpec, timings *store.EngineAcc) engineSource {
 	warmup := spec.Workload.Warmup > 0
 	var src engineSource = noEngine{why: r.NoMetrics}
 	if m := r.Metrics; m != nil && m.Prom != nil {
 		src = &promSource{m: m, warmup: warmup}
 	} else if m != nil {
-		src = &scrapeSource{r: r, warmup: warmup}
+		src = &scrapeSource{m: m, wait: r.ReconcileWait, save: r.SaveSnapshot, warmup: warmup}
 	}
 	if spec.Request.Endpoint == EndpointOllamaChat {
 		if p, ok := src.(*promSource); ok {
-			return ollamaSource{p}
+			return ollamaSource{p, timings}
 		}
-		return ollamaSource{noEngine{}}
+		return ollamaSource{noEngine{}, timings}
 	}
 	return src
 }
@@ -63,7 +67,7 @@ func (noEngine) before(_ context.Context, _ *result.Run, warm func() int) { warm
 
 func (noEngine) start(context.Context, *result.Run, *windower) func() { return func() {} }
 
-func (n noEngine) after(_ context.Context, run *result.Run, _ *runState) *scrape.Snapshot {
+func (n noEngine) after(_ context.Context, run *result.Run, _ *result.Reconciliation) *scrape.Snapshot {
 	if n.why != "" {
 		run.Warnings = append(run.Warnings, "engine figures absent: "+n.why)
 	}
@@ -72,18 +76,20 @@ func (n noEngine) after(_ context.Context, run *result.Run, _ *runState) *scrape
 
 func (noEngine) windows(context.Context, *result.Run, *windower) {}
 
-// scrapeSource reads the engine's /metrics (Runner.Metrics.URLs) before and
-// after the run, at each window's boundary, and (several replicas) their
-// KV-cache usage meanwhile.
+// scrapeSource reads the engine's /metrics (m.URLs) before and after the
+// run, at each window's boundary, and (several replicas) their KV-cache
+// usage meanwhile.
 type scrapeSource struct {
-	r      *Runner
+	m      *Metrics
+	wait   time.Duration                         // Runner.ReconcileWait
+	save   func(name string, s *scrape.Snapshot) // Runner.SaveSnapshot; nil: not kept
 	warmup bool
 	base   snapshotResult // the before-run scrape
 	gauges *gaugeSampler
 }
 
 func (s *scrapeSource) before(ctx context.Context, run *result.Run, warm func() int) {
-	m := s.r.Metrics
+	m := s.m
 	var pre snapshotResult
 	if s.warmup {
 		pre = m.snapshot(ctx)
@@ -93,19 +99,19 @@ func (s *scrapeSource) before(ctx context.Context, run *result.Run, warm func() 
 		if pre.err == nil && pre.snap != nil {
 			// The baseline must include the warm-up in the engine's counts, or
 			// a late-counted warm-up request would pass for foreign traffic.
-			s.base = s.r.settle(ctx, pre.snap, warmOK)
+			s.base = m.settle(ctx, pre.snap, warmOK, s.wait)
 		} else {
 			s.base = m.snapshot(ctx)
 		}
 	}
-	if s.r.SaveSnapshot != nil && s.base.snap != nil {
-		s.r.SaveSnapshot(run.Name+".before", s.base.snap)
+	if s.save != nil && s.base.snap != nil {
+		s.save(run.Name+".before", s.base.snap)
 	}
 }
 
 func (s *scrapeSource) start(ctx context.Context, _ *result.Run, w *windower) func() {
-	w.prev = s.base.snap
-	s.gauges = s.r.Metrics.startGauges(ctx, s.base.snap)
+	w.scrapeFrom(s.m, s.base.snap)
+	s.gauges = s.m.startGauges(ctx, s.base.snap)
 	return s.gauges.stop
 }
 
@@ -114,9 +120,8 @@ func (s *scrapeSource) start(ctx context.Context, _ *result.Run, w *windower) fu
 // succeed, then fills run.Engine from the delta (and the replicas' KV
 // usage from the gauges), with warnings whenever the figures cannot be
 // trusted (no /metrics, unknown dialect, counter reset, foreign traffic).
-func (s *scrapeSource) after(ctx context.Context, run *result.Run, st *runState) *scrape.Snapshot {
-	r, m := s.r, s.r.Metrics
-	rec := reconciliation(run, st)
+func (s *scrapeSource) after(ctx context.Context, run *result.Run, rec *result.Reconciliation) *scrape.Snapshot {
+	m := s.m
 	run.Engine.Reconciliation = rec
 	if s.base.err != nil || s.base.snap == nil {
 		why := "not scraped"
@@ -130,9 +135,9 @@ func (s *scrapeSource) after(ctx context.Context, run *result.Run, st *runState)
 	// was measured. It stays bounded by ReconcileWait and the scrape timeout.
 	ctx = context.WithoutCancel(ctx)
 	start := time.Now()
-	after := r.settle(ctx, s.base.snap, run.OK)
-	if r.SaveSnapshot != nil && after.snap != nil {
-		r.SaveSnapshot(run.Name+".after", after.snap)
+	after := m.settle(ctx, s.base.snap, run.OK, s.wait)
+	if s.save != nil && after.snap != nil {
+		s.save(run.Name+".after", after.snap)
 	}
 	if after.err != nil {
 		scrapeFailed(run, rec, "/metrics after the run: "+after.err.Error())
@@ -178,34 +183,30 @@ func (s *promSource) before(ctx context.Context, run *result.Run, warm func() in
 
 // start reads each window's engine deltas while the run goes on (promLoop).
 func (s *promSource) start(_ context.Context, run *result.Run, w *windower) func() {
-	if w.interval > 0 {
-		ctx, cancel := context.WithCancel(context.Background())
-		w.prom, w.promStop = s.m.Prom.Windows(run.StartedAt), cancel
-		w.promKick, w.promDone = make(chan struct{}, 1), make(chan struct{})
-		go w.promLoop(ctx)
-	}
+	w.readProm(func() *promql.Windows { return s.m.Prom.Windows(run.StartedAt) })
 	return func() {}
 }
 
-func (s *promSource) after(ctx context.Context, run *result.Run, st *runState) *scrape.Snapshot {
-	rec := reconciliation(run, st)
+func (s *promSource) after(ctx context.Context, run *result.Run, rec *result.Reconciliation) *scrape.Snapshot {
 	run.Engine.Reconciliation = rec
 	s.win = s.m.PromFigures(ctx, run, rec)
 	return nil
 }
 
 func (s *promSource) windows(ctx context.Context, run *result.Run, w *windower) {
-	if w.prom != nil && len(run.Windows) > 1 {
-		promWindows(ctx, run, w, s.win)
-	}
+	w.promWindows(ctx, run, s.win)
 }
 
 // ollamaSource takes the engine's figures from each answer's own timings
-// (Ollama's /api/chat, kept per record in store.RunAcc.Engine); the embedded
-// source does the rest (Prometheus' windows, or nothing).
-type ollamaSource struct{ engineSource }
+// (Ollama's /api/chat, kept per record in store.RunAcc.Engine: timings,
+// complete once the last response is in); the embedded source does the
+// rest (Prometheus' windows, or nothing).
+type ollamaSource struct {
+	engineSource
+	timings *store.EngineAcc
+}
 
-func (ollamaSource) after(_ context.Context, run *result.Run, st *runState) *scrape.Snapshot {
-	st.acc.Engine.Fill(run, reconciliation(run, st))
+func (s ollamaSource) after(_ context.Context, run *result.Run, rec *result.Reconciliation) *scrape.Snapshot {
+	s.timings.Fill(run, rec)
 	return nil
 }

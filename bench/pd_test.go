@@ -68,13 +68,13 @@ func TestSettlePD(t *testing.T) {
 		srv := httptest.NewServer(cs)
 		t.Cleanup(srv.Close)
 		dl, _ := scrape.Lookup("vllm")
-		r := &Runner{ReconcileWait: 10 * time.Second, Metrics: &Metrics{URLs: []string{srv.URL + "/metrics"}, Dialect: dl, Passes: passes}}
-		base := r.Metrics.snapshot(t.Context())
+		m := &Metrics{URLs: []string{srv.URL + "/metrics"}, Dialect: dl, Passes: passes}
+		base := m.snapshot(t.Context())
 		if base.err != nil {
 			t.Fatal(base.err)
 		}
-		after := r.settle(t.Context(), base.snap, 6)
-		n, _ := scrape.Diff(base.snap, after.snap, dl, r.Metrics.Filter).Counter(scrape.EngineRequests)
+		after := m.settle(t.Context(), base.snap, 6, 10*time.Second)
+		n, _ := scrape.Diff(base.snap, after.snap, dl, m.Filter).Counter(scrape.EngineRequests)
 		if want := float64(6 * passes); n != want {
 			t.Errorf("passes %d: settled at %.0f finished requests, want %.0f", passes, n, want)
 		}

@@ -62,26 +62,29 @@ func (m *Metrics) promAfterWarmup(ctx context.Context, run *result.Run) {
 	}
 }
 
-// promWindows fills each window's engine deltas from Prometheus: those
-// promLoop read while the run went on, then the rest (promql.Windows.Rest,
-// up to the run's window, all, as promFigures read it), so that they add
-// up to the run's figures. Without the run's window only those read
-// already have figures.
-func promWindows(ctx context.Context, run *result.Run, win *windower, all *promql.Window) {
-	ws := win.promRead
+// promWindows fills each window's engine deltas from Prometheus, when w
+// read them (readProm) and the run has several: those promLoop read while
+// the run went on, then the rest (promql.Windows.Rest, up to the run's
+// window, all, as promFigures read it), so that they add up to the run's
+// figures. Without the run's window only those read already have figures.
+func (w *windower) promWindows(ctx context.Context, run *result.Run, all *promql.Window) {
+	if w.prom == nil || len(run.Windows) <= 1 {
+		return
+	}
+	ws := w.promRead
 	if all != nil {
-		rest, err := win.prom.Rest(context.WithoutCancel(ctx), all, win.cuts[len(ws):])
+		rest, err := w.prom.Rest(context.WithoutCancel(ctx), all, w.cuts[len(ws):])
 		if err != nil {
 			run.Warnings = append(run.Warnings, "window engine figures absent: "+err.Error())
 		}
 		ws = append(ws, rest...)
 	}
-	for i, w := range ws {
-		if w.Total == nil {
-			run.Warnings = append(run.Warnings, fmt.Sprintf("window %d: engine figures absent: %s", run.Windows[i].Index, strings.Join(w.Warnings, "; ")))
+	for i, pw := range ws {
+		if pw.Total == nil {
+			run.Warnings = append(run.Warnings, fmt.Sprintf("window %d: engine figures absent: %s", run.Windows[i].Index, strings.Join(pw.Warnings, "; ")))
 			continue
 		}
-		run.Windows[i].Engine = promWindowEngine(w)
+		run.Windows[i].Engine = promWindowEngine(pw)
 	}
 }
 

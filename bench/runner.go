@@ -284,7 +284,7 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 	if c, ok := r.Client.(interface{ AcceptEncoding() string }); ok {
 		run.Workload.AcceptEncoding = c.AcceptEncoding()
 	}
-	src := r.engineSource(&spec)
+	src := r.engineSource(&spec, &st.acc.Engine)
 	src.before(sendCtx, run, func() int {
 		r.warmup(st)
 		return st.acc.WarmOK
@@ -293,7 +293,7 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 	run.StartedAt = time.Now().UTC()
 	start := time.Now()
 	run.Shard = spec.Shard.result(start)
-	st.win = r.newWindower(run, start)
+	st.win = newWindower(run, start, windowing{interval: r.Interval, bounded: r.Bounded, spillDir: r.SpillDir, onWindow: r.OnWindow})
 	st.steady = newSteadyTracker(spec.Workload.Mode, spec.Workload.Concurrency, start, scheduleRate(&spec, run), st.stop)
 	stopSource := src.start(reqCtx, run, st.win)
 	defer stopSource()
@@ -319,7 +319,7 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) (*result.Run, []result.R
 	if st.direct != nil {
 		r.lastDirect, r.lastDirectRecs = r.directRun(run, st), st.direct.recs
 	}
-	after := src.after(ctx, run, st)
+	after := src.after(ctx, run, reconciliation(run, st))
 	run.Windows = st.win.finish(run.DurationS, after)
 	if err := st.win.spillErr; err != nil {
 		run.Warnings = append(run.Warnings, err.Error())

@@ -19,16 +19,14 @@ import (
 // the rate either); at each boundary a goroutine
 // closes the window: its client figures from the tally, its engine deltas
 // from a /metrics scrape against the previous boundary's, and the run so
-// far goes to Runner.OnWindow (the session's checkpoint and progress
-// line). The last window closes with the run's after-run scrape, so the
+// far goes to onWindow (the session's checkpoint and progress line). The last window closes with the run's after-run scrape, so the
 // windows' engine deltas add up to the run's. With Prometheus another
 // goroutine (promLoop) reads each closed window's engine deltas once
 // Prometheus has scraped past its end, and reports the run again, so a
 // checkpoint carries them about a scrape interval after the boundary.
 // assign is safe for concurrent use with both goroutines.
 type windower struct {
-	r        *Runner
-	interval time.Duration // 0: one window-less run; only the start is reported
+	windowing
 	duration time.Duration // --duration; 0: none
 	start    time.Time
 	partial  result.Run // the run's facts known at its start
@@ -40,7 +38,7 @@ type windower struct {
 	windows []result.Window // closed
 	cuts    []time.Time     // the boundaries closing windows[:len(cuts)]
 
-	reportMu sync.Mutex // OnWindow is called by one goroutine at a time
+	reportMu sync.Mutex // onWindow is called by one goroutine at a time
 
 	// With Prometheus: the windows' reader, owned by promLoop until it
 	// has stopped, and the windows it read, in order (under mu).
@@ -62,11 +60,23 @@ type windower struct {
 	done       chan struct{}
 }
 
+// windowing is what a windower takes from the run's settings.
+type windowing struct {
+	interval time.Duration // 0: one window-less run; only the start is reported
+	// metrics, when a source scrapes /metrics (scrapeFrom), is scraped at
+	// each boundary.
+	metrics *Metrics
+	// bounded spills each window's samples to spillDir, as the run's.
+	bounded  bool
+	spillDir string
+	onWindow func(partial *result.Run) // nil: not reported
+}
+
 // newWindower opens the first window at start; the run's engine source
-// then wires in its engine figures per window (engineSource.start) before
-// begin starts the windows.
-func (r *Runner) newWindower(run *result.Run, start time.Time) *windower {
-	w := &windower{r: r, interval: r.Interval, start: start, partial: *run, index: 1, from: start,
+// then wires in its engine figures per window (engineSource.start:
+// scrapeFrom or readProm) before begin starts the windows.
+func newWindower(run *result.Run, start time.Time, wg windowing) *windower {
+	w := &windower{windowing: wg, start: start, partial: *run, index: 1, from: start,
 		duration: time.Duration(run.Workload.DurationS * float64(time.Second)),
 		quit:     make(chan struct{}), done: make(chan struct{})}
 	if w.interval > 0 {
@@ -75,7 +85,27 @@ func (r *Runner) newWindower(run *result.Run, start time.Time) *windower {
 	return w
 }
 
-// begin reports the run's start to OnWindow and, with an interval, starts
+// scrapeFrom gives each window the engine's deltas between /metrics
+// scrapes at its boundaries (metrics), the first against base, the
+// run's before-scrape (nil: no engine windows). Call it before begin.
+func (w *windower) scrapeFrom(m *Metrics, base *scrape.Snapshot) {
+	w.metrics, w.prev = m, base
+}
+
+// readProm reads each closed window's engine deltas from Prometheus (ws)
+// while the run goes on (promLoop), with an interval; the run's end reads
+// the rest (promWindows). Call it before begin.
+func (w *windower) readProm(ws func() *promql.Windows) {
+	if w.interval <= 0 {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w.prom, w.promStop = ws(), cancel
+	w.promKick, w.promDone = make(chan struct{}, 1), make(chan struct{})
+	go w.promLoop(ctx)
+}
+
+// begin reports the run's start to onWindow and, with an interval, starts
 // the boundary goroutine.
 func (w *windower) begin() {
 	w.report()
@@ -145,12 +175,12 @@ func (w *windower) close(end time.Time, snap *scrape.Snapshot, open bool) {
 	t.Close()
 	if w.prev != nil {
 		if snap == nil {
-			if s := w.r.Metrics.snapshot(context.Background()); s.err == nil {
+			if s := w.metrics.snapshot(context.Background()); s.err == nil {
 				snap = s.snap
 			}
 		}
 		if snap != nil {
-			win.Engine = windowEngine(w.r.Metrics, w.prev, snap)
+			win.Engine = windowEngine(w.metrics, w.prev, snap)
 			w.prev = snap
 		}
 	}
@@ -213,18 +243,18 @@ func (w *windower) promLoop(ctx context.Context) {
 // failure kept in memory, and the run warns).
 func (w *windower) newTally(idx int) store.Tally {
 	var t store.Tally
-	if !w.r.Bounded {
+	if !w.bounded {
 		return t
 	}
-	if err := t.Spill(w.r.SpillDir); err != nil && w.spillErr == nil {
+	if err := t.Spill(w.spillDir); err != nil && w.spillErr == nil {
 		w.spillErr = fmt.Errorf("window %d: %w", idx, err)
 	}
 	return t
 }
 
-// report hands the run so far (the closed windows, their counts) to OnWindow.
+// report hands the run so far (the closed windows, their counts) to onWindow.
 func (w *windower) report() {
-	if w.r.OnWindow == nil {
+	if w.onWindow == nil {
 		return
 	}
 	w.reportMu.Lock()
@@ -245,7 +275,7 @@ func (w *windower) report() {
 		p.DurationS = p.Windows[n-1].EndS
 	}
 	p.Incomplete = true
-	w.r.OnWindow(&p)
+	w.onWindow(&p)
 }
 
 // stop ends the boundary goroutine (no window closes after it returns)
