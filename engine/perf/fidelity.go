@@ -16,15 +16,12 @@ type Efficiency struct {
 	Arch      string  // architecture name, e.g. "ga100"
 	MFU       float64 // of GPU.TFLOPs
 	Bandwidth float64 // of GPU.BandwidthGBs
-	// DecodeGEMMShare is the package's DecodeGEMMShare, the same for
-	// every architecture (EfficiencyFor sets it); a field so that
-	// FitDecodeGEMMShare can try other values.
-	DecodeGEMMShare float64
-	// SplitKVMMAShare is the package's SplitKVMMAShare on the
-	// architectures whose vLLM decode runs FlashAttention-2's split-KV
-	// kernel (data/archs.json flash_attention 2), 0 elsewhere; a field so that
-	// FitSplitKVMMAShare can try other values.
-	SplitKVMMAShare float64
+	// decodeGEMMShare and splitKVMMAShare are the package's
+	// DecodeGEMMShare and, where the architecture's vLLM decode runs
+	// FlashAttention-2's split-KV kernel (data/archs.json), its
+	// SplitKVMMAShare (0 elsewhere), set by EfficiencyFor; fields so that
+	// the fit (fit_test.go) can try other values.
+	decodeGEMMShare, splitKVMMAShare float64
 	// Fitted reports whether the values were fitted to cited figures
 	// (FidelityFigures, TestFidelity); otherwise they are the shared
 	// defaults MFU and BandwidthEfficiency, met by the seed's RTX 3060.
@@ -37,7 +34,7 @@ type Efficiency struct {
 func EfficiencyFor(g GPU) Efficiency {
 	a := mustFacts().archs[g.Arch]
 	e := Efficiency{Arch: g.Arch, MFU: a.MFU, Bandwidth: a.Bandwidth, Fitted: a.Fitted,
-		DecodeGEMMShare: DecodeGEMMShare, SplitKVMMAShare: splitKVShare(g.Arch)}
+		decodeGEMMShare: DecodeGEMMShare, splitKVMMAShare: splitKVShare(g.Arch)}
 	if e.MFU == 0 {
 		e.MFU = MFU
 	}

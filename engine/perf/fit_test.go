@@ -55,7 +55,7 @@ func fitEfficiencies(figs []CitedFigure) ([]fitResult, error) {
 		mfus, bws := fitGrid(train)
 		for _, mfu := range mfus {
 			for _, bw := range bws {
-				e := Efficiency{Arch: a, MFU: mfu, Bandwidth: bw, Fitted: true, DecodeGEMMShare: DecodeGEMMShare, SplitKVMMAShare: splitKVShare(a)}
+				e := Efficiency{Arch: a, MFU: mfu, Bandwidth: bw, Fitted: true, decodeGEMMShare: DecodeGEMMShare, splitKVMMAShare: splitKVShare(a)}
 				if loss := fitLoss(train, ps, e); loss < best.Loss {
 					best.Eff, best.Loss = e, loss
 				}
@@ -81,15 +81,16 @@ type shareFit struct {
 // error.
 func fitDecodeGEMMShare(figs []CitedFigure) (shareFit, error) {
 	share, fitted, loss, err := fitScalar(figs, "DecodeGEMMShare", gridRange(0, 1),
-		func(p *Perf, v float64) { p.eff.DecodeGEMMShare = v })
+		func(p *Perf, v float64) { p.eff.decodeGEMMShare = v })
 	return shareFit{Share: share, Figures: fitted, Loss: loss}, err
 }
 
-// fitSplitKVMMAShare fits SplitKVMMAShare to the figures that name it, each with its architecture's stored efficiencies, by
+// fitSplitKVMMAShare fits SplitKVMMAShare to the figures that name it,
+// each with its architecture's stored efficiencies, by
 // a grid search over 0.01..1 minimising the squared log error.
 func fitSplitKVMMAShare(figs []CitedFigure) (shareFit, error) {
 	share, fitted, loss, err := fitScalar(figs, "SplitKVMMAShare", gridRange(0.01, 1),
-		func(p *Perf, v float64) { p.eff.SplitKVMMAShare = v })
+		func(p *Perf, v float64) { p.eff.splitKVMMAShare = v })
 	return shareFit{Share: share, Figures: fitted, Loss: loss}, err
 }
 

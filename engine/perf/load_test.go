@@ -53,7 +53,7 @@ func TestStepTimeGrowsWithBatch(t *testing.T) {
 func TestDecodeGEMMShare(t *testing.T) {
 	h := mustNew(t, "h100-80gb", "llama-3.1-8b-instruct", DefaultConfig())
 	plain := *h
-	plain.eff.DecodeGEMMShare = 0
+	plain.eff.decodeGEMMShare = 0
 	for _, s := range []Step{{DecodeSeqs: 1, ContextTokens: 500}, {PrefillTokens: 2048, PrefillSeqs: 1}} {
 		if got, want := h.StepTime(s), plain.StepTime(s); got != want {
 			t.Errorf("%+v: %v with the share, %v without", s, got, want)

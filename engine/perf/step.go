@@ -269,12 +269,12 @@ func (p *Perf) Breakdown(s Step) Breakdown {
 // architecture's rate.
 func (p *Perf) decodeGEMMSeconds(s Step, rate float64) float64 {
 	extra := s.DecodeSeqs + s.SpecTokens - 1
-	if extra <= 0 || p.eff.DecodeGEMMShare <= 0 {
+	if extra <= 0 || p.eff.decodeGEMMShare <= 0 {
 		return 0
 	}
 	m := p.model
 	flops := 2 * (m.ActiveLinearParams() + float64(m.Vocab)*float64(m.Hidden)) * float64(extra) / float64(p.cfg.TensorParallelSize)
-	return p.eff.DecodeGEMMShare * p.gemmSeconds(flops, extra, rate)
+	return p.eff.decodeGEMMShare * p.gemmSeconds(flops, extra, rate)
 }
 
 // attentionFLOPs counts QK^T and PV (2 x 2 FLOPs per query-key pair per
@@ -343,7 +343,7 @@ func splitKVShare(arch string) float64 {
 // mixed or speculative step, and for sliding-window models (no swap).
 func (p *Perf) splitKVDecodeSeconds(s Step) float64 {
 	m := p.model
-	share := p.eff.SplitKVMMAShare
+	share := p.eff.splitKVMMAShare
 	if share <= 0 || s.PrefillTokens > 0 || s.SpecTokens > 0 || s.DecodeSeqs == 0 || m.SlidingLayers > 0 || m.KVHeads == 0 {
 		return 0
 	}
