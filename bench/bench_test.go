@@ -71,7 +71,7 @@ func BenchmarkRunnerOverhead(b *testing.B) {
 	tr := client.Trace{Stream: true, Status: 200, OutputTokens: 256, TokensFrom: "usage",
 		FirstByte: time.Millisecond, FirstToken: 2 * time.Millisecond, FirstVisible: 2 * time.Millisecond, Done: 3 * time.Second}
 	for i := range 256 {
-		tr.Events = append(tr.Events, client.Event{At: time.Duration(i+2) * time.Millisecond, Tokens: 1})
+		tr.Events.Append(client.Event{At: time.Duration(i+2) * time.Millisecond, Tokens: 1})
 	}
 	for _, c := range []int{1, 16} {
 		b.Run(fmt.Sprintf("c=%d", c), func(b *testing.B) {

@@ -110,9 +110,7 @@ func (x *exchange) readAPIStream(body io.Reader, maxTokens int) bool {
 	rd := readerPool.Get().(*readers)
 	defer rd.release()
 	rd.sse.Reset(body)
-	if maxTokens > 0 {
-		tr.Events = make([]Event, 0, min(maxTokens, MaxEvents))
-	}
+	tr.Events.reserve(maxTokens)
 	var st apiTally
 	done := x.readAPIEvents(rd, &st)
 	if st.reasoning > 0 {
@@ -124,7 +122,7 @@ func (x *exchange) readAPIStream(body io.Reader, maxTokens int) bool {
 	if st.usageSeen {
 		tr.TokensFrom = TokensFromUsage
 		if tr.EventsDropped == 0 {
-			apportion(tr.Events, tr.OutputTokens)
+			apportion(tr.Events.pairs, tr.OutputTokens)
 		}
 	} else {
 		tr.OutputTokens, tr.TokensFrom = st.counted, TokensFromEvents

@@ -74,10 +74,10 @@ func TestDoStreamMessages(t *testing.T) {
 		t.Errorf("first token %v, first visible %v: the thinking is not visible output", tr.FirstToken, tr.FirstVisible)
 	}
 	if tr.Done < tr.FirstVisible || tr.PromptTokens != 7 || tr.OutputTokens != 4 || tr.TokensFrom != TokensFromUsage ||
-		tr.FinishReason != "length" || tr.ReasoningTokens != 1 || tr.Text != "a b" || len(tr.Events) != 3 || !tr.Events[0].Reasoning {
+		tr.FinishReason != "length" || tr.ReasoningTokens != 1 || tr.Text != "a b" || tr.Events.Len() != 3 || !tr.Events.Event(0).Reasoning {
 		t.Errorf("trace %+v", tr)
 	}
-	if sum := tr.Events[0].Tokens + tr.Events[1].Tokens + tr.Events[2].Tokens; sum != 4 {
+	if sum := tr.Events.Event(0).Tokens + tr.Events.Event(1).Tokens + tr.Events.Event(2).Tokens; sum != 4 {
 		t.Errorf("event tokens sum to %d, want usage's 4", sum)
 	}
 	if sent["system"] != "be brief" || sent["max_tokens"] != 3.0 || sent["ignore_eos"] != true || sent["stream"] != true ||

@@ -57,7 +57,7 @@ func (a *arrivalLog) finish(tr *Trace) {
 		return
 	}
 	i := 0
-	for _, ev := range tr.Events {
+	for _, ev := range tr.Events.All() {
 		for i+1 < len(a.list) && a.list[i+1].At <= ev.At {
 			i++
 		}

@@ -86,7 +86,7 @@ func TestDoStreamChat(t *testing.T) {
 		t.Fatalf("failed: %s %s", tr.Error, tr.ErrorText)
 	}
 	if tr.Status != 200 || tr.PromptTokens != 7 || tr.OutputTokens != 3 || tr.TokensFrom != TokensFromUsage ||
-		tr.FinishReason != "length" || len(tr.Events) != 3 || !tr.Stream {
+		tr.FinishReason != "length" || tr.Events.Len() != 3 || !tr.Stream {
 		t.Errorf("trace: %+v", tr)
 	}
 	// Phases in order, from one start; the role chunk came 200 ms before
@@ -99,7 +99,7 @@ func TestDoStreamChat(t *testing.T) {
 	if tr.FirstVisible-tr.FirstByte < 100*time.Millisecond {
 		t.Errorf("first visible %v only %v after first byte: the role chunk was counted", tr.FirstVisible, tr.FirstVisible-tr.FirstByte)
 	}
-	if tr.Events[0].At != tr.FirstVisible || tr.Events[0].Tokens != 1 || tr.Events[2].At > tr.Done {
+	if tr.Events.Event(0).At != tr.FirstVisible || tr.Events.Event(0).Tokens != 1 || tr.Events.Event(2).At > tr.Done {
 		t.Errorf("events: %+v", tr.Events)
 	}
 	// The request: exact length, usage in the stream, the key as Bearer.
@@ -148,10 +148,10 @@ func TestDoStreamTokens(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := newTestClient(t, func(w http.ResponseWriter, r *http.Request) { writeEvents(w, r, tt.events...) }, nil)
 			tr := c.Do(context.Background(), chatReq(true))
-			if !tr.OK() || tr.OutputTokens != tt.wantTokens || tr.TokensFrom != tt.wantFrom || len(tr.Events) != len(tt.wantEvents) {
+			if !tr.OK() || tr.OutputTokens != tt.wantTokens || tr.TokensFrom != tt.wantFrom || tr.Events.Len() != len(tt.wantEvents) {
 				t.Fatalf("trace: %+v", tr)
 			}
-			for i, e := range tr.Events {
+			for i, e := range tr.Events.All() {
 				if e.Tokens != tt.wantEvents[i] || e.Reasoning != tt.wantReason[i] {
 					t.Errorf("event %d: %+v", i, e)
 				}
@@ -171,8 +171,8 @@ func TestDoStreamEventCap(t *testing.T) {
 		io.WriteString(w, strings.Repeat(ev, MaxEvents+5)+"data: [DONE]\n\n")
 	}, nil)
 	tr := c.Do(context.Background(), chatReq(true))
-	if !tr.OK() || len(tr.Events) != MaxEvents || tr.EventsDropped != 5 || tr.OutputTokens != MaxEvents+5 {
-		t.Errorf("events %d, dropped %d, tokens %d, err %s", len(tr.Events), tr.EventsDropped, tr.OutputTokens, tr.ErrorText)
+	if !tr.OK() || tr.Events.Len() != MaxEvents || tr.EventsDropped != 5 || tr.OutputTokens != MaxEvents+5 {
+		t.Errorf("events %d, dropped %d, tokens %d, err %s", tr.Events.Len(), tr.EventsDropped, tr.OutputTokens, tr.ErrorText)
 	}
 }
 

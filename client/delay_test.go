@@ -146,8 +146,8 @@ func clientReader(c *Client, base time.Time, events int) func(int) ([]int64, err
 			return nil, fmt.Errorf("%s: %s", tr.Error, tr.ErrorText)
 		}
 		off := tr.Start.Sub(base)
-		out := make([]int64, len(tr.Events))
-		for i, e := range tr.Events {
+		out := make([]int64, tr.Events.Len())
+		for i, e := range tr.Events.All() {
 			out[i] = int64(off + e.At)
 		}
 		return out, nil

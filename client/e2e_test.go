@@ -59,11 +59,11 @@ func TestEndToEnd(t *testing.T) {
 				continue
 			}
 			sum := 0
-			for _, ev := range tr.Events {
+			for _, ev := range tr.Events.All() {
 				sum += ev.Tokens
 			}
-			if sum != n || tr.Events[0].At != tr.FirstVisible {
-				t.Errorf("%s: events carry %d tokens in %d events, want %d", name, sum, len(tr.Events), n)
+			if sum != n || tr.Events.Event(0).At != tr.FirstVisible {
+				t.Errorf("%s: events carry %d tokens in %d events, want %d", name, sum, tr.Events.Len(), n)
 			}
 		}
 	}
@@ -97,13 +97,13 @@ func TestEndToEndSpeculative(t *testing.T) {
 			t.Fatalf("continuous=%v: %s %s, %d tokens", continuous, tr.Error, tr.ErrorText, tr.OutputTokens)
 		}
 		sum, most := 0, 0
-		for _, ev := range tr.Events {
+		for _, ev := range tr.Events.All() {
 			sum += ev.Tokens
 			most = max(most, ev.Tokens)
 		}
-		t.Logf("continuous=%v: %d tokens in %d events, at most %d in one", continuous, sum, len(tr.Events), most)
-		if sum != n || most < 2 || most > k+1 || len(tr.Events) >= n {
-			t.Errorf("continuous=%v: events carry %d tokens (want %d) in %d events, at most %d in one (want 2..%d)", continuous, sum, n, len(tr.Events), most, k+1)
+		t.Logf("continuous=%v: %d tokens in %d events, at most %d in one", continuous, sum, tr.Events.Len(), most)
+		if sum != n || most < 2 || most > k+1 || tr.Events.Len() >= n {
+			t.Errorf("continuous=%v: events carry %d tokens (want %d) in %d events, at most %d in one (want 2..%d)", continuous, sum, n, tr.Events.Len(), most, k+1)
 		}
 	}
 }
@@ -147,8 +147,8 @@ func TestEndToEndFaults(t *testing.T) {
 			if tr.Error != tt.want || !strings.Contains(tr.ErrorText, tt.wantText) {
 				t.Errorf("got %s %q, want %s containing %q", tr.Error, tr.ErrorText, tt.want, tt.wantText)
 			}
-			if len(tr.Events) != tt.events || tr.OutputTokens != tt.events {
-				t.Errorf("partial trace: %d events, %d tokens; want %d", len(tr.Events), tr.OutputTokens, tt.events)
+			if tr.Events.Len() != tt.events || tr.OutputTokens != tt.events {
+				t.Errorf("partial trace: %d events, %d tokens; want %d", tr.Events.Len(), tr.OutputTokens, tt.events)
 			}
 		})
 	}

@@ -43,11 +43,11 @@ func TestDoGzipStream(t *testing.T) {
 	for _, flush := range []bool{true, false} {
 		c := newTestClient(t, gzipEvents(flush, n, gap), nil)
 		tr := c.Do(context.Background(), chatReq(true))
-		if !tr.OK() || tr.Encoding != "gzip" || tr.OutputTokens != n || len(tr.Events) != n {
+		if !tr.OK() || tr.Encoding != "gzip" || tr.OutputTokens != n || tr.Events.Len() != n {
 			t.Fatalf("flush %v: ok %v (%s %s), encoding %q, %d tokens in %d events; want gzip, %d in %d",
-				flush, tr.OK(), tr.Error, tr.ErrorText, tr.Encoding, tr.OutputTokens, len(tr.Events), n, n)
+				flush, tr.OK(), tr.Error, tr.ErrorText, tr.Encoding, tr.OutputTokens, tr.Events.Len(), n, n)
 		}
-		spread := tr.Events[n-1].At - tr.Events[0].At
+		spread := tr.Events.Event(n-1).At - tr.Events.Event(0).At
 		if flush && spread < (n-2)*gap {
 			t.Errorf("flushed per event: events spread over %v, want about %v: the client waited for more than each flush", spread, (n-1)*gap)
 		}

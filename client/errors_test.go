@@ -147,8 +147,8 @@ func TestDoErrorClasses(t *testing.T) {
 			if tr.Error != tt.want || !strings.Contains(tr.ErrorText, tt.wantText) {
 				t.Errorf("got %q %q, want %q containing %q", tr.Error, tr.ErrorText, tt.want, tt.wantText)
 			}
-			if tr.Status != tt.wantStat || len(tr.Events) != tt.wantEvts || tr.OutputTokens != tt.wantEvts {
-				t.Errorf("partial trace: status %d, %d events, %d tokens; want %d, %d", tr.Status, len(tr.Events), tr.OutputTokens, tt.wantStat, tt.wantEvts)
+			if tr.Status != tt.wantStat || tr.Events.Len() != tt.wantEvts || tr.OutputTokens != tt.wantEvts {
+				t.Errorf("partial trace: status %d, %d events, %d tokens; want %d, %d", tr.Status, tr.Events.Len(), tr.OutputTokens, tt.wantStat, tt.wantEvts)
 			}
 			if len(tr.ErrorText) > maxErrorText+3 {
 				t.Errorf("ErrorText of %d bytes", len(tr.ErrorText))
@@ -255,8 +255,8 @@ func TestStallTimerRestartsPerEvent(t *testing.T) {
 		writeEvents(w, r, append(items, "[DONE]")...)
 	}, func(o *Options) { o.StallTimeout = 600 * time.Millisecond })
 	tr := c.Do(context.Background(), chatReq(true))
-	if !tr.OK() || len(tr.Events) != 7 {
-		t.Errorf("got %s %q with %d events", tr.Error, tr.ErrorText, len(tr.Events))
+	if !tr.OK() || tr.Events.Len() != 7 {
+		t.Errorf("got %s %q with %d events", tr.Error, tr.ErrorText, tr.Events.Len())
 	}
 	if tr.Done < 600*time.Millisecond {
 		t.Errorf("stream lasted %v, under the stall limit: the test proves nothing", tr.Done)

@@ -212,9 +212,7 @@ func (x *exchange) readNDJSON(body io.Reader, maxTokens int) bool {
 	rd := readerPool.Get().(*readers)
 	defer rd.release()
 	rd.sse.Reset(body) // its line reader: NDJSON has no events
-	if maxTokens > 0 {
-		tr.Events = make([]Event, 0, min(maxTokens, MaxEvents))
-	}
+	tr.Events.reserve(maxTokens)
 	counted := 0
 	var text []byte
 	for {
@@ -253,7 +251,7 @@ func (x *exchange) readNDJSON(body io.Reader, maxTokens int) bool {
 				tr.Text = string(text)
 			}
 			if tr.EventsDropped == 0 {
-				apportion(tr.Events, tr.OutputTokens)
+				apportion(tr.Events.pairs, tr.OutputTokens)
 			}
 			return true
 		}

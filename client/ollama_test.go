@@ -107,8 +107,8 @@ func TestDoOllamaChat(t *testing.T) {
 		if !tr.HasEngine || tr.Engine.Total != 123456789 || tr.OutputTokens != 5 || tr.PromptTokens != 17 || tr.FinishReason != "length" {
 			t.Errorf("stream %v: trace %+v", stream, tr)
 		}
-		if stream && (len(tr.Events) != 5 || tr.FirstVisible >= tr.Done) {
-			t.Errorf("streaming: %d events, first visible %v, done %v", len(tr.Events), tr.FirstVisible, tr.Done)
+		if stream && (tr.Events.Len() != 5 || tr.FirstVisible >= tr.Done) {
+			t.Errorf("streaming: %d events, first visible %v, done %v", tr.Events.Len(), tr.FirstVisible, tr.Done)
 		}
 		if !stream && tr.FirstVisible != tr.Done {
 			t.Errorf("non-streaming: first visible %v != done %v", tr.FirstVisible, tr.Done)
@@ -148,8 +148,8 @@ func TestOllamaLineEnds(t *testing.T) {
 		if tr.Error != tc.want {
 			t.Errorf("%s: error %q (%s), want %q", tc.name, tr.Error, tr.ErrorText, tc.want)
 		}
-		if tc.want == "" && (tr.OutputTokens != tc.tokens || len(tr.Events) != tc.tokens) {
-			t.Errorf("%s: %d tokens in %d events, want %d", tc.name, tr.OutputTokens, len(tr.Events), tc.tokens)
+		if tc.want == "" && (tr.OutputTokens != tc.tokens || tr.Events.Len() != tc.tokens) {
+			t.Errorf("%s: %d tokens in %d events, want %d", tc.name, tr.OutputTokens, tr.Events.Len(), tc.tokens)
 		}
 	}
 }

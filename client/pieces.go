@@ -57,14 +57,15 @@ func textPieces(b []byte) int {
 	return n
 }
 
-// apportion spreads total tokens over events in proportion to their
-// current counts (text estimates), each event keeping at least one, so the
-// counts sum to total (largest remainder). It does nothing when total is
-// below the number of events: each event carried at least one token.
-func apportion(events []Event, total int) {
+// apportion spreads total tokens over events ([seconds, tokens] pairs,
+// Events.pairs) in proportion to their current counts (text estimates),
+// each event keeping at least one, so the counts sum to total (largest
+// remainder). It does nothing when total is below the number of events:
+// each event carried at least one token.
+func apportion(events [][2]float64, total int) {
 	n, sum := len(events), 0
 	for _, e := range events {
-		sum += e.Tokens
+		sum += int(e[1])
 	}
 	if n == 0 || total < n || sum == total {
 		return
@@ -74,7 +75,7 @@ func apportion(events []Event, total int) {
 	extra, wtot := total-n, sum-n
 	w := make([]int, n)
 	for i, e := range events {
-		w[i] = e.Tokens - 1
+		w[i] = int(e[1]) - 1
 		if sum == n {
 			w[i] = 1
 		}
@@ -86,13 +87,13 @@ func apportion(events []Event, total int) {
 	given := 0
 	for i := range events {
 		share := extra * w[i] / wtot
-		events[i].Tokens = 1 + share
+		events[i][1] = float64(1 + share)
 		given += share
 		order[i] = i
 	}
 	rem := func(i int) int { return extra * w[i] % wtot }
 	sort.SliceStable(order, func(a, b int) bool { return rem(order[a]) > rem(order[b]) })
 	for _, i := range order[:extra-given] {
-		events[i].Tokens++
+		events[i][1]++
 	}
 }

@@ -35,10 +35,10 @@ func TestTextPieces(t *testing.T) {
 }
 
 func TestApportion(t *testing.T) {
-	ev := func(tokens ...int) []Event {
-		out := make([]Event, len(tokens))
+	ev := func(tokens ...int) [][2]float64 { // Events.pairs: [seconds, tokens]
+		out := make([][2]float64, len(tokens))
 		for i, k := range tokens {
-			out[i].Tokens = k
+			out[i][1] = float64(k)
 		}
 		return out
 	}
@@ -64,8 +64,8 @@ func TestApportion(t *testing.T) {
 		apportion(e, tc.total)
 		sum := 0
 		for i := range e {
-			sum += e[i].Tokens
-			if e[i].Tokens != tc.want[i] {
+			sum += int(e[i][1])
+			if int(e[i][1]) != tc.want[i] {
 				t.Errorf("%s: apportion(%v, %d) = %v, want %v", tc.name, tc.in, tc.total, e, tc.want)
 				break
 			}
@@ -102,10 +102,10 @@ func TestDoMultiTokenChunks(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newTestClient(t, func(w http.ResponseWriter, r *http.Request) { writeEvents(w, r, tc.events...) }, nil)
 			tr := c.Do(context.Background(), chatReq(true))
-			if !tr.OK() || tr.OutputTokens != tc.total || tr.TokensFrom != tc.from || len(tr.Events) != len(tc.want) {
+			if !tr.OK() || tr.OutputTokens != tc.total || tr.TokensFrom != tc.from || tr.Events.Len() != len(tc.want) {
 				t.Fatalf("trace: %+v", tr)
 			}
-			for i, e := range tr.Events {
+			for i, e := range tr.Events.All() {
 				if e.Tokens != tc.want[i] {
 					t.Errorf("event %d carried %d tokens, want %d (all: %+v)", i, e.Tokens, tc.want[i], tr.Events)
 				}

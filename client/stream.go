@@ -57,9 +57,7 @@ func (x *exchange) readStream(body io.Reader, maxTokens int) bool {
 	rd := readerPool.Get().(*readers)
 	defer rd.release()
 	rd.sse.Reset(body)
-	if maxTokens > 0 {
-		tr.Events = make([]Event, 0, min(maxTokens, MaxEvents))
-	}
+	tr.Events.reserve(maxTokens)
 	var st streamTally
 	done := x.readEvents(rd, &st)
 	if x.usable != nil {
@@ -71,7 +69,7 @@ func (x *exchange) readStream(body io.Reader, maxTokens int) bool {
 	if st.usageSeen {
 		tr.TokensFrom = TokensFromUsage
 		if !st.perChunkUsage && tr.EventsDropped == 0 {
-			apportion(tr.Events, tr.OutputTokens)
+			apportion(tr.Events.pairs, tr.OutputTokens)
 		}
 	} else {
 		tr.OutputTokens, tr.TokensFrom = st.counted, TokensFromEvents
@@ -215,8 +213,8 @@ func (x *exchange) tokenEvent(now time.Duration, tokens int, visible bool) {
 	if visible && tr.FirstVisible == 0 {
 		tr.FirstVisible = now
 	}
-	if len(tr.Events) < MaxEvents {
-		tr.Events = append(tr.Events, Event{At: now, Tokens: tokens, Reasoning: !visible})
+	if tr.Events.Len() < MaxEvents {
+		tr.Events.Append(Event{At: now, Tokens: tokens, Reasoning: !visible})
 	} else {
 		tr.EventsDropped++
 	}

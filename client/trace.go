@@ -75,7 +75,7 @@ type Trace struct {
 	// as it arrived, the timings are of the decompressed content); "" none.
 	Encoding      string
 	FinishReason  string
-	Events        []Event // token-carrying events, capped at MaxEvents
+	Events        Events // token-carrying events, capped at MaxEvents
 	EventsDropped int
 	// Arrivals are the response's reads (only with Request.Arrivals),
 	// capped at MaxArrivals; ArrivalsDropped counts the reads past the cap

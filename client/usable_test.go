@@ -147,7 +147,7 @@ func TestDoUsableToolCall(t *testing.T) {
 	if !tr.OK() || tr.UsableError != "" {
 		t.Fatalf("%s %s; usable error %q", tr.Error, tr.ErrorText, tr.UsableError)
 	}
-	if len(tr.Events) != 3 || tr.FirstVisible != tr.Events[0].At || tr.Usable != tr.Events[2].At {
+	if tr.Events.Len() != 3 || tr.FirstVisible != tr.Events.Event(0).At || tr.Usable != tr.Events.Event(2).At {
 		t.Fatalf("events %+v, first visible %v, usable %v", tr.Events, tr.FirstVisible, tr.Usable)
 	}
 	if gap := tr.Done - tr.Usable; gap < 90*time.Millisecond {

@@ -211,7 +211,8 @@ func (e *env) bufferingOnce(ctx context.Context, c *client.Client) encodingResul
 	if w != nil {
 		itl, ttft = e.engineTimes(ctx, w, r)
 	}
-	b := AnalyzeBursts(tr.Events, itl)
+	evs := tr.Events.List()
+	b := AnalyzeBursts(evs, itl)
 	if b.Events < 8 {
 		r.Verdict, r.Summary = Inconclusive, fmt.Sprintf("only %d token events arrived: too few to judge", b.Events)
 		return out
@@ -219,7 +220,7 @@ func (e *env) bufferingOnce(ctx context.Context, c *client.Client) encodingResul
 	e.burstEvidence(r, &tr, b, itl, ttft)
 	// The wait from the response headers to the first token counts too: a
 	// stall (or a proxy) there can hold the whole answer in one burst.
-	lead := append([]client.Event{{At: tr.FirstByte}}, tr.Events...)
+	lead := append([]client.Event{{At: tr.FirstByte}}, evs...)
 	long, stalled := StalledGaps(lead, tr.Start, b.Ref, stalls)
 	r.add("long_gaps_client_stalled", stalled, fmt.Sprintf("%d of %d gaps over %gx the reference coincide with the probe's own process stalling", stalled, long, longGap))
 	held, rest := heldStart(&tr, b, ttft)
@@ -257,14 +258,11 @@ type afterFirst struct {
 // engine's TTFT it cannot tell.
 func heldStart(tr *client.Trace, b Bursts, ttft time.Duration) (bool, afterFirst) {
 	var a afterFirst
-	if ttft <= 0 || len(tr.Events) < 2 || float64(tr.FirstVisible) < longGap*float64(ttft) ||
+	if ttft <= 0 || tr.Events.Len() < 2 || float64(tr.FirstVisible) < longGap*float64(ttft) ||
 		tr.FirstVisible-ttft < heldStartArrivals*b.Ref {
 		return false, a
 	}
-	evs := make(result.Events, len(tr.Events))
-	for i, ev := range tr.Events {
-		evs[i] = [2]float64{ev.At.Seconds(), float64(ev.Tokens)}
-	}
+	evs := result.Events(tr.Events.Pairs())
 	first, arrivals, tokens := -1, 0, 0
 	evs.Arrivals(b.Ref.Seconds(), func(_, _ float64, k int) {
 		if first < 0 {

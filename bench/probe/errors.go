@@ -74,7 +74,7 @@ func describe(d Delivery, tr *client.Trace) string {
 // tokensSeen counts the tokens the client received before the end.
 func tokensSeen(tr *client.Trace) int {
 	n := tr.EventsDropped
-	for _, ev := range tr.Events {
+	for _, ev := range tr.Events.All() {
 		n += ev.Tokens
 	}
 	return n

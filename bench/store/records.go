@@ -275,12 +275,23 @@ func NewRecord(run string, index int, warmup bool, tr *client.Trace, lag time.Du
 		}
 	}
 	rec.ArrivalsDropped = tr.ArrivalsDropped
-	if len(tr.Events) > 0 {
-		rec.Events = make([][2]float64, len(tr.Events))
-		for i, ev := range tr.Events {
-			rec.Events[i] = [2]float64{ev.At.Seconds(), float64(ev.Tokens)}
-		}
+	if tr.Events.Len() > 0 {
+		// Which events were reasoning stays in the trace: requests.jsonl
+		// has no field for it (FirstReasoningS and LastReasoningS bound them).
+		rec.Events = keptEvents(tr.Events.Pairs())
 		rec.Stutter = rec.Events.Stutter(0)
 	}
 	return rec
+}
+
+// keptEvents is what a record keeps of its trace's event pairs: the
+// trace's own slice, not a copy, unless it has room for far more events
+// than arrived (an answer much shorter than the room its max_tokens
+// made): then a copy of just the events, so that the records a run holds
+// in memory hold no empty room.
+func keptEvents(pairs [][2]float64) result.Events {
+	if cap(pairs)-len(pairs) > len(pairs)/4 {
+		return append(result.Events(nil), pairs...)
+	}
+	return pairs
 }

@@ -44,7 +44,7 @@ func TestNewRecordAndWriter(t *testing.T) {
 		Start: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Written: time.Millisecond,
 		FirstByte: 20 * time.Millisecond, FirstToken: 25 * time.Millisecond, FirstVisible: 26 * time.Millisecond,
 		Done: 3850 * time.Millisecond, Stream: true, Status: 200, OutputTokens: 2, TokensFrom: "usage",
-		Events: []client.Event{{At: 26 * time.Millisecond, Tokens: 1}, {At: 41 * time.Millisecond, Tokens: 1}},
+		Events: client.MakeEvents(client.Event{At: 26 * time.Millisecond, Tokens: 1}, client.Event{At: 41 * time.Millisecond, Tokens: 1}),
 	}
 	rec := NewRecord("streaming", 4, false, &tr, 2*time.Millisecond)
 	if rec.FirstVisibleS != 0.026 || rec.E2ES != 3.85 || rec.IntendedLagS != 0.002 || len(rec.Events) != 2 || rec.Events[1] != [2]float64{0.041, 1} {
