@@ -214,10 +214,3 @@ func splitStatements(src string) []string {
 	}
 	return out
 }
-
-// SchemaVersion is the latest migration the database has.
-func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
-	var v sql.NullInt64
-	err := s.db.QueryRowContext(ctx, "SELECT MAX(version) FROM schema_migrations").Scan(&v)
-	return int(v.Int64), err
-}

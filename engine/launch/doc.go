@@ -15,7 +15,7 @@
 //   - Stop sends SIGINT, SIGTERM and SIGKILL to the whole group with bounded
 //     waits, and returns only when no process of the group is left.
 //
-// Presets (PresetSpec) know the usual command line, port and health path of
+// Presets (PresetSpecFor) know the usual command line, port and health path of
 // vLLM, SGLang, TGI, llama.cpp and servebench's bundled engine.
 //
 // Only Unix is supported: process groups and signals are used directly.

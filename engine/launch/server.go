@@ -193,9 +193,6 @@ func (s *Server) closeLog() {
 // PID is the server's process id, which is also its process group id.
 func (s *Server) PID() int { return s.pid }
 
-// Spawned is when the process was started; every phase time counts from it.
-func (s *Server) Spawned() time.Time { return s.spawned }
-
 // Spec is the spec the server was started with, defaults filled in.
 func (s *Server) Spec() Spec { return s.spec }
 

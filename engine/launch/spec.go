@@ -145,7 +145,7 @@ type PresetOptions struct {
 	Ollama  OllamaOptions
 }
 
-// preset is the data behind PresetSpec.
+// preset is the data behind PresetSpecFor.
 type preset struct {
 	argv       []string
 	modelAt    int    // index in argv of the model value; -1 = none
@@ -153,7 +153,7 @@ type preset struct {
 	healthPath string
 }
 
-// Presets lists the names PresetSpec knows, for help texts and errors.
+// Presets lists the names PresetSpecFor knows, for help texts and errors.
 var Presets = []string{"bundled", "vllm", "sglang", "tgi", "llamacpp", PresetOllama}
 
 var presets = map[string]preset{
@@ -174,14 +174,9 @@ var presets = map[string]preset{
 	"bundled": {argv: []string{"", "engine", "--port", "0"}, modelAt: -1, healthPath: "/health"},
 }
 
-// PresetSpec returns the spec of a preset server: vllm, sglang, tgi, llamacpp
-// or bundled (self is the path of the servebench binary, which runs `self
-// engine --port 0`).
-func PresetSpec(name string, self string) (Spec, error) {
-	return PresetSpecFor(name, self, PresetOptions{})
-}
-
-// PresetSpecFor is PresetSpec with the preset's command line adjusted by o.
+// PresetSpecFor returns the spec of a preset server, its command line
+// adjusted by o: vllm, sglang, tgi, llamacpp, ollama or bundled (self is
+// the path of the servebench binary, which runs `self engine --port 0`).
 func PresetSpecFor(name, self string, o PresetOptions) (Spec, error) {
 	p, ok := presets[name]
 	if !ok {

@@ -48,7 +48,7 @@ func TestSplitCommand(t *testing.T) {
 }
 
 func TestPresetSpec(t *testing.T) {
-	v, err := PresetSpec("vllm", "")
+	v, err := PresetSpecFor("vllm", "", PresetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,13 +79,13 @@ func TestPresetSpec(t *testing.T) {
 			t.Errorf("%s: %+v, %v", name, p, err)
 		}
 	}
-	if _, err := PresetSpec("bogus", ""); err == nil || !strings.Contains(err.Error(), `"bogus"`) || !strings.Contains(err.Error(), "bundled, vllm") {
+	if _, err := PresetSpecFor("bogus", "", PresetOptions{}); err == nil || !strings.Contains(err.Error(), `"bogus"`) || !strings.Contains(err.Error(), "bundled, vllm") {
 		t.Errorf("unknown preset: %v", err)
 	}
 	if _, err := PresetSpecFor("vllm", "", PresetOptions{Speedup: 10}); err == nil {
 		t.Error("--speedup accepted for a real server")
 	}
-	if _, err := PresetSpec("bundled", ""); err == nil {
+	if _, err := PresetSpecFor("bundled", "", PresetOptions{}); err == nil {
 		t.Error("bundled without a binary path accepted")
 	}
 }

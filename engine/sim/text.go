@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"sync"
 	"unicode/utf8"
 
-	"github.com/servebench/servebench/engine/perf"
 	"github.com/servebench/servebench/engine/tok"
 )
 
@@ -30,29 +28,6 @@ import (
 // one token and starts with a space, so the pre-tokenizer cuts the text at
 // each word and a client counting the text's tokens gets completion_tokens
 // (less the EOS token of a "stop", which has no text).
-
-// defaultTokenizer is the default model profile's tokenizer.
-var defaultTokenizer = sync.OnceValue(func() *tok.Tokenizer {
-	t, err := tok.For(perf.DefaultModel)
-	if err != nil {
-		panic(err) // the vocabulary is embedded: only a broken build fails
-	}
-	return t
-})
-
-// CountTokens is the prompt token count of a completions prompt on the
-// default model profile (Qwen2.5: no BOS).
-func CountTokens(s string) int { return defaultTokenizer().Count(s) }
-
-// ChatTokens is the prompt token count, on the default model profile, of a
-// chat of user messages with these contents, template overhead included.
-func ChatTokens(contents ...string) int {
-	msgs := make([]tok.Message, len(contents))
-	for i, c := range contents {
-		msgs[i] = tok.Message{Role: "user", Content: c}
-	}
-	return defaultTokenizer().ChatCount(msgs)
-}
 
 // vocab is the generated text's word list. Every entry starts with a space so
 // that concatenated tokens read as words; none needs JSON escaping.

@@ -15,19 +15,6 @@ type Matcher struct {
 // String renders m in PromQL, the value quoted.
 func (m Matcher) String() string { return m.Name + m.Op + strconv.Quote(m.Value) }
 
-// Matches reports whether a label value v passes m. An absent label has
-// the value "", as in PromQL. Regexes are anchored, as in PromQL.
-func (m Matcher) Matches(v string) bool {
-	switch m.Op {
-	case "=":
-		return v == m.Value
-	case "!=":
-		return v != m.Value
-	}
-	re := regexp.MustCompile("^(?:" + m.Value + ")$") // checked by ParseSelector
-	return re.MatchString(v) == (m.Op == "=~")
-}
-
 // Selector is the label matchers added to every query
 // (--prometheus-selector '{namespace="llm",job="vllm"}').
 type Selector []Matcher
