@@ -1,6 +1,8 @@
-// Package perf is the bundled engine's physics: GPU and model profiles (data)
-// and a performance model that turns them into KV cache capacity, start-up
-// phase durations and per-step times. The CPU-side overheads and start-up
+// Package perf is the bundled engine's physics: GPU, architecture and model
+// records (data/gpus.json, data/archs.json, data/models.json, one record
+// each, checked on first use by data.go) and a performance model that
+// turns them into KV cache capacity, start-up phase durations and
+// per-step times. The CPU-side overheads and start-up
 // constants (step.go, startup.go) are shared by every profile; the share of
 // the datasheet peaks the kernels reach (MFU, bandwidth) is per GPU
 // architecture, fitted to cited public vLLM figures (data/figures, one
@@ -46,8 +48,7 @@
 // Calibration (TestCalibration prints model vs seed): the seed's table is
 // what `servebench table` sends, 20 sequential requests of
 // bench.DefaultPrompt (CalibrationPrompt), 46 tokens under Qwen2.5's chat
-// template (engine/tok; its default system turn alone is ~29, so no Qwen
-// chat prompt is as short as the 27 tokens an earlier bytes/4 count gave),
+// template (engine/tok; its default system turn alone is ~29 tokens),
 // streaming then non-streaming, with prefix caching on as in the seed's
 // vLLM V1. Only the first request prefills all 46 tokens (53 ms); the
 // other 39 find 32 cached and prefill 14 (27.6 ms), a step bound by

@@ -12,16 +12,27 @@ import (
 // (data.go loads and checks them; the record's datasheet, power and load
 // sources stay in the file).
 type GPU struct {
-	Name         string  `json:"name"`          // profile name, e.g. "rtx3060-12gb"
-	Arch         string  `json:"arch"`          // architecture (data/archs.json), e.g. "gh100": its kernels' efficiencies and features
-	DeviceName   string  `json:"device_name"`   // what the driver names it (NVML, torch.cuda.get_device_name), e.g. "NVIDIA H100 80GB HBM3"
-	MemoryGiB    float64 `json:"memory_gib"`    // device memory the framework sees (torch total), GiB
+	Name       string `json:"name"`        // profile name, e.g. "rtx3060-12gb"
+	Arch       string `json:"arch"`        // architecture (data/archs.json), e.g. "gh100": its kernels' efficiencies and features
+	DeviceName string `json:"device_name"` // what the driver names it (NVML, torch.cuda.get_device_name), e.g. "NVIDIA H100 80GB HBM3"
+	// MemoryGiB is the capacity the driver exposes to the framework (what
+	// torch.cuda.mem_get_info reports as total), a little under the
+	// marketing figure: vLLM's --gpu-memory-utilization applies to it.
+	MemoryGiB    float64 `json:"memory_gib"`
 	BandwidthGBs float64 `json:"bandwidth_gbs"` // HBM/GDDR bandwidth, GB/s
-	TFLOPs       float64 `json:"tflops"`        // dense bf16/fp16 tensor TFLOP/s (fp32 accumulate)
-	LoadGBs      float64 `json:"load_gbs"`      // effective weight-load bandwidth from disk/host, GB/s
-	// BoardPowerW is the board's rated power (TDP/TGP, datasheet), what
-	// the engine's DCGM series draw while a step runs; IdlePowerW between
-	// steps (an assumption: no datasheet gives it).
+	// TFLOPs is dense fp16/bf16 tensor throughput with fp32 accumulation,
+	// what PyTorch and Marlin kernels use (GeForce parts run it at half
+	// their fp16-accumulate rate).
+	TFLOPs float64 `json:"tflops"`
+	// LoadGBs is the rate at which the host such a GPU usually sits in
+	// gets safetensors from disk into GPU memory (the record's
+	// load_source says whose).
+	LoadGBs float64 `json:"load_gbs"`
+	// BoardPowerW is the board's rated power (TDP/TGP, the record's
+	// power_source), what the engine's DCGM series draw while a step runs;
+	// IdlePowerW between steps, an assumption for every profile (no
+	// datasheet gives it): roughly a tenth of board power, what an idle GPU
+	// holding a loaded model (memory clocks up) draws.
 	BoardPowerW  float64 `json:"board_power_w"`
 	IdlePowerW   float64 `json:"idle_power_w"`
 	Interconnect string  `json:"interconnect"` // the node's GPU link (links in parallel.go), e.g. "nvlink4"
