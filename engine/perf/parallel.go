@@ -58,11 +58,10 @@ type Link struct {
 // Latency: NVIDIA/nccl issue #1259 measures NCCL all-reduce of 128 B-64 KB
 // on an HGX 8x H100 inside CUDA graphs at ~6 us for 2 GPUs, growing with
 // the GPU count. The NVLink figure here is fitted, not cited: it is what
-// LambdaLabs' Llama-3-70B TP=8 median TPOT on 8x H100 (data/figures/lambdalabs-vllm-benchmark.csv,
-// fits nvlinkLatency) leaves beside the bytes and the step
-// overheads, 15 us per all-reduce (16 before DecodeGEMMShare, step.go,
-// priced the batch's GEMMs); the TP=4 run, the FP8 run and Mixtral
-// are held out against it. A100 NVLink takes
+// LambdaLabs' Llama-3-70B TP=8 median TPOT on 8x H100
+// (data/figures/lambdalabs-vllm-benchmark.csv, fits nvlinkLatency) leaves
+// beside the bytes and the step overheads, 15 us per all-reduce; the TP=4
+// run, the FP8 run and Mixtral are held out against it. A100 NVLink takes
 // the same; PCIe GPUs (vLLM turns its custom all-reduce off on more than
 // two PCIe GPUs, so NCCL's ring runs) get 25 us, an assumption.
 //

@@ -109,8 +109,9 @@ const (
 // per sequence and step ~270 us on an L4 (Qwen2.5-7B, whose GEMMs take
 // 304 us at the L4's rate; data/figures/ree2raz-inference-bench.csv),
 // 44-49 us on an A100 (7-8B, 66-71 us; the same repository's A100 40GB
-// runs, Argonne's Meta-Llama-3-8B batches, data/figures/argonne-llm-inference-bench.csv, LambdaLabs'
-// batch 10 against 1), 21 us on an H100 (8B, 26 us; LambdaLabs): 0.6-0.9
+// runs, Argonne's Meta-Llama-3-8B batches,
+// data/figures/argonne-llm-inference-bench.csv, LambdaLabs' batch 10
+// against 1), 21 us on an H100 (8B, 26 us; LambdaLabs): 0.6-0.9
 // of the FLOPs' time, scaling with each GPU's tensor rate rather than its
 // host, so GPU work: a GEMM of a few rows does not hide its tensor-core
 // work under its weight reads. The first token's does: batch-1 figures
@@ -125,15 +126,15 @@ const (
 // the L4 at 64 in flight (75.71 ms), each at its release (version.go:
 // Argonne's V0 runs pay V0SeqOverhead per sequence beside it, which is
 // fitted with this in place, and this with it); every other batch figure
-// is held out against it. Every figure it was fitted to or judged on is bf16/fp16
-// (or fp8); the seed's AWQ model pays it too, untested: Marlin's int4
-// kernels claim close to their ideal 4x over fp16 up to 16-32 rows
-// (github.com/IST-DASLab/marlin README), and 16 sequences on the RTX 3060
-// now take 21.5 ms a step (15.9 without the share; both with the split-KV
-// tiles). With it a decode batch reaches the plain compute-bound time
-// only at ~2x the ridge batch: 256
-// sequences of 200 tokens of an 8B model on an H100 take 13.3 ms a step
-// where the roofline alone gave 10.8.
+// is held out against it. Every figure it was fitted to or judged on is
+// bf16/fp16 (or fp8); the seed's AWQ model pays it too, untested:
+// Marlin's int4 kernels claim close to their ideal 4x over fp16 up to
+// 16-32 rows (github.com/IST-DASLab/marlin README), and 16 sequences on
+// the RTX 3060 take 21.5 ms a step (15.9 without the share; both with the
+// split-KV tiles). With it a decode batch reaches the plain compute-bound
+// time only at ~2x the ridge batch: 256 sequences of 200 tokens of an 8B
+// model on an H100 take 13.3 ms a step where the roofline alone gives
+// 10.8.
 const DecodeGEMMShare = 0.53
 
 // RequestOverhead is the fixed per-request time between arrival and
