@@ -54,7 +54,8 @@ type Config struct {
 	// Search, when set, adds runs after Runs until it is done and writes its
 	// answer into results.json's max_rate (sweep --find-max-rate).
 	Search *MaxRateSearch
-	// Client replaces the HTTP client (tests); nil builds a client.Client.
+	// Client, when set, sends the requests (Runner.Client: any Doer, e.g. a
+	// caller's wrapper around a client.Client); nil builds a client.Client.
 	Client Doer
 	// DirectURL, when set, is the engine's own URL: every request is also
 	// sent there (Runner.Direct), to set what the path to Server.BaseURL

@@ -14,7 +14,6 @@ import (
 // length either.
 type EngineAcc struct {
 	ttft, e2e, queue, prefill, decode Column
-	selectLimit                       int // the summaries' stats.Selector.Limit (tests)
 }
 
 func (a *EngineAcc) columns() columns {
@@ -78,7 +77,7 @@ func (a *EngineAcc) Fill(run *result.Run, rec *result.Reconciliation) {
 		run.Warnings = append(run.Warnings, "engine figures absent: no answer carried Ollama's timings")
 		return
 	}
-	sel := stats.Selector{Limit: a.selectLimit}
+	sel := stats.Selector{Limit: selectLimit}
 	run.Engine.TTFTS, run.Engine.E2ES, run.Engine.QueueS = exactHist(&a.ttft, &sel), exactHist(&a.e2e, &sel), exactHist(&a.queue, &sel)
 	run.Engine.PrefillS, run.Engine.DecodeS = exactHist(&a.prefill, &sel), exactHist(&a.decode, &sel)
 	if err := a.SpillErr(); err != nil {

@@ -62,7 +62,8 @@ func TestEngineAccSpillEqualsMemory(t *testing.T) {
 	want := memoryEngineHists(recs)
 	for _, limit := range []int{0, 100} {
 		dir := t.TempDir()
-		a := EngineAcc{selectLimit: limit}
+		var a EngineAcc
+		setSelectLimit(t, limit)
 		if err := a.Spill(dir); err != nil {
 			t.Fatal(err)
 		}

@@ -45,7 +45,6 @@ func Recover(dir string) (*result.Results, []string, error) {
 // Tests set them small to take the paths a long soak takes.
 type rebuildLimits struct {
 	openWindows int // window tallies open at once (0: defaultOpenWindows)
-	selectLimit int // Tally.selectLimit
 }
 
 // defaultOpenWindows: records reach requests.jsonl in about their windows'
@@ -181,7 +180,7 @@ func newRunRebuild(run *result.Run, dir string, lim rebuildLimits) *runRebuild {
 // newTally is an empty tally, its samples spilled to files in dir (on
 // failure kept in memory, with a warning: the figures are the same).
 func (rb *runRebuild) newTally(what string) Tally {
-	t := Tally{selectLimit: rb.lim.selectLimit}
+	var t Tally
 	if err := t.Spill(rb.dir); err != nil {
 		rb.spillWarns = append(rb.spillWarns, fmt.Sprintf("rebuilding %s, %s: %v", rb.run.Name, what, err))
 	}

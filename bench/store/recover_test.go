@@ -28,8 +28,13 @@ func TestRecoverStreamEqualsMemory(t *testing.T) {
 	src := t.TempDir()
 	n := writeKilledSoak(t, src)
 	want := recoverInMemory(t, src)
-	for _, lim := range []rebuildLimits{{}, {openWindows: 1, selectLimit: 64}, {openWindows: 2}} {
-		t.Run(fmt.Sprintf("open=%d,select=%d", lim.openWindows, lim.selectLimit), func(t *testing.T) {
+	for _, tc := range []struct {
+		lim         rebuildLimits
+		selectLimit int
+	}{{}, {rebuildLimits{openWindows: 1}, 64}, {rebuildLimits{openWindows: 2}, 0}} {
+		lim := tc.lim
+		t.Run(fmt.Sprintf("open=%d,select=%d", lim.openWindows, tc.selectLimit), func(t *testing.T) {
+			setSelectLimit(t, tc.selectLimit)
 			dir := t.TempDir()
 			for _, f := range []string{result.CheckpointFile, result.RequestsFile} {
 				data, _ := os.ReadFile(filepath.Join(src, f))

@@ -40,10 +40,12 @@ type Tally struct {
 	burstTokens int
 	compressed  int
 	arrivalGaps stats.Hist
-	// selectLimit is the summaries' stats.Selector.Limit (0: its default;
-	// tests set it small to select over files by radix).
-	selectLimit int
 }
+
+// selectLimit is the summaries' stats.Selector.Limit (Tally's, EngineAcc's):
+// 0, its default. Only the tests lower it (setSelectLimit, export_test.go),
+// to select over files by radix with few samples.
+var selectLimit int
 
 // Spill sends t's samples to files in dir ("": the system's temporary
 // directory) as they come, for a run of any length (Runner.Bounded);
@@ -208,7 +210,7 @@ func (t *Tally) ReasoningWarning() string {
 // Client summarises the samples (see ClientSummary). Spilled samples are
 // read back in passes, one column at a time, through one Selector.
 func (t *Tally) Client() result.ClientStats {
-	sel := stats.Selector{Limit: t.selectLimit}
+	sel := stats.Selector{Limit: selectLimit}
 	cs := result.ClientStats{
 		FirstVisibleS: t.fv.Summary(&sel),
 		FirstTokenS:   t.ft.Summary(&sel),

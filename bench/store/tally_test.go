@@ -63,7 +63,8 @@ func TestTallySpillEqualsMemory(t *testing.T) {
 	for _, limit := range []int{0, 100} {
 		dir := t.TempDir()
 		var mem Tally
-		disk := Tally{selectLimit: limit}
+		var disk Tally
+		setSelectLimit(t, limit)
 		if err := disk.Spill(dir); err != nil {
 			t.Fatal(err)
 		}
