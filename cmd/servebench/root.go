@@ -21,9 +21,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	root := newRootCmd(stdout, stderr)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err != nil {
-		fmt.Fprintf(stderr, "servebench: %v\n", err)
+		fmt.Fprintf(stderr, "servebench: %s\n", flagText(cmd, err))
 	}
 	return exitCode(err)
 }

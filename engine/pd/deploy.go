@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/servebench/servebench/engine/option"
 	"github.com/servebench/servebench/engine/sim"
 )
 
@@ -32,10 +33,10 @@ type Options struct {
 // anything starts (Run's first step; `servebench engine --validate`'s all).
 func (o Options) Check() error {
 	if o.Prefill < 1 || o.Decode < 1 {
-		return fmt.Errorf("--pd-prefill %d --pd-decode %d: want at least one instance of each", o.Prefill, o.Decode)
+		return option.Errorf("Prefill", nil, "{Prefill} %d {Decode} %d: want at least one instance of each", o.Prefill, o.Decode)
 	}
 	if o.Engine.KVRole != "" {
-		return errors.New("--kv-role: each P/D pool sets its own; give it only to a single engine")
+		return option.Errorf("KVRole", nil, "each P/D pool sets its own; give it only to a single engine")
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package sim_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/servebench/servebench/engine/option"
 	"github.com/servebench/servebench/engine/perf"
 	"github.com/servebench/servebench/engine/sim"
 	"github.com/servebench/servebench/engine/sim/simtest"
@@ -252,22 +254,23 @@ func TestGracefulShutdown(t *testing.T) {
 
 func TestNewRejectsBadOptions(t *testing.T) {
 	cases := []struct {
-		name string
-		mut  func(*sim.Options)
-		want string
+		name  string
+		mut   func(*sim.Options)
+		want  string
+		field string // the option.FieldError's field; "" for another error
 	}{
-		{"unknown GPU", func(o *sim.Options) { o.GPU = "tpu-v9" }, `"tpu-v9"`},
-		{"unknown model", func(o *sim.Options) { o.Model = "gpt-9" }, `"gpt-9"`},
-		{"model does not fit", func(o *sim.Options) { o.Model = "qwen2.5-7b-instruct" }, "does not fit"},
-		{"bad utilization", func(o *sim.Options) { o.GPUMemoryUtilization = 1.5 }, "1.5"},
-		{"bad speedup", func(o *sim.Options) { o.Speedup = 0 }, "speedup 0"},
-		{"bad health mode", func(o *sim.Options) { o.HealthDuringLoad = "maybe" }, `"maybe"`},
-		{"too few blocks", func(o *sim.Options) { o.NumGPUBlocksOverride = 10 }, "larger than"},
-		{"bad fault", func(o *sim.Options) { o.Faults = []string{"crash-after=soon"} }, `"crash-after=soon"`},
-		{"unknown fault", func(o *sim.Options) { o.Faults = []string{"gremlins"} }, `unknown fault "gremlins"`},
-		{"unknown KV role", func(o *sim.Options) { o.KVRole = "both" }, `--kv-role "both": want one of producer, consumer`},
-		{"negative KV link", func(o *sim.Options) { o.KVLinkGbps = -1 }, "--kv-link-gbps -1: want a positive link rate in Gb/s (or 0 for the default, 100)"},
-		{"bad vLLM version", func(o *sim.Options) { o.VLLMVersion = "latest" }, `--vllm-version "latest"`},
+		{"unknown GPU", func(o *sim.Options) { o.GPU = "tpu-v9" }, `"tpu-v9"`, ""},
+		{"unknown model", func(o *sim.Options) { o.Model = "gpt-9" }, `"gpt-9"`, ""},
+		{"model does not fit", func(o *sim.Options) { o.Model = "qwen2.5-7b-instruct" }, "does not fit", ""},
+		{"bad utilization", func(o *sim.Options) { o.GPUMemoryUtilization = 1.5 }, "1.5", "GPUMemoryUtilization"},
+		{"bad speedup", func(o *sim.Options) { o.Speedup = 0 }, "Speedup 0", "Speedup"},
+		{"bad health mode", func(o *sim.Options) { o.HealthDuringLoad = "maybe" }, `"maybe"`, "HealthDuringLoad"},
+		{"too few blocks", func(o *sim.Options) { o.NumGPUBlocksOverride = 10 }, "larger than", ""},
+		{"bad fault", func(o *sim.Options) { o.Faults = []string{"crash-after=soon"} }, `"crash-after=soon"`, ""},
+		{"unknown fault", func(o *sim.Options) { o.Faults = []string{"gremlins"} }, `unknown fault "gremlins"`, ""},
+		{"unknown KV role", func(o *sim.Options) { o.KVRole = "both" }, `KVRole "both": want one of producer, consumer`, "KVRole"},
+		{"negative KV link", func(o *sim.Options) { o.KVLinkGbps = -1 }, "KVLinkGbps -1: want a positive link rate in Gb/s (or 0 for the default, 100)", "KVLinkGbps"},
+		{"bad vLLM version", func(o *sim.Options) { o.VLLMVersion = "latest" }, `--vllm-version "latest"`, ""},
 	}
 	for _, c := range cases {
 		o := sim.DefaultOptions()
@@ -275,6 +278,10 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		_, err := sim.New(o)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want one naming %s", c.name, err, c.want)
+		}
+		var fe *option.FieldError
+		if c.field != "" && (!errors.As(err, &fe) || fe.Field != c.field) {
+			t.Errorf("%s: error %v, want an option.FieldError of %s", c.name, err, c.field)
 		}
 		// Validate refuses what New refuses, with the same error, and
 		// leaves the options as given.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/servebench/servebench/engine/option"
 	"github.com/servebench/servebench/engine/sim"
 )
 
@@ -179,3 +181,10 @@ func histSum(fams map[string]*dto.MetricFamily, name string) float64 {
 
 // quick makes start-up take ~0.1 s (tests that do not look at it).
 func quick(o *sim.Options) { o.StartupSpeedup = 1000 }
+
+// isFieldError reports whether err is (or wraps) an option.FieldError of
+// field.
+func isFieldError(err error, field string) bool {
+	var fe *option.FieldError
+	return errors.As(err, &fe) && fe.Field == field
+}

@@ -1,8 +1,9 @@
 package sim
 
 import (
-	"fmt"
 	"strings"
+
+	"github.com/servebench/servebench/engine/option"
 )
 
 // KV allocation policies (--kv-allocation).
@@ -38,7 +39,7 @@ func validateKVAllocation(o *Options) error {
 		o.KVAllocation = KVPaged
 	case KVPaged, KVContiguous:
 	default:
-		return fmt.Errorf("--kv-allocation %q: want one of %s", o.KVAllocation, strings.Join(KVAllocations, ", "))
+		return option.Errorf("KVAllocation", o.KVAllocation, "want one of %s", strings.Join(KVAllocations, ", "))
 	}
 	return nil
 }

@@ -1,11 +1,12 @@
 package sim
 
 import (
-	"fmt"
 	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/servebench/servebench/engine/option"
 )
 
 // Disaggregated prefill and decode (--kv-role), as vLLM's KV-transfer
@@ -38,10 +39,10 @@ func validateKVRole(o *Options) error {
 	switch o.KVRole {
 	case "", KVRoleProducer, KVRoleConsumer:
 	default:
-		return fmt.Errorf("--kv-role %q: want one of %s", o.KVRole, strings.Join(KVRoles, ", "))
+		return option.Errorf("KVRole", o.KVRole, "want one of %s", strings.Join(KVRoles, ", "))
 	}
 	if !(o.KVLinkGbps >= 0) {
-		return fmt.Errorf("--kv-link-gbps %g: want a positive link rate in Gb/s (or 0 for the default, %d)", o.KVLinkGbps, DefaultKVLinkGbps)
+		return option.Errorf("KVLinkGbps", o.KVLinkGbps, "want a positive link rate in Gb/s (or 0 for the default, %d)", DefaultKVLinkGbps)
 	}
 	return nil
 }

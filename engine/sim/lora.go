@@ -1,13 +1,14 @@
 package sim
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/servebench/servebench/engine/option"
 )
 
 // LoRA adapters as vLLM serves them (--enable-lora --lora-modules
@@ -64,7 +65,7 @@ type loraSet struct {
 func newLoRASet(o *Options, layers, hidden int) (*loraSet, error) {
 	if len(o.LoRAModules) == 0 {
 		if o.MaxLoRAs > 0 {
-			return nil, fmt.Errorf("--max-loras %d needs --lora-modules", o.MaxLoRAs)
+			return nil, option.Errorf("MaxLoRAs", nil, "{MaxLoRAs} %d needs {LoRAModules}", o.MaxLoRAs)
 		}
 		return nil, nil
 	}
@@ -77,18 +78,18 @@ func newLoRASet(o *Options, layers, hidden int) (*loraSet, error) {
 		rank = DefaultMaxLoRARank
 	}
 	if ls.maxLoRAs < 0 || rank < 0 {
-		return nil, fmt.Errorf("--max-loras %d, --max-lora-rank %d: want positive counts", o.MaxLoRAs, o.MaxLoRARank)
+		return nil, option.Errorf("MaxLoRAs", nil, "{MaxLoRAs} %d, {MaxLoRARank} %d: want positive counts", o.MaxLoRAs, o.MaxLoRARank)
 	}
 	for _, m := range o.LoRAModules {
 		name, path, _ := strings.Cut(m, "=")
 		if name == "" {
-			return nil, fmt.Errorf("--lora-modules %q: want name=path", m)
+			return nil, option.Errorf("LoRAModules", m, "want name=path")
 		}
 		if path == "" {
 			path = name
 		}
 		if _, dup := ls.paths[name]; dup {
-			return nil, fmt.Errorf("--lora-modules: adapter %q given twice", name)
+			return nil, option.Errorf("LoRAModules", nil, "adapter %q given twice", name)
 		}
 		ls.names = append(ls.names, name)
 		ls.paths[name] = path

@@ -56,7 +56,7 @@ func TestLoRAModels(t *testing.T) {
 	}
 	o := sim.DefaultOptions()
 	o.MaxLoRAs = 2
-	if _, err := sim.New(o); err == nil || !strings.Contains(err.Error(), "--max-loras") {
+	if _, err := sim.New(o); !isFieldError(err, "MaxLoRAs") || !strings.Contains(err.Error(), "needs LoRAModules") {
 		t.Errorf("--max-loras without adapters: %v", err)
 	}
 }

@@ -2,10 +2,11 @@ package sim
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"time"
+
+	"github.com/servebench/servebench/engine/option"
 )
 
 // Options configures the bundled engine. Field names follow vLLM's flags
@@ -101,25 +102,24 @@ const MaxSpeedup = 1e6
 func SpeedupOK(v float64) bool { return v > 0 && v <= MaxSpeedup }
 
 // validate checks the fields that do not need the performance model, each
-// error naming its flag, and fills the defaults of HealthDuringLoad, Host
+// error an option.FieldError naming its field, and fills the defaults of HealthDuringLoad, Host
 // and Log.
 func (o *Options) validate() error {
 	var c optionErrors
-	c.check(o.MaxModelLen < 0, "--max-model-len %d: want a positive token count (or 0 for the model's context length)", o.MaxModelLen)
-	c.check(!(o.GPUMemoryUtilization > 0 && o.GPUMemoryUtilization <= 1), "--gpu-memory-utilization %g: want a fraction in (0, 1]", o.GPUMemoryUtilization)
-	c.check(o.MaxNumSeqs < 0, "--max-num-seqs %d: want a positive count (or 0 for the default)", o.MaxNumSeqs)
-	c.check(o.MaxNumBatchedTokens < 0, "--max-num-batched-tokens %d: want a positive count (or 0 for the default)", o.MaxNumBatchedTokens)
+	c.check(o.MaxModelLen < 0, option.Errorf("MaxModelLen", o.MaxModelLen, "want a positive token count (or 0 for the model's context length)"))
+	c.check(!(o.GPUMemoryUtilization > 0 && o.GPUMemoryUtilization <= 1), option.Errorf("GPUMemoryUtilization", o.GPUMemoryUtilization, "want a fraction in (0, 1]"))
+	c.check(o.MaxNumSeqs < 0, option.Errorf("MaxNumSeqs", o.MaxNumSeqs, "want a positive count (or 0 for the default)"))
+	c.check(o.MaxNumBatchedTokens < 0, option.Errorf("MaxNumBatchedTokens", o.MaxNumBatchedTokens, "want a positive count (or 0 for the default)"))
 	c.add(validateKVAllocation(o))
 	c.add(validateKVRole(o))
-	c.check(o.TensorParallelSize < 0, "--tensor-parallel-size %d: want a positive number of GPUs", o.TensorParallelSize)
-	c.check(o.PipelineParallelSize < 0, "--pipeline-parallel-size %d: want a positive number of stages", o.PipelineParallelSize)
-	c.check(o.NumGPUBlocksOverride < 0, "--num-gpu-blocks-override %d: want a positive count (or 0 for none)", o.NumGPUBlocksOverride)
-	c.check(o.SpeculativeTokens < 0 || o.SpeculativeTokens > MaxSpeculativeTokens,
-		"--speculative-tokens %d: want 0 (off) to %d draft tokens per step", o.SpeculativeTokens, MaxSpeculativeTokens)
-	c.check(!(o.AcceptanceRate >= 0 && o.AcceptanceRate <= 1), "--acceptance-rate %g: want a probability in [0, 1]", o.AcceptanceRate)
-	c.check(!SpeedupOK(o.Speedup), "--speedup %g: want a factor in (0, 1e6]", o.Speedup)
-	c.check(o.StartupSpeedup != 0 && !SpeedupOK(o.StartupSpeedup), "--startup-speedup %g: want a factor in (0, 1e6], or 0 for --speedup", o.StartupSpeedup)
-	c.check(o.Port < 0 || o.Port > 65535, "--port %d: want 0-65535", o.Port)
+	c.check(o.TensorParallelSize < 0, option.Errorf("TensorParallelSize", o.TensorParallelSize, "want a positive number of GPUs"))
+	c.check(o.PipelineParallelSize < 0, option.Errorf("PipelineParallelSize", o.PipelineParallelSize, "want a positive number of stages"))
+	c.check(o.NumGPUBlocksOverride < 0, option.Errorf("NumGPUBlocksOverride", o.NumGPUBlocksOverride, "want a positive count (or 0 for none)"))
+	c.check(o.SpeculativeTokens < 0 || o.SpeculativeTokens > MaxSpeculativeTokens, option.Errorf("SpeculativeTokens", o.SpeculativeTokens, "want 0 (off) to %d draft tokens per step", MaxSpeculativeTokens))
+	c.check(!(o.AcceptanceRate >= 0 && o.AcceptanceRate <= 1), option.Errorf("AcceptanceRate", o.AcceptanceRate, "want a probability in [0, 1]"))
+	c.check(!SpeedupOK(o.Speedup), option.Errorf("Speedup", o.Speedup, "want a factor in (0, 1e6]"))
+	c.check(o.StartupSpeedup != 0 && !SpeedupOK(o.StartupSpeedup), option.Errorf("StartupSpeedup", o.StartupSpeedup, "want a factor in (0, 1e6], or 0 for {Speedup}"))
+	c.check(o.Port < 0 || o.Port > 65535, option.Errorf("Port", o.Port, "want 0-65535"))
 	c.add(o.validateHealthDuringLoad())
 	c.add(o.validateTools())
 	c.add(o.validateHost())
@@ -133,10 +133,10 @@ func (o *Options) validate() error {
 // one start-up names them all.
 type optionErrors []error
 
-// check adds the error format describes when bad holds.
-func (c *optionErrors) check(bad bool, format string, a ...any) {
+// check adds err when bad holds.
+func (c *optionErrors) check(bad bool, err *option.FieldError) {
 	if bad {
-		*c = append(*c, fmt.Errorf(format, a...))
+		*c = append(*c, err)
 	}
 }
 
@@ -154,7 +154,7 @@ func (o *Options) validateHealthDuringLoad() error {
 	case "":
 		o.HealthDuringLoad = HealthRefuse
 	default:
-		return fmt.Errorf("--health-during-load %q: want %q or %q", o.HealthDuringLoad, HealthRefuse, Health503)
+		return option.Errorf("HealthDuringLoad", o.HealthDuringLoad, "want %q or %q", HealthRefuse, Health503)
 	}
 	return nil
 }
@@ -168,7 +168,7 @@ func (o *Options) validateHost() error {
 	}
 	l, err := net.Listen("tcp", net.JoinHostPort(o.Host, "0"))
 	if err != nil {
-		return fmt.Errorf("--host %q: cannot listen there: %v", o.Host, err)
+		return option.Errorf("Host", o.Host, "cannot listen there: %v", err)
 	}
 	l.Close()
 	return nil

@@ -3,12 +3,12 @@ package sim
 import (
 	"bytes"
 	"cmp"
-	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"strings"
 
 	"github.com/servebench/servebench/engine/dist"
+	"github.com/servebench/servebench/engine/option"
 )
 
 // Reasoning models (--reasoning-parser P --reasoning-tokens DIST), as vLLM
@@ -83,21 +83,21 @@ func newReasoner(o *Options) (*reasoner, error) {
 	}
 	if parser == "" {
 		if o.ReasoningTokens != "" || o.ReasoningField != "" {
-			return nil, fmt.Errorf("--reasoning-tokens and --reasoning-field need --reasoning-parser (%s)", strings.Join(ReasoningParsers, ", "))
+			return nil, option.Errorf("ReasoningParser", nil, "{ReasoningTokens} and {ReasoningField} need {ReasoningParser} (%s)", strings.Join(ReasoningParsers, ", "))
 		}
 		return nil, nil
 	}
 	m, ok := parserMarkers[parser]
 	if !ok {
-		return nil, fmt.Errorf("--reasoning-parser %q: unknown parser; known: %s", o.ReasoningParser, strings.Join(ReasoningParsers, ", "))
+		return nil, option.Errorf("ReasoningParser", o.ReasoningParser, "unknown parser; known: %s", strings.Join(ReasoningParsers, ", "))
 	}
 	d, err := dist.Parse(cmp.Or(o.ReasoningTokens, DefaultReasoningTokens))
 	if err != nil {
-		return nil, fmt.Errorf("--reasoning-tokens %w", err)
+		return nil, option.Errorf("ReasoningTokens", nil, "{ReasoningTokens} %v", err)
 	}
 	field := cmp.Or(o.ReasoningField, FieldReasoningContent)
 	if field != FieldReasoningContent && field != FieldReasoning {
-		return nil, fmt.Errorf("--reasoning-field %q: want %s (vLLM 0.11, emulated) or %s (newer vLLM)", field, FieldReasoningContent, FieldReasoning)
+		return nil, option.Errorf("ReasoningField", field, "want %s (vLLM 0.11, emulated) or %s (newer vLLM)", FieldReasoningContent, FieldReasoning)
 	}
 	return &reasoner{parser: parser, open: m[0], close: m[1], tokens: d, field: field,
 		details: field == FieldReasoning, seed: uint64(o.Seed), canTurnOff: parser == ParserQwen3,

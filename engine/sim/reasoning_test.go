@@ -228,17 +228,17 @@ func TestReasoningOff(t *testing.T) {
 // ones; a --reasoning-tokens that does not parse names the flag.
 func TestReasoningBadFlags(t *testing.T) {
 	for _, tc := range []struct {
-		parser, tokens, want string
+		parser, tokens, want, field string
 	}{
-		{"granite", "", "known: deepseek_r1, qwen3, openai"},
-		{"qwen3", "uniform:9-1", "--reasoning-tokens"},
-		{"", "100", "need --reasoning-parser"},
+		{"granite", "", "known: deepseek_r1, qwen3, openai", "ReasoningParser"},
+		{"qwen3", "uniform:9-1", "ReasoningTokens", "ReasoningTokens"},
+		{"", "100", "need ReasoningParser", "ReasoningParser"},
 	} {
 		o := sim.DefaultOptions()
 		o.Port = 0
 		o.ReasoningParser, o.ReasoningTokens = tc.parser, tc.tokens
-		if _, err := sim.New(o); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("--reasoning-parser %q --reasoning-tokens %q: error %v, want %q", tc.parser, tc.tokens, err, tc.want)
+		if _, err := sim.New(o); !isFieldError(err, tc.field) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("--reasoning-parser %q --reasoning-tokens %q: error %v, want a %s error naming %q", tc.parser, tc.tokens, err, tc.field, tc.want)
 		}
 	}
 	o := sim.DefaultOptions()

@@ -3,10 +3,11 @@ package sim
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/servebench/servebench/engine/option"
 )
 
 // Tool calling as vLLM's chat endpoint serves it (protocol.py
@@ -47,13 +48,13 @@ const DefaultAutoToolCallRate = 0.5
 // validateTools checks the tool-calling flags as vLLM's argument checks do.
 func (o *Options) validateTools() error {
 	if o.ToolCallParser != "" && !slices.Contains(ToolCallParsers, o.ToolCallParser) {
-		return fmt.Errorf("--tool-call-parser %q: invalid tool call parser (choose from %s)", o.ToolCallParser, strings.Join(ToolCallParsers, ", "))
+		return option.Errorf("ToolCallParser", o.ToolCallParser, "invalid tool call parser (choose from %s)", strings.Join(ToolCallParsers, ", "))
 	}
 	if o.EnableAutoToolChoice && o.ToolCallParser == "" {
-		return fmt.Errorf("--enable-auto-tool-choice requires --tool-call-parser (one of %s)", strings.Join(ToolCallParsers, ", "))
+		return option.Errorf("EnableAutoToolChoice", nil, "{EnableAutoToolChoice} requires {ToolCallParser} (one of %s)", strings.Join(ToolCallParsers, ", "))
 	}
 	if !(o.AutoToolCallRate >= 0 && o.AutoToolCallRate <= 1) {
-		return fmt.Errorf("--auto-tool-call-rate %g: want a share in [0, 1]", o.AutoToolCallRate)
+		return option.Errorf("AutoToolCallRate", o.AutoToolCallRate, "want a share in [0, 1]")
 	}
 	return nil
 }

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/servebench/servebench/engine/option"
+)
+
+// fieldFlags is the one table from a library option's field
+// (option.FieldError: bench, bench/workload, engine/sim, engine/pd) to the
+// flags that set it, without their dashes. Where two commands set the same
+// field under different flags, the first one the running command takes is
+// used. TestFieldFlags checks that every field the libraries name has a row.
+var fieldFlags = map[string][]string{
+	// engine/sim.Options and engine/pd.Options: servebench engine's flags.
+	"AcceptanceRate":       {"acceptance-rate"},
+	"AutoToolCallRate":     {"auto-tool-call-rate"},
+	"Decode":               {"decode", "pd-decode"},
+	"EnableAutoToolChoice": {"enable-auto-tool-choice"},
+	"GPUMemoryUtilization": {"gpu-memory-utilization"},
+	"HealthDuringLoad":     {"health-during-load"},
+	"Host":                 {"host"},
+	"KVAllocation":         {"kv-allocation"},
+	"KVLinkGbps":           {"kv-link-gbps"},
+	"KVRole":               {"kv-role"},
+	"LoRAModules":          {"lora-modules"},
+	"MaxLoRARank":          {"max-lora-rank"},
+	"MaxLoRAs":             {"max-loras"},
+	"MaxModelLen":          {"max-model-len"},
+	"MaxNumBatchedTokens":  {"max-num-batched-tokens"},
+	"MaxNumSeqs":           {"max-num-seqs"},
+	"NumGPUBlocksOverride": {"num-gpu-blocks-override"},
+	"PipelineParallelSize": {"pipeline-parallel-size"},
+	"Port":                 {"port"},
+	"Prefill":              {"prefill", "pd-prefill"},
+	"ReasoningField":       {"reasoning-field"},
+	"ReasoningParser":      {"reasoning-parser"},
+	"ReasoningTokens":      {"reasoning-tokens"},
+	"SpeculativeTokens":    {"speculative-tokens"},
+	"Speedup":              {"speedup"},
+	"StartupSpeedup":       {"startup-speedup"},
+	"TensorParallelSize":   {"tensor-parallel-size"},
+	"ToolCallParser":       {"tool-call-parser"},
+}
+
+// flagFor is the flag that sets field on cmd ("--retries"), or the field
+// itself when no flag does.
+func flagFor(cmd *cobra.Command, field string) string {
+	names := fieldFlags[field]
+	if len(names) == 0 {
+		return field
+	}
+	for _, n := range names {
+		if cmd != nil && cmd.Flag(n) != nil {
+			return "--" + n
+		}
+	}
+	return "--" + names[0]
+}
+
+// flagText is err's message with the libraries' option errors naming the
+// flags of cmd (the command that ran) instead of their fields.
+func flagText(cmd *cobra.Command, err error) string {
+	msg := err.Error()
+	name := func(f string) string { return flagFor(cmd, f) }
+	for _, fe := range fieldErrors(err, nil) {
+		msg = strings.ReplaceAll(msg, fe.Error(), fe.Text(name))
+	}
+	return msg
+}
+
+// fieldErrors appends every option.FieldError in err's tree to out,
+// outermost first, so that one wrapping another is rewritten before it.
+func fieldErrors(err error, out []*option.FieldError) []*option.FieldError {
+	if err == nil {
+		return out
+	}
+	if fe, ok := err.(*option.FieldError); ok {
+		out = append(out, fe)
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		out = fieldErrors(u.Unwrap(), out)
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			out = fieldErrors(e, out)
+		}
+	}
+	return out
+}
