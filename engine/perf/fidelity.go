@@ -32,7 +32,7 @@ type Efficiency struct {
 // architecture's (data/archs.json), the shared MFU and BandwidthEfficiency
 // where the architecture has no fitted value.
 func EfficiencyFor(g GPU) Efficiency {
-	a := mustFacts().archs[g.Arch]
+	a := archOfGPU(g)
 	e := Efficiency{Arch: g.Arch, MFU: a.MFU, Bandwidth: a.Bandwidth, Fitted: a.Fitted,
 		decodeGEMMShare: DecodeGEMMShare, splitKVMMAShare: splitKVShare(g.Arch)}
 	if e.MFU == 0 {

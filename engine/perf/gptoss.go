@@ -79,7 +79,7 @@ func (m Model) linearBytes() float64 {
 // timed gpt-oss figure on a pre-Hopper GPU to hold them against).
 func (p *Perf) marlinExpertPadding() float64 {
 	m := p.model
-	if m.Quantization != "mxfp4" || m.Experts == 0 || mustFacts().archs[p.gpu.Arch].MXFP4MoE == "triton" {
+	if m.Quantization != "mxfp4" || m.Experts == 0 || p.arch.MXFP4MoE == "triton" {
 		return 1
 	}
 	inter := float64(m.MoEIntermediate) / float64(p.cfg.TensorParallelSize)

@@ -141,7 +141,7 @@ const FP8GEMMSpeedup = 1.33
 // flopRate is the sustained FLOP/s of one GPU for this model's GEMMs.
 func (p *Perf) flopRate() float64 {
 	r := p.gpu.TFLOPs * 1e12 * p.eff.MFU
-	if p.model.Quantization == "fp8" && mustFacts().archs[p.gpu.Arch].FP8TensorCores {
+	if p.model.Quantization == "fp8" && p.arch.FP8TensorCores {
 		r *= FP8GEMMSpeedup
 	}
 	return r

@@ -144,8 +144,9 @@ type Perf struct {
 	kvBlocks int     // whole KV blocks that fit
 	kvBytes  float64 // bytes available to the KV cache before rounding
 	eff      Efficiency
-	link     Link     // LinkOf(gpu), looked up once: every step's all-reduce reads it
-	loop     stepLoop // how the release's step loop meets the GPU (version.go)
+	link     Link       // LinkOf(gpu), looked up once: every step's all-reduce reads it
+	arch     archRecord // the GPU's architecture, looked up once: every step's GEMM rate reads it
+	loop     stepLoop   // how the release's step loop meets the GPU (version.go)
 	// mxfp4Latency is MXFP4MoELayerLatency, a field so that
 	// fitMXFP4MoELatency (fit_test.go) can try other values.
 	mxfp4Latency time.Duration
@@ -164,7 +165,7 @@ func New(gpu GPU, model Model, cfg Config) (*Perf, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Perf{gpu: gpu, model: model, cfg: cfg, eff: EfficiencyFor(gpu), link: LinkOf(gpu), loop: loop, mxfp4Latency: MXFP4MoELayerLatency}
+	p := &Perf{gpu: gpu, model: model, cfg: cfg, eff: EfficiencyFor(gpu), link: LinkOf(gpu), arch: archOfGPU(gpu), loop: loop, mxfp4Latency: MXFP4MoELayerLatency}
 	if !p.sizeKV() {
 		need, budget := p.need(), p.budget()
 		return nil, fmt.Errorf("perf: %w: %s: %s on %s needs %.2f GiB per GPU (%.2f GiB weights + %.2f GiB activation and runtime reserve) "+

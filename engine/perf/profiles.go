@@ -229,7 +229,7 @@ func fitCell(g GPU, m Model, cfg Config) string {
 		if !errors.Is(err, ErrDoesNotFit) {
 			return "invalid"
 		}
-		q := &Perf{gpu: g, model: m, cfg: withDefaults(cfg, m, g)}
+		q := &Perf{gpu: g, model: m, cfg: withDefaults(cfg, m, g), arch: archOfGPU(g)}
 		return fmt.Sprintf("no (needs %.1f of %.1f GiB)", q.need()/gib, q.budget()/gib)
 	}
 	ms := p.StepTime(Step{DecodeSeqs: 1, ContextTokens: 256}).Seconds() * 1000
