@@ -105,19 +105,28 @@ func TestFidelity(t *testing.T) {
 func storedEfficiency(arch string) Efficiency { return EfficiencyFor(GPU{Arch: arch}) }
 
 // TestFidelityTableComplete: every figure names its source, version and
-// measured model, runs on a known profile, and every GPU profile either
-// has figures or says in fidelityGaps why not.
+// measured model, runs on a known profile, every fitted constant the fits
+// column accepts is fitted to a figure, and every GPU profile either has
+// figures or says in fidelityGaps why not.
 func TestFidelityTableComplete(t *testing.T) {
-	per := map[string]int{}
+	per, fits := map[string]int{}, map[string]bool{}
 	for _, f := range fidelityFigures(t) {
+		fits[f.Fits] = true
 		if f.Source == "" || f.VLLM == "" || f.Measured == "" || f.eval == nil || f.Real <= 0 || strings.ContainsAny(f.Config, " \t") {
-			t.Errorf("figure %s %s %s %q: needs a source, vLLM version, measured model, Eval, a positive value and a one-token config",
+			t.Errorf("figure %s %s %s %q: needs a source, vLLM version, measured model, method, a positive value and a one-token config",
 				f.GPU, f.Model, f.Quantity, f.Config)
 		}
 		if _, err := LookupGPU(f.GPU); err != nil {
 			t.Error(err)
 		}
 		per[f.GPU]++
+	}
+	// A constant the loader accepts in the fits column is fitted to at
+	// least one row, or it no longer belongs in fittedConstants.
+	for _, c := range fittedConstants {
+		if !fits[c] {
+			t.Errorf("fitted constant %s: no figure names it in its fits column", c)
+		}
 	}
 	for _, g := range GPUs() {
 		if per[g.Name] == 0 && fidelityGaps[g.Name] == "" {
