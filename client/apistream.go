@@ -106,7 +106,7 @@ func apiHeaders(endpoint, apiKey string) [][2]string {
 // the usage of the stream's end scales the events' text estimates to the
 // server's count. It reports whether the stream ended cleanly.
 func (x *exchange) readAPIStream(body io.Reader, maxTokens int) bool {
-	tr := x.tr
+	tr := &x.tr
 	rd := readerPool.Get().(*readers)
 	defer rd.release()
 	rd.sse.Reset(body)
@@ -158,7 +158,7 @@ func (x *exchange) readAPIEvents(rd *readers, st *apiTally) bool {
 
 // apiEvent takes one decoded event that arrived at now.
 func (x *exchange) apiEvent(st *apiTally, ev *APIEvent, now time.Duration) {
-	tr := x.tr
+	tr := &x.tr
 	if ev.HasUsage {
 		st.reasoning = max(st.reasoning, ev.ReasoningTokens)
 		// message_start has the input only; message_delta and the final
@@ -317,7 +317,7 @@ func (a *apiAnswer) finish(usage, errRaw json.RawMessage) error {
 // readAPIBody reads a non-streaming Messages or Responses answer: as
 // readBody, every moment is the whole body's.
 func (x *exchange) readAPIBody(r io.Reader, endpoint string) {
-	tr := x.tr
+	tr := &x.tr
 	body, ok := x.readWholeBody(r)
 	if !ok {
 		return

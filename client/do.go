@@ -50,7 +50,6 @@ var (
 // ErrTimeout (RequestTimeout or StallTimeout), ErrCanceled (ctx done),
 // ErrRequest (req or the API key invalid; nothing sent).
 func (c *Client) Do(ctx context.Context, req *Request) Trace {
-	tr := Trace{Stream: req.Stream}
 	var path string
 	var body []byte
 	err := c.keyErr
@@ -61,9 +60,7 @@ func (c *Client) Do(ctx context.Context, req *Request) Trace {
 		body, err = req.body()
 	}
 	if err != nil {
-		tr.Start = time.Now()
-		tr.Error, tr.ErrorText = ErrRequest, shorten(err.Error())
-		return tr
+		return Trace{Stream: req.Stream, Start: time.Now(), Error: ErrRequest, ErrorText: shorten(err.Error())}
 	}
 
 	rctx, cancel := context.WithCancelCause(ctx)
@@ -79,12 +76,13 @@ func (c *Client) Do(ctx context.Context, req *Request) Trace {
 	}
 	send, err := c.sender(rctx, ph, req, path, body)
 	if err != nil {
-		tr.Start = time.Now()
-		tr.Error, tr.ErrorText = ErrRequest, c.short(fmt.Sprintf("base URL %q: %v", c.opts.BaseURL, err))
-		return tr
+		return Trace{Stream: req.Stream, Start: time.Now(), Error: ErrRequest,
+			ErrorText: c.short(fmt.Sprintf("base URL %q: %v", c.opts.BaseURL, err))}
 	}
 
-	x := exchange{c: c, tr: &tr, parent: ctx, rctx: rctx, cancel: cancel, keepText: req.KeepText}
+	// The trace lives in x, which stays on Do's stack: no allocation.
+	x := exchange{c: c, tr: Trace{Stream: req.Stream}, parent: ctx, rctx: rctx, cancel: cancel, keepText: req.KeepText}
+	tr := &x.tr
 	if req.Usable != nil {
 		x.usable = newUsableWatch(req.Usable)
 	}
@@ -99,10 +97,10 @@ func (c *Client) Do(ctx context.Context, req *Request) Trace {
 	}
 	resp, err := send()
 	if err != nil {
-		ph.copyTo(&tr)
+		ph.copyTo(tr)
 		class := x.classify(err, ErrConnect)
 		x.fail(class, x.describe(class, err))
-		return tr
+		return *tr
 	}
 	defer resp.Body.Close()
 	if ph.arrivals != nil && c.direct == nil { // the inline path hooks its connection instead
@@ -138,11 +136,11 @@ func (c *Client) Do(ctx context.Context, req *Request) Trace {
 	default:
 		x.readBody(rbody)
 	}
-	ph.copyTo(&tr) // WroteRequest may be reported late, from another goroutine
+	ph.copyTo(tr) // WroteRequest may be reported late, from another goroutine
 	if ph.arrivals != nil {
-		ph.arrivals.finish(&tr)
+		ph.arrivals.finish(tr)
 	}
-	return tr
+	return *tr
 }
 
 // sender builds the POST of body to path, timed by ph: written by the
@@ -197,7 +195,7 @@ func (x *exchange) decoded(resp *http.Response) (io.Reader, bool) {
 // exchange is the state of one Do call after the request was built.
 type exchange struct {
 	c      *Client
-	tr     *Trace
+	tr     Trace // returned by Do
 	start  time.Time
 	parent context.Context // the caller's: done means canceled
 	rctx   context.Context // the request's: its cause tells timeouts apart
@@ -248,17 +246,15 @@ func (x *exchange) describe(class ErrorClass, err error) string {
 }
 
 // drain reads what is left after [DONE] (normally just the end of the
-// chunked body) so the connection can be reused, waiting at most a second:
-// a server that keeps the stream open must not hold the caller.
-func (x *exchange) drain(body interface{ Read([]byte) (int, error) }) {
-	t := time.AfterFunc(time.Second, func() { x.cancel(errDrained) })
+// chunked body), at most 64 KiB, so the connection can be reused, waiting
+// at most a second: a server that keeps the stream open must not hold the
+// caller. io.Discard reads into a buffer it pools: none per request; the
+// timer holds only cancel, so x and its trace can stay on Do's stack.
+func (x *exchange) drain(body io.Reader) {
+	cancel := x.cancel
+	t := time.AfterFunc(time.Second, func() { cancel(errDrained) })
 	defer t.Stop()
-	var buf [512]byte
-	for i := 0; i < 128; i++ { // at most 64 KiB
-		if _, err := body.Read(buf[:]); err != nil {
-			return
-		}
-	}
+	_, _ = io.CopyN(io.Discard, body, 64<<10)
 }
 
 func isEventStream(ct string) bool {

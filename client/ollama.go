@@ -208,7 +208,7 @@ func (req *Request) ollamaBody() ([]byte, error) {
 // token; eval_count, the engine's count, is the total, apportioned over
 // the events as usage is). It reports whether the stream ended with done.
 func (x *exchange) readNDJSON(body io.Reader, maxTokens int) bool {
-	tr := x.tr
+	tr := &x.tr
 	rd := readerPool.Get().(*readers)
 	defer rd.release()
 	rd.sse.Reset(body) // its line reader: NDJSON has no events
@@ -275,7 +275,7 @@ func (rd *readers) ndjsonLine() ([]byte, error) {
 
 // ollamaDone takes the last line's counts and timings.
 func (x *exchange) ollamaDone(ch *OllamaChunk) {
-	tr := x.tr
+	tr := &x.tr
 	tr.FinishReason = string(ch.DoneReason)
 	tr.PromptTokens, tr.OutputTokens, tr.TokensFrom = ch.Times.PromptEvalCount, ch.Times.EvalCount, TokensFromUsage
 	tr.Engine, tr.HasEngine = ch.Times, true
@@ -283,7 +283,7 @@ func (x *exchange) ollamaDone(ch *OllamaChunk) {
 
 // readOllamaBody reads a non-streaming /api/chat answer: one object, done.
 func (x *exchange) readOllamaBody(r io.Reader) {
-	tr := x.tr
+	tr := &x.tr
 	body, ok := x.readWholeBody(r)
 	if !ok {
 		return

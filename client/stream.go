@@ -53,7 +53,7 @@ func (rd *readers) release() {
 // as several. The final OutputTokens prefers the server's usage over the
 // events' sum.
 func (x *exchange) readStream(body io.Reader, maxTokens int) bool {
-	tr := x.tr
+	tr := &x.tr
 	rd := readerPool.Get().(*readers)
 	defer rd.release()
 	rd.sse.Reset(body)
@@ -158,7 +158,7 @@ func (x *exchange) badEvent(data []byte, err error, hasError bool, msg func() []
 // chunkEvent takes one decoded chunk that arrived at now: its usage,
 // finish reason, and tokens.
 func (x *exchange) chunkEvent(st *streamTally, ch *Chunk, now time.Duration) {
-	tr := x.tr
+	tr := &x.tr
 	// A tool call's arguments are the answer a program reads: visible.
 	visible := len(ch.Content) > 0 || len(ch.ToolArgs) > 0
 	carries := visible || len(ch.Reasoning) > 0
@@ -206,7 +206,7 @@ func (st *streamTally) usage(ch *Chunk, carries bool, tokens int) int {
 
 // tokenEvent records one event that carried generated tokens.
 func (x *exchange) tokenEvent(now time.Duration, tokens int, visible bool) {
-	tr := x.tr
+	tr := &x.tr
 	if tr.FirstToken == 0 {
 		tr.FirstToken = now
 	}
@@ -223,7 +223,7 @@ func (x *exchange) tokenEvent(now time.Duration, tokens int, visible bool) {
 // reasoningEvent records the reasoning part of an event that carried
 // tokens: all of them, or, beside content, its reasoning text's pieces.
 func (x *exchange) reasoningEvent(now time.Duration, tokens int, reasoning, content []byte) {
-	tr := x.tr
+	tr := &x.tr
 	if tr.FirstReasoning == 0 {
 		tr.FirstReasoning = now
 	}
@@ -269,7 +269,7 @@ func (x *exchange) readWholeBody(r io.Reader) ([]byte, bool) {
 // Done are all the moment the whole body was read and parsed: nothing is
 // visible before that.
 func (x *exchange) readBody(r io.Reader) {
-	tr := x.tr
+	tr := &x.tr
 	body, ok := x.readWholeBody(r)
 	if !ok {
 		return
