@@ -26,9 +26,6 @@ const (
 	DeliveredOther     Delivery = "other"       // connection refused and the like
 )
 
-// Deliveries lists the Delivery values in the order reports use.
-var Deliveries = []Delivery{DeliveredStatus, DeliveredEvent, DeliveredTruncated, DeliveredMalformed, DeliveredStalled, DeliveredNone, DeliveredOther}
-
 // Classify says how trace's error reached the client.
 func Classify(tr *client.Trace) Delivery {
 	switch tr.Error {

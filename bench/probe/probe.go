@@ -136,16 +136,6 @@ func (r *Result) warn(format string, a ...any) {
 	r.Warnings = append(r.Warnings, fmt.Sprintf(format, a...))
 }
 
-// Get returns the value of evidence key (tests, callers), or nil.
-func (r *Result) Get(key string) any {
-	for _, it := range r.Evidence {
-		if it.Key == key {
-			return it.Value
-		}
-	}
-	return nil
-}
-
 // env is what every probe shares: the client and what the server said
 // about itself.
 type env struct {
