@@ -24,7 +24,7 @@ type checkpointer struct {
 	err error // the first failed write, reported once as a warning
 }
 
-// window is Runner.OnWindow: the progress line and the checkpoint.
+// window is Reporter.Window: the progress line and the checkpoint.
 func (c *checkpointer) window(partial *result.Run) {
 	c.bar.window(partial)
 	cp := *c.res

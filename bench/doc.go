@@ -26,12 +26,16 @@
 // never waits on responses, starting workers as needed up to a bound, so
 // latency is also measured from the intended send time. Prompts fill each
 // request (fixed text, synthetic prompts of about N tokens, a JSONL file).
-// The Runner sends them with a client.Client, scrapes /metrics before and
-// after each run (scrape), waits (bounded) until the engine has counted the
-// requests the client saw succeed, appends one result.Record per request to
-// requests.jsonl as each completes (store.RecordWriter), and summarises client
-// figures (bench/stats) and engine figures (histogram deltas) into a
-// result.Run with its reconciliation and warnings.
+// The Runner measures one run along three seams: its sender (send.go, the
+// load loop) sends them with a client.Client; its collector (collect.go)
+// appends one result.Record per request to requests.jsonl as each completes
+// (store.RecordWriter) and accumulates the client figures (bench/stats);
+// its Reporter hears of each record and window as they come. Its engine
+// source (enginesource.go) scrapes /metrics before and after the run
+// (scrape), waits (bounded) until the engine has counted the requests the
+// client saw succeed, and gives the engine figures (histogram deltas). The
+// run's Outcome is a result.Run with its reconciliation and warnings, its
+// records and its direct side.
 //
 // Execute is a whole session: StartServer (the bundled engine, a preset, a
 // --server-cmd, or an already running URL, via engine/launch), the runs in

@@ -248,15 +248,16 @@ func TestInterruptKeepsRecords(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	seen := 0
-	r.OnRecord = func(result.Record) { // Ctrl-C after the 6th response, mid-run
+	rep := Reporter{Record: func(result.Record) { // Ctrl-C after the 6th response, mid-run
 		if seen++; seen == 6 {
 			cancel()
 		}
-	}
+	}}
 	spec := RunSpec{Name: "streaming", Workload: workload.Workload{Mode: workload.ModeConcurrent, Concurrency: 4, Requests: 200},
 		Request: RequestSpec{Model: e.ServedModelName(), MaxTokens: 256, ExactLength: true, Stream: true}}
 	start := time.Now()
-	run, recs, err := r.Run(ctx, spec)
+	out, err := r.Measure(ctx, spec, rep)
+	run, recs := out.Run, out.Records
 	if !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("Run error = %v, want ErrInterrupted", err)
 	}

@@ -172,10 +172,3 @@ func (m *Metrics) settle(ctx context.Context, base *scrape.Snapshot, target int,
 		time.Sleep(reconcilePoll)
 	}
 }
-
-// rateStats says how well an open-loop run kept its schedule: the achieved
-// send rate over the send phase and the sends that started more than 1 ms
-// after their intended time.
-func rateStats(st *runState, target float64) *result.RateStats {
-	return store.RateStatsOf(&st.lags, st.first, st.last, target)
-}

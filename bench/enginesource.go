@@ -57,7 +57,7 @@ func (r *Runner) engineSource(spec *RunSpec, timings *store.EngineAcc) engineSou
 // reconciliation starts the run's account of requests sent, succeeded and
 // answered, against which a source sets the engine's count.
 func reconciliation(run *result.Run, st *runState) *result.Reconciliation {
-	return &result.Reconciliation{Sent: int(st.sent.Load()), OK: run.OK, Completed: st.acc.Completed}
+	return &result.Reconciliation{Sent: int(st.sent.Load()), OK: run.OK, Completed: st.coll.acc.Completed}
 }
 
 // noEngine is a run without engine figures; why, when set, is its warning.

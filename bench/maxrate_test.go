@@ -165,7 +165,7 @@ func TestLevelsGetTheirOwnPrompts(t *testing.T) {
 	first := func(spec RunSpec) string {
 		spec = spec.WithDefaults() // as Runner.Run completes it
 		st := &runState{spec: &spec}
-		j := (&Runner{}).prepare(st, 0, false)
+		j := st.prepare(0, false)
 		return j.req.Messages[0].Content
 	}
 	if a, b := first(runs[0]), first(runs[1]); a == b {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -178,8 +179,9 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 			}
 		}
 	}
-	var recs []result.Record
-	runErr := runAll(ctx, cfg, srv, runner, prog, res, &recs)
+	m := measured{why: map[string]string{}}
+	runErr := runAll(ctx, cfg, srv, runner, prog, res, &m)
+	recs := m.recs
 	if err := rw.Err(); err != nil && !errors.Is(runErr, ErrResultsWrite) { // a run's error says it already
 		res.Warnings = append(res.Warnings, err.Error())
 		runErr = errors.Join(runErr, fmt.Errorf("%w: %w", ErrResultsWrite, err))
@@ -194,7 +196,7 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 	if runErr != nil {
 		return res, recs, runErr
 	}
-	return res, recs, validate(res, runner.commonErr, cfg.FailOnErrorRate)
+	return res, recs, validate(res, m.why, cfg.FailOnErrorRate)
 }
 
 // engineClock is c with the speed-up the bundled engine states in its
@@ -426,52 +428,66 @@ func detectDialect(ctx context.Context, m *Metrics, res *result.Results) string 
 	return "none"
 }
 
+// measured is what a session's runs returned besides results.json's
+// runs: their records, and each run's commonest error text by name (the
+// runs' Outcome.Commonest), for validate.
+type measured struct {
+	recs []result.Record
+	why  map[string]string
+}
+
+// keep adds out, one run's outcome, to res and m: the run and its direct
+// side, their warnings (named), records and commonest errors.
+func (m *measured) keep(res *result.Results, out *Outcome) {
+	for _, run := range []*result.Run{out.Run, out.Direct} {
+		if run == nil {
+			continue
+		}
+		res.Runs = append(res.Runs, *run)
+		for _, w := range run.Warnings {
+			res.Warnings = append(res.Warnings, run.Name+": "+w)
+		}
+	}
+	m.recs = append(m.recs, out.Records...)
+	m.recs = append(m.recs, out.DirectRecords...)
+	maps.Copy(m.why, out.Commonest)
+}
+
+// nextSpec is the session's run i: cfg's runs, then the search's steps;
+// false once there is none.
+func nextSpec(cfg *Config, i int, done []result.Run) (RunSpec, bool) {
+	switch {
+	case i < len(cfg.Runs):
+		return cfg.Runs[i], true
+	case cfg.Search != nil:
+		return cfg.Search.Next(done)
+	}
+	return RunSpec{}, false
+}
+
 // runAll does the runs in order, then the search's, stopping at the first
-// that ends early.
-func runAll(ctx context.Context, cfg Config, srv *Server, runner *Runner, prog *progress, res *result.Results, recs *[]result.Record) error {
+// that ends early; each run reports to its progress bar and checkpoint.
+func runAll(ctx context.Context, cfg Config, srv *Server, runner *Runner, prog *progress, res *result.Results, m *measured) error {
 	if cfg.Search != nil {
 		defer func() { res.MaxRate = cfg.Search.Result(res.Runs) }()
 	}
 	for i := 0; ; i++ {
-		var spec RunSpec
-		switch {
-		case i < len(cfg.Runs):
-			spec = cfg.Runs[i]
-		case cfg.Search != nil:
-			next, ok := cfg.Search.Next(res.Runs)
-			if !ok {
-				return nil
-			}
-			spec = next
-		default:
+		spec, ok := nextSpec(&cfg, i, res.Runs)
+		if !ok {
 			return nil
 		}
 		if spec.Request.Model == "" {
 			spec.Request.Model = srv.Model
 		}
 		bar := prog.start(spec)
-		runner.OnRecord = bar.add
 		cp := &checkpointer{dir: cfg.Dir, res: res, bar: bar}
-		runner.OnWindow = cp.window
-		run, rs, err := runner.Run(ctx, spec)
+		out, err := runner.Measure(ctx, spec, Reporter{Record: bar.add, Window: cp.window})
 		bar.finish()
 		if w := cp.warning(); w != "" {
 			res.Warnings = append(res.Warnings, w)
 		}
-		if run != nil {
-			res.Runs = append(res.Runs, *run)
-			for _, w := range run.Warnings {
-				res.Warnings = append(res.Warnings, run.Name+": "+w)
-			}
-		}
-		*recs = append(*recs, rs...)
-		if d, drs := runner.TakeDirect(); d != nil {
-			res.Runs = append(res.Runs, *d)
-			for _, w := range d.Warnings {
-				res.Warnings = append(res.Warnings, d.Name+": "+w)
-			}
-			*recs = append(*recs, drs...)
-		}
+		m.keep(res, &out)
+		run := out.Run
 		if err == nil && run != nil && serverGone(srv, run) {
 			err = ErrServerExited
 		}

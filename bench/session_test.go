@@ -13,6 +13,7 @@ import (
 	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/bench/store"
 	"github.com/servebench/servebench/bench/workload"
+	"github.com/servebench/servebench/client"
 )
 
 func TestValidateResults(t *testing.T) {
@@ -225,5 +226,40 @@ func TestExecuteLeavesConfig(t *testing.T) {
 	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("Execute changed its caller's Config:\n got %+v\nsearch %+v\nsource %+v\nwant %+v\nsearch %+v\nsource %+v",
 			cfg, *cfg.Search, *synth, want, *want.Search, synthCopy)
+	}
+}
+
+// failDoer answers every request HTTP 503 with the same text.
+type failDoer struct{}
+
+func (failDoer) Do(_ context.Context, req *client.Request) client.Trace {
+	return client.Trace{Start: time.Now(), Stream: req.Stream, Status: 503, Error: client.ErrHTTPStatus,
+		ErrorText: "HTTP 503: overloaded", Done: time.Millisecond}
+}
+
+// TestOutcomeCarriesCommonest: why every request of a run failed comes
+// back in that run's Outcome, its direct side's too, and the Runner keeps
+// nothing from one run to the next (its settings are as set after two runs).
+func TestOutcomeCarriesCommonest(t *testing.T) {
+	r := &Runner{Client: failDoer{}, Direct: &echoDoer{}, DirectURL: "http://engine"}
+	before := *r
+	spec := RunSpec{Name: "a", Workload: workload.Workload{Mode: workload.ModeSequential, Requests: 3}, Request: RequestSpec{MaxTokens: 4}}
+	for _, name := range []string{"a", "b"} {
+		spec.Name = name
+		var told int
+		out, err := r.Measure(context.Background(), spec, Reporter{Record: func(result.Record) { told++ }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.Run == nil || out.Run.OK != 0 || out.Direct == nil || out.Direct.OK != 3 || told != 3 {
+			t.Fatalf("run %s: outcome %+v, told %d records", name, out, told)
+		}
+		want := map[string]string{name: out.Commonest[name], name + DirectSuffix: ""}
+		if !strings.Contains(out.Commonest[name], "HTTP 503: overloaded") || !reflect.DeepEqual(out.Commonest, want) {
+			t.Errorf("run %s: commonest %q", name, out.Commonest)
+		}
+	}
+	if !reflect.DeepEqual(*r, before) {
+		t.Errorf("the Runner changed across runs:\n got %+v\nwant %+v", *r, before)
 	}
 }
