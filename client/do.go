@@ -66,9 +66,11 @@ func (c *Client) Do(ctx context.Context, req *Request) Trace {
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	if c.opts.RequestTimeout > 0 {
-		var stop context.CancelFunc
-		rctx, stop = context.WithTimeoutCause(rctx, c.opts.RequestTimeout, errRequestTimeout)
-		defer stop()
+		// A timer canceling rctx, not a child context with a deadline:
+		// each context derived from another costs the parent a map of
+		// children, and the request's own is enough (its cause says which).
+		t := time.AfterFunc(c.opts.RequestTimeout, func() { cancel(errRequestTimeout) })
+		defer t.Stop()
 	}
 	ph := new(phases)
 	if req.Arrivals {
