@@ -163,9 +163,10 @@ const (
 
 // NonTorchIncrease019GiB and NonTorchIncreaseTP019GiB are the non-torch
 // increase vLLM 0.19.0 logs at DEBUG level on an H100 (llm-d-planner's
-// logs, plannerSource): 0.25 GiB on one GPU and 2.07 per rank at tensor
-// parallel 2 for Llama-3.1-8B (the two rows marked nonTorchLogFit); its
-// other logs agree: 0.24-0.27 on one GPU, 2.06-2.21 at tensor parallel 2
+// logs, data/figures/llm-d-planner-logs.csv): 0.25 GiB on one GPU and 2.07
+// per rank at tensor parallel 2 for Llama-3.1-8B (the two rows whose fits
+// column names these constants); its other logs agree: 0.24-0.27 on one
+// GPU, 2.06-2.21 at tensor parallel 2
 // and 4 for every model, where 0.11 logged 0.13 and 0.55 and pipeline
 // parallel 2 and 4 (no all-reduce) log 0.07. The increase is counted
 // from the worker's first snapshot, taken after the communicators' own
