@@ -91,7 +91,7 @@ func TestSyntheticPrompt(t *testing.T) {
 	if again.Prompt != a.Prompt {
 		t.Error("synthetic prompt is not deterministic for a seed and index")
 	}
-	if _, err := workload.SyntheticPrompts(0, 1); err == nil || !strings.Contains(err.Error(), "--prompt-tokens 0") {
+	if _, err := workload.SyntheticPrompts(0, 1); err == nil || !strings.Contains(err.Error(), "PromptTokens 0") {
 		t.Errorf("SyntheticPrompts(0) error = %v", err)
 	}
 	if _, err := workload.FixedPrompt("  "); err == nil {

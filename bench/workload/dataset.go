@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/engine/option"
 	"github.com/servebench/servebench/engine/tok"
 )
 
@@ -40,19 +41,19 @@ const maxSkipReasons = 3
 func LoadDataset(spec, turns string) (*Dataset, error) {
 	kind, file, ok := strings.Cut(spec, ":")
 	if !ok || file == "" || (kind != SourceShareGPT && kind != SourceJSONL) {
-		return nil, fmt.Errorf("--dataset %q: expected sharegpt:FILE or jsonl:FILE", spec)
+		return nil, option.Errorf("Dataset", spec, "expected sharegpt:FILE or jsonl:FILE")
 	}
 	maxTurns := 0 // 0: all
 	if turns != "" && turns != "all" {
 		n, err := strconv.Atoi(turns)
 		if err != nil || n < 1 || n > 1000 {
-			return nil, fmt.Errorf("--turns %q: expected all or a count from 1 to 1000", turns)
+			return nil, option.Errorf("Turns", turns, "expected all or a count from 1 to 1000")
 		}
 		maxTurns = n
 	}
 	data, err := os.ReadFile(file)
 	if err != nil {
-		return nil, fmt.Errorf("--dataset: %w", err)
+		return nil, option.Wrap("Dataset", nil, err)
 	}
 	sum := sha256.Sum256(data)
 	d := &Dataset{Kind: kind, File: file, Turns: turns, sha256: hex.EncodeToString(sum[:])}

@@ -121,7 +121,7 @@ func TestDatasetRefused(t *testing.T) {
 		return p
 	}
 	for _, tc := range []struct{ spec, want string }{
-		{"sharegpt", `--dataset "sharegpt": expected sharegpt:FILE or jsonl:FILE`},
+		{"sharegpt", `Dataset "sharegpt": expected sharegpt:FILE or jsonl:FILE`},
 		{"csv:" + write("a.csv", "x"), "expected sharegpt:FILE or jsonl:FILE"},
 		{"sharegpt:" + filepath.Join(dir, "missing.json"), "missing.json"},
 		{"sharegpt:" + write("obj.json", "\n{\"id\": 1}"), "obj.json:2: expected a ShareGPT JSON array"},
@@ -133,7 +133,7 @@ func TestDatasetRefused(t *testing.T) {
 			t.Errorf("LoadDataset(%q) error %v, want %q", tc.spec, err, tc.want)
 		}
 	}
-	if _, err := LoadDataset("jsonl:"+fixtures+"chat.jsonl", "0"); err == nil || !strings.Contains(err.Error(), `--turns "0"`) {
+	if _, err := LoadDataset("jsonl:"+fixtures+"chat.jsonl", "0"); err == nil || !strings.Contains(err.Error(), `Turns "0"`) {
 		t.Errorf("--turns 0: %v", err)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+
+	"github.com/servebench/servebench/engine/option"
 )
 
 // LoRA adapter mixes: each conversation is sent to one adapter (its
@@ -39,13 +41,13 @@ func ParseLoRA(spec, dist string) (*LoRAMix, error) {
 	for _, part := range strings.Split(spec, ",") {
 		name, w, hasW := strings.Cut(strings.TrimSpace(part), ":")
 		if name == "" {
-			return nil, fmt.Errorf("--lora %q: want NAME[:WEIGHT],... (an empty name)", spec)
+			return nil, option.Errorf("LoRA", spec, "want NAME[:WEIGHT],... (an empty name)")
 		}
 		weight := 1.0
 		if hasW {
 			v, err := strconv.ParseFloat(w, 64)
 			if err != nil || !(v > 0) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("--lora %q: weight %q of %s: want a positive number", spec, w, name)
+				return nil, option.Errorf("LoRA", spec, "weight %q of %s: want a positive number", w, name)
 			}
 			weight, weighted = v, true
 		}
@@ -69,7 +71,7 @@ func ParseLoRA(spec, dist string) (*LoRAMix, error) {
 		if hasArg {
 			v, err := strconv.ParseFloat(arg, 64)
 			if err != nil || !(v > 0) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("--lora-dist %q: want zipf:S with S > 0", dist)
+				return nil, option.Errorf("LoRADist", dist, "want zipf:S with S > 0")
 			}
 			s = v
 		}
@@ -77,7 +79,7 @@ func ParseLoRA(spec, dist string) (*LoRAMix, error) {
 			weights[i] = 1 / math.Pow(float64(i+1), s)
 		}
 	default:
-		return nil, fmt.Errorf("--lora-dist %q: expected one of %s", dist, strings.Join(LoRADists, ", "))
+		return nil, option.Errorf("LoRADist", dist, "expected one of %s", strings.Join(LoRADists, ", "))
 	}
 	total := 0.0
 	for _, w := range weights {

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/servebench/servebench/client"
+	"github.com/servebench/servebench/engine/option"
 )
 
 // Prompt kinds, as recorded in result.Workload.PromptKind.
@@ -51,7 +52,7 @@ type promptItem struct {
 // FixedPrompt returns Prompts that send text with every request.
 func FixedPrompt(text string) (*Prompts, error) {
 	if strings.TrimSpace(text) == "" {
-		return nil, errors.New("--prompt \"\": expected a non-empty prompt")
+		return nil, option.Errorf("Prompt", "", "expected a non-empty prompt")
 	}
 	return &Prompts{Kind: PromptFixed, items: []promptItem{{Prompt: text}}}, nil
 }
@@ -82,7 +83,7 @@ func SyntheticPrompts(tokens int, seed int64) (*Prompts, error) {
 
 func checkPromptTokens(tokens int) error {
 	if tokens < 1 || tokens > MaxSyntheticTokens {
-		return fmt.Errorf("--prompt-tokens %d: expected a token count from 1 to %d", tokens, MaxSyntheticTokens)
+		return option.Errorf("PromptTokens", tokens, "expected a token count from 1 to %d", MaxSyntheticTokens)
 	}
 	return nil
 }
@@ -93,7 +94,7 @@ func checkPromptTokens(tokens int) error {
 func LoadPromptFile(path string) (*Prompts, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("--prompt-file: %w", err)
+		return nil, option.Wrap("PromptFile", nil, err)
 	}
 	defer f.Close()
 	h := sha256.New()

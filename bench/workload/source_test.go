@@ -1,10 +1,12 @@
 package workload
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/engine/option"
 )
 
 // TestSynthSource: conversation i is the same every time, lengths follow
@@ -62,20 +64,24 @@ func TestNewSourceRefuses(t *testing.T) {
 		o    SourceOptions
 		want string
 	}{
-		{SourceOptions{InputTokens: "lognormal:5"}, `--input-tokens "lognormal:5": expected lognormal:MEAN,STD`},
-		{SourceOptions{OutputTokens: "uniform:9-1"}, "--output-tokens"},
-		{SourceOptions{Turns: "0"}, `--turns "0"`},
-		{SourceOptions{Turns: "all"}, "--turns all: expected a dataset"},
-		{SourceOptions{ThinkTime: "2"}, "--think-time: expected sessions"},
-		{SourceOptions{ThinkTime: "x", Turns: "2"}, `--think-time "x"`},
-		{SourceOptions{PrefixGroups: 3}, "--prefix-groups without --shared-prefix-tokens"},
-		{SourceOptions{SharedPrefixTokens: 8, PrefixPick: "zipf:0.5"}, "zipf:S with S > 1"},
-		{SourceOptions{Prompt: "x", InputTokens: "5"}, "--prompt, --input-tokens: expected at most one"},
-		{SourceOptions{Prompt: "x", Turns: "2"}, "--turns with --prompt"},
-		{SourceOptions{PromptFile: "f", SharedPrefixTokens: 2}, "--shared-prefix-tokens with --prompt-file"},
+		{SourceOptions{InputTokens: "lognormal:5"}, `InputTokens "lognormal:5": expected lognormal:MEAN,STD`},
+		{SourceOptions{OutputTokens: "uniform:9-1"}, "OutputTokens"},
+		{SourceOptions{Turns: "0"}, `Turns "0"`},
+		{SourceOptions{Turns: "all"}, "Turns all: expected a dataset"},
+		{SourceOptions{ThinkTime: "2"}, "ThinkTime: expected sessions"},
+		{SourceOptions{ThinkTime: "x", Turns: "2"}, `ThinkTime "x"`},
+		{SourceOptions{PrefixGroups: 3}, "PrefixGroups without SharedPrefixTokens"},
+		{SourceOptions{SharedPrefixTokens: 8, PrefixPick: "zipf:0.5"}, `PrefixPick "zipf:0.5": expected zipf:S with S > 1`},
+		{SourceOptions{Prompt: "x", InputTokens: "5"}, "Prompt, InputTokens: expected at most one"},
+		{SourceOptions{Prompt: "x", Turns: "2"}, "Turns with Prompt"},
+		{SourceOptions{PromptFile: "f", SharedPrefixTokens: 2}, "SharedPrefixTokens with PromptFile"},
 	} {
-		if _, _, err := NewSource(tc.o); err == nil || !strings.Contains(err.Error(), tc.want) {
+		_, _, err := NewSource(tc.o)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("NewSource(%+v) error %v, want %q", tc.o, err, tc.want)
+		}
+		if fe := (*option.FieldError)(nil); !errors.As(err, &fe) || !strings.HasPrefix(tc.want, fe.Field) {
+			t.Errorf("NewSource(%+v) error %v: want an option.FieldError of the field it names first", tc.o, err)
 		}
 	}
 	// --prompt-tokens alone keeps its historical source; with --turns it is the length.

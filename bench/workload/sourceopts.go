@@ -1,19 +1,19 @@
 package workload
 
 import (
-	"errors"
-	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"strings"
 
 	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/engine/dist"
+	"github.com/servebench/servebench/engine/option"
 )
 
 // SourceOptions are the workload-source flags of run and sweep, as given:
 // an empty string (or 0) is a flag not given. NewSource turns them into a
-// Source; each error names the flag (and file, line and field for files).
+// Source; each error is an option.FieldError naming the field (and file,
+// line and field for files).
 type SourceOptions struct {
 	// ToolRounds: the runner makes each conversation a tool-calling
 	// session (--tool-rounds), so --think-time applies without --turns.
@@ -64,7 +64,7 @@ func NewSource(o SourceOptions) (Source, Dist, error) {
 	if o.OutputTokens != "" {
 		d, err := ParseDist(o.OutputTokens)
 		if err != nil {
-			return nil, Dist{}, fmt.Errorf("--output-tokens %w", err)
+			return nil, Dist{}, option.Errorf("OutputTokens", nil, "{OutputTokens} %v", err)
 		}
 		if s, ok := src.(*Synth); ok {
 			s.Output = d
@@ -73,7 +73,7 @@ func NewSource(o SourceOptions) (Source, Dist, error) {
 		}
 	}
 	if !think.IsZero() && !sessions(src) && o.ToolRounds == 0 {
-		return nil, Dist{}, errors.New("--think-time: expected sessions (--turns, or a dataset with conversations)")
+		return nil, Dist{}, option.Errorf("ThinkTime", nil, "expected sessions ({Turns}, or a dataset with conversations)")
 	}
 	return src, think, nil
 }
@@ -84,7 +84,7 @@ func (o SourceOptions) thinkTime() (Dist, error) {
 	}
 	d, err := ParseDist(o.ThinkTime)
 	if err != nil {
-		return Dist{}, fmt.Errorf("--think-time %w (seconds)", err)
+		return Dist{}, option.Errorf("ThinkTime", nil, "{ThinkTime} %v (seconds)", err)
 	}
 	return d, nil
 }
@@ -100,12 +100,12 @@ func (o SourceOptions) prompts() (Source, error) {
 	if len(given) > 1 {
 		names := make([]string, len(given))
 		for i, s := range given {
-			names[i] = s.flag
+			names[i] = "{" + s.field + "}"
 		}
-		return nil, fmt.Errorf("%s: expected at most one prompt source", strings.Join(names, ", "))
+		return nil, option.Errorf(given[0].field, nil, "%s: expected at most one prompt source", strings.Join(names, ", "))
 	}
 	if (o.TraceFormat != "" || o.TraceSpeed != 0 || o.TraceWindow != "") && o.Trace == "" {
-		return nil, errors.New("--trace-format, --trace-speed and --trace-window: expected --trace FILE too")
+		return nil, option.Errorf("TraceFormat", nil, "{TraceFormat}, {TraceSpeed} and {TraceWindow}: expected {Trace} FILE too")
 	}
 	if len(given) == 1 {
 		return given[0].load(o)
@@ -116,9 +116,9 @@ func (o SourceOptions) prompts() (Source, error) {
 	return FixedPrompt(DefaultPrompt)
 }
 
-// promptSource is one flag that names where prompts come from.
+// promptSource is one option that names where prompts come from.
 type promptSource struct {
-	flag  string
+	field string // SourceOptions' field
 	given func(SourceOptions) bool
 	// load builds the source, refusing the session and prefix flags it
 	// cannot honour.
@@ -127,14 +127,14 @@ type promptSource struct {
 
 // promptSources lists the prompt sources in the order an error names them.
 var promptSources = []promptSource{
-	{"--prompt", func(o SourceOptions) bool { return o.Prompt != "" },
-		textSource("--prompt", func(o SourceOptions) (Source, error) { return FixedPrompt(o.Prompt) })},
-	{"--prompt-file", func(o SourceOptions) bool { return o.PromptFile != "" },
-		textSource("--prompt-file", func(o SourceOptions) (Source, error) { return LoadPromptFile(o.PromptFile) })},
-	{"--dataset", func(o SourceOptions) bool { return o.Dataset != "" }, SourceOptions.dataset},
-	{"--trace", func(o SourceOptions) bool { return o.Trace != "" }, SourceOptions.trace},
-	{"--prompt-tokens", func(o SourceOptions) bool { return o.PromptTokens > 0 }, SourceOptions.promptTokens},
-	{"--input-tokens", func(o SourceOptions) bool { return o.InputTokens != "" }, SourceOptions.synth},
+	{"Prompt", func(o SourceOptions) bool { return o.Prompt != "" },
+		textSource("Prompt", func(o SourceOptions) (Source, error) { return FixedPrompt(o.Prompt) })},
+	{"PromptFile", func(o SourceOptions) bool { return o.PromptFile != "" },
+		textSource("PromptFile", func(o SourceOptions) (Source, error) { return LoadPromptFile(o.PromptFile) })},
+	{"Dataset", func(o SourceOptions) bool { return o.Dataset != "" }, SourceOptions.dataset},
+	{"Trace", func(o SourceOptions) bool { return o.Trace != "" }, SourceOptions.trace},
+	{"PromptTokens", func(o SourceOptions) bool { return o.PromptTokens > 0 }, SourceOptions.promptTokens},
+	{"InputTokens", func(o SourceOptions) bool { return o.InputTokens != "" }, SourceOptions.synth},
 }
 
 // hasPrefixes says whether shared prefixes were asked for.
@@ -145,20 +145,21 @@ func (o SourceOptions) hasPrefixes() bool {
 // multiTurn says whether sessions of more than one turn were asked for.
 func (o SourceOptions) multiTurn() bool { return o.Turns != "" && o.Turns != "1" }
 
-// prefixesWith refuses shared prefixes over a fixed set of prompts.
-func prefixesWith(flag string) error {
-	return fmt.Errorf("--shared-prefix-tokens with %s: shared prefixes go with synthetic prompts (--input-tokens)", flag)
+// prefixesWith refuses shared prefixes over a fixed set of prompts (the
+// source given by field).
+func prefixesWith(field string) error {
+	return option.Errorf("SharedPrefixTokens", nil, "{SharedPrefixTokens} with {%s}: shared prefixes go with synthetic prompts ({InputTokens})", field)
 }
 
 // textSource wraps a source of given prompt text, which takes neither
 // shared prefixes nor sessions.
-func textSource(flag string, load func(SourceOptions) (Source, error)) func(SourceOptions) (Source, error) {
+func textSource(field string, load func(SourceOptions) (Source, error)) func(SourceOptions) (Source, error) {
 	return func(o SourceOptions) (Source, error) {
 		switch {
 		case o.hasPrefixes():
-			return nil, prefixesWith(flag)
+			return nil, prefixesWith(field)
 		case o.multiTurn():
-			return nil, fmt.Errorf("--turns with %s: sessions come from --dataset or synthetic prompts (--input-tokens)", flag)
+			return nil, option.Errorf("Turns", nil, "{Turns} with {%s}: sessions come from {Dataset} or synthetic prompts ({InputTokens})", field)
 		}
 		return load(o)
 	}
@@ -166,7 +167,7 @@ func textSource(flag string, load func(SourceOptions) (Source, error)) func(Sour
 
 func (o SourceOptions) dataset() (Source, error) {
 	if o.hasPrefixes() {
-		return nil, prefixesWith("--dataset")
+		return nil, prefixesWith("Dataset")
 	}
 	return LoadDataset(o.Dataset, o.Turns)
 }
@@ -174,9 +175,9 @@ func (o SourceOptions) dataset() (Source, error) {
 func (o SourceOptions) trace() (Source, error) {
 	switch {
 	case o.Turns != "":
-		return nil, errors.New("--turns with --trace: a trace replays single requests")
+		return nil, option.Errorf("Turns", nil, "{Turns} with {Trace}: a trace replays single requests")
 	case o.hasPrefixes():
-		return nil, prefixesWith("--trace")
+		return nil, prefixesWith("Trace")
 	}
 	return LoadTrace(o.Trace, o.TraceFormat, o.TraceSpeed, o.TraceWindow, o.Seed)
 }
@@ -203,7 +204,7 @@ func (o SourceOptions) synth() (Source, error) {
 	}
 	var err error
 	if s.Input, err = ParseDist(in); err != nil {
-		return nil, fmt.Errorf("--input-tokens %w", err)
+		return nil, option.Errorf("InputTokens", nil, "{InputTokens} %v", err)
 	}
 	if o.Turns != "" {
 		if s.Turns, err = o.synthTurns(); err != nil {
@@ -224,10 +225,10 @@ func (o SourceOptions) synth() (Source, error) {
 func (o SourceOptions) synthTurns() (int, error) {
 	n, err := strconv.Atoi(o.Turns)
 	if o.Turns == "all" {
-		return 0, errors.New("--turns all: expected a dataset of conversations (--dataset sharegpt:FILE or jsonl:FILE); synthetic sessions take --turns N")
+		return 0, option.Errorf("Turns", nil, "{Turns} all: expected a dataset of conversations ({Dataset} sharegpt:FILE or jsonl:FILE); synthetic sessions take {Turns} N")
 	}
 	if err != nil || n < 1 || n > maxTurns {
-		return 0, fmt.Errorf("--turns %q: expected a count from 1 to %d, or all (with --dataset)", o.Turns, maxTurns)
+		return 0, option.Errorf("Turns", o.Turns, "expected a count from 1 to %d, or all (with {Dataset})", maxTurns)
 	}
 	return n, nil
 }
@@ -237,13 +238,13 @@ func (o SourceOptions) synthTurns() (int, error) {
 func (o SourceOptions) prefixGroups() (int, error) {
 	switch {
 	case o.SharedPrefixTokens < 0 || o.SharedPrefixTokens > MaxSyntheticTokens:
-		return 0, fmt.Errorf("--shared-prefix-tokens %d: expected a token count from 1 to %d", o.SharedPrefixTokens, MaxSyntheticTokens)
+		return 0, option.Errorf("SharedPrefixTokens", o.SharedPrefixTokens, "expected a token count from 1 to %d", MaxSyntheticTokens)
 	case o.PrefixGroups < 0 || o.PrefixGroups > 100_000:
-		return 0, fmt.Errorf("--prefix-groups %d: expected a count from 1 to 100000", o.PrefixGroups)
+		return 0, option.Errorf("PrefixGroups", o.PrefixGroups, "expected a count from 1 to 100000")
 	case o.PrefixGroups > 0 && o.SharedPrefixTokens == 0:
-		return 0, errors.New("--prefix-groups without --shared-prefix-tokens: expected the prefix length too")
+		return 0, option.Errorf("PrefixGroups", nil, "{PrefixGroups} without {SharedPrefixTokens}: expected the prefix length too")
 	case o.PrefixPick != "" && o.SharedPrefixTokens == 0:
-		return 0, errors.New("--prefix-pick without --shared-prefix-tokens: expected shared prefixes")
+		return 0, option.Errorf("PrefixPick", nil, "{PrefixPick} without {SharedPrefixTokens}: expected shared prefixes")
 	case o.SharedPrefixTokens > 0 && o.PrefixGroups == 0:
 		return 1, nil
 	}
@@ -259,11 +260,11 @@ func prefixPick(pick string, groups int) (Dist, error) {
 	case strings.HasPrefix(pick, "zipf:"):
 		v, err := dist.Number(strings.TrimPrefix(pick, "zipf:"))
 		if err != nil || !(v > 1) {
-			return Dist{}, fmt.Errorf("--prefix-pick %q: expected zipf:S with S > 1", pick)
+			return Dist{}, option.Errorf("PrefixPick", pick, "expected zipf:S with S > 1")
 		}
 		return Dist{Kind: DistZipf, A: v, B: float64(groups)}, nil
 	}
-	return Dist{}, fmt.Errorf("--prefix-pick %q: expected uniform or zipf:S", pick)
+	return Dist{}, option.Errorf("PrefixPick", pick, "expected uniform or zipf:S")
 }
 
 // sessions reports whether src yields multi-turn conversations.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/client"
+	"github.com/servebench/servebench/engine/option"
 )
 
 // ResponseFormats are --response-format's forms (json-schema takes a file).
@@ -43,13 +44,13 @@ type Structured struct {
 func (o StructuredOptions) Load() (*Structured, error) {
 	if o.ResponseFormat == "" && o.ToolsFile == "" {
 		if o.ToolChoice != "" {
-			return nil, errors.New("--tool-choice without --tools: expected a tools file")
+			return nil, option.Errorf("ToolChoice", nil, "{ToolChoice} without {ToolsFile}: expected a tools file")
 		}
 		return nil, nil
 	}
 	s := &Structured{Usable: &client.Usable{}, opts: o}
 	if err := s.responseFormat(o.ResponseFormat); err != nil {
-		return nil, fmt.Errorf("--response-format %q: %w", o.ResponseFormat, err)
+		return nil, option.Wrap("ResponseFormat", o.ResponseFormat, err)
 	}
 	if o.ToolsFile != "" {
 		if err := s.tools(o.ToolsFile, o.ToolChoice); err != nil {
@@ -160,27 +161,27 @@ type toolEntry struct {
 func (s *Structured) tools(file, choice string) error {
 	data, err := os.ReadFile(file)
 	if err != nil {
-		return fmt.Errorf("--tools: %w", err)
+		return option.Wrap("ToolsFile", nil, err)
 	}
 	if err := syntaxLine(file, data); err != nil {
-		return fmt.Errorf("--tools: %w", err)
+		return option.Wrap("ToolsFile", nil, err)
 	}
 	var entries []toolEntry
 	if err := json.Unmarshal(data, &entries); err != nil || len(entries) == 0 {
-		return fmt.Errorf("--tools: %w", &result.InputError{Path: file,
+		return option.Wrap("ToolsFile", nil, &result.InputError{Path: file,
 			Err: errors.New(`expected a non-empty JSON array of {"type": "function", "function": {"name", "parameters"}}`)})
 	}
 	s.Usable.ToolSchemas = map[string]client.Validator{}
 	for i, e := range entries {
 		if e.Function == nil || e.Function.Name == "" {
-			return fmt.Errorf("--tools: %w", &result.InputError{Path: file, Err: fmt.Errorf("tool %d: function.name: missing", i)})
+			return option.Wrap("ToolsFile", nil, &result.InputError{Path: file, Err: fmt.Errorf("tool %d: function.name: missing", i)})
 		}
 		if len(e.Function.Parameters) == 0 || string(e.Function.Parameters) == "null" {
 			continue
 		}
 		v, err := compileParams(file, i, e.Function.Parameters)
 		if err != nil {
-			return fmt.Errorf("--tools: %w", err)
+			return option.Wrap("ToolsFile", nil, err)
 		}
 		s.Usable.ToolSchemas[e.Function.Name] = v
 	}
@@ -224,7 +225,7 @@ func toolChoice(choice string, entries []toolEntry) (json.RawMessage, error) {
 	for i, e := range entries {
 		names[i] = e.Function.Name
 	}
-	return nil, fmt.Errorf("--tool-choice %q: expected %s or a function of --tools (%s)", choice,
+	return nil, option.Errorf("ToolChoice", choice, "expected %s or a function of {ToolsFile} (%s)",
 		strings.Join(ToolChoices, ", "), strings.Join(names, ", "))
 }
 

@@ -82,14 +82,14 @@ func TestStructuredBadInput(t *testing.T) {
 		opts StructuredOptions
 		want []string
 	}{
-		{StructuredOptions{ResponseFormat: "yaml"}, []string{`--response-format "yaml"`, "json, json-schema:FILE"}},
-		{StructuredOptions{ResponseFormat: "json-schema:" + broken}, []string{"--response-format", "broken.json:3:", "bad JSON"}},
+		{StructuredOptions{ResponseFormat: "yaml"}, []string{`ResponseFormat "yaml"`, "json, json-schema:FILE"}},
+		{StructuredOptions{ResponseFormat: "json-schema:" + broken}, []string{"ResponseFormat", "broken.json:3:", "bad JSON"}},
 		{StructuredOptions{ResponseFormat: "json-schema:" + notSchema}, []string{"not-schema.json", "not a JSON schema"}},
 		{StructuredOptions{ResponseFormat: "json-schema:" + filepath.Join(dir, "missing.json")}, []string{"missing.json"}},
-		{StructuredOptions{ToolsFile: tools, ToolChoice: "g"}, []string{`--tool-choice "g"`, "(f)"}},
-		{StructuredOptions{ToolsFile: noName}, []string{"--tools", "noname.json", "tool 0: function.name"}},
-		{StructuredOptions{ToolsFile: broken}, []string{"--tools", "broken.json:3:"}},
-		{StructuredOptions{ToolChoice: "auto"}, []string{"--tool-choice without --tools"}},
+		{StructuredOptions{ToolsFile: tools, ToolChoice: "g"}, []string{`ToolChoice "g"`, "(f)"}},
+		{StructuredOptions{ToolsFile: noName}, []string{"ToolsFile", "noname.json", "tool 0: function.name"}},
+		{StructuredOptions{ToolsFile: broken}, []string{"ToolsFile", "broken.json:3:"}},
+		{StructuredOptions{ToolChoice: "auto"}, []string{"ToolChoice without ToolsFile"}},
 	}
 	for _, tt := range tests {
 		_, err := tt.opts.Load()

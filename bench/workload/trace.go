@@ -18,6 +18,7 @@ import (
 
 	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/engine/dist"
+	"github.com/servebench/servebench/engine/option"
 )
 
 // Trace formats for --trace-format.
@@ -50,17 +51,17 @@ func LoadTrace(file, format string, speed float64, window string, seed int64) (*
 		case ".csv":
 			format = SourceAzure
 		default:
-			return nil, fmt.Errorf("--trace %s: expected --trace-format %s (cannot tell from the name)", file, strings.Join(TraceFormats, " or "))
+			return nil, option.Errorf("Trace", nil, "{Trace} %s: expected {TraceFormat} %s (cannot tell from the name)", file, strings.Join(TraceFormats, " or "))
 		}
 	}
 	if format != SourceMooncake && format != SourceAzure {
-		return nil, fmt.Errorf("--trace-format %q: expected %s", format, strings.Join(TraceFormats, " or "))
+		return nil, option.Errorf("TraceFormat", format, "expected %s", strings.Join(TraceFormats, " or "))
 	}
 	if speed == 0 {
 		speed = 1
 	}
 	if !(speed > 0) || math.IsInf(speed, 0) {
-		return nil, fmt.Errorf("--trace-speed %v: expected a factor > 0 (2: twice as fast)", speed)
+		return nil, option.Errorf("TraceSpeed", speed, "expected a factor > 0 (2: twice as fast)")
 	}
 	t := &Trace{Format: format, File: file, Speed: speed}
 	if err := t.parseWindow(window); err != nil {
@@ -68,7 +69,7 @@ func LoadTrace(file, format string, speed float64, window string, seed int64) (*
 	}
 	data, err := os.ReadFile(file)
 	if err != nil {
-		return nil, fmt.Errorf("--trace: %w", err)
+		return nil, option.Wrap("Trace", nil, err)
 	}
 	sum := sha256.Sum256(data)
 	t.sha256 = hex.EncodeToString(sum[:])
@@ -83,7 +84,7 @@ func LoadTrace(file, format string, speed float64, window string, seed int64) (*
 	}
 	t.keep(entries, uint64(seed))
 	if len(t.convs) == 0 {
-		return nil, fmt.Errorf("%s: no requests in --trace-window %q (the trace has %d, over %.3f s)", file, window,
+		return nil, option.Errorf("TraceWindow", nil, "%s: no requests in {TraceWindow} %q (the trace has %d, over %.3f s)", file, window,
 			len(entries), entries[len(entries)-1].at.Seconds())
 	}
 	return t, nil
@@ -105,7 +106,7 @@ func (t *Trace) parseWindow(window string) error {
 	start, err1 := parseSeconds(a)
 	dur, err2 := parseSeconds(b)
 	if !ok || err1 != nil || err2 != nil || start < 0 || dur <= 0 {
-		return fmt.Errorf("--trace-window %q: expected START,DURATION (e.g. 10m,5m or 600,300; start >= 0, duration > 0)", window)
+		return option.Errorf("TraceWindow", window, "expected START,DURATION (e.g. 10m,5m or 600,300; start >= 0, duration > 0)")
 	}
 	t.WindowStart, t.WindowDuration = start, dur
 	return nil

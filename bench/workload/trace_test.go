@@ -102,11 +102,11 @@ func TestTraceRefused(t *testing.T) {
 		{write("date.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\nyesterday,5,1\n"), "", "", 1, "date.csv:2: TIMESTAMP \"yesterday\""},
 		{write("ctx.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46,0,1\n"), "", "", 1, "ctx.csv:2: ContextTokens \"0\""},
 		{write("head.csv", "time,in,out\n"), "", "", 1, "head.csv:1: header has no TIMESTAMP column"},
-		{write("t.txt", "x"), "", "", 1, "expected --trace-format mooncake or azure"},
-		{fixtures + "azure.csv", "alibaba", "", 1, `--trace-format "alibaba"`},
-		{fixtures + "azure.csv", "", "", -1, "--trace-speed -1"},
-		{fixtures + "azure.csv", "", "10", 1, `--trace-window "10": expected START,DURATION`},
-		{fixtures + "azure.csv", "", "1h,1m", 1, "no requests in --trace-window"},
+		{write("t.txt", "x"), "", "", 1, "expected TraceFormat mooncake or azure"},
+		{fixtures + "azure.csv", "alibaba", "", 1, `TraceFormat "alibaba"`},
+		{fixtures + "azure.csv", "", "", -1, "TraceSpeed -1"},
+		{fixtures + "azure.csv", "", "10", 1, `TraceWindow "10": expected START,DURATION`},
+		{fixtures + "azure.csv", "", "1h,1m", 1, "no requests in TraceWindow"},
 		{filepath.Join(dir, "missing.csv"), "", "", 1, "missing.csv"},
 	} {
 		if _, err := LoadTrace(tc.file, tc.format, tc.speed, tc.window, 0); err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/engine/option"
 )
 
 // Workload modes: result's, which results.json records and reports read.
@@ -67,23 +68,23 @@ func (w *Workload) Validate() error {
 		return fmt.Errorf("workload mode %q: expected one of %v", w.Mode, Modes)
 	}
 	if w.Requests < 0 {
-		return fmt.Errorf("--requests %d: expected a count >= 0", w.Requests)
+		return option.Errorf("Requests", w.Requests, "expected a count >= 0")
 	}
 	if w.Duration < 0 {
-		return fmt.Errorf("--duration %v: expected a positive duration", w.Duration)
+		return option.Errorf("Duration", w.Duration, "expected a positive duration")
 	}
 	if w.Requests == 0 && w.Duration == 0 && w.Mode != ModeTrace { // a trace's length is its own
-		return fmt.Errorf("--requests 0 without --duration: expected a request count or a duration")
+		return option.Errorf("Requests", nil, "{Requests} 0 without {Duration}: expected a request count or a duration")
 	}
 	if w.Warmup < 0 {
-		return fmt.Errorf("--warmup %d: expected a count >= 0", w.Warmup)
+		return option.Errorf("Warmup", w.Warmup, "expected a count >= 0")
 	}
 	switch w.Mode {
 	case ModeSequential:
 		w.Concurrency = 1
 	case ModeConcurrent:
 		if w.Concurrency < 1 {
-			return fmt.Errorf("--concurrency %d: expected at least 1", w.Concurrency)
+			return option.Errorf("Concurrency", w.Concurrency, "expected at least 1")
 		}
 	case ModeRate:
 		return w.validateRate()
@@ -106,7 +107,7 @@ func (w *Workload) validateWorkers() error {
 
 func (w *Workload) validateRate() error {
 	if !(w.Rate > 0) || math.IsInf(w.Rate, 0) {
-		return fmt.Errorf("--rate %v: expected requests per second > 0", w.Rate)
+		return option.Errorf("Rate", w.Rate, "expected requests per second > 0")
 	}
 	switch w.Arrival {
 	case "":
@@ -114,10 +115,10 @@ func (w *Workload) validateRate() error {
 	case ArrivalConstant, ArrivalPoisson:
 	case ArrivalGamma:
 		if !(w.Burstiness > 0) || math.IsInf(w.Burstiness, 0) {
-			return fmt.Errorf("--burstiness %v: expected a gamma shape > 0 (1 = Poisson)", w.Burstiness)
+			return option.Errorf("Burstiness", w.Burstiness, "expected a gamma shape > 0 (1 = Poisson)")
 		}
 	default:
-		return fmt.Errorf("--arrival %q: expected one of %v", w.Arrival, Arrivals)
+		return option.Errorf("Arrival", w.Arrival, "expected one of %v", Arrivals)
 	}
 	return w.validateWorkers()
 }

@@ -1,12 +1,14 @@
 package workload
 
 import (
+	"errors"
 	"math"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/servebench/servebench/bench/stats"
+	"github.com/servebench/servebench/engine/option"
 )
 
 func TestWorkloadValidate(t *testing.T) {
@@ -17,15 +19,15 @@ func TestWorkloadValidate(t *testing.T) {
 	}{
 		{"sequential default mode", Workload{Requests: 3}, ""},
 		{"unknown mode names it", Workload{Mode: "burst", Requests: 1}, `"burst"`},
-		{"no count and no duration", Workload{Mode: ModeSequential}, "--requests 0"},
-		{"negative requests", Workload{Requests: -1}, "--requests -1"},
-		{"concurrency zero", Workload{Mode: ModeConcurrent, Requests: 1}, "--concurrency 0"},
-		{"rate zero", Workload{Mode: ModeRate, Requests: 1}, "--rate 0"},
-		{"rate infinite", Workload{Mode: ModeRate, Rate: math.Inf(1), Requests: 1}, "--rate +Inf"},
-		{"gamma needs burstiness", Workload{Mode: ModeRate, Rate: 5, Arrival: ArrivalGamma, Requests: 1}, "--burstiness 0"},
-		{"unknown arrival", Workload{Mode: ModeRate, Rate: 5, Arrival: "uniform", Requests: 1}, `--arrival "uniform"`},
+		{"no count and no duration", Workload{Mode: ModeSequential}, "Requests 0"},
+		{"negative requests", Workload{Requests: -1}, "Requests -1"},
+		{"concurrency zero", Workload{Mode: ModeConcurrent, Requests: 1}, "Concurrency 0"},
+		{"rate zero", Workload{Mode: ModeRate, Requests: 1}, "Rate 0"},
+		{"rate infinite", Workload{Mode: ModeRate, Rate: math.Inf(1), Requests: 1}, "Rate +Inf"},
+		{"gamma needs burstiness", Workload{Mode: ModeRate, Rate: 5, Arrival: ArrivalGamma, Requests: 1}, "Burstiness 0"},
+		{"unknown arrival", Workload{Mode: ModeRate, Rate: 5, Arrival: "uniform", Requests: 1}, `Arrival "uniform"`},
 		{"duration only", Workload{Mode: ModeConcurrent, Concurrency: 2, Duration: time.Second}, ""},
-		{"negative warmup", Workload{Requests: 1, Warmup: -2}, "--warmup -2"},
+		{"negative warmup", Workload{Requests: 1, Warmup: -2}, "Warmup -2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.w.Validate()
@@ -34,6 +36,9 @@ func TestWorkloadValidate(t *testing.T) {
 				t.Fatalf("Validate: %v", err)
 			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 				t.Fatalf("Validate error = %v, want it to contain %q", err, tc.want)
+			}
+			if fe := (*option.FieldError)(nil); tc.w.Mode != "burst" && err != nil && (!errors.As(err, &fe) || !strings.HasPrefix(tc.want, fe.Field)) {
+				t.Errorf("Validate error %v: want an option.FieldError of the field it names first", err)
 			}
 		})
 	}
