@@ -30,6 +30,8 @@ func TestFigureFileErrors(t *testing.T) {
 		{"method", with("request-ttft prompt=46 cached=32", "request-ttft prompt=46"), `figs/a.csv:3:78: method: method request-ttft: missing parameter cached`},
 		{"method name", with("request-ttft prompt=46 cached=32", "ttft-warm prompt=46"), `method: unknown method "ttft-warm"`},
 		{"method param", with("request-ttft prompt=46 cached=32", "request-ttft prompt=46 cached=32 batch=2"), `unknown parameter "batch"`},
+		{"method zero", with("request-ttft prompt=46 cached=32", "request-ttft prompt=0 cached=0"), `method: method request-ttft: prompt=0: want a positive integer`},
+		{"method lists", with("request-ttft prompt=46 cached=32", "\"median-tpot prompts=1,2 outputs=3\""), `method: method median-tpot: 1 outputs for 2 prompts`},
 		{"serving", with("max-model-len=4096 gpu-memory-utilization=0.9", "max-model-len=4096"), `serving: gpu-memory-utilization in (0, 1] is required`},
 		{"serving key", with("max-model-len=4096 gpu-memory-utilization=0.9", "gpu-memory-utilization=0.9 max-len=2"), `serving: unknown key "max-len"`},
 		{"source", with("seed lesson", ""), `source: empty`},

@@ -46,7 +46,7 @@ var methods = map[string]method{
 	// budget less one token, each step beside one decoding sequence of
 	// rider-context tokens (a chunked-prefill run with a request ahead).
 	"prefill-beside-decode": {[]string{"prompt", "rider-context"}, func(p *Perf, a methodArgs) float64 {
-		return smallPrefillBeside(p, a.int("prompt"), a.int("rider-context"))
+		return prefillBesideDecode(p, a.int("prompt"), a.int("rider-context"))
 	}},
 	// whole-prompt-prefill: batch prompts of input tokens, prefilled whole
 	// as many per step as the step budget holds (V0 without chunked
@@ -135,6 +135,10 @@ type method struct {
 	eval   func(*Perf, methodArgs) float64
 }
 
+// listParams are the parameters that take a comma list; the others take
+// one integer, positive but for cached.
+var listParams = map[string]bool{"prompts": true, "outputs": true, "contexts": true}
+
 // methodArgs are a method's parameters: integers or lists of them.
 type methodArgs map[string][]int
 
@@ -164,8 +168,11 @@ func parseMethod(s string) (func(*Perf) float64, error) {
 			}
 			args[k] = append(args[k], n)
 		}
-		if k != "prompts" && k != "outputs" && k != "contexts" && len(args[k]) != 1 {
+		if !listParams[k] && len(args[k]) != 1 {
 			return nil, fmt.Errorf("method %s: %s=%s: want one integer", name, k, v)
+		}
+		if !listParams[k] && k != "cached" && args[k][0] == 0 {
+			return nil, fmt.Errorf("method %s: %s=0: want a positive integer", name, k)
 		}
 	}
 	for _, k := range m.params {
@@ -173,10 +180,10 @@ func parseMethod(s string) (func(*Perf) float64, error) {
 			return nil, fmt.Errorf("method %s: missing parameter %s", name, k)
 		}
 	}
+	if o, ok := args["outputs"]; ok && len(o) != len(args["prompts"]) {
+		return nil, fmt.Errorf("method %s: %d outputs for %d prompts", name, len(o), len(args["prompts"]))
+	}
 	if per, ok := args["per"]; ok {
-		if per[0] == 0 {
-			return nil, fmt.Errorf("method %s: per=0", name)
-		}
 		k := float64(per[0])
 		return func(p *Perf) float64 { return m.eval(p, args) / k }, nil
 	}
@@ -279,11 +286,11 @@ func meanTTFT(p *Perf, lengths []int, cached func(int) int) float64 {
 	return sum / float64(len(lengths))
 }
 
-// smallPrefillBeside is a request's TTFT when it arrives while one other
+// prefillBesideDecode is a request's TTFT when it arrives while one other
 // sequence of riderContext tokens decodes: vLLM V1 schedules the running
 // decode first, so each step prefills budget - 1 tokens of the prompt
 // beside one decode token.
-func smallPrefillBeside(p *Perf, n, riderContext int) float64 {
+func prefillBesideDecode(p *Perf, n, riderContext int) float64 {
 	d, budget := p.RequestOverhead(), p.cfg.MaxNumBatchedTokens-1
 	for done := 0; done < n; done += budget {
 		s := Step{DecodeSeqs: 1, ContextTokens: riderContext}
