@@ -45,9 +45,6 @@ var specials = map[Family][]special{
 	},
 }
 
-// vocabSizes is each model's tokenizer length (ordinary plus added tokens).
-var vocabSizes = map[Family]int{Qwen2: 151665, Llama3: 128256}
-
 // Tokenizer turns text into token ids and back. It is immutable after
 // construction and safe for concurrent use; Encode, Count and Decode
 // allocate only their results and per-call scratch.
@@ -89,9 +86,6 @@ func For(model string) (*Tokenizer, error) { return New(FamilyOf(model)) }
 
 // Family returns the tokenizer's family.
 func (t *Tokenizer) Family() Family { return t.family }
-
-// VocabSize is the model's tokenizer length: ids at or above it are invalid.
-func (t *Tokenizer) VocabSize() int { return vocabSizes[t.family] }
 
 // BOS returns the id of the beginning-of-sequence token the model's
 // tokenizer prepends when special tokens are added, if it has one.
