@@ -471,10 +471,12 @@ func thresholdKeys(th []compare.Threshold) []string {
 	return keys
 }
 
-// config is the session's bench.Config: the checked flags, with the SLO on
-// every run.
+// config is the session's bench.Config: the checked and loaded flags,
+// with the SLO, the structured output and the adapter mix on copies of
+// runs and of the search (the options and runs given stay as they are).
 func (o *sessionOptions) config(cmd *cobra.Command, runs []bench.RunSpec, stopAfter func(*result.Run) string) (bench.Config, error) {
 	stderr := cmd.ErrOrStderr()
+	runs = slices.Clone(runs)
 	for i := range runs {
 		runs[i].SLO = o.slo
 		o.structure(&runs[i].Request)
@@ -482,12 +484,15 @@ func (o *sessionOptions) config(cmd *cobra.Command, runs []bench.RunSpec, stopAf
 			return bench.Config{}, err
 		}
 	}
+	var search *bench.MaxRateSearch
 	if o.search != nil {
-		o.search.Base.SLO = o.slo
-		o.structure(&o.search.Base.Request)
+		s := *o.search
+		s.Base.SLO = o.slo
+		o.structure(&s.Base.Request)
 		if !o.quiet {
-			o.search.Log = stderr // the search's steps, as it goes
+			s.Log = stderr // the search's steps, as it goes
 		}
+		search = &s
 	}
 	dir := o.out
 	if dir == "" {
@@ -502,7 +507,7 @@ func (o *sessionOptions) config(cmd *cobra.Command, runs []bench.RunSpec, stopAf
 	cfg.Server, cfg.Runs, cfg.Dir = server, runs, dir
 	cfg.Args, cfg.Version = os.Args, version
 	cfg.Labels, cfg.Build = o.labels, o.build(cmd.Context())
-	cfg.StopAfter, cfg.Search = stopAfter, o.search
+	cfg.StopAfter, cfg.Search = stopAfter, search
 	cfg.Clock = o.clock
 	cfg.Interval = o.clock.DurationFromModelled(cfg.Interval)
 	cfg.Prometheus, cfg.RequestIDs = o.promOpts, o.requestID
