@@ -132,7 +132,7 @@ func (s *RunSpec) sourceLen() int {
 	case s.Prompts != nil:
 		return s.Prompts.Len()
 	}
-	return 0 // the default prompt
+	return 1 // the default prompt: one fixed conversation, as WithDefaults gives
 }
 
 // Validate checks spec, as given or completed (WithDefaults), and changes
