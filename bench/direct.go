@@ -1,12 +1,12 @@
 package bench
 
 import (
-	"errors"
 	"fmt"
 	"net/url"
 
 	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/client"
+	"github.com/servebench/servebench/engine/option"
 )
 
 // DirectSuffix names the direct side of a run sent with Config.DirectURL
@@ -24,11 +24,11 @@ func checkDirectURL(cfg *Config) error {
 	u, err := url.Parse(cfg.DirectURL)
 	switch {
 	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-		return fmt.Errorf("--direct-url %q: expected an http:// or https:// URL of the engine itself", cfg.DirectURL)
+		return option.Errorf("DirectURL", cfg.DirectURL, "expected an http:// or https:// URL of the engine itself")
 	case cfg.DirectURL == cfg.Server.BaseURL:
-		return errors.New("--direct-url is --base-url: expected the engine's own URL beside the proxied one")
+		return option.Errorf("DirectURL", nil, "{DirectURL} is {BaseURL}: expected the engine's own URL beside the proxied one")
 	case cfg.Search != nil:
-		return errors.New("--direct-url with --find-max-rate: the search's steps have no direct side")
+		return option.Errorf("DirectURL", nil, "{DirectURL} with {Search}: the search's steps have no direct side")
 	}
 	return nil
 }

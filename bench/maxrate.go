@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/bench/workload"
+	"github.com/servebench/servebench/engine/option"
 )
 
 // Defaults of MaxRateSearch.
@@ -90,16 +90,16 @@ func (m MaxRateSearch) WithDefaults() MaxRateSearch {
 func (m *MaxRateSearch) Validate() error {
 	c := m.WithDefaults()
 	if !(c.Target > 0 && c.Target <= 100) {
-		return fmt.Errorf("--find-max-rate %g: expected an attainment percentage in (0, 100]", c.Target)
+		return option.Errorf("Target", c.Target, "expected an attainment percentage in (0, 100]")
 	}
 	if c.Base.SLO.IsZero() {
-		return errors.New("--find-max-rate needs --slo: the attainment it keeps is of an SLO")
+		return option.Errorf("Target", nil, "{Target} needs {SLO}: the attainment it keeps is of an SLO")
 	}
 	if !(c.Start > 0) || math.IsInf(c.Start, 0) {
-		return fmt.Errorf("--rate %g: expected a first rate > 0 requests/s", c.Start)
+		return option.Errorf("Start", c.Start, "expected a first rate > 0 requests/s")
 	}
 	if c.MaxSteps < 1 || c.MaxSteps > 100 {
-		return fmt.Errorf("--max-steps %d: expected 1-100 runs", c.MaxSteps)
+		return option.Errorf("MaxSteps", c.MaxSteps, "expected 1-100 runs")
 	}
 	if !(c.Precision > 0 && c.Precision < 1) {
 		return fmt.Errorf("search precision %g: expected a fraction in (0, 1)", c.Precision)

@@ -130,11 +130,11 @@ func TestMaxRateSearchValidate(t *testing.T) {
 		m    MaxRateSearch
 		want string
 	}{
-		{MaxRateSearch{Target: 0, Base: RunSpec{SLO: slo}}, "--find-max-rate 0"},
-		{MaxRateSearch{Target: 101, Base: RunSpec{SLO: slo}}, "--find-max-rate 101"},
-		{MaxRateSearch{Target: 90}, "needs --slo"},
-		{MaxRateSearch{Target: 90, MaxSteps: -1, Base: RunSpec{SLO: slo}}, "--max-steps -1"},
-		{MaxRateSearch{Target: 90, Start: -2, Base: RunSpec{SLO: slo}}, "--rate -2"},
+		{MaxRateSearch{Target: 0, Base: RunSpec{SLO: slo}}, "Target 0"},
+		{MaxRateSearch{Target: 101, Base: RunSpec{SLO: slo}}, "Target 101"},
+		{MaxRateSearch{Target: 90}, "Target needs SLO"},
+		{MaxRateSearch{Target: 90, MaxSteps: -1, Base: RunSpec{SLO: slo}}, "MaxSteps -1"},
+		{MaxRateSearch{Target: 90, Start: -2, Base: RunSpec{SLO: slo}}, "Start -2"},
 	} {
 		if err := tc.m.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Validate(%+v) = %v, want %q", tc.m, err, tc.want)

@@ -14,6 +14,7 @@ import (
 	"github.com/servebench/servebench/bench/store"
 	"github.com/servebench/servebench/bench/workload"
 	"github.com/servebench/servebench/client"
+	"github.com/servebench/servebench/engine/option"
 	"github.com/servebench/servebench/scrape"
 )
 
@@ -150,16 +151,16 @@ func (s *RunSpec) Validate() error {
 	switch s.Request.Endpoint {
 	case "", EndpointChat, EndpointCompletions, EndpointOllamaChat, EndpointMessages, EndpointResponses:
 	default:
-		return fmt.Errorf("--endpoint %q: expected one of %s", s.Request.Endpoint, strings.Join(client.Endpoints, ", "))
+		return option.Errorf("Endpoint", s.Request.Endpoint, "expected one of %s", strings.Join(client.Endpoints, ", "))
 	}
 	if s.Request.MaxTokens < 1 {
-		return fmt.Errorf("--max-tokens %d: expected at least 1", s.Request.MaxTokens)
+		return option.Errorf("MaxTokens", s.Request.MaxTokens, "expected at least 1")
 	}
 	if n := s.Request.ToolRounds; n < 0 || n > 0 && (s.Request.Structured == nil || len(s.Request.Structured.Tools) == 0 || s.endpoint() != EndpointChat) {
-		return fmt.Errorf("--tool-rounds %d: expected 0, or rounds with --tools on the chat endpoint", n)
+		return option.Errorf("ToolRounds", n, "expected 0, or rounds with {ToolsFile} on the chat endpoint")
 	}
 	if s.Workload.Mode == workload.ModeTrace && s.sourceLen() == 0 {
-		return errors.New("a trace run needs a trace source (--trace)")
+		return option.Errorf("Trace", nil, "a trace run needs a trace source ({Trace})")
 	}
 	return nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/servebench/servebench/client"
 	"github.com/servebench/servebench/engine/gguf"
 	"github.com/servebench/servebench/engine/launch"
+	"github.com/servebench/servebench/engine/option"
 	"github.com/servebench/servebench/engine/perf"
 	"github.com/servebench/servebench/engine/sim"
 )
@@ -88,7 +89,7 @@ func (o ServerOptions) Bundled() bool {
 // CheckPD checks a P/D deployment's pool sizes (--prefill, --decode).
 func CheckPD(prefill, decode int) error {
 	if prefill < 1 || decode < 1 {
-		return fmt.Errorf("--prefill %d --decode %d: want at least one instance of each", prefill, decode)
+		return option.Errorf("Prefill", nil, "{Prefill} %d {Decode} %d: want at least one instance of each", prefill, decode)
 	}
 	return nil
 }
@@ -212,7 +213,7 @@ func CheckServer(opts ServerOptions) error {
 func LaunchSpec(opts ServerOptions) (launch.Spec, error) {
 	spec, started, err := serverSpec(opts)
 	if err == nil && !started {
-		err = errors.New("--base-url alone names a running server: expected a server to start (--server or --server-cmd)")
+		err = option.Errorf("BaseURL", nil, "{BaseURL} alone names a running server: expected a server to start ({Preset} or {ServerCmd})")
 	}
 	return spec, err
 }
@@ -226,7 +227,7 @@ func serverSpec(opts ServerOptions) (launch.Spec, bool, error) {
 	var err error
 	switch {
 	case opts.ServerCmd != "" && opts.Preset != "":
-		return spec, false, errors.New("--server-cmd and --server: expected one of them")
+		return spec, false, option.Errorf("ServerCmd", nil, "{ServerCmd} and {Preset}: expected one of them")
 	case opts.ServerCmd != "":
 		spec, err = commandSpec(opts)
 	case opts.Preset != "" || opts.BaseURL == "":
@@ -256,16 +257,16 @@ func serverSpec(opts ServerOptions) (launch.Spec, bool, error) {
 func commandSpec(opts ServerOptions) (launch.Spec, error) {
 	argv, err := launch.SplitCommand(opts.ServerCmd)
 	if err != nil {
-		return launch.Spec{}, fmt.Errorf("--server-cmd %q: %w", opts.ServerCmd, err)
+		return launch.Spec{}, option.Wrap("ServerCmd", opts.ServerCmd, err)
 	}
 	spec := launch.Spec{Command: argv, BaseURL: opts.BaseURL}
 	if spec.BaseURL == "" {
 		spec.BaseURL = DefaultServerCmdURL
 	} else if _, err := launch.ParseBaseURL(spec.BaseURL); err != nil {
-		return spec, fmt.Errorf("--base-url: %w", err) // else spec.Validate's, without the flag
+		return spec, option.Wrap("BaseURL", nil, err) // else spec.Validate's, without the field
 	}
 	if opts.Speedup != 0 || len(opts.EngineArgs) > 0 {
-		return spec, errors.New("--speedup and --engine-arg: only for the bundled engine, not with --server-cmd")
+		return spec, option.Errorf("Speedup", nil, "{Speedup} and {EngineArgs}: only for the bundled engine, not with {ServerCmd}")
 	}
 	return spec, nil
 }
@@ -276,7 +277,7 @@ func commandSpec(opts ServerOptions) (launch.Spec, error) {
 func presetSpec(opts ServerOptions) (launch.Spec, error) {
 	name, args := opts.Preset, opts.EngineArgs
 	if name != "" && !slices.Contains(Presets(), name) {
-		return launch.Spec{}, fmt.Errorf("--server %q: expected one of %s", name, strings.Join(Presets(), ", "))
+		return launch.Spec{}, option.Errorf("Preset", name, "expected one of %s", strings.Join(Presets(), ", "))
 	}
 	switch name {
 	case "":
@@ -289,7 +290,7 @@ func presetSpec(opts ServerOptions) (launch.Spec, error) {
 		args = append([]string{"--pd-prefill", strconv.Itoa(opts.Prefill), "--pd-decode", strconv.Itoa(opts.Decode)}, args...)
 	}
 	if name != PresetBundled && (opts.Speedup != 0 || len(opts.EngineArgs) > 0) {
-		return launch.Spec{}, errors.New("--speedup and --engine-arg: only for the bundled engine (no --server-cmd, --server or --base-url)")
+		return launch.Spec{}, option.Errorf("Speedup", nil, "{Speedup} and {EngineArgs}: only for the bundled engine (no {ServerCmd}, {Preset} or {BaseURL})")
 	}
 	po := launch.PresetOptions{Model: opts.ServeModel, GPU: opts.GPU, Speedup: opts.Speedup, Args: args, Bin: opts.ServerBin}
 	var err error
@@ -303,11 +304,11 @@ func presetSpec(opts ServerOptions) (launch.Spec, error) {
 			return launch.Spec{}, err
 		}
 	} else if opts.GGUF != "" || opts.OllamaModels != "" {
-		return launch.Spec{}, fmt.Errorf("--gguf and --ollama-models: only with --server ollama")
+		return launch.Spec{}, option.Errorf("GGUF", nil, "{GGUF} and {OllamaModels}: only with {Preset} ollama")
 	}
 	spec, err := launch.PresetSpecFor(name, opts.Self, po)
 	if err != nil {
-		return spec, fmt.Errorf("--server %q: %w", cmp.Or(opts.Preset, name), err)
+		return spec, option.Wrap("Preset", cmp.Or(opts.Preset, name), err)
 	}
 	if opts.BaseURL != "" {
 		spec.BaseURL = opts.BaseURL
@@ -326,12 +327,12 @@ func checkProfiles(opts ServerOptions) error {
 	}
 	if opts.GPU != "" {
 		if _, err := perf.LookupGPU(opts.GPU); err != nil {
-			return fmt.Errorf("--gpu: %w", err)
+			return option.Wrap("GPU", nil, err)
 		}
 	}
 	if opts.ServeModel != "" {
 		if _, err := perf.LookupModel(opts.ServeModel); err != nil {
-			return fmt.Errorf("--model: %w", err)
+			return option.Wrap("ServeModel", nil, err)
 		}
 	}
 	if len(opts.EngineArgs) > 0 {
@@ -343,7 +344,7 @@ func checkProfiles(opts ServerOptions) error {
 		so.Speedup = opts.Speedup
 	}
 	if err := so.Validate(); err != nil {
-		return fmt.Errorf("--gpu %s --model %s: %w", so.GPU, so.Model, err)
+		return &option.FieldError{Field: "GPU", Reason: fmt.Sprintf("{GPU} %s {ServeModel} %s", so.GPU, so.Model), Err: err}
 	}
 	return nil
 }
@@ -352,10 +353,10 @@ func checkProfiles(opts ServerOptions) error {
 // alone).
 func checkBaseURL(opts ServerOptions) error {
 	if _, err := launch.ParseBaseURL(opts.BaseURL); err != nil {
-		return fmt.Errorf("--base-url: %w", err)
+		return option.Wrap("BaseURL", nil, err)
 	}
 	if opts.Speedup != 0 || len(opts.EngineArgs) > 0 {
-		return errors.New("--speedup and --engine-arg: only for the bundled engine, not with --base-url")
+		return option.Errorf("Speedup", nil, "{Speedup} and {EngineArgs}: only for the bundled engine, not with {BaseURL}")
 	}
 	return nil
 }
@@ -370,11 +371,11 @@ func OllamaPresetOptions(po launch.PresetOptions, opts ServerOptions) (launch.Pr
 	po.Bin, po.Model = bin, cmp.Or(opts.Model, opts.ServeModel)
 	if opts.GGUF == "" && po.Model == "" {
 		// Waiting would not make a model appear: Ollama lists only what it holds.
-		return po, errors.New("--server ollama: expected --gguf FILE (a model to create, e.g. from servebench model tiny) or --model NAME (one --ollama-models holds)")
+		return po, option.Errorf("GGUF", nil, "{Preset} ollama: expected {GGUF} FILE (a model to create, e.g. from servebench model tiny) or {Model} NAME (one {OllamaModels} holds)")
 	}
 	if opts.GGUF != "" {
 		if err := gguf.CheckFile(opts.GGUF); err != nil {
-			return po, fmt.Errorf("--gguf: %w", err)
+			return po, option.Wrap("GGUF", nil, err)
 		}
 	}
 	po.Ollama = launch.OllamaOptions{GGUF: opts.GGUF, Models: opts.OllamaModels}
@@ -429,8 +430,8 @@ func (s *Server) learn(ctx context.Context, opts ServerOptions) error {
 			}
 		}
 		if !slices.Contains(ids, s.Model) {
-			return fmt.Errorf("%w: --model %q: not served by this server (%s/v1/models lists %s)",
-				ErrUsage, s.Model, s.Info.BaseURL, strings.Join(ids, ", "))
+			return fmt.Errorf("%w: %w", ErrUsage, option.Errorf("Model", s.Model, "not served by this server (%s/v1/models lists %s)",
+				s.Info.BaseURL, strings.Join(ids, ", ")))
 		}
 	case err != nil:
 		hint := "pass --model to skip"
@@ -441,7 +442,7 @@ func (s *Server) learn(ctx context.Context, opts ServerOptions) error {
 		// The client's error already names the URL.
 		return fmt.Errorf("%w (%s)", err, hint)
 	case len(ms) == 0:
-		return fmt.Errorf("%s/v1/models lists no model: pass --model", s.Info.BaseURL)
+		return option.Errorf("Model", nil, "%s/v1/models lists no model: pass {Model}", s.Info.BaseURL)
 	default:
 		s.Model, s.MaxModelLen = ms[0].ID, ms[0].MaxModelLen
 	}
@@ -476,8 +477,8 @@ func recordBundled(info *result.Server, bv *sim.BundledVersion) {
 // server would answer every request with 400.
 func (s *Server) CheckMaxTokens(maxTokens int) error {
 	if s.MaxModelLen > 0 && maxTokens >= s.MaxModelLen {
-		return fmt.Errorf("%w: --max-tokens %d: over the server's max_model_len %d for %q (prompt and output must fit together): expected fewer",
-			ErrUsage, maxTokens, s.MaxModelLen, s.Model)
+		return fmt.Errorf("%w: %w", ErrUsage, option.Errorf("MaxTokens", maxTokens, "over the server's max_model_len %d for %q (prompt and output must fit together): expected fewer",
+			s.MaxModelLen, s.Model))
 	}
 	return nil
 }

@@ -137,7 +137,7 @@ func TestPresetPD(t *testing.T) {
 		t.Error("--server pd with --server-cmd counted as the bundled engine")
 	}
 	pd.Decode = 0
-	if err := CheckServer(pd); err == nil || err.Error() != "--prefill 2 --decode 0: want at least one instance of each" {
+	if err := CheckServer(pd); err == nil || err.Error() != "Prefill 2 Decode 0: want at least one instance of each" {
 		t.Errorf("no decode instance: %v", err)
 	}
 }
@@ -168,10 +168,10 @@ func TestLaunchSpecProfiles(t *testing.T) {
 		o    ServerOptions
 		want string
 	}{
-		{ServerOptions{Self: "/x/servebench", GPU: "nope"}, `--gpu: `},
-		{ServerOptions{Self: "/x/servebench", ServeModel: "nope"}, `--model: `},
-		{ServerOptions{Self: "/x/servebench", GPU: "rtx3060-12gb", ServeModel: "llama-3.1-70b-instruct"}, "--gpu rtx3060-12gb --model llama-3.1-70b-instruct: "},
-		{ServerOptions{BaseURL: "http://127.0.0.1:1"}, "--base-url alone"},
+		{ServerOptions{Self: "/x/servebench", GPU: "nope"}, `GPU: `},
+		{ServerOptions{Self: "/x/servebench", ServeModel: "nope"}, `ServeModel: `},
+		{ServerOptions{Self: "/x/servebench", GPU: "rtx3060-12gb", ServeModel: "llama-3.1-70b-instruct"}, "GPU rtx3060-12gb ServeModel llama-3.1-70b-instruct: "},
+		{ServerOptions{BaseURL: "http://127.0.0.1:1"}, "BaseURL alone"},
 	} {
 		if _, err := LaunchSpec(c.o); err == nil || !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("LaunchSpec(%+v): %v, want an error starting %q", c.o, err, c.want)
@@ -184,12 +184,12 @@ func TestLaunchSpecProfiles(t *testing.T) {
 // error about a pd deployment names pd, not the bundled engine it becomes.
 func TestUnknownPresetListsPD(t *testing.T) {
 	_, _, err := serverSpec(ServerOptions{Preset: "bogus", Self: "/x/servebench"})
-	want := `--server "bogus": expected one of bundled, vllm, sglang, tgi, llamacpp, ollama, pd`
+	want := `Preset "bogus": expected one of bundled, vllm, sglang, tgi, llamacpp, ollama, pd`
 	if err == nil || err.Error() != want {
 		t.Errorf("unknown preset: %v, want %q", err, want)
 	}
 	_, _, err = serverSpec(ServerOptions{Preset: PresetPD, Prefill: 1, Decode: 1, ServerBin: "/x/vllm"})
-	if err == nil || !strings.HasPrefix(err.Error(), `--server "pd": `) {
+	if err == nil || !strings.HasPrefix(err.Error(), `Preset "pd": `) {
 		t.Errorf("pd with --server-bin: %v, want it to name --server \"pd\"", err)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/servebench/servebench/bench/workload"
 	"github.com/servebench/servebench/client"
 	"github.com/servebench/servebench/engine/launch"
+	"github.com/servebench/servebench/engine/option"
 	"github.com/servebench/servebench/scrape"
 	"github.com/servebench/servebench/scrape/promql"
 )
@@ -259,15 +260,19 @@ func (cfg Config) CheckLimits() error {
 	so := cfg.Server
 	switch {
 	case cfg.Retries < 0 || cfg.Retries > MaxRetries:
-		return fmt.Errorf("--retries %d: expected 0-%d", cfg.Retries, MaxRetries)
+		return option.Errorf("Retries", cfg.Retries, "expected 0-%d", MaxRetries)
 	case cfg.ContinueOnServerExit && (so.BaseURL == "" || so.ServerCmd != "" || so.Preset != ""):
-		return errors.New("--continue-on-server-exit: only for a server servebench did not start (--base-url without --server-cmd or --server); one it starts ends the run when it exits")
+		return option.Errorf("ContinueOnServerExit", nil, "only for a server servebench did not start ({BaseURL} without {ServerCmd} or {Preset}); one it starts ends the run when it exits")
 	case cfg.GaugeEvery < 0:
-		return fmt.Errorf("--gauge-interval %v: expected a duration >= 0 (0: not sampled)", cfg.GaugeEvery)
+		return option.Errorf("GaugeEvery", cfg.GaugeEvery, "expected a duration >= 0 (0: not sampled)")
 	case cfg.Interval < 0:
-		return fmt.Errorf("--interval %v: expected a duration >= 0 (0: no windows)", cfg.Interval)
+		return option.Errorf("Interval", cfg.Interval, "expected a duration >= 0 (0: no windows)")
 	case cfg.RequestTimeout < 0 || cfg.StallTimeout < 0:
-		return fmt.Errorf("--request-timeout %v / --stall-timeout %v: expected durations >= 0", cfg.RequestTimeout, cfg.StallTimeout)
+		bad := "RequestTimeout"
+		if cfg.StallTimeout < 0 {
+			bad = "StallTimeout"
+		}
+		return option.Errorf(bad, nil, "{RequestTimeout} %v / {StallTimeout} %v: expected durations >= 0", cfg.RequestTimeout, cfg.StallTimeout)
 	}
 	return nil
 }
@@ -292,11 +297,11 @@ func checkConfig(cfg Config) (maxConns int, prom *promql.Source, err error) {
 		po := *cfg.Prometheus
 		po.Filter = scrape.Filter{Model: cfg.Server.Model}
 		if prom, err = promql.New(po); err != nil {
-			return 0, nil, fmt.Errorf("--prometheus-url: %w", err)
+			return 0, nil, option.Wrap("Prometheus", nil, err)
 		}
 	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
-		return 0, nil, fmt.Errorf("results directory (--out): %w", err)
+		return 0, nil, &option.FieldError{Field: "Dir", Reason: "results directory ({Dir})", Err: err}
 	}
 	return maxConns, prom, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/servebench/servebench/bench/store"
 	"github.com/servebench/servebench/bench/workload"
 	"github.com/servebench/servebench/client"
+	"github.com/servebench/servebench/engine/option"
 )
 
 func TestValidateResults(t *testing.T) {
@@ -81,7 +82,7 @@ func TestSweepRuns(t *testing.T) {
 	if runs[0].Workload.Requests != 32 || runs[1].Workload.Requests != 64 {
 		t.Errorf("default requests per level %d, %d; want 32, 64", runs[0].Workload.Requests, runs[1].Workload.Requests)
 	}
-	if _, err := (Sweep{Concurrencies: []int{0}}).Runs(base); err == nil || !strings.Contains(err.Error(), "--concurrency 0") {
+	if _, err := (Sweep{Concurrencies: []int{0}}).Runs(base); err == nil || !strings.Contains(err.Error(), "Concurrencies 0") {
 		t.Errorf("level 0 error = %v", err)
 	}
 	stop := Sweep{MaxErrorRate: 5, MaxP99E2E: time.Second}.StopAfter()
@@ -153,13 +154,13 @@ func TestCheckLimits(t *testing.T) {
 	}{
 		{"defaults", Config{}, ""},
 		{"continuing over a running server's exit", Config{Server: running, ContinueOnServerExit: true, Retries: MaxRetries}, ""},
-		{"negative retries", Config{Retries: -1}, "--retries -1: expected 0-100"},
-		{"too many retries", Config{Retries: MaxRetries + 1}, "--retries 101"},
-		{"continuing over a started server's exit", Config{ContinueOnServerExit: true}, "--continue-on-server-exit: only for a server servebench did not start"},
-		{"continuing over a preset's exit", Config{Server: ServerOptions{BaseURL: running.BaseURL, Preset: "vllm"}, ContinueOnServerExit: true}, "--continue-on-server-exit"},
-		{"negative gauge interval", Config{GaugeEvery: -time.Second}, "--gauge-interval -1s"},
-		{"negative window", Config{Interval: -time.Second}, "--interval -1s"},
-		{"negative stall timeout", Config{StallTimeout: -time.Second}, "--stall-timeout -1s: expected durations >= 0"},
+		{"negative retries", Config{Retries: -1}, "Retries -1: expected 0-100"},
+		{"too many retries", Config{Retries: MaxRetries + 1}, "Retries 101"},
+		{"continuing over a started server's exit", Config{ContinueOnServerExit: true}, "ContinueOnServerExit: only for a server servebench did not start"},
+		{"continuing over a preset's exit", Config{Server: ServerOptions{BaseURL: running.BaseURL, Preset: "vllm"}, ContinueOnServerExit: true}, "ContinueOnServerExit"},
+		{"negative gauge interval", Config{GaugeEvery: -time.Second}, "GaugeEvery -1s"},
+		{"negative window", Config{Interval: -time.Second}, "Interval -1s"},
+		{"negative stall timeout", Config{StallTimeout: -time.Second}, "StallTimeout -1s: expected durations >= 0"},
 	}
 	for _, tc := range cases {
 		err := tc.cfg.CheckLimits()
@@ -169,9 +170,12 @@ func TestCheckLimits(t *testing.T) {
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 			t.Errorf("%s: got %v, want an error with %q", tc.name, err, tc.want)
 		}
+		if fe := (*option.FieldError)(nil); tc.want != "" && (!errors.As(err, &fe) || !strings.Contains(tc.want, fe.Field)) {
+			t.Errorf("%s: %v: want an option.FieldError of the field named", tc.name, err)
+		}
 	}
 	_, _, err := Execute(t.Context(), Config{Server: running, Dir: t.TempDir(), Interval: -time.Second})
-	if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "--interval -1s") {
+	if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "Interval -1s") {
 		t.Errorf("Execute with --interval -1s: %v, want a usage error naming it", err)
 	}
 }

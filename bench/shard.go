@@ -9,6 +9,7 @@ import (
 
 	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/bench/workload"
+	"github.com/servebench/servebench/engine/option"
 )
 
 // MaxStartLate is how far past Shard.StartAt a shard may still start: any
@@ -37,7 +38,7 @@ func ParseShard(s string) (Shard, error) {
 	ki, err1 := strconv.Atoi(k)
 	ni, err2 := strconv.Atoi(n)
 	if !ok || err1 != nil || err2 != nil || ni < 1 || ki < 0 || ki >= ni {
-		return Shard{}, fmt.Errorf("--shard %q: expected K/N with 0 <= K < N (e.g. 0/4)", s)
+		return Shard{}, option.Errorf("Shard", s, "expected K/N with 0 <= K < N (e.g. 0/4)")
 	}
 	return Shard{Index: ki, Count: ni}, nil
 }
@@ -74,11 +75,11 @@ func (s Shard) validate(w *workload.Workload) error {
 		return nil
 	}
 	if s.Index < 0 || s.Index >= s.Count {
-		return fmt.Errorf("--shard %d/%d: expected 0 <= K < N", s.Index, s.Count)
+		return option.Errorf("Shard", nil, "{Shard} %d/%d: expected 0 <= K < N", s.Index, s.Count)
 	}
 	if (w.Mode == workload.ModeSequential || w.Mode == workload.ModeConcurrent) && w.Concurrency < s.Count {
 		// A shard without a worker could not send its slice.
-		return fmt.Errorf("--shard %d/%d: closed-loop concurrency %d is split over the shards: expected at least %d (or --rate)",
+		return option.Errorf("Shard", nil, "{Shard} %d/%d: closed-loop concurrency %d is split over the shards: expected at least %d (or {Rate})",
 			s.Index, s.Count, w.Concurrency, s.Count)
 	}
 	return nil
@@ -93,11 +94,11 @@ func (s Shard) waitStart(ctx context.Context) error {
 	}
 	if late := time.Since(s.StartAt); late > MaxStartLate {
 		if s.LevelGap > 0 {
-			return fmt.Errorf("%w: shard %d/%d: the clock is %v past this level's planned start %s: refusing to start it (the previous level's drain and engine read, and this level's warm-up, took longer than --level-gap %v: give a larger one)",
-				ErrInvalidRun, s.Index, s.Count, late.Round(time.Millisecond), s.StartAt.UTC().Format(time.RFC3339Nano), s.LevelGap)
+			return fmt.Errorf("%w: %w", ErrInvalidRun, option.Errorf("LevelGap", nil, "shard %d/%d: the clock is %v past this level's planned start %s: refusing to start it (the previous level's drain and engine read, and this level's warm-up, took longer than {LevelGap} %v: give a larger one)",
+				s.Index, s.Count, late.Round(time.Millisecond), s.StartAt.UTC().Format(time.RFC3339Nano), s.LevelGap))
 		}
-		return fmt.Errorf("%w: shard %d/%d: the clock is %v past --start-at %s: refusing to start (the shards would not load the server together)",
-			ErrInvalidRun, s.Index, s.Count, late.Round(time.Millisecond), s.StartAt.UTC().Format(time.RFC3339Nano))
+		return fmt.Errorf("%w: %w", ErrInvalidRun, option.Errorf("StartAt", nil, "shard %d/%d: the clock is %v past {StartAt} %s: refusing to start (the shards would not load the server together)",
+			s.Index, s.Count, late.Round(time.Millisecond), s.StartAt.UTC().Format(time.RFC3339Nano)))
 	}
 	t := time.NewTimer(time.Until(s.StartAt))
 	defer t.Stop()

@@ -13,7 +13,7 @@ import (
 // concurrency split with the remainder on the first shards.
 func TestShard(t *testing.T) {
 	for _, bad := range []string{"", "1", "2/2", "-1/2", "0/0", "a/2", "1/b", "1/2/3"} {
-		if _, err := ParseShard(bad); err == nil || !strings.Contains(err.Error(), "--shard") {
+		if _, err := ParseShard(bad); err == nil || !strings.Contains(err.Error(), "Shard") {
 			t.Errorf("ParseShard(%q) = %v: want an error naming --shard", bad, err)
 		}
 	}
@@ -94,12 +94,12 @@ func TestSweepShardPlan(t *testing.T) {
 		at   time.Time
 		want string
 	}{
-		{Sweep{Concurrencies: []int{3, 6}, MaxErrorRate: -1, LevelGap: gap}, workload.Workload{Requests: 24}, t0, "needs --duration"},
-		{Sweep{Concurrencies: []int{3, 6}, MaxErrorRate: -1, LevelGap: gap}, workload.Workload{}, t0, "needs --duration"},
-		{Sweep{Rates: []float64{5}, MaxErrorRate: 10, LevelGap: gap}, wl, t0, "--max-error-rate"},
-		{Sweep{Rates: []float64{5}, MaxErrorRate: -1, MaxP99E2E: time.Second, LevelGap: gap}, wl, t0, "--max-p99-e2e"},
-		{Sweep{Rates: []float64{5}, MaxErrorRate: -1, LevelGap: gap}, wl, time.Time{}, "--start-at"},
-		{Sweep{Rates: []float64{5}, MaxErrorRate: -1}, wl, t0, "--level-gap"},
+		{Sweep{Concurrencies: []int{3, 6}, MaxErrorRate: -1, LevelGap: gap}, workload.Workload{Requests: 24}, t0, "needs Duration"},
+		{Sweep{Concurrencies: []int{3, 6}, MaxErrorRate: -1, LevelGap: gap}, workload.Workload{}, t0, "needs Duration"},
+		{Sweep{Rates: []float64{5}, MaxErrorRate: 10, LevelGap: gap}, wl, t0, "MaxErrorRate"},
+		{Sweep{Rates: []float64{5}, MaxErrorRate: -1, MaxP99E2E: time.Second, LevelGap: gap}, wl, t0, "MaxP99E2E"},
+		{Sweep{Rates: []float64{5}, MaxErrorRate: -1, LevelGap: gap}, wl, time.Time{}, "StartAt"},
+		{Sweep{Rates: []float64{5}, MaxErrorRate: -1}, wl, t0, "LevelGap"},
 	} {
 		b := base(0, tc.wl)
 		b.Shard.StartAt = tc.at
@@ -113,7 +113,7 @@ func TestSweepShardPlan(t *testing.T) {
 // refuses it, naming --level-gap.
 func TestShardLateForLevel(t *testing.T) {
 	sh := Shard{Index: 1, Count: 2, StartAt: time.Now().Add(-2 * time.Second), LevelGap: 3 * time.Second}
-	if err := sh.waitStart(t.Context()); !errors.Is(err, ErrInvalidRun) || !strings.Contains(err.Error(), "--level-gap 3s") {
+	if err := sh.waitStart(t.Context()); !errors.Is(err, ErrInvalidRun) || !strings.Contains(err.Error(), "LevelGap 3s") {
 		t.Errorf("2 s late for a level: %v, want ErrInvalidRun naming --level-gap", err)
 	}
 }

@@ -1,12 +1,12 @@
 package bench
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/bench/workload"
+	"github.com/servebench/servebench/engine/option"
 )
 
 // DefaultSweepConcurrencies are the load levels of a sweep without
@@ -51,7 +51,7 @@ const MinSweepRequests = 32
 func (s Sweep) Runs(base RunSpec) ([]RunSpec, error) {
 	auto := base.Workload.Requests == 0 && base.Workload.Duration == 0
 	if len(s.Concurrencies) > 0 && len(s.Rates) > 0 {
-		return nil, errors.New("sweep: --concurrency and --rate: expected one of them")
+		return nil, option.Errorf("Concurrencies", nil, "sweep: {Concurrencies} and {Rates}: expected one of them")
 	}
 	levels := s.Concurrencies
 	if len(levels) == 0 && len(s.Rates) == 0 {
@@ -60,7 +60,7 @@ func (s Sweep) Runs(base RunSpec) ([]RunSpec, error) {
 	var runs []RunSpec
 	for _, c := range levels {
 		if c < 1 {
-			return nil, fmt.Errorf("sweep: --concurrency %d: expected levels of at least 1", c)
+			return nil, option.Errorf("Concurrencies", nil, "sweep: {Concurrencies} %d: expected levels of at least 1", c)
 		}
 		r := base
 		r.Name = string(result.ConcurrencyRun(c))
@@ -72,7 +72,7 @@ func (s Sweep) Runs(base RunSpec) ([]RunSpec, error) {
 	}
 	for _, rate := range s.Rates {
 		if !(rate > 0) {
-			return nil, fmt.Errorf("sweep: --rate %v: expected levels > 0 requests/s", rate)
+			return nil, option.Errorf("Rates", nil, "sweep: {Rates} %v: expected levels > 0 requests/s", rate)
 		}
 		r := base
 		r.Name = string(result.RateRun(rate))
@@ -111,17 +111,17 @@ func (s Sweep) planShards(runs []RunSpec) error {
 	sh := runs[0].Shard
 	switch {
 	case s.MaxErrorRate >= 0 || s.MaxP99E2E > 0:
-		return errors.New("sweep --shard with an early stop (--max-error-rate, --max-p99-e2e): each shard would judge its own slice and the shards could stop at different levels; a sharded sweep runs every level (merge the shards, then read each level's errors)")
+		return option.Errorf("Shard", nil, "sweep {Shard} with an early stop ({MaxErrorRate}, {MaxP99E2E}): each shard would judge its own slice and the shards could stop at different levels; a sharded sweep runs every level (merge the shards, then read each level's errors)")
 	case sh.StartAt.IsZero():
-		return errors.New("sweep --shard: expected --start-at too: every level starts at an instant planned from it, on every shard")
+		return option.Errorf("StartAt", nil, "sweep {Shard}: expected {StartAt} too: every level starts at an instant planned from it, on every shard")
 	case s.LevelGap <= 0:
-		return fmt.Errorf("--level-gap %v: expected a duration > 0: it holds each level's drain, engine read and the next level's warm-up", s.LevelGap)
+		return option.Errorf("LevelGap", s.LevelGap, "expected a duration > 0: it holds each level's drain, engine read and the next level's warm-up")
 	}
 	at := sh.StartAt
 	for i := range runs {
 		span, ok := plannedSpan(runs[i].Workload)
 		if !ok {
-			return fmt.Errorf("sweep --shard with closed-loop levels (%s) needs --duration: a level of --requests %d (or the default 4 x concurrency) lasts as long as the server takes, so the shards could not start the next level together",
+			return option.Errorf("Duration", nil, "sweep {Shard} with closed-loop levels (%s) needs {Duration}: a level of {Requests} %d (or the default 4 x concurrency) lasts as long as the server takes, so the shards could not start the next level together",
 				runs[i].Name, runs[i].Workload.Requests)
 		}
 		runs[i].Shard.StartAt = at

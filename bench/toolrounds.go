@@ -1,12 +1,12 @@
 package bench
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 
 	"github.com/servebench/servebench/bench/workload"
 	"github.com/servebench/servebench/client"
+	"github.com/servebench/servebench/engine/option"
 )
 
 // Tool-calling sessions (--tool-rounds N): the model is offered the run's
@@ -97,7 +97,7 @@ func (s *RunSpec) CheckToolSessions() error {
 	}
 	if s.Request.ToolRounds > 0 || s.Request.Structured == nil || len(s.Request.Structured.Tools) == 0 ||
 		s.Request.Endpoint != "" && s.Request.Endpoint != EndpointChat {
-		return errors.New(`--dataset: recorded tool-calling sessions ("tool_result") need --tools on the chat endpoint, without --tool-rounds`)
+		return option.Errorf("Dataset", nil, `recorded tool-calling sessions ("tool_result") need {ToolsFile} on the chat endpoint, without {ToolRounds}`)
 	}
 	return nil
 }
