@@ -13,7 +13,8 @@ import (
 // workloadExcluded are the fields of result.Workload (by JSON key) that
 // two runs may differ in, each with why. Every other field is compared,
 // in the struct's order: a field added to result.Workload is compared
-// unless it is added here (TestWorkloadFieldsCompared says which).
+// unless it is added here, and TestWorkloadComparedList names it until it
+// is listed there or here.
 var workloadExcluded = map[string]string{
 	"accept_encoding": "a harness setting, shown once for the whole results as client.accept_encoding (serverDiffs)",
 	"requests":        "sizes may differ: the test copes with unequal sizes",

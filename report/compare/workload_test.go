@@ -2,6 +2,7 @@ package compare
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/servebench/servebench/bench/result"
@@ -46,6 +47,38 @@ func TestWorkloadFieldsCompared(t *testing.T) {
 	}
 	if d := workloadDiffs(filledRun(t, 1), filledRun(t, 1)); len(d) != 0 {
 		t.Errorf("equal workloads differ: %v", d)
+	}
+}
+
+// wantCompared are the workload fields compare holds against each other,
+// in the order it lists differences: a field added to result.Workload is
+// compared unless excluded, and TestWorkloadComparedList makes that a
+// decision (a baseline from before the field has it empty, so a run that
+// sets it would be refused).
+var wantCompared = []string{"mode", "concurrency", "rate", "arrival", "burstiness", "stream", "endpoint", "model",
+	"max_tokens", "exact_length", "prompt_kind", "prompt_tokens", "prompt_file", "source", "source_sha256",
+	"input_tokens", "output_tokens", "turns", "think_time_s", "shared_prefix_tokens", "prefix_groups",
+	"prefix_pick", "trace", "seed"}
+
+// TestWorkloadComparedList: the fields compared are wantCompared; one
+// that is new or gone is named.
+func TestWorkloadComparedList(t *testing.T) {
+	var got []string
+	for _, f := range workloadFields() {
+		got = append(got, f.key)
+	}
+	for _, k := range got {
+		if !slices.Contains(wantCompared, k) {
+			t.Errorf("workload field %s is compared now: add it to wantCompared, or to workloadExcluded saying why", k)
+		}
+	}
+	for _, k := range wantCompared {
+		if !slices.Contains(got, k) {
+			t.Errorf("workload field %s is no longer compared (excluded or gone)", k)
+		}
+	}
+	if !t.Failed() && !slices.Equal(got, wantCompared) {
+		t.Errorf("compared in the order %q, want %q", got, wantCompared)
 	}
 }
 
