@@ -344,7 +344,7 @@ func checkProfiles(opts ServerOptions) error {
 		so.Speedup = opts.Speedup
 	}
 	if err := so.Validate(); err != nil {
-		return &option.FieldError{Field: "GPU", Reason: fmt.Sprintf("{GPU} %s {ServeModel} %s", so.GPU, so.Model), Err: err}
+		return &option.FieldError{Field: "GPU", Reason: "{GPU} %s {ServeModel} %s", Args: []any{so.GPU, so.Model}, Err: err}
 	}
 	return nil
 }

@@ -102,7 +102,8 @@ func (o SourceOptions) prompts() (Source, error) {
 		for i, s := range given {
 			names[i] = "{" + s.field + "}"
 		}
-		return nil, option.Errorf(given[0].field, nil, "%s: expected at most one prompt source", strings.Join(names, ", "))
+		// The fields go in the reason's format, where they are named.
+		return nil, option.Errorf(given[0].field, nil, strings.Join(names, ", ")+": expected at most one prompt source")
 	}
 	if (o.TraceFormat != "" || o.TraceSpeed != 0 || o.TraceWindow != "") && o.Trace == "" {
 		return nil, option.Errorf("TraceFormat", nil, "{TraceFormat}, {TraceSpeed} and {TraceWindow}: expected {Trace} FILE too")
@@ -148,7 +149,7 @@ func (o SourceOptions) multiTurn() bool { return o.Turns != "" && o.Turns != "1"
 // prefixesWith refuses shared prefixes over a fixed set of prompts (the
 // source given by field).
 func prefixesWith(field string) error {
-	return option.Errorf("SharedPrefixTokens", nil, "{SharedPrefixTokens} with {%s}: shared prefixes go with synthetic prompts ({InputTokens})", field)
+	return option.Errorf("SharedPrefixTokens", nil, "{SharedPrefixTokens} with {"+field+"}: shared prefixes go with synthetic prompts ({InputTokens})")
 }
 
 // textSource wraps a source of given prompt text, which takes neither
@@ -159,7 +160,7 @@ func textSource(field string, load func(SourceOptions) (Source, error)) func(Sou
 		case o.hasPrefixes():
 			return nil, prefixesWith(field)
 		case o.multiTurn():
-			return nil, option.Errorf("Turns", nil, "{Turns} with {%s}: sessions come from {Dataset} or synthetic prompts ({InputTokens})", field)
+			return nil, option.Errorf("Turns", nil, "{Turns} with {"+field+"}: sessions come from {Dataset} or synthetic prompts ({InputTokens})")
 		}
 		return load(o)
 	}

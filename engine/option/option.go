@@ -21,18 +21,21 @@ type FieldError struct {
 	// Value is the value given, shown after the field (a string quoted);
 	// nil shows none.
 	Value any
-	// Reason says what is wrong or expected. It names other fields as
-	// {Field}; one that names its own field ({Retries}) is the whole
-	// message, with no "Field value:" before it.
+	// Reason says what is wrong or expected: a fmt format of Args when
+	// they are set (Errorf sets them), else the text. It names fields as
+	// {Field}, in the format only: Args, which may hold what a user typed,
+	// are never read for fields. A Reason that names its own field
+	// ({Retries}) is the whole message, with no "Field value:" before it.
 	Reason string
+	Args   []any
 	// Err, when set, is the cause: another error saying what is wrong,
 	// after Reason.
 	Err error
 }
 
-// Errorf is the FieldError of field with value, its Reason formatted.
+// Errorf is the FieldError of field with value, its Reason format of a.
 func Errorf(field string, value any, format string, a ...any) *FieldError {
-	return &FieldError{Field: field, Value: value, Reason: fmt.Sprintf(format, a...)}
+	return &FieldError{Field: field, Value: value, Reason: format, Args: append([]any{}, a...)}
 }
 
 // Wrap is the FieldError of field with value whose cause is err (nil for a
@@ -62,6 +65,9 @@ func (e *FieldError) Text(name func(field string) string) string {
 		name = func(f string) string { return f }
 	}
 	reason := fieldRef.ReplaceAllStringFunc(e.Reason, func(m string) string { return name(m[1 : len(m)-1]) })
+	if e.Args != nil {
+		reason = fmt.Sprintf(reason, e.Args...)
+	}
 	msg := reason
 	if !e.namesSelf() {
 		msg = name(e.Field)

@@ -48,3 +48,16 @@ func TestFieldErrorAs(t *testing.T) {
 		t.Error("Wrap of a nil error: want nil")
 	}
 }
+
+// TestFieldErrorArgsNotRead: what a user typed, in the reason's operands,
+// is never read as a field; a format's %% stays a percent.
+func TestFieldErrorArgsNotRead(t *testing.T) {
+	e := Errorf("Grid", nil, "{Grid} %s: {ServerCmd} has no {%s} placeholder (100%%)", "Foo", "Foo")
+	flags := func(f string) string { return "--" + strings.ToLower(f) }
+	if got, want := e.Text(flags), "--grid Foo: --servercmd has no {Foo} placeholder (100%)"; got != want {
+		t.Errorf("Text = %q, want %q", got, want)
+	}
+	if got, want := Errorf("Retries", 1, "expected 0-%d%%", 100).Error(), "Retries 1: expected 0-100%"; got != want {
+		t.Errorf("Error = %q, want %q", got, want)
+	}
+}
