@@ -1,7 +1,6 @@
 package tune
 
 import (
-	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/servebench/servebench/bench"
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/engine/option"
 )
 
 // Factor kinds (result.TuneFactor.Kind): where a setting goes.
@@ -18,8 +18,9 @@ const (
 	KindEnv      = "env"      // NAME=VALUE in the server's environment
 )
 
-// flagOf names the flag each kind comes from, for errors.
-var flagOf = map[string]string{KindEngine: "--engine-grid", KindTemplate: "--grid", KindEnv: "--env-grid"}
+// fieldOf names each kind's list of factors as an option, for errors
+// (option.FieldError; the command words it as its flag).
+var fieldOf = map[string]string{KindEngine: "EngineGrid", KindTemplate: "Grid", KindEnv: "EnvGrid"}
 
 // Grid is the factors a tune crosses, in the order given.
 type Grid []result.TuneFactor
@@ -28,23 +29,23 @@ var factorName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*$`)
 
 // ParseFactor reads "max-num-seqs=64,128,256" (a flag of kind's).
 func ParseFactor(kind, s string) (result.TuneFactor, error) {
-	flag := flagOf[kind]
+	field := fieldOf[kind]
 	name, vals, ok := strings.Cut(strings.TrimSpace(s), "=")
 	name = strings.TrimLeft(strings.TrimSpace(name), "-")
 	if !ok || name == "" {
-		return result.TuneFactor{}, fmt.Errorf("%s %q: expected NAME=V1,V2,... (e.g. max-num-seqs=64,128,256)", flag, s)
+		return result.TuneFactor{}, option.Errorf(field, s, "expected NAME=V1,V2,... (e.g. max-num-seqs=64,128,256)")
 	}
 	if !factorName.MatchString(name) {
-		return result.TuneFactor{}, fmt.Errorf("%s %q: name %q: expected letters, digits, '_', '-', '.'", flag, s, name)
+		return result.TuneFactor{}, option.Errorf(field, s, "name %q: expected letters, digits, '_', '-', '.'", name)
 	}
 	f := result.TuneFactor{Name: name, Kind: kind}
 	for _, v := range strings.Split(vals, ",") {
 		v = strings.TrimSpace(v)
 		if v == "" {
-			return result.TuneFactor{}, fmt.Errorf("%s %q: an empty value", flag, s)
+			return result.TuneFactor{}, option.Errorf(field, s, "an empty value")
 		}
 		if slices.Contains(f.Values, v) {
-			return result.TuneFactor{}, fmt.Errorf("%s %q: value %q given twice", flag, s, v)
+			return result.TuneFactor{}, option.Errorf(field, s, "value %q given twice", v)
 		}
 		f.Values = append(f.Values, v)
 	}
@@ -57,33 +58,33 @@ func ParseFactor(kind, s string) (result.TuneFactor, error) {
 // servebench does not start.
 func (g Grid) Check(so bench.ServerOptions) error {
 	if len(g) == 0 {
-		return errors.New("tune: no settings to compare: expected --engine-grid, --grid or --env-grid")
+		return option.Errorf("Grid", nil, "tune: no settings to compare: expected {EngineGrid}, {Grid} or {EnvGrid}")
 	}
 	seen := map[string]bool{}
 	for _, f := range g {
 		if seen[f.Kind+f.Name] {
-			return fmt.Errorf("%s %s given twice: expected one list of values per setting", flagOf[f.Kind], f.Name)
+			return option.Errorf(fieldOf[f.Kind], nil, "{"+fieldOf[f.Kind]+"} %s given twice: expected one list of values per setting", f.Name)
 		}
 		seen[f.Kind+f.Name] = true
 		switch f.Kind {
 		case KindEngine:
 			if !so.Bundled() {
-				return fmt.Errorf("--engine-grid %s: only for the bundled engine (no --server-cmd, --server or --base-url); --grid fills a --server-cmd, --env-grid a preset's environment", f.Name)
+				return option.Errorf("EngineGrid", nil, "{EngineGrid} %s: only for the bundled engine (no {ServerCmd}, {Preset} or {BaseURL}); {Grid} fills a {ServerCmd}, {EnvGrid} a preset's environment", f.Name)
 			}
 		case KindTemplate:
 			if !strings.Contains(so.ServerCmd, "{"+f.Name+"}") {
-				return fmt.Errorf("--grid %s: --server-cmd has no {%s} placeholder to fill", f.Name, f.Name)
+				return option.Errorf("Grid", nil, "{Grid} %s: {ServerCmd} has no {%s} placeholder to fill", f.Name, f.Name)
 			}
 		case KindEnv:
 			if so.BaseURL != "" && so.ServerCmd == "" && so.Preset == "" {
-				return fmt.Errorf("--env-grid %s: --base-url alone names a running server; the environment is set on a server servebench starts", f.Name)
+				return option.Errorf("EnvGrid", nil, "{EnvGrid} %s: {BaseURL} alone names a running server; the environment is set on a server servebench starts", f.Name)
 			}
 		default:
 			return fmt.Errorf("factor %s: unknown kind %q", f.Name, f.Kind)
 		}
 	}
 	if m := regexp.MustCompile(`\{[A-Za-z_][A-Za-z0-9_.-]*\}`).FindString(g.fill(so.ServerCmd, nil)); m != "" {
-		return fmt.Errorf("--server-cmd: placeholder %s has no --grid %s=V1,V2", m, strings.Trim(m, "{}"))
+		return option.Errorf("ServerCmd", nil, "placeholder %s has no {Grid} %s=V1,V2", m, strings.Trim(m, "{}"))
 	}
 	return nil
 }

@@ -1,12 +1,14 @@
 package tune
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/servebench/servebench/bench"
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/engine/option"
 )
 
 func TestParseFactor(t *testing.T) {
@@ -25,8 +27,8 @@ func TestParseFactor(t *testing.T) {
 	} {
 		f, err := ParseFactor(KindEngine, tc.in)
 		if tc.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), "--engine-grid") {
-				t.Errorf("ParseFactor(%q) = %v, want an error naming --engine-grid with %q", tc.in, err, tc.err)
+			if fe := (*option.FieldError)(nil); err == nil || !strings.Contains(err.Error(), tc.err) || !errors.As(err, &fe) || fe.Field != "EngineGrid" {
+				t.Errorf("ParseFactor(%q) = %v, want an EngineGrid error with %q", tc.in, err, tc.err)
 			}
 			continue
 		}
@@ -80,9 +82,9 @@ func TestGridCheck(t *testing.T) {
 		err  string
 	}{
 		{"nothing to compare", nil, bench.ServerOptions{}, "no settings"},
-		{"engine flags need the bundled engine", Grid{e}, bench.ServerOptions{ServerCmd: "vllm serve m"}, "--engine-grid max-num-seqs: only for the bundled engine"},
+		{"engine flags need the bundled engine", Grid{e}, bench.ServerOptions{ServerCmd: "vllm serve m"}, "EngineGrid max-num-seqs: only for the bundled engine"},
 		{"placeholder missing", Grid{tmpl}, bench.ServerOptions{ServerCmd: "vllm serve m"}, "no {seqs} placeholder"},
-		{"placeholder left unfilled", Grid{tmpl}, bench.ServerOptions{ServerCmd: "x {seqs} {other}"}, "placeholder {other} has no --grid other"},
+		{"placeholder left unfilled", Grid{tmpl}, bench.ServerOptions{ServerCmd: "x {seqs} {other}"}, "placeholder {other} has no Grid other"},
 		{"env on a running server", Grid{env}, bench.ServerOptions{BaseURL: "http://127.0.0.1:1"}, "running server"},
 		{"twice", Grid{e, e}, bench.ServerOptions{}, "given twice"},
 		{"ok: env on a preset", Grid{env}, bench.ServerOptions{Preset: "ollama"}, ""},

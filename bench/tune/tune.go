@@ -15,6 +15,7 @@ import (
 
 	"github.com/servebench/servebench/bench"
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/engine/option"
 )
 
 // DefaultRepeats is --repeats' default: the fewest runs that give an
@@ -50,19 +51,19 @@ type Options struct {
 // Check refuses options that cannot run, before anything starts.
 func (o *Options) Check() error {
 	if o.Repeats < 1 || o.Repeats > 100 {
-		return fmt.Errorf("--repeats %d: expected 1-100 runs per treatment", o.Repeats)
+		return option.Errorf("Repeats", o.Repeats, "expected 1-100 runs per treatment")
 	}
 	if o.GPUs < 0 {
-		return fmt.Errorf("--gpus %d: expected a count >= 0 (0: from the profile)", o.GPUs)
+		return option.Errorf("GPUs", o.GPUs, "expected a count >= 0 (0: from the profile)")
 	}
 	if o.GPUHourPrice < 0 {
-		return fmt.Errorf("--gpu-hour-price %g: expected USD >= 0", o.GPUHourPrice)
+		return option.Errorf("GPUHourPrice", o.GPUHourPrice, "expected USD >= 0")
 	}
 	if so := o.Session.Server; so.BaseURL != "" && so.ServerCmd == "" && so.Preset == "" {
-		return errors.New("tune --base-url alone: tune starts a fresh server for every treatment; give --server-cmd or --server (or neither: the bundled engine)")
+		return option.Errorf("BaseURL", nil, "tune {BaseURL} alone: tune starts a fresh server for every treatment; give {ServerCmd} or {Preset} (or neither: the bundled engine)")
 	}
 	if len(o.Session.Runs) == 0 && o.Session.Search == nil {
-		return errors.New("tune: no load: expected --concurrency, --rate or --find-max-rate")
+		return option.Errorf("Concurrencies", nil, "tune: no load: expected {Concurrencies}, {Rates} or {Search}")
 	}
 	return o.Grid.Check(o.Session.Server)
 }
@@ -119,19 +120,21 @@ func (o *Options) state(dir string) (*result.Tune, error) {
 	if o.Resume {
 		t, err := ReadTune(dir)
 		if err != nil {
-			return nil, fmt.Errorf("--resume %s: %w", dir, err)
+			return nil, &option.FieldError{Field: "Resume", Reason: "{Resume} %s", Args: []any{dir}, Err: err}
 		}
 		if !slices.EqualFunc(t.Grid, o.Grid, factorEqual) || t.Repeats != o.Repeats || t.Seed != o.Seed {
-			return nil, fmt.Errorf("%w: --resume %s: the tune there has another grid, --repeats or --seed (%s); give the same flags as the first invocation", bench.ErrUsage, dir, gridString(t.Grid))
+			grid, args := gridFormat(t.Grid)
+			return nil, fmt.Errorf("%w: %w", bench.ErrUsage, option.Errorf("Resume", nil, "{Resume} %s: the tune there has another grid, {Repeats} or {Seed} ("+grid+"); give the same flags as the first invocation",
+				append([]any{dir}, args...)...))
 		}
 		t.Incomplete = true
 		return t, nil
 	}
 	if _, err := os.Stat(path); err == nil {
-		return nil, fmt.Errorf("%w: %s already holds a tune: continue it with --resume %s, or choose another --out", bench.ErrUsage, dir, dir)
+		return nil, fmt.Errorf("%w: %w", bench.ErrUsage, option.Errorf("Resume", nil, "%s already holds a tune: continue it with {Resume} %s, or choose another {Dir}", dir, dir))
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("results directory (--out): %w", err)
+		return nil, &option.FieldError{Field: "Dir", Reason: "results directory ({Dir})", Err: err}
 	}
 	t := &result.Tune{Schema: result.TuneSchema, Manifest: bench.NewManifest(o.Session.Version, o.Session.Args),
 		Grid: o.Grid, Repeats: o.Repeats, Seed: o.Seed, Treatments: o.Grid.Treatments(), GPUHourPriceUSD: o.GPUHourPrice,
@@ -234,15 +237,19 @@ func factorEqual(a, b result.TuneFactor) bool {
 	return a.Name == b.Name && a.Kind == b.Kind && slices.Equal(a.Values, b.Values)
 }
 
-func gridString(g Grid) string {
+// gridFormat is g as a reason's format ("{EngineGrid} %s=%v; ...") and
+// its operands, so that each list is named as the option it came from.
+func gridFormat(g Grid) (string, []any) {
 	var s string
+	var args []any
 	for i, f := range g {
 		if i > 0 {
 			s += "; "
 		}
-		s += fmt.Sprintf("%s %s=%v", flagOf[f.Kind], f.Name, f.Values)
+		s += "{" + fieldOf[f.Kind] + "} %s=%v"
+		args = append(args, f.Name, f.Values)
 	}
-	return s
+	return s, args
 }
 
 // ReadTune reads dir's tune.json.

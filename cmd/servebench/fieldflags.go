@@ -108,6 +108,16 @@ var fieldFlags = map[string][]string{
 	"StartAt":              {"start-at"},
 	"Target":               {"find-max-rate"},
 	"ToolRounds":           {"tool-rounds"},
+
+	// bench/tune.Options and its Grid (one list of factors a kind).
+	"EngineGrid":   {"engine-grid"},
+	"EnvGrid":      {"env-grid"},
+	"GPUHourPrice": {"gpu-hour-price"},
+	"GPUs":         {"gpus"},
+	"Grid":         {"grid"},
+	"Repeats":      {"repeats"},
+	"Resume":       {"resume"},
+	"Seed":         {"seed"},
 }
 
 // flagFor is the flag that sets field on cmd ("--retries"), or the field

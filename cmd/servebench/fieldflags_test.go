@@ -69,11 +69,17 @@ func libraryFields(t *testing.T) map[string][]string {
 						add(n.Args[0], n.Pos())
 					}
 					if sel.Sel.Name == "Errorf" && len(n.Args) > 2 {
-						if format, ok := lit(n.Args[2]); ok {
-							for _, m := range ref.FindAllStringSubmatch(format, -1) {
-								fields[m[1]] = append(fields[m[1]], fset.Position(n.Pos()).String())
+						// Every literal of the format, also one joined with others.
+						ast.Inspect(n.Args[2], func(x ast.Node) bool {
+							if e, ok := x.(ast.Expr); ok {
+								if format, ok := lit(e); ok {
+									for _, m := range ref.FindAllStringSubmatch(format, -1) {
+										fields[m[1]] = append(fields[m[1]], fset.Position(n.Pos()).String())
+									}
+								}
 							}
-						}
+							return true
+						})
 					}
 				case *ast.CompositeLit:
 					sel, ok := n.Type.(*ast.SelectorExpr)
