@@ -101,10 +101,12 @@ type RunSpec struct {
 	Shard Shard
 }
 
-// WithDefaults is s completed: the chat endpoint when none is named, and
-// Prompts (the default fixed prompt when none) as the source when there is
-// no Source. It changes nothing in s; completing twice changes nothing more.
+// WithDefaults is s completed: its workload's defaults, the chat endpoint
+// when none is named, and Prompts (the default fixed prompt when none) as
+// the source when there is no Source. It changes nothing in s; completing
+// twice changes nothing more.
 func (s RunSpec) WithDefaults() RunSpec {
+	s.Workload = s.Workload.WithDefaults()
 	s.Request.Endpoint = s.endpoint()
 	if s.Source == nil {
 		if s.Prompts == nil {
@@ -142,10 +144,11 @@ func (s *RunSpec) Validate() error {
 	if s.Name == "" {
 		return errors.New("run has no name")
 	}
-	if err := s.Workload.Validate(); err != nil {
+	w := s.Workload.WithDefaults() // the shard is checked against the workload it will slice
+	if err := w.Validate(); err != nil {
 		return err
 	}
-	if err := s.Shard.validate(&s.Workload); err != nil {
+	if err := s.Shard.validate(&w); err != nil {
 		return err
 	}
 	switch s.Request.Endpoint {
@@ -159,7 +162,7 @@ func (s *RunSpec) Validate() error {
 	if n := s.Request.ToolRounds; n < 0 || n > 0 && (s.Request.Structured == nil || len(s.Request.Structured.Tools) == 0 || s.endpoint() != EndpointChat) {
 		return option.Errorf("ToolRounds", n, "expected 0, or rounds with {ToolsFile} on the chat endpoint")
 	}
-	if s.Workload.Mode == workload.ModeTrace && s.sourceLen() == 0 {
+	if w.Mode == workload.ModeTrace && s.sourceLen() == 0 {
 		return option.Errorf("Trace", nil, "a trace run needs a trace source ({Trace})")
 	}
 	return nil

@@ -137,8 +137,9 @@ func (s Sweep) planShards(runs []RunSpec) error {
 // runs, or false when only running it tells.
 func plannedSpan(w workload.Workload) (time.Duration, bool) {
 	if w.Mode == workload.ModeRate && w.Requests > 0 {
-		// The open loop's last send (request 0 goes at the start).
-		p := workload.NewPacer(w)
+		// The open loop's last send (request 0 goes at the start), on the
+		// schedule the run will draw (its arrivals completed as it will be).
+		p := workload.NewPacer(w.WithDefaults())
 		var span time.Duration
 		for i := 1; i < w.Requests; i++ {
 			if span += p.Next(); w.Duration > 0 && span >= w.Duration {

@@ -58,11 +58,40 @@ type Workload struct {
 	ThinkTime Dist
 }
 
-// Validate checks w and fills defaults, returning an error naming the bad value.
-func (w *Workload) Validate() error {
-	switch w.Mode {
-	case "":
+// WithDefaults is w completed: the sequential mode when none is named, one
+// request in flight when sequential (none bound by a trace), DefaultMaxWorkers
+// for an open loop without a bound, Poisson arrivals for a rate without one.
+// It changes nothing in w; completing twice changes nothing more.
+func (w Workload) WithDefaults() Workload {
+	if w.Mode == "" {
 		w.Mode = ModeSequential
+	}
+	switch w.Mode {
+	case ModeSequential:
+		w.Concurrency = 1
+	case ModeTrace:
+		w.Concurrency = 0
+	case ModeRate:
+		if w.Arrival == "" {
+			w.Arrival = ArrivalPoisson
+		}
+	}
+	if (w.Mode == ModeRate || w.Mode == ModeTrace) && w.MaxWorkers == 0 {
+		w.MaxWorkers = DefaultMaxWorkers
+	}
+	return w
+}
+
+// Validate checks w, as given or completed (WithDefaults: its zero fields
+// as their defaults), returning an error naming the bad value; it changes
+// nothing.
+func (w *Workload) Validate() error {
+	return w.WithDefaults().check()
+}
+
+// check checks a completed workload.
+func (w Workload) check() error {
+	switch w.Mode {
 	case ModeSequential, ModeConcurrent, ModeRate, ModeTrace:
 	default:
 		return fmt.Errorf("workload mode %q: expected one of %v", w.Mode, Modes)
@@ -80,8 +109,6 @@ func (w *Workload) Validate() error {
 		return option.Errorf("Warmup", w.Warmup, "expected a count >= 0")
 	}
 	switch w.Mode {
-	case ModeSequential:
-		w.Concurrency = 1
 	case ModeConcurrent:
 		if w.Concurrency < 1 {
 			return option.Errorf("Concurrency", w.Concurrency, "expected at least 1")
@@ -89,29 +116,23 @@ func (w *Workload) Validate() error {
 	case ModeRate:
 		return w.validateRate()
 	case ModeTrace:
-		w.Concurrency = 0
 		return w.validateWorkers()
 	}
 	return nil
 }
 
-func (w *Workload) validateWorkers() error {
-	if w.MaxWorkers == 0 {
-		w.MaxWorkers = DefaultMaxWorkers
-	}
+func (w Workload) validateWorkers() error {
 	if w.MaxWorkers < 1 {
 		return fmt.Errorf("max workers %d: expected at least 1", w.MaxWorkers)
 	}
 	return nil
 }
 
-func (w *Workload) validateRate() error {
+func (w Workload) validateRate() error {
 	if !(w.Rate > 0) || math.IsInf(w.Rate, 0) {
 		return option.Errorf("Rate", w.Rate, "expected requests per second > 0")
 	}
 	switch w.Arrival {
-	case "":
-		w.Arrival = ArrivalPoisson
 	case ArrivalConstant, ArrivalPoisson:
 	case ArrivalGamma:
 		if !(w.Burstiness > 0) || math.IsInf(w.Burstiness, 0) {
@@ -132,7 +153,8 @@ type Pacer struct {
 	rng     *rand.Rand
 }
 
-// NewPacer returns the pacer for a validated ModeRate workload.
+// NewPacer returns the pacer for a completed (WithDefaults), validated
+// ModeRate workload.
 func NewPacer(w Workload) *Pacer {
 	shape := w.Burstiness
 	if w.Arrival == ArrivalPoisson {
