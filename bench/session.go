@@ -105,6 +105,9 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil { // once checked, before anything starts
+		return nil, nil, fmt.Errorf("%w: %w", ErrUsage, &option.FieldError{Field: "Dir", Reason: "results directory ({Dir})", Err: err})
+	}
 	res := &result.Results{Schema: result.Schema, Manifest: NewManifest(cfg.Version, cfg.Args), Runs: []result.Run{}, Warnings: []string{}}
 	res.Manifest.Labels, res.Manifest.Build = cfg.Labels, cfg.Build
 	res.Warnings = append(res.Warnings, sourceInputWarnings(cfg.Runs)...)
@@ -277,9 +280,9 @@ func (cfg Config) CheckLimits() error {
 	return nil
 }
 
-// checkConfig checks what can be checked before a server starts: the
-// session's limits, the runs (and the most requests any keeps in flight),
-// the server options, the Prometheus source and the results directory.
+// checkConfig checks what can be checked before a server starts, writing
+// nothing: the session's limits, the runs (and the most requests any
+// keeps in flight), the server options and the Prometheus source.
 func checkConfig(cfg Config) (maxConns int, prom *promql.Source, err error) {
 	if err := cfg.CheckLimits(); err != nil {
 		return 0, nil, err
@@ -299,9 +302,6 @@ func checkConfig(cfg Config) (maxConns int, prom *promql.Source, err error) {
 		if prom, err = promql.New(po); err != nil {
 			return 0, nil, option.Wrap("Prometheus", nil, err)
 		}
-	}
-	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
-		return 0, nil, &option.FieldError{Field: "Dir", Reason: "results directory ({Dir})", Err: err}
 	}
 	return maxConns, prom, nil
 }
