@@ -20,6 +20,7 @@ import (
 	"github.com/servebench/servebench/bench"
 	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/bench/store"
+	"github.com/servebench/servebench/engine/option"
 	"github.com/servebench/servebench/scrape"
 	"github.com/servebench/servebench/scrape/promql"
 )
@@ -63,7 +64,7 @@ func (s *shardDir) shard() *result.Shard { return s.res.Runs[0].Shard }
 func Merge(ctx context.Context, o MergeOptions) (*result.Results, error) {
 	for _, d := range o.Dirs {
 		if filepath.Clean(d) == filepath.Clean(o.Out) {
-			return nil, fmt.Errorf("%w: --out %s is one of the shards: expected a new directory", bench.ErrUsage, o.Out)
+			return nil, fmt.Errorf("%w: %w", bench.ErrUsage, option.Errorf("Out", nil, "{Out} %s is one of the shards: expected a new directory", o.Out))
 		}
 	}
 	inputs, cleanup, err := shardInputs(o.Dirs)
@@ -76,7 +77,7 @@ func Merge(ctx context.Context, o MergeOptions) (*result.Results, error) {
 		return nil, fmt.Errorf("%w: %w", bench.ErrUsage, err)
 	}
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
-		return nil, fmt.Errorf("%w: results directory (--out): %w", bench.ErrUsage, err)
+		return nil, fmt.Errorf("%w: %w", bench.ErrUsage, &option.FieldError{Field: "Out", Reason: "results directory ({Out})", Err: err})
 	}
 	first := shards[0]
 	accs := make([]*mergeAcc, len(first.res.Runs))

@@ -118,6 +118,26 @@ var fieldFlags = map[string][]string{
 	"Repeats":      {"repeats"},
 	"Resume":       {"resume"},
 	"Seed":         {"seed"},
+
+	// bench/fleet.MergeOptions and bench/fleet/k8s.JobOptions.
+	"APIKeyEnv":       {"api-key-env"},
+	"APIKeySecret":    {"api-key-secret"},
+	"APIKeySecretKey": {"api-key-secret-key"},
+	"Command":         {"command"},
+	"DataClaim":       {"data-claim"},
+	"DataConfigMap":   {"data-configmap"},
+	"Image":           {"image"},
+	"Name":            {"name"},
+	"Namespace":       {"namespace"},
+	"Out":             {"out"},
+	"ResultsClaim":    {"results-claim"},
+	"ResultsTo":       {"results-to"},
+	"ServiceAccount":  {"service-account"},
+	"Shards":          {"shards"},
+
+	// engine/launch.PresetOptions and its OllamaOptions.
+	"Bin":    {"server-bin"},
+	"Models": {"ollama-models"},
 }
 
 // flagFor is the flag that sets field on cmd ("--retries"), or the field

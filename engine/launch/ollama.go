@@ -14,6 +14,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/servebench/servebench/engine/option"
 )
 
 // PresetOllama is the preset name of `ollama serve`.
@@ -41,7 +43,7 @@ func FindOllama(bin string) (string, error) {
 	}
 	p, err := exec.LookPath(name)
 	if err != nil {
-		return "", fmt.Errorf("%w: %q not found (%v): build one with .ci/install-ollama (it prints its path), or install Ollama, and put it on PATH or pass --server-bin", ErrNoOllama, name, err)
+		return "", fmt.Errorf("%w: %w", ErrNoOllama, option.Errorf("Bin", nil, "%q not found (%v): build one with .ci/install-ollama (it prints its path), or install Ollama, and put it on PATH or pass {Bin}", name, err))
 	}
 	return p, nil
 }

@@ -37,7 +37,7 @@ func TestOllamaPreset(t *testing.T) {
 		t.Error("--gguf with --server vllm: no error")
 	}
 	if _, err := FindOllama("/nonexistent/ollama"); !errors.Is(err, ErrNoOllama) ||
-		!strings.Contains(err.Error(), ".ci/install-ollama") || !strings.Contains(err.Error(), "--server-bin") {
+		!strings.Contains(err.Error(), ".ci/install-ollama") || !strings.Contains(err.Error(), "pass Bin") {
 		t.Errorf("FindOllama(missing) = %v", err)
 	}
 }

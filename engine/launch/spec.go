@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/servebench/servebench/engine/option"
 )
 
 // Defaults for the zero values of Spec.
@@ -189,7 +191,7 @@ func PresetSpecFor(name, self string, o PresetOptions) (Spec, error) {
 		}
 		argv[0] = self
 		if o.Bin != "" {
-			return Spec{}, errors.New("bundled preset: --server-bin is for other presets (the bundled engine is servebench itself)")
+			return Spec{}, option.Errorf("Bin", nil, "bundled preset: {Bin} is for other presets (the bundled engine is servebench itself)")
 		}
 		if o.Model != "" {
 			argv = append(argv, "--model", o.Model)
@@ -205,7 +207,7 @@ func PresetSpecFor(name, self string, o PresetOptions) (Spec, error) {
 		}
 	} else {
 		if o.GPU != "" || o.Speedup != 0 {
-			return Spec{}, fmt.Errorf("server preset %q: --gpu and --speedup are for the bundled engine only", name)
+			return Spec{}, option.Errorf("GPU", nil, "server preset %q: {GPU} and {Speedup} are for the bundled engine only", name)
 		}
 		if o.Model != "" && p.modelAt >= 0 {
 			argv[p.modelAt] = o.Model
@@ -221,7 +223,7 @@ func PresetSpecFor(name, self string, o PresetOptions) (Spec, error) {
 			return Spec{}, err
 		}
 	} else if o.Ollama != (OllamaOptions{}) {
-		return Spec{}, fmt.Errorf("server preset %q: --gguf and --ollama-models are for --server ollama only", name)
+		return Spec{}, option.Errorf("GGUF", nil, "server preset %q: {GGUF} and {Models} are for {Preset} ollama only", name)
 	}
 	return spec, nil
 }

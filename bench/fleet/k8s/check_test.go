@@ -1,12 +1,16 @@
 package k8s
 
 import (
+	"errors"
 	"strings"
 	"testing"
+
+	"github.com/servebench/servebench/engine/option"
 )
 
 // TestCheckNamesTheFlag: each value Kubernetes would refuse is named with
-// its flag, and the first of several wins in the flags' order.
+// its option's field (the command words it as the flag), and the first of
+// several wins in the flags' order.
 func TestCheckNamesTheFlag(t *testing.T) {
 	good := JobOptions{Name: "sb", Image: "sb", Shards: 2}
 	if err := check(good); err != nil {
@@ -19,21 +23,25 @@ func TestCheckNamesTheFlag(t *testing.T) {
 		set  func(*JobOptions)
 		want string
 	}{
-		{func(o *JobOptions) { o.Name = "" }, `--name ""`},
-		{func(o *JobOptions) { o.Namespace = "Bad_NS" }, `--namespace "Bad_NS"`},
-		{func(o *JobOptions) { o.ServiceAccount = "-sa" }, `--service-account "-sa"`},
-		{func(o *JobOptions) { withKey(o); o.APIKeySecret = "Bad_Secret" }, `--api-key-secret "Bad_Secret"`},
-		{func(o *JobOptions) { withKey(o); o.APIKeySecretKey = "a key" }, `--api-key-secret-key "a key"`},
-		{func(o *JobOptions) { withKey(o); o.APIKeyEnv = "1KEY" }, `--api-key-env "1KEY"`},
-		{func(o *JobOptions) { o.ResultsClaim = "Bad_Claim" }, `--results-claim "Bad_Claim"`},
-		{func(o *JobOptions) { o.Command = "soak" }, `--command "soak"`},
-		{func(o *JobOptions) { o.Namespace, o.Image = "Bad_NS", "" }, `--namespace "Bad_NS"`},
-		{func(o *JobOptions) { o.Image, o.ResultsTo = "", "stdout" }, "--image"},
+		{func(o *JobOptions) { o.Name = "" }, `Name ""`},
+		{func(o *JobOptions) { o.Namespace = "Bad_NS" }, `Namespace "Bad_NS"`},
+		{func(o *JobOptions) { o.ServiceAccount = "-sa" }, `ServiceAccount "-sa"`},
+		{func(o *JobOptions) { withKey(o); o.APIKeySecret = "Bad_Secret" }, `APIKeySecret "Bad_Secret"`},
+		{func(o *JobOptions) { withKey(o); o.APIKeySecretKey = "a key" }, `APIKeySecretKey "a key"`},
+		{func(o *JobOptions) { withKey(o); o.APIKeyEnv = "1KEY" }, `APIKeyEnv "1KEY"`},
+		{func(o *JobOptions) { o.ResultsClaim = "Bad_Claim" }, `ResultsClaim "Bad_Claim"`},
+		{func(o *JobOptions) { o.Command = "soak" }, `Command "soak"`},
+		{func(o *JobOptions) { o.Namespace, o.Image = "Bad_NS", "" }, `Namespace "Bad_NS"`},
+		{func(o *JobOptions) { o.Image, o.ResultsTo = "", "stdout" }, "Image"},
 	} {
 		o := good
 		tc.set(&o)
-		if err := check(o); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+		err := check(o)
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 			t.Errorf("%+v: error %v, want one starting %s", o, err, tc.want)
+		}
+		if fe := (*option.FieldError)(nil); !errors.As(err, &fe) || !strings.HasPrefix(tc.want, fe.Field+" ") && tc.want != fe.Field {
+			t.Errorf("%+v: error %v: want an option.FieldError of the field named", o, err)
 		}
 	}
 	// A key's variable name is checked only with a Secret to fill it from.

@@ -1,7 +1,6 @@
 package k8s
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -15,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
+
+	"github.com/servebench/servebench/engine/option"
 )
 
 // IndexEnv is the variable the Job controller fills with a pod's completion
@@ -137,57 +138,57 @@ func Job(opts JobOptions) (*batchv1.Job, error) {
 }
 
 func check(opts JobOptions) error {
-	if err := nameError(append([]k8sName{{"--name", opts.Name, validation.IsDNS1123Label}}, given(
-		k8sName{"--namespace", opts.Namespace, validation.IsDNS1123Label},
-		k8sName{"--service-account", opts.ServiceAccount, validation.IsDNS1123Subdomain})...)...); err != nil {
+	if err := nameError(append([]k8sName{{"Name", opts.Name, validation.IsDNS1123Label}}, given(
+		k8sName{"Namespace", opts.Namespace, validation.IsDNS1123Label},
+		k8sName{"ServiceAccount", opts.ServiceAccount, validation.IsDNS1123Subdomain})...)...); err != nil {
 		return err
 	}
 	switch {
 	case opts.Image == "":
-		return errors.New("--image: expected the servebench image to run (see Containerfile)")
+		return option.Errorf("Image", nil, "expected the servebench image to run (see Containerfile)")
 	case !slices.Contains(Commands, command(opts)):
-		return fmt.Errorf("--command %q: expected one of %s", opts.Command, strings.Join(Commands, ", "))
+		return option.Errorf("Command", opts.Command, "expected one of %s", strings.Join(Commands, ", "))
 	case opts.Shards < 1 || opts.Shards > 100000:
-		return fmt.Errorf("--shards %d: expected 1-100000", opts.Shards)
+		return option.Errorf("Shards", opts.Shards, "expected 1-100000")
 	}
 	if opts.APIKeySecret != "" {
-		if err := nameError(k8sName{"--api-key-secret", opts.APIKeySecret, validation.IsDNS1123Subdomain},
-			k8sName{"--api-key-secret-key", opts.APIKeySecretKey, validation.IsConfigMapKey},
-			k8sName{"--api-key-env", opts.APIKeyEnv, validation.IsEnvVarName}); err != nil {
+		if err := nameError(k8sName{"APIKeySecret", opts.APIKeySecret, validation.IsDNS1123Subdomain},
+			k8sName{"APIKeySecretKey", opts.APIKeySecretKey, validation.IsConfigMapKey},
+			k8sName{"APIKeyEnv", opts.APIKeyEnv, validation.IsEnvVarName}); err != nil {
 			return err
 		}
 	}
 	if err := checkResultsTo(opts); err != nil {
 		return err
 	}
-	if err := nameError(given(k8sName{"--results-claim", opts.ResultsClaim, validation.IsDNS1123Subdomain},
-		k8sName{"--data-configmap", opts.DataConfigMap, validation.IsDNS1123Subdomain},
-		k8sName{"--data-claim", opts.DataClaim, validation.IsDNS1123Subdomain})...); err != nil {
+	if err := nameError(given(k8sName{"ResultsClaim", opts.ResultsClaim, validation.IsDNS1123Subdomain},
+		k8sName{"DataConfigMap", opts.DataConfigMap, validation.IsDNS1123Subdomain},
+		k8sName{"DataClaim", opts.DataClaim, validation.IsDNS1123Subdomain})...); err != nil {
 		return err
 	}
 	if opts.DataConfigMap != "" && opts.DataClaim != "" {
-		return fmt.Errorf("--data-configmap %q and --data-claim %q: expected one (both mount at %s)", opts.DataConfigMap, opts.DataClaim, DataDir)
+		return option.Errorf("DataConfigMap", nil, "{DataConfigMap} %q and {DataClaim} %q: expected one (both mount at %s)", opts.DataConfigMap, opts.DataClaim, DataDir)
 	}
 	return nil
 }
 
-// k8sName is a flag's value that Kubernetes checks with valid.
+// k8sName is an option's value that Kubernetes checks with valid.
 type k8sName struct {
-	flag, value string
-	valid       func(string) []string
+	field, value string
+	valid        func(string) []string
 }
 
 // nameError names the first of names Kubernetes would refuse, and why.
 func nameError(names ...k8sName) error {
 	for _, n := range names {
 		if errs := n.valid(n.value); len(errs) > 0 {
-			return fmt.Errorf("%s %q: %s", n.flag, n.value, errs[0])
+			return option.Errorf(n.field, n.value, "%s", errs[0])
 		}
 	}
 	return nil
 }
 
-// given keeps the names whose flag was given.
+// given keeps the names whose option was given.
 func given(names ...k8sName) []k8sName {
 	var out []k8sName
 	for _, n := range names {
@@ -203,10 +204,10 @@ func checkResultsTo(opts JobOptions) error {
 	case "", ResultsVolume:
 	case ResultsLog:
 		if opts.ResultsClaim != "" {
-			return fmt.Errorf("--results-claim %q with --results-to log: expected one (the log needs no volume)", opts.ResultsClaim)
+			return option.Errorf("ResultsClaim", nil, "{ResultsClaim} %q with {ResultsTo} log: expected one (the log needs no volume)", opts.ResultsClaim)
 		}
 	default:
-		return fmt.Errorf("--results-to %q: expected one of %s", opts.ResultsTo, strings.Join(ResultsTargets, ", "))
+		return option.Errorf("ResultsTo", opts.ResultsTo, "expected one of %s", strings.Join(ResultsTargets, ", "))
 	}
 	return nil
 }
