@@ -138,41 +138,13 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 		return nil, nil, err
 	}
 	defer rw.Close()
-	runner := &Runner{
-		Client:        cfg.Client,
-		Records:       rw,
-		ServerExited:  srv.Exited(),
-		Retries:       cfg.Retries,
-		RequestIDs:    cfg.RequestIDs,
-		RetryBackoff:  cfg.RetryBackoff,
-		Grace:         cfg.Grace,
-		ReconcileWait: cfg.ReconcileWait,
-		Interval:      cfg.Interval,
-		Bounded:       cfg.Bounded,
-		SpillDir:      cfg.Dir,
-		Metrics: &Metrics{HTTP: &http.Client{Timeout: 10 * time.Second}, URLs: srv.MetricsURLs, Filter: scrape.Filter{Model: cfg.Server.Model},
-			Prom: prom, GaugeEvery: cfg.GaugeEvery, Passes: srv.Passes},
-	}
+	runner, closeClients := sessionRunner(&cfg, srv, rw, prom, maxConns)
+	defer closeClients()
 	if srv.Info.Engine == result.EngineOllama && len(cfg.Server.MetricsURLs) == 0 && prom == nil {
 		runner.Metrics = nil
 		runner.NoMetrics = ollamaNoMetrics
 		res.Server.MetricsURL = nil // none scraped
 		cfg = ollamaEndpoint(cfg, srv, cfg.Notes)
-	}
-	if cfg.ContinueOnServerExit {
-		runner.WaitServer = newServerWaiter(srv.BaseURL).wait
-	}
-	if runner.Client == nil {
-		c := client.New(client.Options{BaseURL: srv.BaseURL, APIKey: cfg.Server.APIKey, MaxConns: maxConns,
-			RequestTimeout: cfg.RequestTimeout, StallTimeout: cfg.StallTimeout, AcceptEncoding: cfg.AcceptEncoding})
-		defer c.Close()
-		runner.Client = c
-	}
-	if cfg.DirectURL != "" {
-		dc := client.New(client.Options{BaseURL: cfg.DirectURL, APIKey: cfg.Server.APIKey, MaxConns: maxConns,
-			RequestTimeout: cfg.RequestTimeout, StallTimeout: cfg.StallTimeout, AcceptEncoding: cfg.AcceptEncoding})
-		defer dc.Close()
-		runner.Direct, runner.DirectURL = dc, launch.RedactURL(cfg.DirectURL)
 	}
 	res.Server.Dialect = detectDialect(ctx, runner.Metrics, res)
 	cfg = calibrateTokens(ctx, cfg, srv, runner.Client, res)
@@ -201,6 +173,49 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 		return res, recs, runErr
 	}
 	return res, recs, validate(res, m.why, cfg.FailOnErrorRate)
+}
+
+// sessionRunner is the Runner of a session's runs on srv: its settings
+// from cfg, its records into rw, its engine figures from srv's /metrics
+// (or prom), and the clients it sends with (cfg.Client, or one built for
+// srv; the direct URL's), which closeClients closes.
+func sessionRunner(cfg *Config, srv *Server, rw *store.RecordWriter, prom *promql.Source, maxConns int) (r *Runner, closeClients func()) {
+	r = &Runner{
+		Client:        cfg.Client,
+		Records:       rw,
+		ServerExited:  srv.Exited(),
+		Retries:       cfg.Retries,
+		RequestIDs:    cfg.RequestIDs,
+		RetryBackoff:  cfg.RetryBackoff,
+		Grace:         cfg.Grace,
+		ReconcileWait: cfg.ReconcileWait,
+		Interval:      cfg.Interval,
+		Bounded:       cfg.Bounded,
+		SpillDir:      cfg.Dir,
+		Metrics: &Metrics{HTTP: &http.Client{Timeout: 10 * time.Second}, URLs: srv.MetricsURLs, Filter: scrape.Filter{Model: cfg.Server.Model},
+			Prom: prom, GaugeEvery: cfg.GaugeEvery, Passes: srv.Passes},
+	}
+	if cfg.ContinueOnServerExit {
+		r.WaitServer = newServerWaiter(srv.BaseURL).wait
+	}
+	newClient := func(baseURL string) *client.Client {
+		return client.New(client.Options{BaseURL: baseURL, APIKey: cfg.Server.APIKey, MaxConns: maxConns,
+			RequestTimeout: cfg.RequestTimeout, StallTimeout: cfg.StallTimeout, AcceptEncoding: cfg.AcceptEncoding})
+	}
+	var built []*client.Client
+	if r.Client == nil {
+		c := newClient(srv.BaseURL)
+		built, r.Client = append(built, c), c
+	}
+	if cfg.DirectURL != "" {
+		dc := newClient(cfg.DirectURL)
+		built, r.Direct, r.DirectURL = append(built, dc), dc, launch.RedactURL(cfg.DirectURL)
+	}
+	return r, func() {
+		for i := len(built) - 1; i >= 0; i-- { // as deferred, the last built first
+			built[i].Close()
+		}
+	}
 }
 
 // engineClock is c with the speed-up the bundled engine states in its
