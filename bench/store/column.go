@@ -40,15 +40,17 @@ type Column struct {
 const spillBuf = 32 << 10
 
 // Spill makes c write its samples to a new file in dir ("": the system's
-// temporary directory), unlinked at once where the system allows it (the
-// open file stays readable), so that no kill leaves it behind. On failure
-// c stays in memory.
+// temporary directory) that has no name (Linux), or else is unlinked at
+// once where the system allows it (the open file stays readable), so that
+// no kill leaves it behind. On failure c stays in memory.
 func (c *Column) Spill(dir string) error {
-	f, err := os.CreateTemp(dir, ".servebench-samples-*")
+	f, err := openUnnamed(dir)
 	if err != nil {
-		return err
+		if f, err = os.CreateTemp(dir, ".servebench-samples-*"); err != nil {
+			return err
+		}
+		c.named = os.Remove(f.Name()) != nil
 	}
-	c.named = os.Remove(f.Name()) != nil
 	c.f, c.buf = f, make([]byte, 0, spillBuf)
 	return nil
 }

@@ -25,13 +25,19 @@ func assertNoSampleFiles(t *testing.T, dir, when string) {
 	}
 }
 
-// openSampleFiles counts the sample files process pid holds open after
-// unlinking them (Linux's /proc; 0 elsewhere).
-func openSampleFiles(pid int) int {
+// openSampleFiles counts the sample files process pid holds open in dir
+// with no name there (Linux's /proc; 0 elsewhere): opened without a name
+// (O_TMPFILE, which /proc shows as "dir/#inode (deleted)") or unlinked
+// after creating.
+func openSampleFiles(pid int, dir string) int {
 	fds, _ := filepath.Glob(fmt.Sprintf("/proc/%d/fd/*", pid))
 	n := 0
 	for _, fd := range fds {
-		if target, err := os.Readlink(fd); err == nil && strings.Contains(target, ".servebench-samples-") && strings.HasSuffix(target, " (deleted)") {
+		target, err := os.Readlink(fd)
+		if err != nil || !strings.HasSuffix(target, " (deleted)") || filepath.Dir(target) != dir {
+			continue
+		}
+		if base := filepath.Base(target); strings.HasPrefix(base, ".servebench-samples-") || strings.HasPrefix(base, "#") {
 			n++
 		}
 	}
@@ -48,7 +54,7 @@ func openSampleFiles(pid int) int {
 func TestKillThenReport(t *testing.T) {
 	dir := t.TempDir()
 	killWhen(t, dir, func(cp *result.Results) bool { return len(lastRun(cp).Windows) >= 2 }, func(pid int) {
-		if n := openSampleFiles(pid); runtime.GOOS == "linux" && n < 16 {
+		if n := openSampleFiles(pid, dir); runtime.GOOS == "linux" && n < 16 {
 			t.Errorf("%d unlinked sample files open in the running process, want the run's and the open window's (16 or more)", n)
 		}
 		assertNoSampleFiles(t, dir, "mid-run")
