@@ -9,7 +9,7 @@ import (
 )
 
 // fieldFlags is the one table from a library option's field
-// (option.FieldError: bench, bench/workload, engine/sim, engine/pd) to the
+// (option.FieldError: bench, engine and report packages) to the
 // flags that set it, without their dashes. Where two commands set the same
 // field under different flags, the first one the running command takes is
 // used. TestFieldFlags checks that every field the libraries name has a row.
@@ -138,6 +138,17 @@ var fieldFlags = map[string][]string{
 	// engine/launch.PresetOptions and its OllamaOptions.
 	"Bin":    {"server-bin"},
 	"Models": {"ollama-models"},
+
+	// report: compare.Options, export's destination, pushgateway.Options.
+	"Append":     {"append"},
+	"Format":     {"format"},
+	"Job":        {"push-job"},
+	"Labels":     {"push-label"},
+	"Run":        {"run"},
+	"Test":       {"test"},
+	"Thresholds": {"max-regression"},
+	"To":         {"to"},
+	"URL":        {"pushgateway"},
 }
 
 // flagFor is the flag that sets field on cmd ("--retries"), or the field

@@ -20,17 +20,17 @@ import (
 	"github.com/servebench/servebench/engine/option"
 )
 
-// libraryFields lists every option field the libraries (bench, engine)
-// name in an option.FieldError, by reading their source: the field of
-// each option.Errorf, option.Wrap and option.FieldError literal, and the
-// {Field}s of an Errorf's reason. A field given by a variable (a list of
+// libraryFields lists every option field the libraries (bench, engine,
+// report) name in an option.FieldError, by reading their source: the field
+// of each option.Errorf, option.Wrap, result.OptionErrorf and FieldError
+// literal, and the {Field}s of an Errorf's reason. A field given by a variable (a list of
 // sources, each named where it is listed) is left to the command tests.
 func libraryFields(t *testing.T) map[string][]string {
 	t.Helper()
 	ref := regexp.MustCompile(`\{([A-Z][A-Za-z0-9.]*)\}`)
 	fields := map[string][]string{} // field -> where named
 	fset := token.NewFileSet()
-	for _, root := range []string{"../../bench", "../../engine"} {
+	for _, root := range []string{"../../bench", "../../engine", "../../report"} {
 		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 				return err
@@ -61,14 +61,17 @@ func libraryFields(t *testing.T) map[string][]string {
 					if !ok {
 						return true
 					}
-					if pkg, ok := sel.X.(*ast.Ident); !ok || pkg.Name != "option" {
+					pkg, ok := sel.X.(*ast.Ident)
+					if !ok {
 						return true
 					}
-					switch sel.Sel.Name {
-					case "Errorf", "Wrap":
-						add(n.Args[0], n.Pos())
+					// option.Errorf and Wrap, and result.OptionErrorf (report's way to option.Errorf).
+					errorf := pkg.Name == "option" && sel.Sel.Name == "Errorf" || pkg.Name == "result" && sel.Sel.Name == "OptionErrorf"
+					if !errorf && (pkg.Name != "option" || sel.Sel.Name != "Wrap") {
+						return true
 					}
-					if sel.Sel.Name == "Errorf" && len(n.Args) > 2 {
+					add(n.Args[0], n.Pos())
+					if errorf && len(n.Args) > 2 {
 						// Every literal of the format, also one joined with others.
 						ast.Inspect(n.Args[2], func(x ast.Node) bool {
 							if e, ok := x.(ast.Expr); ok {

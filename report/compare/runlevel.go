@@ -59,7 +59,7 @@ func pickMode(test string, nb, nn int) (string, error) {
 		return ModeRequests, nil
 	case "", TestAuto:
 	default:
-		return "", fmt.Errorf("%w: --test %q: want one of %s", ErrInput, test, strings.Join(Tests, ", "))
+		return "", fmt.Errorf("%w: %w", ErrInput, result.OptionErrorf("Test", test, "want one of %s", strings.Join(Tests, ", ")))
 	}
 	switch {
 	case nb >= 2 && nn >= 2:

@@ -136,7 +136,7 @@ func TestLimitsMode(t *testing.T) {
 			t.Errorf("method %q does not suggest --repeats", rep.Test)
 		}
 	}
-	if _, err := Compare(base, base, Options{Test: "bogus"}); err == nil || !strings.Contains(err.Error(), "--test") {
+	if _, err := Compare(base, base, Options{Test: "bogus"}); err == nil || !strings.Contains(err.Error(), `Test "bogus"`) {
 		t.Errorf("--test bogus: %v", err)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/servebench/servebench/bench/result"
 )
 
 // Threshold is how much worse one statistic of one quantity may get before
@@ -107,7 +109,7 @@ func DefaultThresholds() []Threshold {
 // or "engine.queue.mean=off". Errors name the value and the expected form.
 func ParseThreshold(s string) (Threshold, error) {
 	fail := func(why string) (Threshold, error) {
-		return Threshold{}, fmt.Errorf("--max-regression %q: %s; want %s", s, why, thresholdForm)
+		return Threshold{}, result.OptionErrorf("Thresholds", s, "%s; want %s", why, thresholdForm)
 	}
 	key, limit, ok := strings.Cut(s, "=")
 	if !ok {

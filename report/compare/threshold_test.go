@@ -67,7 +67,7 @@ func TestParseThresholdErrors(t *testing.T) {
 			continue
 		}
 		msg := err.Error()
-		if !strings.Contains(msg, tc.want) || !strings.Contains(msg, "--max-regression \""+tc.in+"\"") || !strings.Contains(msg, "QUANTITY.STAT=LIMIT") {
+		if !strings.Contains(msg, tc.want) || !strings.Contains(msg, "Thresholds \""+tc.in+"\"") || !strings.Contains(msg, "QUANTITY.STAT=LIMIT") {
 			t.Errorf("%q: error %q lacks %q, the value or the expected form", tc.in, msg, tc.want)
 		}
 	}

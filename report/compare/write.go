@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/report/textwrap"
 )
 
@@ -23,7 +24,7 @@ func WriterFor(format string) (Writer, error) {
 	if w, ok := writers[format]; ok {
 		return w, nil
 	}
-	return nil, fmt.Errorf("%w: --format %q: want one of %s", ErrInput, format, strings.Join(Formats, ", "))
+	return nil, fmt.Errorf("%w: %w", ErrInput, result.OptionErrorf("Format", format, "want one of %s", strings.Join(Formats, ", ")))
 }
 
 // Write renders r to w in format.

@@ -117,5 +117,5 @@ func Write(w io.Writer, format string, res *result.Results, recs []result.Record
 	case "csv":
 		return CSV(w, res, recs)
 	}
-	return fmt.Errorf("%w: --to %q: expected one of vllm-bench, csv", result.ErrInput, format)
+	return fmt.Errorf("%w: %w", result.ErrInput, result.OptionErrorf("To", format, "expected one of vllm-bench, csv"))
 }

@@ -3,7 +3,6 @@ package export
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -54,7 +53,7 @@ func Save(format string, res *result.Results, recs []result.Record, opts Options
 		_, err := dest.Stdout.Write(b.Bytes())
 		return err
 	}
-	return writeFile("--out", dest.Out, b.Bytes())
+	return writeFile("Out", dest.Out, b.Bytes())
 }
 
 // OnlyRun is res with just the run named name.
@@ -68,7 +67,7 @@ func OnlyRun(res *result.Results, name string) (*result.Results, error) {
 		}
 		names = append(names, r.Name)
 	}
-	return nil, usage(fmt.Errorf("--run %q: no such run (the results hold %s)", name, strings.Join(names, ", ")))
+	return nil, usage(result.OptionErrorf("Run", name, "no such run (the results hold %s)", strings.Join(names, ", ")))
 }
 
 // saveVLLM writes one vLLM result object per run to dest.Out or
@@ -92,11 +91,11 @@ func saveVLLM(res *result.Results, recs []result.Record, opts Options, dest Dest
 		for i, r := range runs {
 			names[i] = r.Name
 		}
-		return usage(fmt.Errorf("--out %s: %s holds %d runs (%s) and a vLLM result file holds one: give --out DIR for one <run>.json each, --run NAME for one of them, or --append FILE for one object per line",
+		return usage(result.OptionErrorf("Out", nil, "{Out} %s: %s holds %d runs (%s) and a vLLM result file holds one: give {Out} DIR for one <run>.json each, {Run} NAME for one of them, or {Append} FILE for one object per line",
 			dest.Out, dest.From, len(runs), strings.Join(names, ", ")))
 	default:
 		// As vLLM's --save-result: the object, no newline after it.
-		return writeFile("--out", dest.Out, runs[0].JSON)
+		return writeFile("Out", dest.Out, runs[0].JSON)
 	}
 }
 
@@ -107,10 +106,10 @@ func saveVLLMDir(dir string, runs []VLLMRun) error {
 	for _, r := range runs {
 		name := fileSafe(r.Name) + ".json"
 		if prev, ok := seen[name]; ok {
-			return usage(fmt.Errorf("--out %s: runs %q and %q would both be written to %s: export them one at a time with --run NAME --out FILE", dir, prev, r.Name, name))
+			return usage(result.OptionErrorf("Out", nil, "{Out} %s: runs %q and %q would both be written to %s: export them one at a time with {Run} NAME {Out} FILE", dir, prev, r.Name, name))
 		}
 		seen[name] = r.Name
-		if err := writeFile("--out", filepath.Join(dir, name), r.JSON); err != nil {
+		if err := writeFile("Out", filepath.Join(dir, name), r.JSON); err != nil {
 			return err
 		}
 	}
@@ -142,13 +141,14 @@ func fileSafe(name string) string {
 	}, name)
 }
 
-// writeFile writes a file, creating its folder; errors name the flag.
-func writeFile(flag, path string, b []byte) error {
+// writeFile writes a file, creating its folder; errors name the option
+// (field) that gave the path.
+func writeFile(field, path string, b []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return usage(fmt.Errorf("%s: %w", flag, err))
+		return usage(&result.FieldError{Field: field, Err: err})
 	}
 	if err := os.WriteFile(path, b, 0o644); err != nil {
-		return usage(fmt.Errorf("%s: %w", flag, err))
+		return usage(&result.FieldError{Field: field, Err: err})
 	}
 	return nil
 }
@@ -157,23 +157,23 @@ func writeFile(flag, path string, b []byte) error {
 // creating the file and its folder.
 func appendVLLM(path string, runs []VLLMRun) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return usage(fmt.Errorf("--append: %w", err))
+		return usage(&result.FieldError{Field: "Append", Err: err})
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
-		return usage(fmt.Errorf("--append: %w", err))
+		return usage(&result.FieldError{Field: "Append", Err: err})
 	}
 	var tail []byte
 	if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
 		tail = make([]byte, 1)
 		if _, err := f.ReadAt(tail, fi.Size()-1); err != nil {
 			f.Close()
-			return fmt.Errorf("--append %s: %w", path, err)
+			return &result.FieldError{Field: "Append", Reason: "{Append} %s", Args: []any{path}, Err: err}
 		}
 	}
 	if _, err := f.Write(Appended(tail, runs)); err != nil {
 		f.Close()
-		return fmt.Errorf("--append %s: %w", path, err)
+		return &result.FieldError{Field: "Append", Reason: "{Append} %s", Args: []any{path}, Err: err}
 	}
 	return f.Close()
 }

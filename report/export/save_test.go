@@ -46,7 +46,7 @@ func TestSaveRefusals(t *testing.T) {
 	if !errors.Is(err, ErrUsage) {
 		t.Fatalf("two runs to one file: %v, want a usage error", err)
 	}
-	for _, want := range []string{"results/x holds 2 runs (streaming, non-streaming)", "--out DIR", "--run NAME", "--append FILE"} {
+	for _, want := range []string{"results/x holds 2 runs (streaming, non-streaming)", "Out DIR", "Run NAME", "Append FILE"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}
@@ -63,7 +63,7 @@ func TestSaveRefusals(t *testing.T) {
 		t.Errorf("two runs to one name: %v", err)
 	}
 
-	if _, err := OnlyRun(res, "nope"); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), `--run "nope": no such run (the results hold streaming_, streaming?)`) {
+	if _, err := OnlyRun(res, "nope"); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), `Run "nope": no such run (the results hold streaming_, streaming?)`) {
 		t.Errorf("unknown run: %v", err)
 	}
 }

@@ -44,15 +44,15 @@ func ParseLabel(s string) (k, v string, err error) {
 	k, v, ok := strings.Cut(s, "=")
 	switch {
 	case !ok || k == "":
-		return "", "", fmt.Errorf("--push-label %q: expected NAME=VALUE", s)
+		return "", "", result.OptionErrorf("Labels", s, "expected NAME=VALUE")
 	case !model.LegacyValidation.IsValidLabelName(k) || strings.HasPrefix(k, "__"):
-		return "", "", fmt.Errorf("--push-label %q: %q is not a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*, not starting with __)", s, k)
+		return "", "", result.OptionErrorf("Labels", s, "%q is not a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*, not starting with __)", k)
 	case k == "job":
-		return "", "", fmt.Errorf("--push-label %q: the job is set with --push-job", s)
+		return "", "", result.OptionErrorf("Labels", s, "the job is set with {Job}")
 	}
 	for _, l := range runLabels {
 		if k == l {
-			return "", "", fmt.Errorf("--push-label %q: %q is set on every series from the run", s, k)
+			return "", "", result.OptionErrorf("Labels", s, "%q is set on every series from the run", k)
 		}
 	}
 	return k, v, nil
@@ -63,7 +63,7 @@ func ParseLabel(s string) (k, v string, err error) {
 func CheckURL(s string) error {
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("--pushgateway %q: expected an http(s) URL such as http://127.0.0.1:9091", s)
+		return result.OptionErrorf("URL", s, "expected an http(s) URL such as http://127.0.0.1:9091")
 	}
 	return nil
 }
