@@ -1,9 +1,10 @@
 // Package option is the error of a bad option value, shared by the bundled
-// engine (engine/sim, engine/pd) and the harness (bench, bench/workload):
-// a library names the option by its Go field ("Retries"), never by a
-// command-line flag, and cmd/servebench words it as the flag it came from
-// ("--retries"). It sits at engine level because engine/ imports nothing
-// above it, as engine/dist does.
+// engine (engine/sim, engine/pd, engine/launch), the harness (bench and its
+// packages) and report (through bench/result's alias, as report imports no
+// engine package): a library names the option by its Go field ("Retries"),
+// never by a command-line flag, and cmd/servebench words it as the flag it
+// came from ("--retries"). It sits at engine level because engine/ imports
+// nothing above it, as engine/dist does.
 package option
 
 import (
