@@ -31,13 +31,6 @@ var workloadExcluded = map[string]string{
 	"path":        "where the requests went (--direct-url), told apart by run name",
 	"paired_with": "names the other side's run (--direct-url)",
 	"direct_url":  "an address, which differs from machine to machine",
-	// Not compared before compare derived its fields from the type; kept
-	// so to leave compare's verdicts as they were.
-	"response_format": "not compared so far",
-	"tools_file":      "not compared so far",
-	"tool_choice":     "not compared so far",
-	"lora":            "not compared so far",
-	"tool_rounds":     "not compared so far",
 }
 
 // workloadShown are the compared fields not compared as fmt.Sprint prints
@@ -47,6 +40,7 @@ var workloadShown = map[string]func(*result.Run) string{
 	"stream": func(r *result.Run) string { return fmt.Sprint(r.Stream) },
 	// By base name, so a baseline made on another machine still matches.
 	"prompt_file": func(r *result.Run) string { return baseName(r.Workload.PromptFile) },
+	"tools_file":  func(r *result.Run) string { return baseName(r.Workload.ToolsFile) },
 	"trace":       func(r *result.Run) string { return traceString(r.Workload.Trace) },
 }
 

@@ -58,7 +58,7 @@ func TestWorkloadFieldsCompared(t *testing.T) {
 var wantCompared = []string{"mode", "concurrency", "rate", "arrival", "burstiness", "stream", "endpoint", "model",
 	"max_tokens", "exact_length", "prompt_kind", "prompt_tokens", "prompt_file", "source", "source_sha256",
 	"input_tokens", "output_tokens", "turns", "think_time_s", "shared_prefix_tokens", "prefix_groups",
-	"prefix_pick", "trace", "seed"}
+	"prefix_pick", "trace", "seed", "response_format", "tools_file", "tool_choice", "lora", "tool_rounds"}
 
 // TestWorkloadComparedList: the fields compared are wantCompared; one
 // that is new or gone is named.
