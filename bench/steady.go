@@ -37,7 +37,7 @@ type steadyPoint struct {
 
 // steadyTracker finds a run's steady state as its requests complete and,
 // in an open loop, tests for saturation (stopping the sends once it holds).
-// Used under runState.mu.
+// Used under the run collector's mu (collector.keep).
 type steadyTracker struct {
 	start    time.Time
 	open     bool

@@ -9,7 +9,7 @@ import (
 )
 
 // RunAcc is what a run keeps of its records for its figures, fed one
-// record at a time as each completes (Runner.keep, under runState.mu):
+// record at a time as each completes (bench's collector.keep, under its mu):
 // compact samples and counters, never the records. With Runner.Bounded
 // the records themselves are not kept at all, so a run's memory does not
 // grow with its length beyond the samples' 8 bytes per request and
