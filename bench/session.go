@@ -270,8 +270,8 @@ func orUnknown(s string) string {
 // MaxRetries bounds Config.Retries (--retries).
 const MaxRetries = 100
 
-// CheckLimits checks the session's own bounds, each error naming the flag
-// that sets it: the retries, the window and gauge intervals, the timeouts,
+// CheckLimits checks the session's own bounds, each error an
+// option.FieldError naming the field: the retries, the window and gauge intervals, the timeouts,
 // and ContinueOnServerExit, which is only for a server servebench did not
 // start. Commands call it before anything starts; Execute checks them too.
 func (cfg Config) CheckLimits() error {

@@ -22,5 +22,5 @@ const (
 // DistGrammar is the accepted syntax, for help texts and errors.
 const DistGrammar = dist.Grammar
 
-// ParseDist reads a distribution (dist.Parse); the caller names the flag.
+// ParseDist reads a distribution (dist.Parse); the caller names the option.
 func ParseDist(s string) (Dist, error) { return dist.Parse(s) }

@@ -40,7 +40,8 @@ type Structured struct {
 }
 
 // Load reads the files o names and compiles their schemas; nil, nil when
-// o asks for nothing. Errors name the flag, the file and its line.
+// o asks for nothing. Errors name the field (option.FieldError), the file
+// and its line.
 func (o StructuredOptions) Load() (*Structured, error) {
 	if o.ResponseFormat == "" && o.ToolsFile == "" {
 		if o.ToolChoice != "" {

@@ -40,7 +40,8 @@ type Dest struct {
 }
 
 // Save writes res in format to dest. Errors wrap ErrUsage where the input
-// or destination is wrong; they name the flag (--out, --append).
+// or destination is wrong; they name the option (result.FieldError: Out,
+// Append).
 func Save(format string, res *result.Results, recs []result.Record, opts Options, dest Dest) error {
 	if format == "vllm-bench" && (dest.Out != "" || dest.Append != "") {
 		return saveVLLM(res, recs, opts, dest)

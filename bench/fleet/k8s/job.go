@@ -249,15 +249,15 @@ func env(opts JobOptions) []corev1.EnvVar {
 func resources(cpu, mem string) (corev1.ResourceRequirements, error) {
 	rl := corev1.ResourceList{}
 	for _, r := range []struct {
-		flag, val string
-		name      corev1.ResourceName
-	}{{"--cpu", cpu, corev1.ResourceCPU}, {"--memory", mem, corev1.ResourceMemory}} {
+		field, val string
+		name       corev1.ResourceName
+	}{{"CPU", cpu, corev1.ResourceCPU}, {"Memory", mem, corev1.ResourceMemory}} {
 		if r.val == "" {
 			continue
 		}
 		q, err := resource.ParseQuantity(r.val)
 		if err != nil || q.Sign() <= 0 {
-			return corev1.ResourceRequirements{}, fmt.Errorf("%s %q: expected a positive Kubernetes quantity (e.g. 2, 500m, 1Gi)", r.flag, r.val)
+			return corev1.ResourceRequirements{}, option.Errorf(r.field, r.val, "expected a positive Kubernetes quantity (e.g. 2, 500m, 1Gi)")
 		}
 		rl[r.name] = q
 	}
