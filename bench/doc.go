@@ -45,6 +45,8 @@
 //
 // Nothing here touches the process: callers pass a context, writers and
 // options. Whole-run failures are errors (ErrInterrupted, ErrServerExited,
-// ErrInvalidRun, ErrUsage) that cmd/servebench maps to exit codes; a failed
-// request is data, a record with its error class.
+// ErrInvalidRun, ErrUsage) that cmd/servebench maps to exit codes; a bad
+// option is an option.FieldError naming its field (Retries), which
+// cmd/servebench words as the flag (--retries); a failed request is data, a
+// record with its error class.
 package bench
