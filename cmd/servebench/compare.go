@@ -170,7 +170,7 @@ func gateThresholds(limitsFrom string, maxRegression []string) ([]compare.Thresh
 	for _, s := range maxRegression {
 		th, err := compare.ParseThreshold(s)
 		if err != nil {
-			return nil, fmt.Errorf("--max-regression %q: %w", s, err)
+			return nil, err // names the flag and the value itself
 		}
 		out = append(out, th)
 	}

@@ -64,6 +64,10 @@ func nightly(t *testing.T, fast, slow, db string) {
 	// The gate judges the engine's own decode pace (its ITL from /metrics,
 	// on its clock, which a busy host does not move): the client's figures
 	// also carry this shared machine's load, +4-6% on a few nights of 30.
+	// The engine's pace is so steady that a 0.2% shift can fall outside
+	// its 99% interval (it did, once in a few dozen runs of this test): a
+	// 2% floor (--max-regression) keeps such a night "worse, within limit"
+	// and still fails the 5% step, as docs/ci-gate.md advises.
 	sep := "?"
 	if strings.Contains(db, "?") {
 		sep = "&"
@@ -84,7 +88,7 @@ func nightly(t *testing.T, fast, slow, db string) {
 		dir := filepath.Join(t.TempDir(), fmt.Sprint(i))
 		code, out, errOut := runMain("run", "--base-url", e, "--concurrency", "4", "--requests", "8", "--max-tokens", "64",
 			"--stream", "on", "--quiet", "--out", dir, "--label", fmt.Sprintf("commit=c%02d", i), "--label", "flavour=nightly",
-			"--history", db, "--baseline", baseline)
+			"--history", db, "--baseline", baseline, "--max-regression", "engine.itl.mean=2%")
 		if i <= 5 && !strings.Contains(out, "need 5: no verdict") {
 			t.Errorf("night %d: expected no verdict on a short history\n%s", i, out)
 		}

@@ -469,3 +469,40 @@ func TestCompareAcceptEncoding(t *testing.T) {
 		t.Errorf("server differences %s; want the accept encoding's", got)
 	}
 }
+
+// TestEngineITLFloor: the engine's inter-token latency (its decode pace,
+// which docs/ci-gate.md gates the history on) takes a --max-regression
+// floor like the other engine figures, and the client's TPOT confirms it:
+// a 10% slower build (every duration x1.1) regresses past a 2% floor and
+// stays within a 20% one; unchanged, it is never a regression.
+func TestEngineITLFloor(t *testing.T) {
+	withITL := func(s *Side, scale float64) *Side {
+		for i := range s.Results.Runs {
+			s.Results.Runs[i].Engine.ITLS = &result.Hist{Mean: 0.015 * scale, Count: 31 * 21, P50Est: 0.015 * scale}
+		}
+		return s
+	}
+	for _, c := range []struct {
+		limit string
+		scale float64
+		want  bool
+	}{{"2%", 1.1, true}, {"20%", 1.1, false}, {"2%", 1, false}} {
+		th, err := ParseThreshold("engine.itl.mean=" + c.limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := withITL(synthSide(t, "base", 1, 100, twoRuns(1)...), 1)
+		nw := withITL(synthSide(t, "new", 2, 100, twoRuns(c.scale)...), c.scale)
+		rep, err := Compare(base, nw, Options{Test: TestRequests, Thresholds: []Threshold{th}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		row := findRow(t, rep, "streaming", "engine.itl.mean")
+		if row.Regression != c.want {
+			t.Errorf("engine.itl x%g with a %s floor: %+v; want regression %v", c.scale, c.limit, row, c.want)
+		}
+		if c.want && !strings.Contains(row.Confirmed, "client.tpot") {
+			t.Errorf("engine.itl regression confirmed by %q, want the client's TPOT", row.Confirmed)
+		}
+	}
+}

@@ -60,6 +60,7 @@ var quantities = []quantity{
 	{Name: "engine.ttft", src: fromEngine, Unit: "s", Headline: "mean", Stats: engineStats, Doc: "engine TTFT from /metrics (includes queue wait)"},
 	{Name: "engine.e2e", src: fromEngine, Unit: "s", Headline: "mean", Stats: engineStats, Doc: "engine E2E from /metrics"},
 	{Name: "engine.queue", src: fromEngine, Unit: "s", Headline: "mean", Stats: engineStats, Doc: "engine queue wait from /metrics"},
+	{Name: "engine.itl", src: fromEngine, Unit: "s", Headline: "mean", Stats: engineStats, Doc: "engine inter-token latency from /metrics (its decode pace, on the engine's clock)"},
 	{Name: "throughput", src: fromThroughput, Unit: "tokens/s", Headline: "output_tokens_per_s", Stats: []string{"output_tokens_per_s", "requests_per_s"}, Doc: "run throughput; tested on per-request output tokens/s, whose median must pass the limit too"},
 	{Name: "goodput", src: fromGoodput, Unit: "fraction", Headline: "attainment", Stats: []string{"attainment", "rate_per_s"}, Doc: "runs with an SLO: share of measured requests meeting every threshold (failures never do), and those requests per second; both sides judged against one SLO"},
 	{Name: "errors", src: fromErrors, Unit: "fraction", Headline: "rate", Stats: []string{"rate"}, Doc: "failed / measured requests"},
@@ -277,6 +278,8 @@ func engineHist(e *result.EngineStats, name string) *result.Hist {
 		return e.E2ES
 	case "engine.queue":
 		return e.QueueS
+	case "engine.itl":
+		return e.ITLS
 	}
 	return nil
 }

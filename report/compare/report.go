@@ -440,14 +440,24 @@ func pPhrase(p *float64) string {
 // confirmation tests the client quantity whose interval contains an engine
 // figure's: the engine's TTFT and queue wait lie inside the client's time
 // to first token (E2E when non-streaming), its E2E inside the client's
-// E2E. An engine mean has no samples to test and one stalled request can
+// E2E, its inter-token latency inside the client's TPOT (E2E when
+// non-streaming). An engine mean has no samples to test and one stalled request can
 // move it; a real change of the engine figure must move the client's
 // per-request distribution the same way. worse is true when that client
 // test is significant in the worse direction.
 func confirmation(q quantity, p runPair, alpha float64) (desc string, worse bool) {
+	both := func(name string) bool { return len(p.sb.byName[name]) > 0 && len(p.sn.byName[name]) > 0 }
 	name := "client.e2e"
-	if q.Name != "engine.e2e" && len(p.sb.byName["client.first_token"]) > 0 && len(p.sn.byName["client.first_token"]) > 0 {
-		name = "client.first_token"
+	switch q.Name {
+	case "engine.e2e":
+	case "engine.itl":
+		if both("client.tpot") {
+			name = "client.tpot"
+		}
+	default:
+		if both("client.first_token") {
+			name = "client.first_token"
+		}
 	}
 	pv := p.test(name)
 	if pv == nil {
