@@ -109,6 +109,17 @@ func (c *Client) Do(ctx context.Context, req *Request) Trace {
 		resp.Body = arrivalBody{resp.Body, ph.arrivals}
 	}
 	tr.Status = resp.StatusCode
+	x.readResponse(resp, req)
+	ph.copyTo(tr) // WroteRequest may be reported late, from another goroutine
+	if ph.arrivals != nil {
+		ph.arrivals.finish(tr)
+	}
+	return *tr
+}
+
+// readResponse reads resp, decoded as it came (gzip), by the shape its
+// endpoint, mode and status give it into x's trace.
+func (x *exchange) readResponse(resp *http.Response, req *Request) {
 	rbody, ok := x.decoded(resp)
 	if g, isGzip := rbody.(*gunzip); isGzip {
 		defer g.release()
@@ -138,11 +149,6 @@ func (c *Client) Do(ctx context.Context, req *Request) Trace {
 	default:
 		x.readBody(rbody)
 	}
-	ph.copyTo(tr) // WroteRequest may be reported late, from another goroutine
-	if ph.arrivals != nil {
-		ph.arrivals.finish(tr)
-	}
-	return *tr
 }
 
 // sender builds the POST of body to path, timed by ph: written by the
