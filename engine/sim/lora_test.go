@@ -64,7 +64,11 @@ func TestLoRAModels(t *testing.T) {
 // TestLoRAMaxLoRAs: four requests on four adapters at once run together
 // with --max-loras 4 and one adapter at a time with --max-loras 1, where the
 // others wait (engine queue time) while vllm:lora_requests_info names the
-// running adapter and the waiting ones.
+// running adapter and the waiting ones. Requests are 512 tokens long: with
+// four slots a request still waits up to a step for the batch to take it,
+// longer when a loaded host runs the loop late (0.009 s summed over four,
+// against 0.056 s with one slot at 64 tokens); that wait does not grow with
+// the request, the wait behind whole requests does.
 func TestLoRAMaxLoRAs(t *testing.T) {
 	queue := map[int]float64{}
 	for _, slots := range []int{1, 4} {
@@ -76,7 +80,7 @@ func TestLoRAMaxLoRAs(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				drain(t, post(t, e, "/v1/chat/completions", loraChat(a, 64, false)))
+				drain(t, post(t, e, "/v1/chat/completions", loraChat(a, 512, false)))
 			}()
 		}
 		wg.Wait()
@@ -107,7 +111,7 @@ func TestLoRAMaxLoRAs(t *testing.T) {
 		}
 	}
 	// One at a time: the 2nd, 3rd and 4th wait 1, 2 and 3 requests' worth.
-	if queue[1] < 0.02 || queue[1] < 10*queue[4] {
+	if queue[1] < 0.16 || queue[1] < 10*queue[4] {
 		t.Errorf("engine queue time sum %.3f s with one slot, %.3f s with four: want far more with one", queue[1], queue[4])
 	}
 }
