@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/servebench/servebench/bench"
@@ -17,6 +18,12 @@ const (
 	KindTemplate = "template" // {NAME} in --server-cmd
 	KindEnv      = "env"      // NAME=VALUE in the server's environment
 )
+
+// SeedPlaceholder in --server-cmd is filled with each unit's seed (repeat r
+// of a tune with seed S: S*1000+r, what the bundled engine started by tune
+// gets as --seed), so a server that draws from a seed draws afresh in every
+// repeat. It is reserved: no --grid names it.
+const SeedPlaceholder = "{seed}"
 
 // fieldOf names each kind's list of factors as an option, for errors
 // (option.FieldError; the command words it as its flag).
@@ -66,6 +73,9 @@ func (g Grid) Check(so bench.ServerOptions) error {
 			return option.Errorf(fieldOf[f.Kind], nil, "{"+fieldOf[f.Kind]+"} %s given twice: expected one list of values per setting", f.Name)
 		}
 		seen[f.Kind+f.Name] = true
+		if f.Kind == KindTemplate && "{"+f.Name+"}" == SeedPlaceholder {
+			return option.Errorf("Grid", nil, "{Grid} %s: %s is reserved: tune fills it with each repeat's seed ({Seed} S: S*1000+r); name the placeholder otherwise", f.Name, SeedPlaceholder)
+		}
 		switch f.Kind {
 		case KindEngine:
 			if !so.Bundled() {
@@ -83,15 +93,17 @@ func (g Grid) Check(so bench.ServerOptions) error {
 			return fmt.Errorf("factor %s: unknown kind %q", f.Name, f.Kind)
 		}
 	}
-	if m := regexp.MustCompile(`\{[A-Za-z_][A-Za-z0-9_.-]*\}`).FindString(g.fill(so.ServerCmd, nil)); m != "" {
+	if m := regexp.MustCompile(`\{[A-Za-z_][A-Za-z0-9_.-]*\}`).FindString(g.fill(so.ServerCmd, nil, "\x00")); m != "" {
 		return option.Errorf("ServerCmd", nil, "placeholder %s has no {Grid} %s=V1,V2", m, strings.Trim(m, "{}"))
 	}
 	return nil
 }
 
 // fill replaces the template factors' placeholders in cmd by set's values
-// (set nil: by a marker, to find placeholders no factor fills).
-func (g Grid) fill(cmd string, set []result.TuneSetting) string {
+// and SeedPlaceholder by seed (set nil: by a marker, to find placeholders
+// nothing fills).
+func (g Grid) fill(cmd string, set []result.TuneSetting, seed string) string {
+	cmd = strings.ReplaceAll(cmd, SeedPlaceholder, seed)
 	for i, f := range g {
 		if f.Kind != KindTemplate {
 			continue
@@ -134,9 +146,10 @@ func Name(set []result.TuneSetting) string {
 	return strings.Join(parts, " ")
 }
 
-// Apply is the server of treatment set: base with the engine flags added,
-// the --server-cmd filled and the environment set.
-func (g Grid) Apply(base bench.ServerOptions, set []result.TuneSetting) bench.ServerOptions {
+// Apply is the server of treatment set in the repeat seeded seed: base
+// with the engine flags added, the --server-cmd filled and the environment
+// set.
+func (g Grid) Apply(base bench.ServerOptions, set []result.TuneSetting, seed int64) bench.ServerOptions {
 	so := base
 	so.EngineArgs = slices.Clone(base.EngineArgs)
 	so.Env = slices.Clone(base.Env)
@@ -148,6 +161,6 @@ func (g Grid) Apply(base bench.ServerOptions, set []result.TuneSetting) bench.Se
 			so.Env = append(so.Env, f.Name+"="+set[i].Value)
 		}
 	}
-	so.ServerCmd = g.fill(base.ServerCmd, set)
+	so.ServerCmd = g.fill(base.ServerCmd, set, strconv.FormatInt(seed, 10))
 	return so
 }

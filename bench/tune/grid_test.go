@@ -40,12 +40,12 @@ func TestParseFactor(t *testing.T) {
 
 // TestTreatmentsCross: two factors of 3 and 2 values give 6 treatments,
 // the last factor varying fastest, each applied to the server as its kind
-// says.
+// says, and {seed} filled with the repeat's seed.
 func TestTreatmentsCross(t *testing.T) {
 	a, _ := ParseFactor(KindTemplate, "seqs=64,128,256")
 	b, _ := ParseFactor(KindEnv, "MODE=x,y")
 	g := Grid{a, b}
-	so := bench.ServerOptions{ServerCmd: "vllm serve m --max-num-seqs {seqs}", Env: []string{"KEEP=1"}}
+	so := bench.ServerOptions{ServerCmd: "vllm serve m --max-num-seqs {seqs} --seed {seed}", Env: []string{"KEEP=1"}}
 	if err := g.Check(so); err != nil {
 		t.Fatal(err)
 	}
@@ -58,15 +58,15 @@ func TestTreatmentsCross(t *testing.T) {
 	if !slices.Equal(names, want) {
 		t.Fatalf("treatments %q, want %q", names, want)
 	}
-	got := g.Apply(so, ts[3].Settings)
-	if got.ServerCmd != "vllm serve m --max-num-seqs 128" || !slices.Equal(got.Env, []string{"KEEP=1", "MODE=y"}) {
+	got := g.Apply(so, ts[3].Settings, 2003)
+	if got.ServerCmd != "vllm serve m --max-num-seqs 128 --seed 2003" || !slices.Equal(got.Env, []string{"KEEP=1", "MODE=y"}) {
 		t.Errorf("Apply = %q %v", got.ServerCmd, got.Env)
 	}
 	if len(so.Env) != 1 {
 		t.Errorf("Apply changed the base's environment: %v", so.Env)
 	}
 	e, _ := ParseFactor(KindEngine, "max-num-seqs=4,16")
-	if got := (Grid{e}).Apply(bench.ServerOptions{EngineArgs: []string{"--gpu=l4"}}, []result.TuneSetting{{Name: "max-num-seqs", Value: "16"}}); !slices.Equal(got.EngineArgs, []string{"--gpu=l4", "--max-num-seqs=16"}) {
+	if got := (Grid{e}).Apply(bench.ServerOptions{EngineArgs: []string{"--gpu=l4"}}, []result.TuneSetting{{Name: "max-num-seqs", Value: "16"}}, 1); !slices.Equal(got.EngineArgs, []string{"--gpu=l4", "--max-num-seqs=16"}) {
 		t.Errorf("engine args %v", got.EngineArgs)
 	}
 }
@@ -75,6 +75,7 @@ func TestGridCheck(t *testing.T) {
 	e, _ := ParseFactor(KindEngine, "max-num-seqs=4,16")
 	tmpl, _ := ParseFactor(KindTemplate, "seqs=1,2")
 	env, _ := ParseFactor(KindEnv, "OLLAMA_NUM_PARALLEL=1,4")
+	seed, _ := ParseFactor(KindTemplate, "seed=1,2")
 	for _, tc := range []struct {
 		name string
 		g    Grid
@@ -88,6 +89,8 @@ func TestGridCheck(t *testing.T) {
 		{"env on a running server", Grid{env}, bench.ServerOptions{BaseURL: "http://127.0.0.1:1"}, "running server"},
 		{"twice", Grid{e, e}, bench.ServerOptions{}, "given twice"},
 		{"ok: env on a preset", Grid{env}, bench.ServerOptions{Preset: "ollama"}, ""},
+		{"{seed} is tune's", Grid{seed}, bench.ServerOptions{ServerCmd: "x --seed {seed}"}, "Grid seed: {seed} is reserved"},
+		{"ok: {seed} filled by tune", Grid{tmpl}, bench.ServerOptions{ServerCmd: "x {seqs} --seed {seed}"}, ""},
 	} {
 		err := tc.g.Check(tc.so)
 		if (tc.err == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tc.err) {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/servebench/servebench/bench"
@@ -44,6 +45,9 @@ type Options struct {
 	// tokens (0: no cost).
 	GPUHourPrice float64
 	Log          io.Writer
+	// Warn gets what the tune warns of as it goes (also when Log is nil:
+	// quiet); each warning is kept in tune.json too.
+	Warn io.Writer
 	// Execute runs one unit's session (nil: bench.Execute).
 	Execute func(context.Context, bench.Config) (*result.Results, []result.Record, error)
 }
@@ -185,8 +189,32 @@ func (o *Options) runUnit(ctx context.Context, t *result.Tune, u *result.TuneUni
 	case res == nil:
 		u.Error = "no results"
 	}
+	if res != nil {
+		o.warnSameSeed(t, res)
+	}
 	u.Done = true
 	return nil
+}
+
+// warnSameSeed warns, once, when the server command starts the bundled
+// engine (its /version says so) without SeedPlaceholder: every repeat's
+// engine then draws from the same seed, so the repeats are not independent
+// runs and the intervals understate the noise. Only the bundled engine's
+// seed is known to matter.
+func (o *Options) warnSameSeed(t *result.Tune, res *result.Results) {
+	cmd, bd := o.Session.Server.ServerCmd, res.Server.Bundled
+	if cmd == "" || strings.Contains(cmd, SeedPlaceholder) || bd == nil {
+		return
+	}
+	w := fmt.Sprintf("the server command starts the bundled engine without %s: every repeat runs the same engine seed (%d), so the repeats share the engine's draws and the intervals understate the noise; add --seed %s to the command",
+		SeedPlaceholder, bd.Seed, SeedPlaceholder)
+	if slices.Contains(t.Warnings, w) {
+		return
+	}
+	t.Warnings = append(t.Warnings, w)
+	if o.Warn != nil {
+		fmt.Fprintf(o.Warn, "tune: warning: %s\n", w)
+	}
 }
 
 // unitConfig is the session of unit u: the treatment's server, each run
@@ -194,8 +222,8 @@ func (o *Options) runUnit(ctx context.Context, t *result.Tune, u *result.TuneUni
 func (o *Options) unitConfig(t *result.Tune, u *result.TuneUnit) bench.Config {
 	cfg := o.Session
 	cfg.Dir = filepath.Join(o.Session.Dir, u.Dir)
-	cfg.Server = o.Grid.Apply(o.Session.Server, t.Treatments[u.Treatment].Settings)
 	seed := o.Seed*1000 + int64(u.Repeat)
+	cfg.Server = o.Grid.Apply(o.Session.Server, t.Treatments[u.Treatment].Settings, seed)
 	if cfg.Server.Bundled() && !slices.ContainsFunc(cfg.Server.EngineArgs, isSeedArg) {
 		cfg.Server.EngineArgs = append(cfg.Server.EngineArgs, "--seed="+strconv.FormatInt(seed, 10))
 	}

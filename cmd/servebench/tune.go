@@ -110,6 +110,7 @@ func (o *tuneOptions) run(cmd *cobra.Command) error {
 	if o.resume != "" {
 		opts.Session.Dir, opts.Resume = o.resume, true
 	}
+	opts.Warn = cmd.ErrOrStderr()
 	if !o.quiet {
 		opts.Log = cmd.ErrOrStderr()
 	}

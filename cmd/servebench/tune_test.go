@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -192,6 +193,7 @@ func TestTuneFlagsRefused(t *testing.T) {
 		{[]string{"tune", "--server-cmd", "vllm serve m --max-num-seqs {seqs}", "--concurrency", "8"}, "no settings to compare"},
 		{[]string{"tune", "--server-cmd", "vllm serve m {seqs}", "--engine-grid", "max-num-seqs=1,2", "--grid", "seqs=1", "--concurrency", "8"}, "only for the bundled engine"},
 		{[]string{"tune", "--engine-grid", "max-num-seqs=1,2"}, "expected the load"},
+		{[]string{"tune", "--server-cmd", "vllm serve m --seed {seed}", "--grid", "seed=1", "--concurrency", "8"}, "--grid seed: {seed} is reserved"},
 		{[]string{"tune", "--engine-grid", "max-num-seqs", "--concurrency", "8"}, "--engine-grid"},
 		{[]string{"tune", "--engine-grid", "max-num-seqs=1,2", "--concurrency", "8", "--repeats", "0"}, "--repeats 0"},
 		{[]string{"tune", "--engine-grid", "max-num-seqs=1,2", "--slo", "ttft.p0=1s", "--find-max-rate", "90%"}, "a percentile in (0, 100]"},
@@ -202,32 +204,47 @@ func TestTuneFlagsRefused(t *testing.T) {
 	}
 }
 
-// TestTuneServerCmdGrid: a --grid fills --server-cmd's {mns} placeholder,
-// run end to end. The command starts the bundled engine itself on the port
-// --base-url names (a --server-cmd server listens where its command says;
-// servebench only probes --base-url), so each unit's results.json records
-// the filled command, each treatment has its own start-up phases and KV
-// capacity, and the report names both treatments.
-func TestTuneServerCmdGrid(t *testing.T) {
+// tuneServerCmd runs a tune whose --server-cmd starts the bundled engine
+// (sped up by its own flags; tail is the rest of its command) on the port
+// --base-url names, over --grid mns=1,4, two repeats, tiny runs; it returns
+// the command as given, the tune's directory and tune.json, stdout and stderr.
+func tuneServerCmd(t *testing.T, tail string, extra ...string) (serverCmd, dir string, tu *result.Tune, out, errOut string) {
+	t.Helper()
 	bin := launchtest.Servebench(t)
 	port := freePort(t)
-	dir := filepath.Join(t.TempDir(), "tune")
-	serverCmd := fmt.Sprintf("%s engine --port %d --speedup 50 --startup-speedup 1000 --max-num-seqs {mns}", bin, port)
-	code, out, errOut := runMain("tune", "--server-cmd", serverCmd, "--base-url", fmt.Sprintf("http://127.0.0.1:%d", port),
+	dir = filepath.Join(t.TempDir(), "tune")
+	serverCmd = fmt.Sprintf("%s engine --port %d --speedup 50 --startup-speedup 1000 --max-num-seqs {mns}%s", bin, port, tail)
+	args := append([]string{"tune", "--server-cmd", serverCmd, "--base-url", fmt.Sprintf("http://127.0.0.1:%d", port),
 		"--grid", "mns=1,4", "--concurrency", "4", "--requests", "8", "--warmup", "1", "--max-tokens", "8",
-		"--repeats", "2", "--out", dir, "--quiet")
+		"--repeats", "2", "--out", dir, "--quiet"}, extra...)
+	code, out, errOut := runMain(args...)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
-	tu := readTune(t, dir)
+	tu = readTune(t, dir)
 	if tu == nil || tu.Incomplete || tu.Answer == nil || len(tu.Treatments) != 2 || len(tu.Units) != 4 {
 		t.Fatalf("tune.json: %+v", tu)
 	}
 	for _, u := range tu.Units {
 		if !u.Done || u.Error != "" {
-			t.Errorf("unit %+v not finished cleanly", u)
-			continue
+			t.Fatalf("unit %+v not finished cleanly", u)
 		}
+	}
+	return serverCmd, dir, tu, out, errOut
+}
+
+// TestTuneServerCmdGrid: a --grid fills --server-cmd's {mns} placeholder,
+// run end to end. The command starts the bundled engine itself on the port
+// --base-url names (a --server-cmd server listens where its command says;
+// servebench only probes --base-url), so each unit's results.json records
+// the filled command, each treatment has its own start-up phases and KV
+// capacity, and the report names both treatments. The command has no
+// {seed}: every repeat's engine draws from the same seed, which tune says
+// once on stderr (also under --quiet) and in tune.json.
+func TestTuneServerCmdGrid(t *testing.T) {
+	serverCmd, dir, tu, out, errOut := tuneServerCmd(t, "")
+	seeds := map[int64]bool{}
+	for _, u := range tu.Units {
 		tr := tu.Treatments[u.Treatment]
 		res, _ := loadSaved(t, filepath.Join(dir, u.Dir))
 		want := strings.ReplaceAll(serverCmd, "{mns}", tr.Settings[0].Value)
@@ -242,6 +259,16 @@ func TestTuneServerCmdGrid(t *testing.T) {
 		if c := res.Clock; c == nil || c.Name != result.ClockWall || c.Speedup != 50 {
 			t.Errorf("%s: clock %+v: want wall with the engine's speed-up 50", u.Dir, c)
 		}
+		if bd := res.Server.Bundled; bd != nil {
+			seeds[bd.Seed] = true
+		}
+	}
+	if len(seeds) != 1 {
+		t.Errorf("engine seeds %v: want the one the command gives, on every repeat", seeds)
+	}
+	const same = "starts the bundled engine without {seed}: every repeat runs the same engine seed"
+	if n := strings.Count(errOut, same); n != 1 || !slices.ContainsFunc(tu.Warnings, func(w string) bool { return strings.Contains(w, same) }) {
+		t.Errorf("stderr says %d times %q (want once), tune.json warnings %q:\n%s", n, same, tu.Warnings, errOut)
 	}
 	for i, want := range []string{"mns=1", "mns=4"} {
 		tr := tu.Treatments[i]
@@ -265,5 +292,28 @@ func TestTuneServerCmdGrid(t *testing.T) {
 	}
 	if !strings.Contains(out, "recommended: mns=") || !strings.Contains(out, "Clock: wall, this machine's (the bundled engine ran 50x faster)") {
 		t.Errorf("stdout lacks the recommendation or the clock:\n%s", out)
+	}
+}
+
+// TestTuneServerCmdSeed: with {seed} in --server-cmd each unit's engine
+// is started with its repeat's seed (--seed 3: 3001 and 3002), recorded in
+// server.command and taken by the engine (its /version, server.bundled.seed),
+// and tune does not warn.
+func TestTuneServerCmdSeed(t *testing.T) {
+	serverCmd, dir, tu, _, errOut := tuneServerCmd(t, " --seed {seed}", "--seed", "3")
+	for _, u := range tu.Units {
+		tr := tu.Treatments[u.Treatment]
+		res, _ := loadSaved(t, filepath.Join(dir, u.Dir))
+		seed := int64(3000 + u.Repeat)
+		want := strings.NewReplacer("{mns}", tr.Settings[0].Value, "{seed}", fmt.Sprint(seed)).Replace(serverCmd)
+		if res.Server.Command != want {
+			t.Errorf("%s: server.command %q, want %q", u.Dir, res.Server.Command, want)
+		}
+		if bd := res.Server.Bundled; bd == nil || bd.Seed != seed {
+			t.Errorf("%s: server.bundled %+v: want the engine's seed %d", u.Dir, bd, seed)
+		}
+	}
+	if strings.Contains(errOut, "{seed}") || len(tu.Warnings) != 0 {
+		t.Errorf("a warning with {seed} given: %q\n%s", tu.Warnings, errOut)
 	}
 }
