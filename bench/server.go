@@ -467,7 +467,7 @@ func recordBundled(info *result.Server, bv *sim.BundledVersion) {
 		info.Bundled = &result.Bundled{}
 	}
 	b := info.Bundled
-	b.GPU, b.Model, b.Speedup, b.Seed = bv.GPU, bv.Model, bv.Speedup, bv.Seed
+	b.GPU, b.Model, b.Speedup, b.StartupSpeedup, b.Seed = bv.GPU, bv.Model, bv.Speedup, bv.StartupSpeedup, bv.Seed
 	b.TensorParallelSize, b.PipelineParallelSize, b.KVRole = bv.TensorParallelSize, bv.PipelineParallelSize, bv.KVRole
 	b.VLLMVersion = bv.VLLMVersion
 }

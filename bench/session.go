@@ -127,7 +127,9 @@ func Execute(ctx context.Context, cfg Config) (*result.Results, []result.Record,
 		return nil, nil, err
 	}
 	res.Server = srv.Info
-	cfg.Clock = engineClock(cfg.Clock, srv.Info.Bundled)
+	if cfg.Clock, err = engineClock(cfg.Clock, srv.Info.Bundled, srv.Info.BaseURL); err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", ErrUsage, err) // refused before any run: nothing measured
+	}
 	if prom != nil {
 		res.Server.MetricsURL, res.Server.PrometheusURL = nil, launch.RedactURL(prom.URL())
 	}
@@ -218,16 +220,31 @@ func sessionRunner(cfg *Config, srv *Server, rw *store.RecordWriter, prom *promq
 	}
 }
 
-// engineClock is c with the speed-up the bundled engine states in its
-// /version when c has none: a bundled engine started by --server-cmd (or
-// reached by --base-url) runs sped up without --speedup, so the session's
-// inputs were wall-clock and stay so, but its tables say the engine ran K
-// times faster and table/compare --clock modelled can convert.
-func engineClock(c result.Clock, bd *result.Bundled) result.Clock {
-	if c.Name == result.ClockWall && c.Speedup <= 1 && bd != nil && bd.Speedup > 1 {
-		c.Speedup = bd.Speedup
+// engineClock is c with the speed-up (and start-up speed-up) the bundled
+// engine states in its /version when c has none: a bundled engine started
+// by --server-cmd (or reached by --base-url) runs sped up without
+// --speedup, so the session's inputs were wall-clock and stay so, but its
+// figures can be shown in modelled time (c modelled: tune --server-cmd
+// --clock modelled), its wall-clock tables say the engine ran K times
+// faster, and table/compare --clock modelled can convert. The modelled
+// clock of a server that states no speed-up (not the bundled engine, at
+// baseURL) is refused: its time is the wall clock's.
+func engineClock(c result.Clock, bd *result.Bundled, baseURL string) (result.Clock, error) {
+	if c.Name == "" || c.Speedup > 1 {
+		return c, nil // none kept, or the --speedup servebench started the engine with
 	}
-	return c
+	if bd == nil || bd.Speedup <= 0 {
+		if c.Name == result.ClockModelled {
+			return c, option.Errorf("Clock", c.Name, "the server at %s states no speed-up in its /version (it is not the bundled engine): its time is the wall clock's; expected wall", baseURL)
+		}
+		return c, nil
+	}
+	if bd.Speedup <= 1 {
+		return c, nil // not sped up: both clocks are the wall clock
+	}
+	k, err := result.NewClock(c.Name, bd.Speedup)
+	k.StartupSpeedup = cmp.Or(c.StartupSpeedup, bd.StartupSpeedup)
+	return k, err
 }
 
 // ollamaNoMetrics is the warning of a run on an Ollama without engine

@@ -267,3 +267,39 @@ func TestOutcomeCarriesCommonest(t *testing.T) {
 		t.Errorf("the Runner changed across runs:\n got %+v\nwant %+v", *r, before)
 	}
 }
+
+// TestEngineClock: a clock without a speed-up takes the one the bundled
+// engine states in its /version (and its start-up speed-up), under either
+// name; the modelled clock of a server that states none is refused, naming
+// the field; a clock servebench set the speed-up of is kept.
+func TestEngineClock(t *testing.T) {
+	engine := &result.Bundled{Speedup: 50, StartupSpeedup: 1000}
+	for _, tc := range []struct {
+		name string
+		c    result.Clock
+		bd   *result.Bundled
+		want result.Clock
+		err  string
+	}{
+		{"none kept", result.Clock{}, engine, result.Clock{}, ""},
+		{"wall takes the engine's", result.Clock{Name: result.ClockWall, Speedup: 1}, engine, result.Clock{Name: result.ClockWall, Speedup: 50, StartupSpeedup: 1000}, ""},
+		{"modelled takes the engine's", result.Clock{Name: result.ClockModelled, Speedup: 1}, engine, result.Clock{Name: result.ClockModelled, Speedup: 50, StartupSpeedup: 1000}, ""},
+		{"--speedup kept", result.Clock{Name: result.ClockModelled, Speedup: 4}, engine, result.Clock{Name: result.ClockModelled, Speedup: 4}, ""},
+		{"an engine not sped up", result.Clock{Name: result.ClockModelled, Speedup: 1}, &result.Bundled{Speedup: 1}, result.Clock{Name: result.ClockModelled, Speedup: 1}, ""},
+		{"wall on another server", result.Clock{Name: result.ClockWall, Speedup: 1}, nil, result.Clock{Name: result.ClockWall, Speedup: 1}, ""},
+		{"modelled on another server", result.Clock{Name: result.ClockModelled, Speedup: 1}, nil, result.Clock{}, "states no speed-up"},
+	} {
+		got, err := engineClock(tc.c, tc.bd, "http://127.0.0.1:1")
+		var fe *option.FieldError
+		if tc.err != "" {
+			if !errors.As(err, &fe) || fe.Field != "Clock" || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), "http://127.0.0.1:1") {
+				t.Errorf("%s: %v, want a Clock error naming the server and %q", tc.name, err, tc.err)
+			}
+			continue
+		}
+		got.Note = ""
+		if err != nil || got != tc.want {
+			t.Errorf("%s: %+v, %v; want %+v", tc.name, got, err, tc.want)
+		}
+	}
+}

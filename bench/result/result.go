@@ -129,6 +129,7 @@ type Bundled struct {
 	GPU                  string   `json:"gpu"`
 	Model                string   `json:"model"`
 	Speedup              float64  `json:"speedup"`
+	StartupSpeedup       float64  `json:"startup_speedup,omitempty"` // --startup-speedup (0: Speedup)
 	Seed                 int64    `json:"seed"`
 	TensorParallelSize   int      `json:"tensor_parallel_size,omitempty"`
 	PipelineParallelSize int      `json:"pipeline_parallel_size,omitempty"`

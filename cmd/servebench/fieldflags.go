@@ -76,6 +76,7 @@ var fieldFlags = map[string][]string{
 	// bench: Config, ServerOptions, RunSpec and its Request, Sweep, Shard,
 	// MaxRateSearch.
 	"BaseURL":              {"base-url"},
+	"Clock":                {"clock"},
 	"Concurrencies":        {"concurrency"},
 	"ContinueOnServerExit": {"continue-on-server-exit"},
 	"Dir":                  {"out"},

@@ -78,6 +78,9 @@ type sessionOptions struct {
 	loadColumns     bool                 // run's and sweep's table: p99 and throughput columns
 	clockName       string
 	clock           result.Clock // from clockName and --speedup, by load
+	// serverClock: --clock modelled with --server-cmd takes the speed-up
+	// the started server states (bench refuses a server stating none): tune.
+	serverClock bool
 }
 
 func (o *sessionOptions) addFlags(fs *pflag.FlagSet, maxTokens int) {
@@ -251,10 +254,16 @@ func (o *sessionOptions) loraMix(fs *pflag.FlagSet) (*workload.LoRAMix, error) {
 
 // sessionClock is the clock --clock and --speedup make: modelled by default
 // when the bundled engine is sped up; modelled is refused for a server
-// that is not the bundled engine (its time is the wall clock's).
+// that is not the bundled engine (its time is the wall clock's), but for a
+// --server-cmd under serverClock, whose engine states its speed-up once
+// started (the inputs stay wall-clock: the speed-up is unknown until then).
 func (o *sessionOptions) sessionClock(fs *pflag.FlagSet) (result.Clock, error) {
-	if o.clockName == result.ClockModelled && fs.Changed("clock") && o.speedup == 0 && !o.bundled() {
-		return result.Clock{}, errors.New("--clock modelled: only for the bundled engine (--speedup): another server runs in wall-clock time")
+	if o.clockName == result.ClockModelled && fs.Changed("clock") && o.speedup == 0 && !o.bundled() && !(o.serverClock && o.serverCmd != "") {
+		what := "(--speedup)"
+		if o.serverClock {
+			what = "(--speedup, or a --server-cmd that starts it)"
+		}
+		return result.Clock{}, fmt.Errorf("--clock modelled: only for the bundled engine %s: another server runs in wall-clock time", what)
 	}
 	c, err := result.NewClock(o.clockName, o.speedup)
 	if err != nil {

@@ -27,6 +27,7 @@ type tuneOptions struct {
 
 func newTuneCmd() *cobra.Command {
 	var o tuneOptions
+	o.serverClock = true
 	cmd := &cobra.Command{
 		Use:   "tune",
 		Short: "Which server configuration to deploy: a grid of settings x load, repeated, with 95% intervals",

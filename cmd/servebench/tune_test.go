@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -185,6 +186,10 @@ func TestTuneFlagsRefused(t *testing.T) {
 	if code, errOut := validateCommand(ok); code != 0 {
 		t.Fatalf("a filled placeholder: exit %d: %s", code, errOut)
 	}
+	// The server a --server-cmd starts states its speed-up (or is refused) once started.
+	if code, errOut := validateCommand(append(ok, "--clock", "modelled")); code != 0 {
+		t.Fatalf("--server-cmd --clock modelled: exit %d: %s", code, errOut)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -193,6 +198,7 @@ func TestTuneFlagsRefused(t *testing.T) {
 		{[]string{"tune", "--server-cmd", "vllm serve m --max-num-seqs {seqs}", "--concurrency", "8"}, "no settings to compare"},
 		{[]string{"tune", "--server-cmd", "vllm serve m {seqs}", "--engine-grid", "max-num-seqs=1,2", "--grid", "seqs=1", "--concurrency", "8"}, "only for the bundled engine"},
 		{[]string{"tune", "--engine-grid", "max-num-seqs=1,2"}, "expected the load"},
+		{[]string{"tune", "--server", "vllm", "--env-grid", "VLLM_X=1,2", "--concurrency", "8", "--clock", "modelled"}, "--clock modelled: only for the bundled engine"},
 		{[]string{"tune", "--server-cmd", "vllm serve m --seed {seed}", "--grid", "seed=1", "--concurrency", "8"}, "--grid seed: {seed} is reserved"},
 		{[]string{"tune", "--engine-grid", "max-num-seqs", "--concurrency", "8"}, "--engine-grid"},
 		{[]string{"tune", "--engine-grid", "max-num-seqs=1,2", "--concurrency", "8", "--repeats", "0"}, "--repeats 0"},
@@ -298,9 +304,17 @@ func TestTuneServerCmdGrid(t *testing.T) {
 // TestTuneServerCmdSeed: with {seed} in --server-cmd each unit's engine
 // is started with its repeat's seed (--seed 3: 3001 and 3002), recorded in
 // server.command and taken by the engine (its /version, server.bundled.seed),
-// and tune does not warn.
+// and tune does not warn. Under --clock modelled every figure is in the
+// emulated hardware's time, from the speed-ups the engine states (50, and
+// 1000 for its start-up): each repeat's E2E median in tune.json is its
+// results' wall-clock one x 50, its health_ok_s x 1000, and the table, the
+// report and pareto.png say which clock.
 func TestTuneServerCmdSeed(t *testing.T) {
-	serverCmd, dir, tu, _, errOut := tuneServerCmd(t, " --seed {seed}", "--seed", "3")
+	serverCmd, dir, tu, out, errOut := tuneServerCmd(t, " --seed {seed}", "--seed", "3", "--clock", "modelled")
+	if tu.Clock != result.ClockModelled || tu.Speedup != 50 {
+		t.Errorf("tune.json clock %q x%g, want modelled x50", tu.Clock, tu.Speedup)
+	}
+	wallE2E, wallHealth := make([][]float64, 2), make([][]float64, 2) // treatment -> repeat -> wall seconds
 	for _, u := range tu.Units {
 		tr := tu.Treatments[u.Treatment]
 		res, _ := loadSaved(t, filepath.Join(dir, u.Dir))
@@ -312,8 +326,53 @@ func TestTuneServerCmdSeed(t *testing.T) {
 		if bd := res.Server.Bundled; bd == nil || bd.Seed != seed {
 			t.Errorf("%s: server.bundled %+v: want the engine's seed %d", u.Dir, bd, seed)
 		}
+		if c := res.Clock; c == nil || c.Name != result.ClockModelled || c.Speedup != 50 || c.StartupSpeedup != 1000 {
+			t.Errorf("%s: clock %+v: want modelled at the engine's speed-ups 50 and 1000", u.Dir, c)
+		}
+		if len(res.Runs) != 1 || res.Runs[0].Client.E2ES == nil || res.Server.Startup == nil || res.Server.Startup.HealthOKS == nil {
+			t.Fatalf("%s: want one run with E2E and the start-up's health_ok_s", u.Dir)
+		}
+		for len(wallE2E[u.Treatment]) < u.Repeat {
+			wallE2E[u.Treatment], wallHealth[u.Treatment] = append(wallE2E[u.Treatment], 0), append(wallHealth[u.Treatment], 0)
+		}
+		wallE2E[u.Treatment][u.Repeat-1] = res.Runs[0].Client.E2ES.Median
+		wallHealth[u.Treatment][u.Repeat-1] = *res.Server.Startup.HealthOKS
+	}
+	near := func(got []float64, wall []float64, k float64) bool {
+		if len(got) != len(wall) {
+			return false
+		}
+		for i := range got {
+			if math.Abs(got[i]-wall[i]*k) > 1e-9*wall[i]*k {
+				return false
+			}
+		}
+		return true
+	}
+	for i, tr := range tu.Treatments {
+		e2e := tr.Levels[0].Figure(result.FigE2EMedian)
+		if e2e == nil || !near(e2e.Values, wallE2E[i], 50) {
+			t.Errorf("%s: E2E median %+v, want the repeats' wall-clock %v x 50", tr.Name, e2e, wallE2E[i])
+		}
+		var health *result.Interval
+		for j := range tr.Startup {
+			if tr.Startup[j].Key == "health_ok_s" {
+				health = &tr.Startup[j].Interval
+			}
+		}
+		if health == nil || !near(health.Values, wallHealth[i], 1000) {
+			t.Errorf("%s: health_ok_s %+v, want the repeats' wall-clock %v x 1000", tr.Name, health, wallHealth[i])
+		}
 	}
 	if strings.Contains(errOut, "{seed}") || len(tu.Warnings) != 0 {
 		t.Errorf("a warning with {seed} given: %q\n%s", tu.Warnings, errOut)
+	}
+	const caption = "Clock: modelled, the emulated hardware's time (the bundled engine ran 50x faster)"
+	md, _ := os.ReadFile(filepath.Join(dir, result.ReportFile))
+	if !strings.Contains(out, caption) || !bytes.Contains(md, []byte(caption)) {
+		t.Errorf("stdout or report.md lacks %q:\n%s", caption, out)
+	}
+	if st, err := os.Stat(filepath.Join(dir, "pareto.png")); err != nil || st.Size() == 0 {
+		t.Errorf("pareto.png: %v", err)
 	}
 }

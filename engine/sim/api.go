@@ -745,9 +745,12 @@ func (e *Engine) clientGone(r *request, written int) {
 // an engine package, even transitively. A field added here is added there
 // (bench's TestRecordBundledCopiesEveryField fails until it is).
 type BundledVersion struct {
-	GPU                  string  `json:"gpu"`
-	Model                string  `json:"model"`
-	Speedup              float64 `json:"speedup"`
+	GPU     string  `json:"gpu"`
+	Model   string  `json:"model"`
+	Speedup float64 `json:"speedup"`
+	// StartupSpeedup is --startup-speedup when given (0: the start-up
+	// phases run at Speedup), so a client can put them in modelled time.
+	StartupSpeedup       float64 `json:"startup_speedup,omitempty"`
 	Seed                 int64   `json:"seed"`
 	TensorParallelSize   int     `json:"tensor_parallel_size,omitempty"`
 	PipelineParallelSize int     `json:"pipeline_parallel_size,omitempty"`
@@ -765,8 +768,8 @@ func (e *Engine) handleVersion(w http.ResponseWriter, _ *http.Request) {
 
 // bundledVersion is what /version says the engine runs.
 func (e *Engine) bundledVersion() BundledVersion {
-	v := BundledVersion{GPU: e.gpu.Name, Model: e.model.Name, Speedup: e.opts.Speedup, Seed: e.opts.Seed, KVRole: e.opts.KVRole,
-		VLLMVersion: e.opts.VLLMVersion}
+	v := BundledVersion{GPU: e.gpu.Name, Model: e.model.Name, Speedup: e.opts.Speedup, StartupSpeedup: e.opts.StartupSpeedup, Seed: e.opts.Seed,
+		KVRole: e.opts.KVRole, VLLMVersion: e.opts.VLLMVersion}
 	if n := e.opts.TensorParallelSize; n > 1 {
 		v.TensorParallelSize = n
 	}

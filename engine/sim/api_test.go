@@ -228,7 +228,7 @@ func TestVersionNamesProfiles(t *testing.T) {
 	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
 		t.Fatal(err)
 	}
-	want := sim.BundledVersion{GPU: "a100-80gb", Model: "qwen2.5-7b-instruct", Speedup: simtest.DefaultSpeedup, Seed: 7}
+	want := sim.BundledVersion{GPU: "a100-80gb", Model: "qwen2.5-7b-instruct", Speedup: simtest.DefaultSpeedup, StartupSpeedup: 1000, Seed: 7}
 	if v.Version == "" || v.Servebench != want {
 		t.Errorf("/version = %+v, want version and %+v", v, want)
 	}
