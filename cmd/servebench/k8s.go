@@ -222,7 +222,7 @@ func checkShardArgs(args []string, o *k8s.JobOptions) error {
 		if err := cmd.Flags().Parse(pod0); err != nil {
 			return fmt.Errorf("sweep flags: %w", err)
 		}
-		if _, _, _, err := so.plan(cmd.Flags(), io.Discard); err != nil {
+		if _, err := so.plan(cmd.Flags(), io.Discard); err != nil {
 			return fmt.Errorf("sweep flags: %w", err)
 		}
 	}

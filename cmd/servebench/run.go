@@ -393,7 +393,7 @@ func (o *sessionOptions) request(stream bool) bench.RequestSpec {
 // session runs cfg's runs and does what every benchmark command does after:
 // the table on stdout, report.md and charts, the baseline gate, and the
 // mapping of errors to exit codes.
-func (o *sessionOptions) session(cmd *cobra.Command, runs []bench.RunSpec, stopAfter func(*result.Run) string) error {
+func (o *sessionOptions) session(cmd *cobra.Command, p sessionPlan) error {
 	if err := o.check(cmd.Flags()); err != nil {
 		return usageErr(err)
 	}
@@ -403,7 +403,7 @@ func (o *sessionOptions) session(cmd *cobra.Command, runs []bench.RunSpec, stopA
 	if validating(cmd.Flags()) {
 		return nil
 	}
-	cfg, err := o.config(cmd, runs, stopAfter)
+	cfg, err := o.config(cmd, p)
 	if err != nil {
 		return err
 	}
@@ -480,12 +480,59 @@ func thresholdKeys(th []compare.Threshold) []string {
 	return keys
 }
 
+// sessionPlan is what a session command's own flags make, checked before
+// the shared flags: the runs, or a sweep's levels of base, their rates and
+// durations in the time the flags give them; config builds the session's
+// runs from it in the clock load derived (sweep --find-max-rate plans
+// o.search instead).
+type sessionPlan struct {
+	runs  []bench.RunSpec // run's and table's; a sweep's levels as checked
+	sweep *bench.Sweep    // sweep's and tune's levels of base, instead of runs
+	base  bench.RunSpec
+	stop  bool // the sweep's early stops apply (not on a shard)
+}
+
+// timed is p's runs and search in the session's clock, the one place
+// the clock turns what the flags gave into wall-clock rates and
+// durations; stopAfter is the sweep's early stop, when it has one.
+func (o *sessionOptions) timed(p sessionPlan) (runs []bench.RunSpec, search *bench.MaxRateSearch, stopAfter func(*result.Run) string, err error) {
+	if o.search != nil {
+		s := *o.search
+		s.Base.Workload, s.Clock = wallTime(o.clock, s.Base.Workload), o.clock
+		return nil, &s, nil, nil
+	}
+	if p.sweep == nil {
+		runs = slices.Clone(p.runs)
+		for i := range runs {
+			runs[i].Workload = wallTime(o.clock, runs[i].Workload)
+		}
+		return runs, nil, nil, nil
+	}
+	sw, base := *p.sweep, p.base
+	sw.Clock, base.Workload = o.clock, wallTime(o.clock, base.Workload)
+	if runs, err = sw.Runs(base); err != nil || !p.stop {
+		return runs, nil, nil, err
+	}
+	return runs, nil, sw.StopAfter(), nil
+}
+
+// wallTime is w with the rate and duration the flags gave, in clock's
+// time, as the wall clock's.
+func wallTime(clock result.Clock, w workload.Workload) workload.Workload {
+	w.Rate, w.Duration = clock.RateFromModelled(w.Rate), clock.DurationFromModelled(w.Duration)
+	return w
+}
+
 // config is the session's bench.Config: the checked and loaded flags,
-// with the SLO, the structured output and the adapter mix on copies of
-// runs and of the search (the options and runs given stay as they are).
-func (o *sessionOptions) config(cmd *cobra.Command, runs []bench.RunSpec, stopAfter func(*result.Run) string) (bench.Config, error) {
+// with the clock, the SLO, the structured output and the adapter mix on
+// copies of the plan's runs and of the search (the options and plan given
+// stay as they are).
+func (o *sessionOptions) config(cmd *cobra.Command, p sessionPlan) (bench.Config, error) {
 	stderr := cmd.ErrOrStderr()
-	runs = slices.Clone(runs)
+	runs, search, stopAfter, err := o.timed(p)
+	if err != nil {
+		return bench.Config{}, err
+	}
 	for i := range runs {
 		runs[i].SLO = o.slo
 		o.structure(&runs[i].Request)
@@ -493,15 +540,12 @@ func (o *sessionOptions) config(cmd *cobra.Command, runs []bench.RunSpec, stopAf
 			return bench.Config{}, err
 		}
 	}
-	var search *bench.MaxRateSearch
-	if o.search != nil {
-		s := *o.search
-		s.Base.SLO = o.slo
-		o.structure(&s.Base.Request)
+	if search != nil {
+		search.Base.SLO = o.slo
+		o.structure(&search.Base.Request)
 		if !o.quiet {
-			s.Log = stderr // the search's steps, as it goes
+			search.Log = stderr // the search's steps, as it goes
 		}
-		search = &s
 	}
 	dir := o.out
 	if dir == "" {
@@ -879,7 +923,7 @@ sessions, --concurrency sessions in flight, --rate session starts), --dataset or
 			if err != nil {
 				return usageErr(err)
 			}
-			return o.session(cmd, runs, nil)
+			return o.session(cmd, sessionPlan{runs: runs})
 		},
 	}
 	o.addFlags(cmd.Flags(), 256)
@@ -908,17 +952,17 @@ func (w *workloadOptions) addShardFlags(fs *pflag.FlagSet, what, when string) {
 	fs.StringVar(&w.startAt, "start-at", "", "with --shard: "+when+" (refused when already over 1 s past)")
 }
 
-// runs builds one RunSpec per stream mode; prefix names sweep levels.
+// runs builds one RunSpec per stream mode, its rate and duration in the
+// time the flags give them (modelled with --speedup: config puts them in
+// the session's clock); prefix names sweep levels.
 func (w *workloadOptions) runs(fs *pflag.FlagSet, o *sessionOptions, prefix string) ([]bench.RunSpec, error) {
 	wl, err := w.workload(fs)
 	if err != nil {
 		return nil, err
 	}
-	clock, err := o.sessionClock(fs)
-	if err != nil {
+	if _, err := o.sessionClock(fs); err != nil { // checked here; config applies the clock load derives
 		return nil, err
 	}
-	wl.Rate, wl.Duration = clock.RateFromModelled(wl.Rate), clock.DurationFromModelled(wl.Duration)
 	src, think, err := w.source(fs)
 	if err != nil {
 		return nil, err

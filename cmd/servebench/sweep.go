@@ -60,16 +60,11 @@ default --max-error-rate is turned off, with a warning).`,
 		Args:        cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.loadColumns = true
-			base, runs, sw, err := o.plan(cmd.Flags(), cmd.ErrOrStderr())
-			switch {
-			case err != nil:
+			p, err := o.plan(cmd.Flags(), cmd.ErrOrStderr())
+			if err != nil {
 				return usageErr(err)
-			case o.search != nil:
-				return o.session(cmd, nil, nil)
-			case base.Shard.Count > 0:
-				return o.session(cmd, runs, nil)
 			}
-			return o.session(cmd, runs, sw.StopAfter())
+			return o.session(cmd, p)
 		},
 	}
 	o.sessionOptions.addFlags(cmd.Flags(), 256)
@@ -90,41 +85,37 @@ default --max-error-rate is turned off, with a warning).`,
 	return cmd, &o
 }
 
-// plan checks the flags and lists the sweep's levels; with --find-max-rate
-// it sets o.search instead (no levels). A sharded sweep refuses what judges
-// from one shard's slice and warns on w that the default error stop is off.
-func (o *sweepOptions) plan(fs *pflag.FlagSet, w io.Writer) (base bench.RunSpec, runs []bench.RunSpec, sw bench.Sweep, err error) {
-	if base, err = o.base(fs); err != nil {
-		return
-	}
-	clock, err := o.sessionClock(fs)
+// plan checks the flags and plans the sweep's levels (checked in the time
+// the flags give; config builds them in the session's clock); with
+// --find-max-rate it sets o.search instead (no levels). A sharded sweep
+// refuses what judges from one shard's slice and warns on w that the
+// default error stop is off.
+func (o *sweepOptions) plan(fs *pflag.FlagSet, w io.Writer) (sessionPlan, error) {
+	base, err := o.base(fs)
 	if err != nil {
-		return
+		return sessionPlan{}, err
 	}
-	base.Workload.Duration = clock.DurationFromModelled(base.Workload.Duration)
+	if _, err := o.sessionClock(fs); err != nil { // checked here; config applies the clock load derives
+		return sessionPlan{}, err
+	}
 	sharded := base.Shard.Count > 0
 	if fs.Changed("find-max-rate") {
 		if sharded {
-			err = errors.New("--find-max-rate with --shard: the search picks each next rate from the last run's attainment, of which one shard sees only its slice; sweep fixed --rate levels on the shards and merge them")
-			return
+			return sessionPlan{}, errors.New("--find-max-rate with --shard: the search picks each next rate from the last run's attainment, of which one shard sees only its slice; sweep fixed --rate levels on the shards and merge them")
 		}
-		if err = o.maxRateSearch(fs, base); err == nil {
-			o.search.Clock = clock
-		}
-		return
+		return sessionPlan{}, o.maxRateSearch(fs, base)
 	}
-	sw = bench.Sweep{Concurrencies: o.levels, Rates: o.rates, MaxErrorRate: o.maxErrorRate, MaxP99E2E: o.maxP99E2E, LevelGap: o.levelGap, Clock: clock}
+	sw := bench.Sweep{Concurrencies: o.levels, Rates: o.rates, MaxErrorRate: o.maxErrorRate, MaxP99E2E: o.maxP99E2E, LevelGap: o.levelGap}
 	switch {
 	case !sharded && fs.Changed("level-gap"):
-		err = errors.New("--level-gap without --shard: it separates a sharded sweep's levels")
-		return
+		return sessionPlan{}, errors.New("--level-gap without --shard: it separates a sharded sweep's levels")
 	case sharded && !fs.Changed("max-error-rate"):
 		// On by default; an explicit one is refused by Sweep.Runs.
 		sw.MaxErrorRate = -1
 		fmt.Fprintf(w, "servebench: sweep --shard: the early stop on errors (--max-error-rate, default %g%%) is off: one shard sees only its slice, and every shard must run every level\n", o.maxErrorRate)
 	}
-	runs, err = sw.Runs(base)
-	return
+	runs, err := sw.Runs(base)
+	return sessionPlan{runs: runs, sweep: &sw, base: base, stop: !sharded}, err
 }
 
 // maxRateSearch sets up --find-max-rate from base; the SLO is set by session

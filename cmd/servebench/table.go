@@ -46,7 +46,7 @@ takes about 90 s to start and 40 x 3.85 s to run; --speedup 10 divides both by t
 			if err != nil {
 				return usageErr(err)
 			}
-			return o.session(cmd, runs, nil)
+			return o.session(cmd, sessionPlan{runs: runs})
 		},
 	}
 	o.addFlags(cmd.Flags(), 256)

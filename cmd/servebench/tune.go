@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/servebench/servebench/bench"
-	"github.com/servebench/servebench/bench/result"
 	"github.com/servebench/servebench/bench/tune"
 	"github.com/servebench/servebench/report"
 )
@@ -22,7 +21,6 @@ type tuneOptions struct {
 	resume                    string
 	gpus                      int
 	gpuHourPrice              float64
-	stopAfter                 func(*result.Run) string // the ladder's early stop
 }
 
 func newTuneCmd() *cobra.Command {
@@ -80,7 +78,7 @@ per unit under units/. tune.json is rewritten after every unit: after a kill,
 // run checks the flags, runs the tune and shows its answer.
 func (o *tuneOptions) run(cmd *cobra.Command) error {
 	fs := cmd.Flags()
-	opts, err := o.plan(fs)
+	opts, p, err := o.plan(fs)
 	if err != nil {
 		return usageErr(err)
 	}
@@ -99,11 +97,7 @@ func (o *tuneOptions) run(cmd *cobra.Command) error {
 	if validating(fs) {
 		return nil
 	}
-	var runs []bench.RunSpec
-	if o.search == nil {
-		runs = opts.Session.Runs
-	}
-	cfg, err := o.config(cmd, runs, o.stopAfter)
+	cfg, err := o.config(cmd, p)
 	if err != nil {
 		return err
 	}
@@ -131,8 +125,9 @@ func (o *tuneOptions) run(cmd *cobra.Command) error {
 }
 
 // plan reads the grid and the load into tune options (the session is
-// filled by config once the shared flags are checked).
-func (o *tuneOptions) plan(fs *pflag.FlagSet) (tune.Options, error) {
+// filled by config, from the sweep's plan, once the shared flags are
+// checked).
+func (o *tuneOptions) plan(fs *pflag.FlagSet) (tune.Options, sessionPlan, error) {
 	opts := tune.Options{Repeats: o.repeats, Seed: o.seed, GPUs: o.gpus, GPUHourPrice: o.gpuHourPrice}
 	for _, g := range []struct {
 		kind string
@@ -141,26 +136,26 @@ func (o *tuneOptions) plan(fs *pflag.FlagSet) (tune.Options, error) {
 		for _, v := range g.vals {
 			f, err := tune.ParseFactor(g.kind, v)
 			if err != nil {
-				return opts, err
+				return opts, sessionPlan{}, err
 			}
 			opts.Grid = append(opts.Grid, f)
 		}
 	}
-	_, runs, sw, err := o.sweepOptions.plan(fs, nil)
+	p, err := o.sweepOptions.plan(fs, nil)
 	if err != nil {
-		return opts, err
+		return opts, p, err
 	}
 	if o.search == nil {
 		if len(o.levels) == 0 && len(o.rates) == 0 {
-			return opts, errors.New("tune: expected the load: --concurrency or --rate levels, or --find-max-rate with --slo")
+			return opts, p, errors.New("tune: expected the load: --concurrency or --rate levels, or --find-max-rate with --slo")
 		}
-		opts.Session.Runs, o.stopAfter = runs, sw.StopAfter()
+		opts.Session.Runs = p.runs
 	} else {
 		o.search.Recheck = true // the answer is re-run with fresh seeds before it is reported
 		opts.Session.Search = o.search
 	}
 	if o.resume != "" && fs.Changed("out") {
-		return opts, errors.New("--resume DIR and --out: the tune continues in DIR")
+		return opts, p, errors.New("--resume DIR and --out: the tune continues in DIR")
 	}
-	return opts, nil
+	return opts, p, nil
 }

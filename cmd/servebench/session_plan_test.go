@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/servebench/servebench/bench"
+	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/bench/stats"
+)
+
+// TestSessionClockOnce: the clock the Config records is the one --clock
+// and --speedup make, and every time the flags gave (a run's rate and
+// duration, a sweep's levels and its p99 bound, the search's base, the
+// interval) is put in that same clock: load derives it once and config
+// applies it, so a run cannot record one clock and be paced by another.
+func TestSessionClockOnce(t *testing.T) {
+	const speedup = 20
+	for _, tc := range []struct {
+		args  []string
+		clock string    // what the flags say: modelled at 20x or wall
+		rates []float64 // the levels given, in the flags' time
+	}{
+		{[]string{"run", "--rate", "2", "--stream", "on"}, result.ClockModelled, []float64{2}},
+		{[]string{"run", "--rate", "2", "--stream", "on", "--clock", "wall"}, result.ClockWall, []float64{2}},
+		{[]string{"sweep", "--rate", "1,4", "--max-p99-e2e", "1s"}, result.ClockModelled, []float64{1, 4}},
+		{[]string{"sweep", "--rate", "1,4", "--max-p99-e2e", "1s", "--clock", "wall"}, result.ClockWall, []float64{1, 4}},
+		{[]string{"sweep", "--find-max-rate", "90%", "--slo", "ttft=1s", "--rate", "3"}, result.ClockModelled, nil},
+	} {
+		var got *bench.Config
+		saved := execute
+		execute = func(_ context.Context, cfg bench.Config) (*result.Results, []result.Record, error) {
+			got = &cfg
+			return nil, nil, errors.New("not run")
+		}
+		args := append(slices.Clone(tc.args), "--speedup", "20", "--duration", "10s", "--interval", "4s",
+			"--out", t.TempDir(), "--quiet")
+		_, _, stderr := runMain(args...)
+		execute = saved
+		if got == nil {
+			t.Fatalf("%q: the session was not started: %s", tc.args, stderr)
+		}
+		c := got.Clock
+		if c.Name != tc.clock || c.Speedup != speedup {
+			t.Errorf("%q: the Config's clock %s at %gx, want %s at %dx", tc.args, c.Name, c.Speedup, tc.clock, speedup)
+		}
+		factor := 1.0
+		if tc.clock == result.ClockModelled {
+			factor = speedup
+		}
+		wallDur := time.Duration(float64(10*time.Second) / factor)
+		if want := time.Duration(float64(4*time.Second) / factor); got.Interval != want {
+			t.Errorf("%q: interval %v, want %v", tc.args, got.Interval, want)
+		}
+		if s := got.Search; s != nil {
+			if s.Clock != c || s.Base.Workload.Duration != wallDur || s.Start != 3 {
+				t.Errorf("%q: search clock %+v, base duration %v, start %g; want the Config's clock, %v, 3 (in the flags' time)",
+					tc.args, s.Clock, s.Base.Workload.Duration, s.Start, wallDur)
+			}
+			continue
+		}
+		if len(got.Runs) != len(tc.rates) {
+			t.Fatalf("%q: %d runs, want %d", tc.args, len(got.Runs), len(tc.rates))
+		}
+		for i, r := range got.Runs {
+			if w := r.Workload; w.Rate != tc.rates[i]*factor || w.Duration != wallDur {
+				t.Errorf("%q: run %s at %g req/s for %v, want %g for %v", tc.args, r.Name, w.Rate, w.Duration, tc.rates[i]*factor, wallDur)
+			}
+		}
+		if tc.args[0] != "sweep" {
+			continue
+		}
+		// A level whose wall-clock p99 E2E is 0.1 s is 2 s modelled: past the
+		// 1 s bound in the modelled clock, within it in the wall clock's.
+		stop := got.StopAfter(&result.Run{Client: result.ClientStats{E2ES: &stats.Summary{P99: 0.1}}})
+		if (stop != "") != (tc.clock == result.ClockModelled) {
+			t.Errorf("%q: the early stop on a 0.1 s wall p99 says %q", tc.args, stop)
+		}
+	}
+}
