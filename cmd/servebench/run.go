@@ -294,12 +294,19 @@ func engineArgFloat(args []string, name string) float64 {
 // it. A file the flags name that is missing here is the reader's, under
 // --validate.
 func (o *sessionOptions) checkServer(fs *pflag.FlagSet) error {
-	so, err := o.options()
+	so, err := o.serverOptions()
 	if err != nil {
 		return err
 	}
-	so.MetricsURLs, so.Model = o.metricsURLs, o.model
 	return missingOnValidate(fs, bench.CheckServer(so))
+}
+
+// serverOptions are the server the flags name, its /metrics URLs and the
+// model: what checkServer checks is what config runs.
+func (o *sessionOptions) serverOptions() (bench.ServerOptions, error) {
+	so, err := o.options()
+	so.MetricsURLs, so.Model = o.metricsURLs, o.model
+	return so, err
 }
 
 // checkValues checks the flags that stand alone, in this order: --format,
@@ -551,11 +558,10 @@ func (o *sessionOptions) config(cmd *cobra.Command, p sessionPlan) (bench.Config
 	if dir == "" {
 		dir = filepath.Join("servebench-results", time.Now().UTC().Format("20060102T150405Z"))
 	}
-	server, err := o.options()
+	server, err := o.serverOptions()
 	if err != nil {
 		return bench.Config{}, err
 	}
-	server.MetricsURLs, server.Model = o.metricsURLs, o.model
 	cfg := o.limits()
 	cfg.Server, cfg.Runs, cfg.Dir = server, runs, dir
 	cfg.Args, cfg.Version = os.Args, version

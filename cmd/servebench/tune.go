@@ -88,7 +88,7 @@ func (o *tuneOptions) run(cmd *cobra.Command) error {
 	if err := o.load(fs); err != nil {
 		return usageErr(err)
 	}
-	if opts.Session.Server, err = o.options(); err != nil {
+	if opts.Session.Server, err = o.serverOptions(); err != nil {
 		return usageErr(err)
 	}
 	if err := opts.Check(); err != nil {
