@@ -159,6 +159,11 @@ func (e *Engine) stream(w http.ResponseWriter, hr *http.Request, r *request, c *
 			if !s.faultsIn(size) {
 				return
 			}
+			if f := e.faults.stallAfter; s.written <= f && f < s.written+size {
+				// The tokens made during the stall go out in this one
+				// write, the burst a held stream releases.
+				n = max(n, int(r.emitted.Load()))
+			}
 			s.appendNext(size)
 		}
 		if s.written == r.target {
