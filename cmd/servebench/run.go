@@ -44,6 +44,7 @@ type sessionOptions struct {
 	model, endpoint string
 	maxTokens       int
 	exactLength     bool
+	exact           bool // what requests take of --exact-length, by load
 	out, format     string
 	quiet           bool
 	requestTimeout  time.Duration
@@ -221,18 +222,15 @@ func (o *sessionOptions) loadStructured(fs *pflag.FlagSet) error {
 		return err
 	}
 	o.structured = s
-	if s != nil && !fs.Changed("exact-length") {
-		o.exactLength = false
-	}
+	o.exact = o.exactLength && (s == nil || fs.Changed("exact-length"))
 	return nil
 }
 
-// structure makes req a structured workload's, when it is one (the runs
-// are built before load reads the files), and gives it the adapter mix.
+// structure gives req what load derived (the runs are built before it
+// reads the files): the structured output, --exact-length as it applies,
+// and the adapter mix.
 func (o *sessionOptions) structure(req *bench.RequestSpec) {
-	if o.structured != nil {
-		req.Structured, req.ExactLength = o.structured, o.exactLength
-	}
+	req.Structured, req.ExactLength = o.structured, o.exact
 	req.LoRA = o.lora
 	req.ToolRounds = o.toolRounds
 }
@@ -394,7 +392,7 @@ func (o *sessionOptions) request(stream bool) bench.RequestSpec {
 		endpoint = bench.EndpointOllamaChat // so the table's engine columns fill
 	}
 	return bench.RequestSpec{Endpoint: endpoint, Model: o.model, MaxTokens: o.maxTokens,
-		ExactLength: o.exactLength, Stream: stream, Arrivals: o.arrivals, AutoEndpoint: o.endpoint == ""}
+		Stream: stream, Arrivals: o.arrivals, AutoEndpoint: o.endpoint == ""} // config completes it (structure)
 }
 
 // session runs cfg's runs and does what every benchmark command does after:

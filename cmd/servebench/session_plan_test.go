@@ -81,3 +81,48 @@ func TestSessionClockOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionExactLength: --exact-length as the runs and the search take
+// it, derived once by load: on by default, off by default for structured
+// output (its answer is as long as its JSON), on again when given.
+func TestSessionExactLength(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"run", "--stream", "on"}, true},
+		{[]string{"run", "--stream", "on", "--exact-length=false"}, false},
+		{[]string{"run", "--stream", "on", "--response-format", "json"}, false},
+		{[]string{"run", "--stream", "on", "--response-format", "json", "--exact-length"}, true},
+		{[]string{"table", "--response-format", "json"}, false},
+		{[]string{"sweep", "--find-max-rate", "90%", "--slo", "ttft=1s", "--response-format", "json", "--exact-length"}, true},
+	} {
+		var got *bench.Config
+		saved := execute
+		execute = func(_ context.Context, cfg bench.Config) (*result.Results, []result.Record, error) {
+			got = &cfg
+			return nil, nil, errors.New("not run")
+		}
+		args := append(slices.Clone(tc.args), "--base-url", "http://127.0.0.1:9", "--out", t.TempDir(), "--quiet")
+		_, _, stderr := runMain(args...)
+		execute = saved
+		if got == nil {
+			t.Fatalf("%q: the session was not started: %s", tc.args, stderr)
+		}
+		reqs := []bench.RequestSpec{}
+		for _, r := range got.Runs {
+			reqs = append(reqs, r.Request)
+		}
+		if got.Search != nil {
+			reqs = append(reqs, got.Search.Base.Request)
+		}
+		for _, r := range reqs {
+			if r.ExactLength != tc.want || (r.Structured != nil) != slices.Contains(tc.args, "--response-format") {
+				t.Errorf("%q: exact length %v, structured %v; want %v", tc.args, r.ExactLength, r.Structured != nil, tc.want)
+			}
+		}
+		if len(reqs) == 0 {
+			t.Errorf("%q: no runs", tc.args)
+		}
+	}
+}
