@@ -66,7 +66,7 @@ per unit under units/. tune.json is rewritten after every unit: after a kill,
 	fs.StringVar(&o.findMaxRate, "find-max-rate", "", "with --slo: search each treatment's highest rate whose attainment stays at or above this percentage, e.g. 99%")
 	fs.IntVar(&o.maxSteps, "max-steps", bench.DefaultMaxRateSteps, "with --find-max-rate: most runs each search makes")
 	fs.StringArrayVar(&o.engineGrid, "engine-grid", nil, "a bundled engine flag's values, NAME=V1,V2 (e.g. max-num-seqs=64,128,256; repeatable, crossed)")
-	fs.StringArrayVar(&o.grid, "grid", nil, "values of a {NAME} placeholder in --server-cmd, NAME=V1,V2 (repeatable, crossed)")
+	fs.StringArrayVar(&o.grid, "grid", nil, "values of a {NAME} placeholder in --server-cmd, NAME=V1,V2 (repeatable, crossed); tune fills {seed} with each repeat's seed")
 	fs.StringArrayVar(&o.envGrid, "env-grid", nil, "values of an environment variable of the server, NAME=V1,V2 (e.g. OLLAMA_NUM_PARALLEL=1,4; repeatable, crossed)")
 	fs.IntVar(&o.repeats, "repeats", tune.DefaultRepeats, "runs of each treatment, each on a fresh server")
 	fs.StringVar(&o.resume, "resume", "", "continue the tune in this directory (same flags): skip its finished units")
