@@ -46,4 +46,10 @@ func compare(a, b string, figure string, av, bv []float64, higher bool, unit str
 	return c
 }
 
-func signed(v float64) string { return fmt.Sprintf("%+.3g", v) }
+// signed is num with its sign: "+9300", not "+9.3e+03".
+func signed(v float64) string {
+	if v >= 0 {
+		return "+" + num(v)
+	}
+	return num(v)
+}

@@ -41,3 +41,12 @@ func TestCompareSaysSignificantOnlyWhenTheIntervalsDo(t *testing.T) {
 		t.Errorf("one run: %+v", c)
 	}
 }
+
+// TestCompareLargeDifferencesPlain: a difference of thousands reads as a
+// number, not in scientific notation.
+func TestCompareLargeDifferencesPlain(t *testing.T) {
+	c := compare("A", "B", "tokens/s", []float64{14100, 14200, 14150}, []float64{4800, 4850, 4830}, true, "tokens/s")
+	if strings.Contains(c.Text, "e+") || !strings.Contains(c.Text, "+9") {
+		t.Errorf("large difference printed as %q; want plain digits with a sign", c.Text)
+	}
+}
