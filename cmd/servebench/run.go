@@ -69,9 +69,8 @@ type sessionOptions struct {
 	thresholds      []compare.Threshold // from maxRegression and limitsFrom, by load
 	base            *compare.Side       // --baseline, loaded by load
 	sloText         string
-	slo             result.SLO           // parsed from sloText by load
-	search          *bench.MaxRateSearch // sweep --find-max-rate
-	resultsToLog    bool                 // run and sweep --results-to-log
+	slo             result.SLO // parsed from sloText by load
+	resultsToLog    bool       // run and sweep --results-to-log
 	arrivals        bool
 	directURL       string // run --direct-url
 	structuredOpts  workload.StructuredOptions
@@ -488,21 +487,21 @@ func thresholdKeys(th []compare.Threshold) []string {
 // sessionPlan is what a session command's own flags make, checked before
 // the shared flags: the runs, or a sweep's levels of base, their rates and
 // durations in the time the flags give them; config builds the session's
-// runs from it in the clock load derived (sweep --find-max-rate plans
-// o.search instead).
+// runs from it in the clock load derived.
 type sessionPlan struct {
-	runs  []bench.RunSpec // run's and table's; a sweep's levels as checked
-	sweep *bench.Sweep    // sweep's and tune's levels of base, instead of runs
-	base  bench.RunSpec
-	stop  bool // the sweep's early stops apply (not on a shard)
+	runs   []bench.RunSpec // run's and table's; a sweep's levels as checked
+	sweep  *bench.Sweep    // sweep's and tune's levels of base, instead of runs
+	base   bench.RunSpec
+	stop   bool                 // the sweep's early stops apply (not on a shard)
+	search *bench.MaxRateSearch // sweep --find-max-rate, instead of levels
 }
 
 // timed is p's runs and search in the session's clock, the one place
 // the clock turns what the flags gave into wall-clock rates and
 // durations; stopAfter is the sweep's early stop, when it has one.
 func (o *sessionOptions) timed(p sessionPlan) (runs []bench.RunSpec, search *bench.MaxRateSearch, stopAfter func(*result.Run) string, err error) {
-	if o.search != nil {
-		s := *o.search
+	if p.search != nil {
+		s := *p.search
 		s.Base.Workload, s.Clock = wallTime(o.clock, s.Base.Workload), o.clock
 		return nil, &s, nil, nil
 	}

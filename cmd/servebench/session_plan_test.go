@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"errors"
+	"io"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -123,6 +125,32 @@ func TestSessionExactLength(t *testing.T) {
 		}
 		if len(reqs) == 0 {
 			t.Errorf("%q: no runs", tc.args)
+		}
+	}
+}
+
+// TestSweepPlanSetsNothing: planning a sweep, its levels or its
+// --find-max-rate search, checks the flags and hands back the plan: the
+// options stay as the flags set them.
+func TestSweepPlanSetsNothing(t *testing.T) {
+	for _, args := range [][]string{
+		{"--rate", "1,2", "--speedup", "20"},
+		{"--find-max-rate", "90%", "--slo", "ttft=1s", "--rate", "2", "--speedup", "20"},
+	} {
+		cmd, o := sweepCommand()
+		if err := cmd.Flags().Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		before := *o
+		p, err := o.plan(cmd.Flags(), io.Discard)
+		if err != nil {
+			t.Fatalf("%q: %v", args, err)
+		}
+		if !reflect.DeepEqual(*o, before) {
+			t.Errorf("%q: plan changed the options:\n got %+v\nwant %+v", args, *o, before)
+		}
+		if (p.search != nil) == (p.sweep != nil) {
+			t.Errorf("%q: plan has search %v and levels %v: want one of them", args, p.search, p.sweep)
 		}
 	}
 }

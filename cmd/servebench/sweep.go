@@ -87,7 +87,7 @@ default --max-error-rate is turned off, with a warning).`,
 
 // plan checks the flags and plans the sweep's levels (checked in the time
 // the flags give; config builds them in the session's clock); with
-// --find-max-rate it sets o.search instead (no levels). A sharded sweep
+// --find-max-rate it plans the search instead (no levels). A sharded sweep
 // refuses what judges from one shard's slice and warns on w that the
 // default error stop is off.
 func (o *sweepOptions) plan(fs *pflag.FlagSet, w io.Writer) (sessionPlan, error) {
@@ -103,7 +103,8 @@ func (o *sweepOptions) plan(fs *pflag.FlagSet, w io.Writer) (sessionPlan, error)
 		if sharded {
 			return sessionPlan{}, errors.New("--find-max-rate with --shard: the search picks each next rate from the last run's attainment, of which one shard sees only its slice; sweep fixed --rate levels on the shards and merge them")
 		}
-		return sessionPlan{}, o.maxRateSearch(fs, base)
+		s, err := o.maxRateSearch(fs, base)
+		return sessionPlan{search: s}, err
 	}
 	sw := bench.Sweep{Concurrencies: o.levels, Rates: o.rates, MaxErrorRate: o.maxErrorRate, MaxP99E2E: o.maxP99E2E, LevelGap: o.levelGap}
 	switch {
@@ -118,29 +119,29 @@ func (o *sweepOptions) plan(fs *pflag.FlagSet, w io.Writer) (sessionPlan, error)
 	return sessionPlan{runs: runs, sweep: &sw, base: base, stop: !sharded}, err
 }
 
-// maxRateSearch sets up --find-max-rate from base; the SLO is set by session
-// once --slo is parsed.
-func (o *sweepOptions) maxRateSearch(fs *pflag.FlagSet, base bench.RunSpec) error {
+// maxRateSearch is --find-max-rate from base; config gives it the clock,
+// the SLO and the rest load derives.
+func (o *sweepOptions) maxRateSearch(fs *pflag.FlagSet, base bench.RunSpec) (*bench.MaxRateSearch, error) {
 	target, err := bench.ParseTarget(o.findMaxRate)
 	if err != nil {
-		return fmt.Errorf("--find-max-rate %w", err)
+		return nil, fmt.Errorf("--find-max-rate %w", err)
 	}
 	switch {
 	case !fs.Changed("slo"):
-		return fmt.Errorf("--find-max-rate %s needs --slo: the attainment it keeps is of an SLO", o.findMaxRate)
+		return nil, fmt.Errorf("--find-max-rate %s needs --slo: the attainment it keeps is of an SLO", o.findMaxRate)
 	case fs.Changed("concurrency"):
-		return errors.New("--find-max-rate and --concurrency: the search varies the request rate (open loop); give --rate R to start at R")
+		return nil, errors.New("--find-max-rate and --concurrency: the search varies the request rate (open loop); give --rate R to start at R")
 	case len(o.rates) > 1:
-		return fmt.Errorf("--find-max-rate with --rate %s: expected one starting rate", floatsString(o.rates))
+		return nil, fmt.Errorf("--find-max-rate with --rate %s: expected one starting rate", floatsString(o.rates))
 	}
-	o.search = &bench.MaxRateSearch{Target: target, MaxSteps: o.maxSteps, Base: base}
+	s := &bench.MaxRateSearch{Target: target, MaxSteps: o.maxSteps, Base: base}
 	if len(o.rates) == 1 {
-		o.search.Start = o.rates[0]
+		s.Start = o.rates[0]
 	}
 	if fs.Changed("max-steps") && o.maxSteps < 1 {
-		return fmt.Errorf("--max-steps %d: expected at least 1", o.maxSteps)
+		return nil, fmt.Errorf("--max-steps %d: expected at least 1", o.maxSteps)
 	}
-	return nil
+	return s, nil
 }
 
 func floatsString(xs []float64) string {

@@ -145,14 +145,14 @@ func (o *tuneOptions) plan(fs *pflag.FlagSet) (tune.Options, sessionPlan, error)
 	if err != nil {
 		return opts, p, err
 	}
-	if o.search == nil {
+	if p.search == nil {
 		if len(o.levels) == 0 && len(o.rates) == 0 {
 			return opts, p, errors.New("tune: expected the load: --concurrency or --rate levels, or --find-max-rate with --slo")
 		}
 		opts.Session.Runs = p.runs
 	} else {
-		o.search.Recheck = true // the answer is re-run with fresh seeds before it is reported
-		opts.Session.Search = o.search
+		p.search.Recheck = true // the answer is re-run with fresh seeds before it is reported
+		opts.Session.Search = p.search
 	}
 	if o.resume != "" && fs.Changed("out") {
 		return opts, p, errors.New("--resume DIR and --out: the tune continues in DIR")
