@@ -201,9 +201,19 @@ func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 }
 
 // CheckServer reports what is wrong with opts before anything starts: the
-// checks StartServer would make, without starting a server.
+// checks StartServer would make, without starting a server, the files it
+// names included (ServerDir, GGUF, the ollama binary).
 func CheckServer(opts ServerOptions) error {
 	_, _, err := serverSpec(opts)
+	return err
+}
+
+// CheckServerOptions is CheckServer from the options alone: it touches no
+// file, so a ServerDir that is missing passes, and the ollama preset's
+// settings, whose check starts by finding its binary, are left to
+// CheckServer whole (so its errors keep their order).
+func CheckServerOptions(opts ServerOptions) error {
+	_, _, err := specFor(opts, false)
 	return err
 }
 
@@ -223,6 +233,12 @@ func LaunchSpec(opts ServerOptions) (launch.Spec, error) {
 // (commandSpec), a preset or the bundled engine (presetSpec), or a
 // --base-url alone (checkBaseURL).
 func serverSpec(opts ServerOptions) (launch.Spec, bool, error) {
+	return specFor(opts, true)
+}
+
+// specFor is serverSpec; without files it reads no file (see
+// CheckServerOptions) and the spec is for checking only.
+func specFor(opts ServerOptions, files bool) (launch.Spec, bool, error) {
 	var spec launch.Spec
 	var err error
 	switch {
@@ -231,7 +247,7 @@ func serverSpec(opts ServerOptions) (launch.Spec, bool, error) {
 	case opts.ServerCmd != "":
 		spec, err = commandSpec(opts)
 	case opts.Preset != "" || opts.BaseURL == "":
-		spec, err = presetSpec(opts)
+		spec, err = presetSpec(opts, files)
 	default:
 		return spec, false, checkBaseURL(opts)
 	}
@@ -250,6 +266,11 @@ func serverSpec(opts ServerOptions) (launch.Spec, bool, error) {
 		spec.Model = opts.Model
 	}
 	spec.APIKey = opts.APIKey
+	if !files {
+		c := spec
+		c.Dir = "" // Validate's one look at the file system: the directory exists
+		return spec, true, c.Validate()
+	}
 	return spec, true, spec.Validate()
 }
 
@@ -274,7 +295,7 @@ func commandSpec(opts ServerOptions) (launch.Spec, error) {
 // presetSpec is the spec of a --server preset, the bundled engine when
 // neither --server nor --base-url is given. PresetPD is the bundled engine
 // with --pd-prefill and --pd-decode before the other engine arguments.
-func presetSpec(opts ServerOptions) (launch.Spec, error) {
+func presetSpec(opts ServerOptions, files bool) (launch.Spec, error) {
 	name, args := opts.Preset, opts.EngineArgs
 	if name != "" && !slices.Contains(Presets(), name) {
 		return launch.Spec{}, option.Errorf("Preset", name, "expected one of %s", strings.Join(Presets(), ", "))
@@ -299,11 +320,14 @@ func presetSpec(opts ServerOptions) (launch.Spec, error) {
 			return launch.Spec{}, err
 		}
 	}
-	if name == launch.PresetOllama {
+	switch {
+	case name == launch.PresetOllama && !files:
+		// Its check starts by finding the binary: left to CheckServer.
+	case name == launch.PresetOllama:
 		if po, err = OllamaPresetOptions(po, opts); err != nil {
 			return launch.Spec{}, err
 		}
-	} else if opts.GGUF != "" || opts.OllamaModels != "" {
+	case opts.GGUF != "" || opts.OllamaModels != "":
 		return launch.Spec{}, option.Errorf("GGUF", nil, "{GGUF} and {OllamaModels}: only with {Preset} ollama")
 	}
 	spec, err := launch.PresetSpecFor(name, opts.Self, po)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/bench/result"
+	"github.com/servebench/servebench/engine/launch"
 	"github.com/servebench/servebench/engine/sim"
 )
 
@@ -227,6 +228,41 @@ func TestRecordBundledCopiesEveryField(t *testing.T) {
 		}
 		if got, want := dst.FieldByIndex(df.Index).Interface(), src.Field(i).Interface(); got != want {
 			t.Errorf("recordBundled copied %s as %v, want %v", sf.Name, got, want)
+		}
+	}
+}
+
+// TestCheckServerOptionsReadsNoFile: CheckServerOptions judges the options
+// alone, so a missing server directory, ollama binary or GGUF file passes
+// it; CheckServer, which looks, refuses each. A flag error is the same
+// from both.
+func TestCheckServerOptionsReadsNoFile(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing")
+	for _, tc := range []struct {
+		name string
+		opts ServerOptions
+		want string // in CheckServer's error
+	}{
+		{"server dir", ServerOptions{ServerCmd: "vllm serve m", ServerDir: missing}, "working directory"},
+		{"ollama binary", ServerOptions{Preset: launch.PresetOllama, ServerBin: missing, Model: "m"}, "not found"},
+		{"gguf file", ServerOptions{Preset: launch.PresetOllama, ServerBin: "/bin/true", GGUF: missing}, missing},
+	} {
+		if err := CheckServerOptions(tc.opts); err != nil {
+			t.Errorf("%s: CheckServerOptions looked at the file: %v", tc.name, err)
+		}
+		if err := CheckServer(tc.opts); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: CheckServer: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	for _, opts := range []ServerOptions{
+		{ServerCmd: "vllm serve m", Preset: launch.PresetOllama},         // both
+		{Preset: "bogus", Self: "/x/servebench"},                         // unknown
+		{Preset: launch.PresetOllama, ServerBin: missing, Speedup: 2},    // bundled only
+		{Preset: PresetPD, Prefill: 0, Decode: 1, Self: "/x/servebench"}, // no prefill
+	} {
+		want := CheckServer(opts)
+		if got := CheckServerOptions(opts); got == nil || want == nil || got.Error() != want.Error() {
+			t.Errorf("%+v: CheckServerOptions %v, CheckServer %v: want the same flag error", opts, got, want)
 		}
 	}
 }

@@ -138,7 +138,7 @@ func (o *sessionOptions) check(fs *pflag.FlagSet) error {
 	if err := o.serverFlags.check(fs); err != nil {
 		return err
 	}
-	if err := o.checkServer(fs); err != nil {
+	if err := o.checkServer(); err != nil {
 		return err
 	}
 	if err := checkMetricsURLs(o.metricsURLs); err != nil {
@@ -168,11 +168,15 @@ func (o *sessionOptions) check(fs *pflag.FlagSet) error {
 
 // load derives, once, what the checked flags make (the push, labels, the
 // Prometheus options, the adapter mix, the clock, the SLO) and reads the
-// files they name (--response-format's and --tools', --limits-from,
-// --baseline), where the command runs: after check, and before --validate
-// stops, so that a file that is there must parse (one missing here is the
-// reader's, under --validate). Errors are usage errors.
+// files they name (the server's, --response-format's and --tools',
+// --limits-from, --baseline), where the command runs: after check, and
+// before --validate stops, so that a file that is there must parse (one
+// missing here is the reader's, under --validate). Errors are usage
+// errors.
 func (o *sessionOptions) load(fs *pflag.FlagSet) error {
+	if err := o.loadServer(fs); err != nil {
+		return err
+	}
 	var err error
 	if o.pushOpts, err = o.pushOptions(fs); err != nil {
 		return err
@@ -287,10 +291,21 @@ func engineArgFloat(args []string, name string) float64 {
 
 // checkServer refuses, before --validate stops and before anything runs,
 // the server flags bench would refuse at start (an unknown --server, a P/D
-// pool of 0, --server-cmd with --server): bench.CheckServer, as probe asks
-// it. A file the flags name that is missing here is the reader's, under
-// --validate.
-func (o *sessionOptions) checkServer(fs *pflag.FlagSet) error {
+// pool of 0, --server-cmd with --server), from the flags alone
+// (bench.CheckServerOptions); loadServer looks at the files they name.
+func (o *sessionOptions) checkServer() error {
+	so, err := o.serverOptions()
+	if err != nil {
+		return err
+	}
+	return bench.CheckServerOptions(so)
+}
+
+// loadServer checks what the server flags name on this machine (the
+// --server-dir, the ollama binary, the --gguf file): bench.CheckServer, as
+// probe asks it. A file the flags name that is missing here is the
+// reader's, under --validate.
+func (o *sessionOptions) loadServer(fs *pflag.FlagSet) error {
 	so, err := o.serverOptions()
 	if err != nil {
 		return err

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"io"
+	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -151,6 +153,33 @@ func TestSweepPlanSetsNothing(t *testing.T) {
 		}
 		if (p.search != nil) == (p.sweep != nil) {
 			t.Errorf("%q: plan has search %v and levels %v: want one of them", args, p.search, p.sweep)
+		}
+	}
+}
+
+// TestSessionCheckServerFiles: check judges the server flags alone; the
+// directory, binary and GGUF file they name are looked at by load, which
+// refuses each one missing.
+func TestSessionCheckServerFiles(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--server-dir", missing}, "working directory"},
+		{[]string{"--server", "ollama", "--server-bin", missing, "--gguf", missing}, "not found"},
+		{[]string{"--server", "ollama", "--server-bin", "/bin/true", "--gguf", missing}, missing},
+	} {
+		o := &sessionOptions{}
+		cmd := runCmdFor(o)
+		if err := cmd.Flags().Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		if err := o.check(cmd.Flags()); err != nil {
+			t.Errorf("%q: check looked at a file: %v", tc.args, err)
+		}
+		if err := o.load(cmd.Flags()); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: load: %v, want %q", tc.args, err, tc.want)
 		}
 	}
 }
