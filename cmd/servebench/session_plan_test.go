@@ -16,6 +16,24 @@ import (
 	"github.com/servebench/servebench/bench/stats"
 )
 
+// sessionConfig is the Config the command line args makes, as execute
+// is given it (nothing runs).
+func sessionConfig(t *testing.T, args ...string) *bench.Config {
+	t.Helper()
+	var got *bench.Config
+	saved := execute
+	defer func() { execute = saved }()
+	execute = func(_ context.Context, cfg bench.Config) (*result.Results, []result.Record, error) {
+		got = &cfg
+		return nil, nil, errors.New("not run")
+	}
+	_, _, stderr := runMain(append(args, "--out", t.TempDir(), "--quiet")...)
+	if got == nil {
+		t.Fatalf("%q: the session was not started: %s", args, stderr)
+	}
+	return got
+}
+
 // TestSessionClockOnce: the clock the Config records is the one --clock
 // and --speedup make, and every time the flags gave (a run's rate and
 // duration, a sweep's levels and its p99 bound, the search's base, the
@@ -34,19 +52,7 @@ func TestSessionClockOnce(t *testing.T) {
 		{[]string{"sweep", "--rate", "1,4", "--max-p99-e2e", "1s", "--clock", "wall"}, result.ClockWall, []float64{1, 4}},
 		{[]string{"sweep", "--find-max-rate", "90%", "--slo", "ttft=1s", "--rate", "3"}, result.ClockModelled, nil},
 	} {
-		var got *bench.Config
-		saved := execute
-		execute = func(_ context.Context, cfg bench.Config) (*result.Results, []result.Record, error) {
-			got = &cfg
-			return nil, nil, errors.New("not run")
-		}
-		args := append(slices.Clone(tc.args), "--speedup", "20", "--duration", "10s", "--interval", "4s",
-			"--out", t.TempDir(), "--quiet")
-		_, _, stderr := runMain(args...)
-		execute = saved
-		if got == nil {
-			t.Fatalf("%q: the session was not started: %s", tc.args, stderr)
-		}
+		got := sessionConfig(t, append(slices.Clone(tc.args), "--speedup", "20", "--duration", "10s", "--interval", "4s")...)
 		c := got.Clock
 		if c.Name != tc.clock || c.Speedup != speedup {
 			t.Errorf("%q: the Config's clock %s at %gx, want %s at %dx", tc.args, c.Name, c.Speedup, tc.clock, speedup)
@@ -101,18 +107,7 @@ func TestSessionExactLength(t *testing.T) {
 		{[]string{"table", "--response-format", "json"}, false},
 		{[]string{"sweep", "--find-max-rate", "90%", "--slo", "ttft=1s", "--response-format", "json", "--exact-length"}, true},
 	} {
-		var got *bench.Config
-		saved := execute
-		execute = func(_ context.Context, cfg bench.Config) (*result.Results, []result.Record, error) {
-			got = &cfg
-			return nil, nil, errors.New("not run")
-		}
-		args := append(slices.Clone(tc.args), "--base-url", "http://127.0.0.1:9", "--out", t.TempDir(), "--quiet")
-		_, _, stderr := runMain(args...)
-		execute = saved
-		if got == nil {
-			t.Fatalf("%q: the session was not started: %s", tc.args, stderr)
-		}
+		got := sessionConfig(t, append(slices.Clone(tc.args), "--base-url", "http://127.0.0.1:9")...)
 		reqs := []bench.RequestSpec{}
 		for _, r := range got.Runs {
 			reqs = append(reqs, r.Request)
