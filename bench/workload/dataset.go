@@ -39,17 +39,9 @@ const maxSkipReasons = 3
 // LoadDataset reads --dataset KIND:FILE (sharegpt or jsonl); turns is
 // --turns ("" for single requests, "all", or N).
 func LoadDataset(spec, turns string) (*Dataset, error) {
-	kind, file, ok := strings.Cut(spec, ":")
-	if !ok || file == "" || (kind != SourceShareGPT && kind != SourceJSONL) {
-		return nil, option.Errorf("Dataset", spec, "expected sharegpt:FILE or jsonl:FILE")
-	}
-	maxTurns := 0 // 0: all
-	if turns != "" && turns != "all" {
-		n, err := strconv.Atoi(turns)
-		if err != nil || n < 1 || n > 1000 {
-			return nil, option.Errorf("Turns", turns, "expected all or a count from 1 to 1000")
-		}
-		maxTurns = n
+	kind, file, maxTurns, err := datasetSpec(spec, turns)
+	if err != nil {
+		return nil, err
 	}
 	data, err := os.ReadFile(file)
 	if err != nil {
@@ -73,6 +65,23 @@ func LoadDataset(spec, turns string) (*Dataset, error) {
 		return nil, errors.New(msg)
 	}
 	return d, nil
+}
+
+// datasetSpec checks --dataset KIND:FILE and --turns without reading the
+// file: the kind, the file and the most turns kept (0: all).
+func datasetSpec(spec, turns string) (kind, file string, maxTurns int, err error) {
+	kind, file, ok := strings.Cut(spec, ":")
+	if !ok || file == "" || (kind != SourceShareGPT && kind != SourceJSONL) {
+		return "", "", 0, option.Errorf("Dataset", spec, "expected sharegpt:FILE or jsonl:FILE")
+	}
+	if turns != "" && turns != "all" {
+		n, err := strconv.Atoi(turns)
+		if err != nil || n < 1 || n > 1000 {
+			return "", "", 0, option.Errorf("Turns", turns, "expected all or a count from 1 to 1000")
+		}
+		maxTurns = n
+	}
+	return kind, file, maxTurns, nil
 }
 
 // skip counts a bad entry and keeps the first reasons.

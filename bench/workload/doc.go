@@ -3,7 +3,7 @@
 // rate with its Pacer, or a trace's send times) and the Source of each
 // conversation (a fixed or synthetic prompt, a prompt file, ShareGPT or
 // JSONL datasets, Mooncake or Azure traces), built by NewSource from
-// SourceOptions. Everything is decided before the run from seeds and
+// SourceOptions (SourceOptions.Validate checks them reading no file). Everything is decided before the run from seeds and
 // inputs: conversation i is a pure function of i.
 //
 // It sits below the runner (package bench) and bench/store: it may import

@@ -2,6 +2,8 @@ package workload
 
 import (
 	"errors"
+	"io/fs"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -83,6 +85,9 @@ func TestNewSourceRefuses(t *testing.T) {
 		if fe := (*option.FieldError)(nil); !errors.As(err, &fe) || !strings.HasPrefix(tc.want, fe.Field) {
 			t.Errorf("NewSource(%+v) error %v: want an option.FieldError of the field it names first", tc.o, err)
 		}
+		if verr := tc.o.Validate(); verr == nil || verr.Error() != err.Error() {
+			t.Errorf("Validate(%+v) error %v, want NewSource's %v", tc.o, verr, err)
+		}
 	}
 	// --prompt-tokens alone keeps its historical source; with --turns it is the length.
 	if src, _, err := NewSource(SourceOptions{PromptTokens: 40}); err != nil || src.(*Prompts).Kind != PromptSynthetic {
@@ -90,6 +95,44 @@ func TestNewSourceRefuses(t *testing.T) {
 	}
 	if src, _, err := NewSource(SourceOptions{PromptTokens: 40, Turns: "2"}); err != nil || src.Conversation(0).Turns[1].Tokens != 40 {
 		t.Errorf("--prompt-tokens with --turns: %v", err)
+	}
+}
+
+// TestValidateReadsNoFile: the options check names no missing file, which
+// NewSource then reads and refuses, naming the option; the flag errors of
+// a file source are Validate's too.
+func TestValidateReadsNoFile(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing")
+	for _, tc := range []struct {
+		o     SourceOptions
+		field string
+	}{
+		{SourceOptions{PromptFile: missing, OutputTokens: "8"}, "PromptFile"},
+		{SourceOptions{Dataset: "jsonl:" + missing + ".jsonl", Turns: "all", ThinkTime: "1"}, "Dataset"},
+		{SourceOptions{Trace: missing + ".csv", TraceSpeed: 2, TraceWindow: "1,2"}, "Trace"},
+	} {
+		if err := tc.o.Validate(); err != nil {
+			t.Errorf("Validate(%+v): %v: want no error (it reads no file)", tc.o, err)
+		}
+		_, _, err := NewSource(tc.o)
+		if fe := (*option.FieldError)(nil); !errors.Is(err, fs.ErrNotExist) || !errors.As(err, &fe) || fe.Field != tc.field {
+			t.Errorf("NewSource(%+v) error %v: want the missing file, naming %s", tc.o, err, tc.field)
+		}
+	}
+	for _, tc := range []struct {
+		o    SourceOptions
+		want string
+	}{
+		{SourceOptions{Dataset: missing}, "expected sharegpt:FILE or jsonl:FILE"},
+		{SourceOptions{Dataset: "jsonl:" + missing, Turns: "0"}, `Turns "0"`},
+		{SourceOptions{Trace: missing}, "cannot tell from the name"},
+		{SourceOptions{Trace: missing, TraceFormat: "x"}, `TraceFormat "x"`},
+		{SourceOptions{Trace: missing + ".csv", TraceSpeed: -1}, "TraceSpeed -1"},
+		{SourceOptions{Trace: missing + ".csv", TraceWindow: "x"}, `TraceWindow "x"`},
+	} {
+		if err := tc.o.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Validate(%+v) error %v, want %q", tc.o, err, tc.want)
+		}
 	}
 }
 

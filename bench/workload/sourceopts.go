@@ -11,9 +11,10 @@ import (
 )
 
 // SourceOptions are the workload-source flags of run and sweep, as given:
-// an empty string (or 0) is a flag not given. NewSource turns them into a
-// Source; each error is an option.FieldError naming the field (and file,
-// line and field for files).
+// an empty string (or 0) is a flag not given. Validate checks them without
+// reading a file; NewSource turns them into a Source, reading the files
+// they name. Each error is an option.FieldError naming the field (and
+// file, line and field for files).
 type SourceOptions struct {
 	// ToolRounds: the runner makes each conversation a tool-calling
 	// session (--tool-rounds), so --think-time applies without --turns.
@@ -47,7 +48,22 @@ const maxTurns = 1000
 // turns. Exactly one prompt source applies: --prompt, --prompt-tokens,
 // --prompt-file, a synthetic one (--input-tokens, shared prefixes,
 // --turns N), --dataset or --trace; --output-tokens applies to any.
-func NewSource(o SourceOptions) (Source, Dist, error) {
+// It reads the file a source names (--prompt-file, --dataset, --trace),
+// and checks what depends on its content: whether --think-time has
+// sessions.
+func NewSource(o SourceOptions) (Source, Dist, error) { return o.build(true) }
+
+// Validate checks o as NewSource does, reading no file: what depends on a
+// file's content (--think-time over a dataset's conversations) and the
+// file itself are left to NewSource.
+func (o SourceOptions) Validate() error {
+	_, _, err := o.build(false)
+	return err
+}
+
+// build checks o and builds its source; unless read, a source from a file
+// is nil (and what depends on its content is not checked).
+func (o SourceOptions) build(read bool) (Source, Dist, error) {
 	if o.PromptTokens != 0 {
 		if err := checkPromptTokens(o.PromptTokens); err != nil {
 			return nil, Dist{}, err
@@ -57,7 +73,7 @@ func NewSource(o SourceOptions) (Source, Dist, error) {
 	if err != nil {
 		return nil, Dist{}, err
 	}
-	src, err := o.prompts()
+	src, err := o.prompts(read)
 	if err != nil {
 		return nil, Dist{}, err
 	}
@@ -68,11 +84,11 @@ func NewSource(o SourceOptions) (Source, Dist, error) {
 		}
 		if s, ok := src.(*Synth); ok {
 			s.Output = d
-		} else {
+		} else if src != nil {
 			src = &outputOverride{Source: src, dist: d, seed: o.Seed}
 		}
 	}
-	if !think.IsZero() && !sessions(src) && o.ToolRounds == 0 {
+	if !think.IsZero() && src != nil && !sessions(src) && o.ToolRounds == 0 {
 		return nil, Dist{}, option.Errorf("ThinkTime", nil, "expected sessions ({Turns}, or a dataset with conversations)")
 	}
 	return src, think, nil
@@ -89,8 +105,9 @@ func (o SourceOptions) thinkTime() (Dist, error) {
 	return d, nil
 }
 
-// prompts picks the one prompt source the flags ask for.
-func (o SourceOptions) prompts() (Source, error) {
+// prompts picks the one prompt source the flags ask for; unless read, one
+// from a file is checked but not read (nil).
+func (o SourceOptions) prompts(read bool) (Source, error) {
 	var given []promptSource
 	for _, s := range promptSources {
 		if s.given(o) {
@@ -109,7 +126,7 @@ func (o SourceOptions) prompts() (Source, error) {
 		return nil, option.Errorf("TraceFormat", nil, "{TraceFormat}, {TraceSpeed} and {TraceWindow}: expected {Trace} FILE too")
 	}
 	if len(given) == 1 {
-		return given[0].load(o)
+		return given[0].build(o, read)
 	}
 	if o.multiTurn() || o.hasPrefixes() {
 		return o.synth()
@@ -121,21 +138,26 @@ func (o SourceOptions) prompts() (Source, error) {
 type promptSource struct {
 	field string // SourceOptions' field
 	given func(SourceOptions) bool
-	// load builds the source, refusing the session and prefix flags it
-	// cannot honour.
-	load func(SourceOptions) (Source, error)
+	// build refuses the session and prefix flags the source cannot
+	// honour, then builds it; unless read, a source from a file is nil.
+	build func(o SourceOptions, read bool) (Source, error)
 }
 
 // promptSources lists the prompt sources in the order an error names them.
 var promptSources = []promptSource{
 	{"Prompt", func(o SourceOptions) bool { return o.Prompt != "" },
-		textSource("Prompt", func(o SourceOptions) (Source, error) { return FixedPrompt(o.Prompt) })},
+		textSource("Prompt", func(o SourceOptions, _ bool) (Source, error) { return FixedPrompt(o.Prompt) })},
 	{"PromptFile", func(o SourceOptions) bool { return o.PromptFile != "" },
-		textSource("PromptFile", func(o SourceOptions) (Source, error) { return LoadPromptFile(o.PromptFile) })},
+		textSource("PromptFile", func(o SourceOptions, read bool) (Source, error) {
+			if !read {
+				return nil, nil
+			}
+			return LoadPromptFile(o.PromptFile)
+		})},
 	{"Dataset", func(o SourceOptions) bool { return o.Dataset != "" }, SourceOptions.dataset},
 	{"Trace", func(o SourceOptions) bool { return o.Trace != "" }, SourceOptions.trace},
-	{"PromptTokens", func(o SourceOptions) bool { return o.PromptTokens > 0 }, SourceOptions.promptTokens},
-	{"InputTokens", func(o SourceOptions) bool { return o.InputTokens != "" }, SourceOptions.synth},
+	{"PromptTokens", func(o SourceOptions) bool { return o.PromptTokens > 0 }, func(o SourceOptions, _ bool) (Source, error) { return o.promptTokens() }},
+	{"InputTokens", func(o SourceOptions) bool { return o.InputTokens != "" }, func(o SourceOptions, _ bool) (Source, error) { return o.synth() }},
 }
 
 // hasPrefixes says whether shared prefixes were asked for.
@@ -154,31 +176,39 @@ func prefixesWith(field string) error {
 
 // textSource wraps a source of given prompt text, which takes neither
 // shared prefixes nor sessions.
-func textSource(field string, load func(SourceOptions) (Source, error)) func(SourceOptions) (Source, error) {
-	return func(o SourceOptions) (Source, error) {
+func textSource(field string, build func(SourceOptions, bool) (Source, error)) func(SourceOptions, bool) (Source, error) {
+	return func(o SourceOptions, read bool) (Source, error) {
 		switch {
 		case o.hasPrefixes():
 			return nil, prefixesWith(field)
 		case o.multiTurn():
 			return nil, option.Errorf("Turns", nil, "{Turns} with {"+field+"}: sessions come from {Dataset} or synthetic prompts ({InputTokens})")
 		}
-		return load(o)
+		return build(o, read)
 	}
 }
 
-func (o SourceOptions) dataset() (Source, error) {
+func (o SourceOptions) dataset(read bool) (Source, error) {
 	if o.hasPrefixes() {
 		return nil, prefixesWith("Dataset")
+	}
+	if !read {
+		_, _, _, err := datasetSpec(o.Dataset, o.Turns)
+		return nil, err
 	}
 	return LoadDataset(o.Dataset, o.Turns)
 }
 
-func (o SourceOptions) trace() (Source, error) {
+func (o SourceOptions) trace(read bool) (Source, error) {
 	switch {
 	case o.Turns != "":
 		return nil, option.Errorf("Turns", nil, "{Turns} with {Trace}: a trace replays single requests")
 	case o.hasPrefixes():
 		return nil, prefixesWith("Trace")
+	}
+	if !read {
+		_, err := newTrace(o.Trace, o.TraceFormat, o.TraceSpeed, o.TraceWindow)
+		return nil, err
 	}
 	return LoadTrace(o.Trace, o.TraceFormat, o.TraceSpeed, o.TraceWindow, o.Seed)
 }

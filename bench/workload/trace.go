@@ -44,6 +44,36 @@ type Trace struct {
 // duration or seconds. Errors name the file, line and field; times must
 // not go backwards.
 func LoadTrace(file, format string, speed float64, window string, seed int64) (*Trace, error) {
+	t, err := newTrace(file, format, speed, window)
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, option.Wrap("Trace", nil, err)
+	}
+	sum := sha256.Sum256(data)
+	t.sha256 = hex.EncodeToString(sum[:])
+	var entries []traceEntry
+	if t.Format == SourceMooncake {
+		entries, err = readMooncake(data, file)
+	} else {
+		entries, err = readAzure(data, file)
+	}
+	if err != nil {
+		return nil, err
+	}
+	t.keep(entries, uint64(seed))
+	if len(t.convs) == 0 {
+		return nil, option.Errorf("TraceWindow", nil, "%s: no requests in {TraceWindow} %q (the trace has %d, over %.3f s)", file, window,
+			len(entries), entries[len(entries)-1].at.Seconds())
+	}
+	return t, nil
+}
+
+// newTrace checks the trace flags (the format, from the name when not
+// given, the speed and the window) without reading the file.
+func newTrace(file, format string, speed float64, window string) (*Trace, error) {
 	if format == "" {
 		switch filepath.Ext(file) {
 		case ".jsonl":
@@ -64,30 +94,7 @@ func LoadTrace(file, format string, speed float64, window string, seed int64) (*
 		return nil, option.Errorf("TraceSpeed", speed, "expected a factor > 0 (2: twice as fast)")
 	}
 	t := &Trace{Format: format, File: file, Speed: speed}
-	if err := t.parseWindow(window); err != nil {
-		return nil, err
-	}
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, option.Wrap("Trace", nil, err)
-	}
-	sum := sha256.Sum256(data)
-	t.sha256 = hex.EncodeToString(sum[:])
-	var entries []traceEntry
-	if format == SourceMooncake {
-		entries, err = readMooncake(data, file)
-	} else {
-		entries, err = readAzure(data, file)
-	}
-	if err != nil {
-		return nil, err
-	}
-	t.keep(entries, uint64(seed))
-	if len(t.convs) == 0 {
-		return nil, option.Errorf("TraceWindow", nil, "%s: no requests in {TraceWindow} %q (the trace has %d, over %.3f s)", file, window,
-			len(entries), entries[len(entries)-1].at.Seconds())
-	}
-	return t, nil
+	return t, t.parseWindow(window)
 }
 
 // traceEntry is one request of a trace, at its offset from the first.

@@ -419,6 +419,9 @@ func (o *sessionOptions) session(cmd *cobra.Command, p sessionPlan) error {
 	if err := o.load(cmd.Flags()); err != nil {
 		return usageErr(err)
 	}
+	if err := p.loadSource(cmd.Flags()); err != nil {
+		return usageErr(err)
+	}
 	if validating(cmd.Flags()) {
 		return nil
 	}
@@ -509,6 +512,31 @@ type sessionPlan struct {
 	base   bench.RunSpec
 	stop   bool                 // the sweep's early stops apply (not on a shard)
 	search *bench.MaxRateSearch // sweep --find-max-rate, instead of levels
+	// source is the checked source flags of runs, base and search, which
+	// loadSource reads into them (nil: the runs carry their source: table).
+	source *workload.SourceOptions
+}
+
+// loadSource builds p's source from its flags, reading the file they name
+// (--prompt-file, --dataset, --trace; under --validate one missing is
+// forgiven), and gives it and the think time to p's runs, base and search.
+func (p *sessionPlan) loadSource(fs *pflag.FlagSet) error {
+	if p.source == nil {
+		return nil
+	}
+	src, think, err := workload.NewSource(*p.source)
+	if err != nil {
+		return missingOnValidate(fs, err)
+	}
+	set := func(s *bench.RunSpec) { s.Source, s.Workload.ThinkTime = src, think }
+	for i := range p.runs {
+		set(&p.runs[i])
+	}
+	set(&p.base)
+	if p.search != nil {
+		set(&p.search.Base)
+	}
+	return nil
 }
 
 // timed is p's runs and search in the session's clock, the one place
@@ -794,8 +822,10 @@ func (w *workloadOptions) addTraceFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&w.src.TraceWindow, "trace-window", "", "replay only START,DURATION of the trace (e.g. 10m,5m; seconds or Go durations)")
 }
 
-// source builds the workload source from the flags, and the think time.
-func (w *workloadOptions) source(fs *pflag.FlagSet) (workload.Source, workload.Dist, error) {
+// sourceOptions reads the source flags and checks them, reading no file:
+// sessionPlan.loadSource builds the source from them once every flag is
+// checked.
+func (w *workloadOptions) sourceOptions(fs *pflag.FlagSet) (workload.SourceOptions, error) {
 	o := w.src
 	o.Seed = w.seed
 	if !fs.Changed("trace-speed") {
@@ -803,25 +833,24 @@ func (w *workloadOptions) source(fs *pflag.FlagSet) (workload.Source, workload.D
 	}
 	if fs.Changed("prompt") {
 		if _, err := workload.FixedPrompt(w.prompt); err != nil { // blank
-			return nil, workload.Dist{}, err
+			return o, err
 		}
 		o.Prompt = w.prompt
 	}
 	if fs.Changed("prompt-tokens") {
 		if _, err := workload.SyntheticPrompts(w.promptTokens, 0); err != nil { // 0 would read as not given
-			return nil, workload.Dist{}, err
+			return o, err
 		}
 		o.PromptTokens = w.promptTokens
 	}
 	o.PromptFile = w.promptFile
 	for _, f := range []string{"shared-prefix-tokens", "prefix-groups"} {
 		if v, _ := fs.GetInt(f); fs.Changed(f) && v < 1 {
-			return nil, workload.Dist{}, fmt.Errorf("--%s %d: expected at least 1", f, v)
+			return o, fmt.Errorf("--%s %d: expected at least 1", f, v)
 		}
 	}
 	o.ToolRounds, _ = fs.GetInt("tool-rounds")
-	src, think, err := workload.NewSource(o)
-	return src, think, missingOnValidate(fs, err)
+	return o, o.Validate()
 }
 
 // baseWorkload is what run's and sweep's workloads share, before the mode:
@@ -937,11 +966,11 @@ sessions, --concurrency sessions in flight, --rate session starts), --dataset or
 		Annotations: map[string]string{validatesItself: "session"},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.loadColumns = true
-			runs, err := w.runs(cmd.Flags(), o, "")
+			p, err := w.runs(cmd.Flags(), o, "")
 			if err != nil {
 				return usageErr(err)
 			}
-			return o.session(cmd, sessionPlan{runs: runs})
+			return o.session(cmd, p)
 		},
 	}
 	o.addFlags(cmd.Flags(), 256)
@@ -973,36 +1002,36 @@ func (w *workloadOptions) addShardFlags(fs *pflag.FlagSet, what, when string) {
 // runs builds one RunSpec per stream mode, its rate and duration in the
 // time the flags give them (modelled with --speedup: config puts them in
 // the session's clock); prefix names sweep levels.
-func (w *workloadOptions) runs(fs *pflag.FlagSet, o *sessionOptions, prefix string) ([]bench.RunSpec, error) {
+// Their source is left to sessionPlan.loadSource.
+func (w *workloadOptions) runs(fs *pflag.FlagSet, o *sessionOptions, prefix string) (sessionPlan, error) {
 	wl, err := w.workload(fs)
 	if err != nil {
-		return nil, err
+		return sessionPlan{}, err
 	}
 	if _, err := o.sessionClock(fs); err != nil { // checked here; config applies the clock load derives
-		return nil, err
+		return sessionPlan{}, err
 	}
-	src, think, err := w.source(fs)
+	src, err := w.sourceOptions(fs)
 	if err != nil {
-		return nil, err
+		return sessionPlan{}, err
 	}
-	wl.ThinkTime = think
 	modes, err := streams(w.stream)
 	if err != nil {
-		return nil, err
+		return sessionPlan{}, err
 	}
 	sh, err := w.shardFlags(fs, len(modes))
 	if err != nil {
-		return nil, err
+		return sessionPlan{}, err
 	}
-	var runs []bench.RunSpec
+	p := sessionPlan{source: &src}
 	for _, s := range modes {
-		spec := bench.RunSpec{Name: prefix + string(result.StreamRun(s)), Workload: wl, Request: o.request(s), Source: src, Shard: sh}
+		spec := bench.RunSpec{Name: prefix + string(result.StreamRun(s)), Workload: wl, Request: o.request(s), Shard: sh}
 		if err := spec.Validate(); err != nil {
-			return nil, err
+			return sessionPlan{}, err
 		}
-		runs = append(runs, spec)
+		p.runs = append(p.runs, spec)
 	}
-	return runs, nil
+	return p, nil
 }
 
 // shardFlags reads --shard and --start-at. A sharded run is one run (the

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/servebench/servebench/bench"
+	"github.com/servebench/servebench/bench/workload"
 )
 
 // sweepOptions are `servebench sweep`'s flags beyond the shared ones.
@@ -91,7 +92,7 @@ default --max-error-rate is turned off, with a warning).`,
 // refuses what judges from one shard's slice and warns on w that the
 // default error stop is off.
 func (o *sweepOptions) plan(fs *pflag.FlagSet, w io.Writer) (sessionPlan, error) {
-	base, err := o.base(fs)
+	base, src, err := o.base(fs)
 	if err != nil {
 		return sessionPlan{}, err
 	}
@@ -104,7 +105,7 @@ func (o *sweepOptions) plan(fs *pflag.FlagSet, w io.Writer) (sessionPlan, error)
 			return sessionPlan{}, errors.New("--find-max-rate with --shard: the search picks each next rate from the last run's attainment, of which one shard sees only its slice; sweep fixed --rate levels on the shards and merge them")
 		}
 		s, err := o.maxRateSearch(fs, base)
-		return sessionPlan{search: s}, err
+		return sessionPlan{search: s, source: &src}, err
 	}
 	sw := bench.Sweep{Concurrencies: o.levels, Rates: o.rates, MaxErrorRate: o.maxErrorRate, MaxP99E2E: o.maxP99E2E, LevelGap: o.levelGap}
 	switch {
@@ -116,7 +117,7 @@ func (o *sweepOptions) plan(fs *pflag.FlagSet, w io.Writer) (sessionPlan, error)
 		fmt.Fprintf(w, "servebench: sweep --shard: the early stop on errors (--max-error-rate, default %g%%) is off: one shard sees only its slice, and every shard must run every level\n", o.maxErrorRate)
 	}
 	runs, err := sw.Runs(base)
-	return sessionPlan{runs: runs, sweep: &sw, base: base, stop: !sharded}, err
+	return sessionPlan{runs: runs, sweep: &sw, base: base, stop: !sharded, source: &src}, err
 }
 
 // maxRateSearch is --find-max-rate from base; config gives it the clock,
@@ -152,33 +153,34 @@ func floatsString(xs []float64) string {
 	return strings.Join(s, ",")
 }
 
-// base is the workload every level shares; Sweep.Runs sets the mode and level.
-func (o *sweepOptions) base(fs *pflag.FlagSet) (bench.RunSpec, error) {
+// base is the workload every level shares, and its checked source flags
+// (sessionPlan.loadSource builds the source); Sweep.Runs sets the mode and
+// level.
+func (o *sweepOptions) base(fs *pflag.FlagSet) (bench.RunSpec, workload.SourceOptions, error) {
 	if o.stream != "on" && o.stream != "off" {
-		return bench.RunSpec{}, fmt.Errorf("--stream %q: expected on or off (a sweep compares load levels in one mode)", o.stream)
+		return bench.RunSpec{}, workload.SourceOptions{}, fmt.Errorf("--stream %q: expected on or off (a sweep compares load levels in one mode)", o.stream)
 	}
 	if !(o.maxErrorRate >= 0 && o.maxErrorRate <= 100) {
-		return bench.RunSpec{}, fmt.Errorf("--max-error-rate %g: expected a percentage from 0 to 100", o.maxErrorRate)
+		return bench.RunSpec{}, workload.SourceOptions{}, fmt.Errorf("--max-error-rate %g: expected a percentage from 0 to 100", o.maxErrorRate)
 	}
 	if o.maxP99E2E < 0 {
-		return bench.RunSpec{}, fmt.Errorf("--max-p99-e2e %v: expected a duration >= 0 (0: no bound)", o.maxP99E2E)
+		return bench.RunSpec{}, workload.SourceOptions{}, fmt.Errorf("--max-p99-e2e %v: expected a duration >= 0 (0: no bound)", o.maxP99E2E)
 	}
 	w := o.workloadOptions
 	wl, err := w.baseWorkload(fs)
 	if err != nil {
-		return bench.RunSpec{}, err
+		return bench.RunSpec{}, workload.SourceOptions{}, err
 	}
 	wl.Arrival, wl.Burstiness = w.arrival, w.burstiness // for --rate levels
-	src, think, err := w.source(fs)
+	src, err := w.sourceOptions(fs)
 	if err != nil {
-		return bench.RunSpec{}, err
+		return bench.RunSpec{}, src, err
 	}
-	wl.ThinkTime = think
 	sh, err := w.shardFlags(fs, 1)
 	if err != nil {
-		return bench.RunSpec{}, err
+		return bench.RunSpec{}, src, err
 	}
-	return bench.RunSpec{Workload: wl, Request: o.request(o.stream == "on"), Source: src, Shard: sh}, nil
+	return bench.RunSpec{Workload: wl, Request: o.request(o.stream == "on"), Shard: sh}, src, nil
 }
 
 func intsString(xs []int) string {

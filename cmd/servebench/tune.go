@@ -88,6 +88,9 @@ func (o *tuneOptions) run(cmd *cobra.Command) error {
 	if err := o.load(fs); err != nil {
 		return usageErr(err)
 	}
+	if err := p.loadSource(fs); err != nil {
+		return usageErr(err)
+	}
 	if opts.Session.Server, err = o.serverOptions(); err != nil {
 		return usageErr(err)
 	}
