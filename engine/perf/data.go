@@ -8,12 +8,14 @@ import (
 	"io/fs"
 	"strings"
 	"sync"
+	"time"
 )
 
 // The facts of every GPU, architecture and model live in data/, one record
 // each: data/gpus.json (specs, datasheet, architecture, interconnect),
 // data/archs.json (the efficiencies and kernel paths vLLM has on an
-// architecture) and data/models.json (config.json shapes). They are parsed
+// architecture), data/models.json (config.json shapes) and data/links.json
+// (the node interconnects GPUs name). They are parsed
 // and checked once, on first use, so a binary that never asks pays nothing.
 //
 //go:embed data/*.json
@@ -23,7 +25,40 @@ const (
 	gpusFile   = "data/gpus.json"
 	archsFile  = "data/archs.json"
 	modelsFile = "data/models.json"
+	linksFile  = "data/links.json"
 )
+
+// linkRecord is one node interconnect (Link), its times in microseconds.
+type linkRecord struct {
+	Name           string  `json:"name"`
+	Description    string  `json:"description"`
+	BusGBs         float64 `json:"bus_gbs"`
+	LatencyUS      float64 `json:"latency_us"`
+	EagerLatencyUS float64 `json:"eager_latency_us"`
+	EagerBusGBs    float64 `json:"eager_bus_gbs"`
+	Source         string  `json:"source"`
+}
+
+// link is the record as the model uses it.
+func (r linkRecord) link() Link {
+	us := func(v float64) time.Duration { return time.Duration(v * float64(time.Microsecond)) }
+	return Link{Name: r.Description, BusGBs: r.BusGBs, Latency: us(r.LatencyUS),
+		EagerLatency: us(r.EagerLatencyUS), EagerBusGBs: r.EagerBusGBs}
+}
+
+func checkLink(r linkRecord, known map[string]Link) error {
+	if err := missing(str("name", r.Name)); err != nil {
+		return err
+	}
+	if err := missing(str("description", r.Description), num("bus_gbs", r.BusGBs), num("latency_us", r.LatencyUS),
+		num("eager_latency_us", r.EagerLatencyUS), num("eager_bus_gbs", r.EagerBusGBs), str("source", r.Source)); err != nil {
+		return fmt.Errorf("link %q: %w", r.Name, err)
+	}
+	if _, dup := known[r.Name]; dup {
+		return fmt.Errorf("link %q: duplicate name", r.Name)
+	}
+	return nil
+}
 
 // archRecord is one GPU architecture: how much of its datasheet peaks
 // vLLM's kernels reach and which kernels vLLM picks there.
@@ -81,6 +116,7 @@ type modelRecord struct {
 type facts struct {
 	gpus   []GPU // table order, smallest first
 	archs  map[string]archRecord
+	links  map[string]Link
 	models []Model // served profiles, table order
 	cited  []Model // architectures only the cited figures use
 }
@@ -107,15 +143,22 @@ func parseFacts(fsys fs.FS) (*facts, error) {
 	var archs []archRecord
 	var gpus []gpuRecord
 	var models []modelRecord
+	var links []linkRecord
 	for _, f := range []struct {
 		name string
 		into any
-	}{{archsFile, &archs}, {gpusFile, &gpus}, {modelsFile, &models}} {
+	}{{archsFile, &archs}, {gpusFile, &gpus}, {modelsFile, &models}, {linksFile, &links}} {
 		if err := decodeFile(fsys, f.name, f.into); err != nil {
 			return nil, err
 		}
 	}
-	out := &facts{archs: map[string]archRecord{}}
+	out := &facts{archs: map[string]archRecord{}, links: map[string]Link{}}
+	for i, l := range links {
+		if err := checkLink(l, out.links); err != nil {
+			return nil, fmt.Errorf("perf: %s: record %d: %w", linksFile, i+1, err)
+		}
+		out.links[l.Name] = l.link()
+	}
 	for i, a := range archs {
 		if err := checkArch(a, out.archs); err != nil {
 			return nil, fmt.Errorf("perf: %s: record %d: %w", archsFile, i+1, err)
@@ -124,7 +167,7 @@ func parseFacts(fsys fs.FS) (*facts, error) {
 	}
 	seen := map[string]bool{}
 	for i, g := range gpus {
-		if err := checkGPU(g, out.archs, seen); err != nil {
+		if err := checkGPU(g, out, seen); err != nil {
 			return nil, fmt.Errorf("perf: %s: record %d: %w", gpusFile, i+1, err)
 		}
 		out.gpus = append(out.gpus, g.GPU)
@@ -200,7 +243,7 @@ func checkArch(a archRecord, known map[string]archRecord) error {
 	return nil
 }
 
-func checkGPU(r gpuRecord, archs map[string]archRecord, seen map[string]bool) error {
+func checkGPU(r gpuRecord, known *facts, seen map[string]bool) error {
 	g := r.GPU
 	if err := missing(str("name", g.Name)); err != nil {
 		return err
@@ -220,10 +263,10 @@ func checkGPU(r gpuRecord, archs map[string]archRecord, seen map[string]bool) er
 	switch {
 	case seen[key]:
 		return fmt.Errorf("GPU %q: duplicate name", g.Name)
-	case archs[g.Arch].Name == "":
+	case known.archs[g.Arch].Name == "":
 		return fmt.Errorf("GPU %q: \"arch\" %q: unknown architecture (%s has no record of it)", g.Name, g.Arch, archsFile)
-	case links[g.Interconnect].Name == "":
-		return fmt.Errorf("GPU %q: \"interconnect\" %q: unknown (expected one of %s)", g.Name, g.Interconnect, linkNames())
+	case known.links[g.Interconnect].Name == "":
+		return fmt.Errorf("GPU %q: \"interconnect\" %q: unknown (%s has no record of it)", g.Name, g.Interconnect, linksFile)
 	case g.TFLOPs != d.DenseTFLOPs:
 		return fmt.Errorf("GPU %q: \"tflops\" %g differs from its datasheet's dense_tflops %g", g.Name, g.TFLOPs, d.DenseTFLOPs)
 	case g.BandwidthGBs != d.BandwidthGBs:

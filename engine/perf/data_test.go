@@ -25,7 +25,7 @@ func TestData(t *testing.T) {
 		if _, ok := f.archs[g.Arch]; !ok {
 			t.Errorf("%s: architecture %q has no record", g.Name, g.Arch)
 		}
-		if LinkOf(g) != links[g.Interconnect] || LinkOf(g).Name == "" {
+		if LinkOf(g) != mustFacts().links[g.Interconnect] || LinkOf(g).Name == "" {
 			t.Errorf("%s: interconnect %q not found", g.Name, g.Interconnect)
 		}
 	}
@@ -41,7 +41,7 @@ func TestData(t *testing.T) {
 func dataFiles(t *testing.T) fstest.MapFS {
 	t.Helper()
 	m := fstest.MapFS{}
-	for _, name := range []string{archsFile, gpusFile, modelsFile} {
+	for _, name := range []string{archsFile, gpusFile, modelsFile, linksFile} {
 		b, err := fs.ReadFile(dataFS, name)
 		if err != nil {
 			t.Fatal(err)
@@ -75,6 +75,10 @@ func TestDataErrors(t *testing.T) {
 			[]string{gpusFile, `unknown field "hbm_stacks"`}},
 		{"unknown interconnect", gpusFile, `"interconnect": "nvlink4"`, `"interconnect": "nvlink5"`,
 			[]string{gpusFile, `"interconnect" "nvlink5": unknown`}},
+		{"link field", linksFile, `"eager_bus_gbs": 340,`, ``,
+			[]string{linksFile, "record 3", "nvlink4", `missing "eager_bus_gbs"`}},
+		{"duplicate link", linksFile, `"name": "nvlink3",`, `"name": "pcie4",`,
+			[]string{linksFile, "record 2", `"pcie4": duplicate name`}},
 		{"arch fields", archsFile, `"flash_attention": 3,`, `"flash_attention": 4,`,
 			[]string{archsFile, "gh100", `"flash_attention" 4`}},
 		{"duplicate arch", archsFile, `"name": "ga102",`, `"name": "ga106",`,

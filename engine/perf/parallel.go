@@ -2,7 +2,6 @@ package perf
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 )
@@ -45,61 +44,6 @@ type Link struct {
 	EagerBusGBs  float64
 }
 
-// links are the node interconnects a GPU record (data/gpus.json) names.
-//
-// Bandwidths: nccl-tests all_reduce_perf busbw at large sizes on one node,
-// as Alaya's published reference table gives it (docs.alayanew.com,
-// "NCCL-tests in practice", 2026-05-06): 8x H100 SXM5 NVLink-only 460-480
-// GB/s, 8x A100 SXM4 NVLink 230-250 GB/s, 8x H100 PCIe without NVSwitch
-// 35-45 GB/s (PCIe Gen5). H200 SXM has H100's NVLink 4. The PCIe Gen4
-// cards (RTX 3060, A10G, L4) get half the Gen5 figure: an assumption from
-// the link rate, not a measurement.
-//
-// Latency: NVIDIA/nccl issue #1259 measures NCCL all-reduce of 128 B-64 KB
-// on an HGX 8x H100 inside CUDA graphs at ~6 us for 2 GPUs, growing with
-// the GPU count. The NVLink figure here is fitted, not cited: it is what
-// LambdaLabs' Llama-3-70B TP=8 median TPOT on 8x H100
-// (data/figures/lambdalabs-vllm-benchmark.csv, fits nvlinkLatency) leaves
-// beside the bytes and the step overheads, 15 us per all-reduce; the TP=4
-// run, the FP8 run and Mixtral are held out against it. A100 NVLink takes
-// the same; PCIe GPUs (vLLM turns its custom all-reduce off on more than
-// two PCIe GPUs, so NCCL's ring runs) get 25 us, an assumption.
-//
-// Eager (prefill-sized) all-reduces: nccl-tests all_reduce_perf on 4x H100
-// 80GB HBM3, NCCL 2.18.3 (github.com/waynehacking8/nccl-collectives-bench,
-// results/all_reduce.txt, out-of-place times): 8 MiB in 62.9 us, 16 MiB in
-// 102.1, 32 MiB in 176.2, 64 MiB in 325.9, which 28 us + 2(N-1)/N x S at
-// 340 GB/s meets within 3% (the line through the 16 and 64 MiB points),
-// while its 8 GiB busbw is 366. H200 shares the NVLink 4 switch. No
-// mid-size A100 sweep was found: its eager bandwidth takes the same 340/366
-// of its large-message figure (218 GB/s), an assumption. PCIe nodes run
-// NCCL's ring at every size, so their eager figures are their graph ones.
-var links = map[string]Link{
-	"pcie4": {Name: "PCIe 4.0 (no NVLink)", BusGBs: 20, Latency: 25 * time.Microsecond,
-		EagerLatency: 25 * time.Microsecond, EagerBusGBs: 20},
-	"nvlink3": {Name: "NVLink 3 (NVSwitch)", BusGBs: 235, Latency: nvlinkLatency,
-		EagerLatency: ncclEagerLatency, EagerBusGBs: 218},
-	"nvlink4": {Name: "NVLink 4 (NVSwitch)", BusGBs: 460, Latency: nvlinkLatency,
-		EagerLatency: ncclEagerLatency, EagerBusGBs: 340},
-}
-
-// linkNames lists the interconnects, for errors.
-func linkNames() string {
-	names := make([]string, 0, len(links))
-	for n := range links {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return strings.Join(names, ", ")
-}
-
-const (
-	// nvlinkLatency is one decode-sized all-reduce on an NVSwitch node (see links).
-	nvlinkLatency = 15 * time.Microsecond
-	// ncclEagerLatency is NCCL's fixed cost of one mid-size all-reduce (see links).
-	ncclEagerLatency = 28 * time.Microsecond
-)
-
 // RankSkew is what each eager all-reduce waits, per rank beyond the first,
 // for the slowest rank to arrive. Outside a CUDA graph every rank's process
 // launches its own kernels, so the ranks reach each all-reduce apart and
@@ -121,8 +65,10 @@ const (
 	customAllReduceMax = 8 << 20
 )
 
-// LinkOf returns the interconnect of a node of g.
-func LinkOf(g GPU) Link { return links[g.Interconnect] }
+// LinkOf is the interconnect of a node of g: its record in data/links.json,
+// which names each figure's source (nccl-tests bus bandwidths, NCCL's small
+// and mid-size all-reduce costs, the fitted NVLink latency).
+func LinkOf(g GPU) Link { return mustFacts().links[g.Interconnect] }
 
 // FP8GEMMSpeedup is how much faster than bf16 vLLM's fp8 GEMM path runs a
 // prefill on an architecture with fp8 tensor cores (Hopper, Ada:
