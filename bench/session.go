@@ -221,7 +221,8 @@ func sessionRunner(cfg *Config, srv *Server, rw *store.RecordWriter, prom *promq
 }
 
 // engineClock is c with the speed-up (and start-up speed-up) the bundled
-// engine states in its /version when c has none: a bundled engine started
+// engine states in its /version when c has none (the start-up speed-up
+// also when servebench started it with --speedup): a bundled engine started
 // by --server-cmd (or reached by --base-url) runs sped up without
 // --speedup, so the session's inputs were wall-clock and stay so, but its
 // figures can be shown in modelled time (c modelled: tune --server-cmd
@@ -230,8 +231,14 @@ func sessionRunner(cfg *Config, srv *Server, rw *store.RecordWriter, prom *promq
 // clock of a server that states no speed-up (not the bundled engine, at
 // baseURL) is refused: its time is the wall clock's.
 func engineClock(c result.Clock, bd *result.Bundled, baseURL string) (result.Clock, error) {
-	if c.Name == "" || c.Speedup > 1 {
-		return c, nil // none kept, or the --speedup servebench started the engine with
+	if c.Name == "" {
+		return c, nil // none kept
+	}
+	if c.Speedup > 1 { // the --speedup servebench started the engine with
+		if bd != nil && c.StartupSpeedup == 0 {
+			c.StartupSpeedup = bd.StartupSpeedup // its --startup-speedup, as it states it
+		}
+		return c, nil
 	}
 	if bd == nil || bd.Speedup <= 0 {
 		if c.Name == result.ClockModelled {

@@ -271,7 +271,8 @@ func TestOutcomeCarriesCommonest(t *testing.T) {
 // TestEngineClock: a clock without a speed-up takes the one the bundled
 // engine states in its /version (and its start-up speed-up), under either
 // name; the modelled clock of a server that states none is refused, naming
-// the field; a clock servebench set the speed-up of is kept.
+// the field; a clock servebench set the speed-up of is kept, with the
+// start-up speed-up the engine states.
 func TestEngineClock(t *testing.T) {
 	engine := &result.Bundled{Speedup: 50, StartupSpeedup: 1000}
 	for _, tc := range []struct {
@@ -284,7 +285,8 @@ func TestEngineClock(t *testing.T) {
 		{"none kept", result.Clock{}, engine, result.Clock{}, ""},
 		{"wall takes the engine's", result.Clock{Name: result.ClockWall, Speedup: 1}, engine, result.Clock{Name: result.ClockWall, Speedup: 50, StartupSpeedup: 1000}, ""},
 		{"modelled takes the engine's", result.Clock{Name: result.ClockModelled, Speedup: 1}, engine, result.Clock{Name: result.ClockModelled, Speedup: 50, StartupSpeedup: 1000}, ""},
-		{"--speedup kept", result.Clock{Name: result.ClockModelled, Speedup: 4}, engine, result.Clock{Name: result.ClockModelled, Speedup: 4}, ""},
+		{"--speedup kept, the engine's start-up speed-up taken", result.Clock{Name: result.ClockModelled, Speedup: 4}, engine, result.Clock{Name: result.ClockModelled, Speedup: 4, StartupSpeedup: 1000}, ""},
+		{"--speedup kept, no start-up speed-up stated", result.Clock{Name: result.ClockModelled, Speedup: 4}, &result.Bundled{Speedup: 4}, result.Clock{Name: result.ClockModelled, Speedup: 4}, ""},
 		{"an engine not sped up", result.Clock{Name: result.ClockModelled, Speedup: 1}, &result.Bundled{Speedup: 1}, result.Clock{Name: result.ClockModelled, Speedup: 1}, ""},
 		{"wall on another server", result.Clock{Name: result.ClockWall, Speedup: 1}, nil, result.Clock{Name: result.ClockWall, Speedup: 1}, ""},
 		{"modelled on another server", result.Clock{Name: result.ClockModelled, Speedup: 1}, nil, result.Clock{}, "states no speed-up"},

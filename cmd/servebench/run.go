@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -270,23 +269,7 @@ func (o *sessionOptions) sessionClock(fs *pflag.FlagSet) (result.Clock, error) {
 	if err != nil {
 		return c, fmt.Errorf("--clock %w", err)
 	}
-	c.StartupSpeedup = engineArgFloat(o.engineArgs, "--startup-speedup")
 	return c, nil
-}
-
-// engineArgFloat is the value of the engine flag name in args
-// (--name=V or --name V), 0 when absent or not a number.
-func engineArgFloat(args []string, name string) float64 {
-	for i, a := range args {
-		v, ok := strings.CutPrefix(a, name+"=")
-		if !ok && a == name && i+1 < len(args) {
-			v, ok = args[i+1], true
-		}
-		if f, err := strconv.ParseFloat(v, 64); ok && err == nil {
-			return f
-		}
-	}
-	return 0
 }
 
 // checkServer refuses, before --validate stops and before anything runs,
