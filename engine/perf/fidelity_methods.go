@@ -154,7 +154,7 @@ func parseMethod(s string) (func(*Perf) float64, error) {
 	}
 	m, ok := methods[name]
 	if !ok {
-		return nil, fmt.Errorf("unknown method %q (known: %s)", name, strings.Join(methodNames(), ", "))
+		return nil, fmt.Errorf("unknown method %q (known: %s)", name, strings.Join(sortedKeys(methods), ", "))
 	}
 	args := methodArgs{}
 	for k, v := range kvs {
@@ -209,15 +209,6 @@ func splitFields(s string) (string, map[string]string, error) {
 		kvs[k] = v
 	}
 	return fields[0], kvs, nil
-}
-
-func methodNames() []string {
-	names := make([]string, 0, len(methods))
-	for n := range methods {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }
 
 func millis(d time.Duration) float64 { return d.Seconds() * 1000 }

@@ -5,7 +5,6 @@ package perf
 
 import (
 	"math"
-	"sort"
 	"time"
 )
 
@@ -39,13 +38,8 @@ func fitEfficiencies(figs []CitedFigure) ([]fitResult, error) {
 		arch := archOf(f.GPU)
 		byArch[arch] = append(byArch[arch], f)
 	}
-	archs := make([]string, 0, len(byArch))
-	for a := range byArch {
-		archs = append(archs, a)
-	}
-	sort.Strings(archs)
 	var out []fitResult
-	for _, a := range archs {
+	for _, a := range sortedKeys(byArch) {
 		train := byArch[a]
 		best := fitResult{Loss: math.Inf(1), Figures: train}
 		ps, err := fitModels(train)
