@@ -44,15 +44,6 @@ func EfficiencyFor(g GPU) Efficiency {
 	return e
 }
 
-// archOf is the architecture of the GPU profile named gpu ("" if none).
-func archOf(gpu string) string {
-	g, err := LookupGPU(gpu)
-	if err != nil {
-		return ""
-	}
-	return g.Arch
-}
-
 // Efficiency returns the efficiencies this model runs with.
 func (p *Perf) Efficiency() Efficiency { return p.eff }
 

@@ -25,6 +25,15 @@ const (
 	fitBWMin, fitBWMax   = 0.60, 0.95
 )
 
+// archOf is the architecture of the GPU profile named gpu ("" if none).
+func archOf(gpu string) string {
+	g, err := LookupGPU(gpu)
+	if err != nil {
+		return ""
+	}
+	return g.Arch
+}
+
 // fitEfficiencies fits MFU and bandwidth share per architecture to the
 // time figures (TTFT and decode) not held out. The seed's architecture is
 // fitted like the others: its seed figures are in its training set, so
