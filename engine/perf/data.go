@@ -137,7 +137,7 @@ func mustFacts() *facts {
 // archOfGPU is g's architecture record.
 func archOfGPU(g GPU) archRecord { return mustFacts().archs[g.Arch] }
 
-// parseFacts reads and checks the three files of fsys. Errors name the
+// parseFacts reads and checks the four files of fsys. Errors name the
 // file, the record and the field.
 func parseFacts(fsys fs.FS) (*facts, error) {
 	var archs []archRecord

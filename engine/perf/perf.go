@@ -35,7 +35,7 @@ type GPU struct {
 	// holding a loaded model (memory clocks up) draws.
 	BoardPowerW  float64 `json:"board_power_w"`
 	IdlePowerW   float64 `json:"idle_power_w"`
-	Interconnect string  `json:"interconnect"` // the node's GPU link (links in parallel.go), e.g. "nvlink4"
+	Interconnect string  `json:"interconnect"` // the node's GPU link (a record of data/links.json), e.g. "nvlink4"
 }
 
 // Model is a model's architecture facts, as data/models.json holds them:
