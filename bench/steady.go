@@ -50,7 +50,6 @@ type steadyTracker struct {
 	sent     int     // measured requests completed (all, not only kept)
 	firstEnd float64 // -1: nothing completed yet
 	lastSend float64
-	sat      *result.Saturation
 	stopped  float64 // when sending stopped for saturation (0: it did not)
 }
 
