@@ -89,12 +89,12 @@ func (c *Client) Do(ctx context.Context, req *Request) Trace {
 		x.usable = newUsableWatch(req.Usable)
 	}
 	ph.start = time.Now()
-	x.start, tr.Start = ph.start, ph.start
+	tr.Start = ph.start
 	if ph.arrivals != nil {
 		ph.arrivals.start = ph.start
 	}
 	if req.Stream && c.opts.StallTimeout > 0 {
-		x.stall = newStallWatch(x.start, c.opts.StallTimeout, cancel)
+		x.stall = newStallWatch(tr.Start, c.opts.StallTimeout, cancel)
 		defer x.stall.stop()
 	}
 	resp, err := send()
@@ -203,8 +203,7 @@ func (x *exchange) decoded(resp *http.Response) (io.Reader, bool) {
 // exchange is the state of one Do call after the request was built.
 type exchange struct {
 	c      *Client
-	tr     Trace // returned by Do
-	start  time.Time
+	tr     Trace           // returned by Do; its Start is the exchange's
 	parent context.Context // the caller's: done means canceled
 	rctx   context.Context // the request's: its cause tells timeouts apart
 	cancel context.CancelCauseFunc
@@ -214,7 +213,7 @@ type exchange struct {
 	usable   *usableWatch // nil: Trace.Usable not measured
 }
 
-func (x *exchange) since() time.Duration { return time.Since(x.start) }
+func (x *exchange) since() time.Duration { return time.Since(x.tr.Start) }
 
 // fail records a failure seen now.
 func (x *exchange) fail(class ErrorClass, text string) {
